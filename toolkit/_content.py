@@ -1,0 +1,130 @@
+"""Return values to content blocks: `Image` and `Audio` helpers and the generic conversion."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pydantic_core
+
+from ._types import (
+    CONTENT_TYPES,
+    AudioContent,
+    CallToolResult,
+    ImageContent,
+    TextContent,
+)
+
+__all__ = ["Audio", "Image", "to_json_text", "unstructured_result"]
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"ID3", "audio/mpeg"),
+    (b"\xff\xfb", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+)
+
+
+def _sniff(data: bytes) -> str | None:
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data.lstrip()[:5] in (b"<svg ", b"<?xml"):
+        return "image/svg+xml"
+    return None
+
+
+@dataclass(frozen=True)
+class _Media:
+    data: bytes | None = None
+    path: str | Path | None = None
+    mime_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.path is None):
+            raise ValueError(f"{type(self).__name__} takes exactly one of data= or path=")
+
+    def _load(self, default: str) -> tuple[str, str]:
+        raw = self.data if self.data is not None else Path(self.path).read_bytes()  # type: ignore[arg-type]
+        mime = self.mime_type or _sniff(raw)
+        if mime is None and self.path is not None:
+            mime = mimetypes.guess_type(str(self.path))[0]
+        return base64.b64encode(raw).decode("ascii"), mime or default
+
+
+class Image(_Media):
+    """An image to return from a tool, from bytes or a file; the MIME type is detected when not given.
+
+    Example:
+        ```python
+        from toolkit import Image, tool
+
+        @tool
+        def logo() -> Image:
+            return Image(data=b"\\x89PNG\\r\\n\\x1a\\n...")
+        ```
+    """
+
+    def to_content(self) -> ImageContent:
+        """The `ImageContent` block for this image."""
+        data, mime = self._load("application/octet-stream")
+        return ImageContent(data=data, mime_type=mime)
+
+
+class Audio(_Media):
+    """Audio to return from a tool, from bytes or a file; the MIME type is detected when not given."""
+
+    def to_content(self) -> AudioContent:
+        """The `AudioContent` block for this audio."""
+        data, mime = self._load("application/octet-stream")
+        return AudioContent(data=data, mime_type=mime)
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON, as the text mirror of structured content."""
+    return pydantic_core.to_json(value, serialize_unknown=False, inf_nan_mode="null").decode()
+
+
+def _block(value: Any) -> Any:
+    if isinstance(value, CONTENT_TYPES):
+        return value
+    if isinstance(value, (Image, Audio)):
+        return value.to_content()
+    return None
+
+
+def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult:
+    """Convert a return value for a tool that has no output schema.
+
+    `str` is one text block, `None` no content, content blocks (alone or in a list) pass through, an
+    object-like value gives `structuredContent` plus its JSON as text, anything else is JSON text.
+    """
+    if isinstance(value, str):
+        return CallToolResult(content=[TextContent(text=value)])
+    if value is None:
+        return CallToolResult(content=[])
+    if isinstance(value, CallToolResult):
+        return value
+    block = _block(value)
+    if block is not None:
+        return CallToolResult(content=[block])
+    if isinstance(value, (list, tuple)) and value:
+        blocks = [_block(item) for item in value]
+        if all(b is not None for b in blocks):
+            return CallToolResult(content=blocks)
+    jsonable = pydantic_core.to_jsonable_python(value, inf_nan_mode="null")
+    text = to_json_text(jsonable)
+    if allow_structured and isinstance(jsonable, dict):
+        return CallToolResult(content=[TextContent(text=text)], structured_content=jsonable)
+    return CallToolResult(content=[TextContent(text=text)])
