@@ -1,0 +1,178 @@
+"""A tool's description and per-parameter descriptions, read from its function's docstring.
+
+Sections are parsed by [griffe](https://mkdocstrings.github.io/griffe/), the parser behind mkdocstrings
+(fastmcp and pydantic-ai use it too). griffe costs tens of milliseconds to import, so it is imported on
+first use, and only for a docstring that has sections: plain docstrings never pay for it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from griffe import DocstringSection
+
+__all__ = ["DocstringStyle", "ParsedDocstring", "parse_docstring"]
+
+DocstringStyle = Literal["google", "numpy", "sphinx"]
+
+
+@dataclass(frozen=True)
+class ParsedDocstring:
+    """What a tool takes from its function's docstring."""
+
+    description: str
+    """Summary and body text, without the sections; `""` when there is no docstring."""
+    params: dict[str, str]
+    """Parameter name to description, in docstring order; wrapped lines are joined with spaces."""
+
+
+# Section titles, as griffe spells them. Parameter sections are kept apart because detection looks for
+# them first: a docstring's parameter section decides its style before a stray "Returns:" can.
+_GOOGLE_PARAMS = (
+    "args|arguments|params|parameters|keyword args|keyword arguments|other args|other arguments|other params"
+    "|other parameters"
+)
+_GOOGLE_OTHERS = (
+    "returns|yields|receives|raises|exceptions|warns|warnings|examples|attributes|functions|methods|classes"
+    "|modules|type aliases|type args|type arguments|type params|type parameters"
+)
+_NUMPY_PARAMS = "parameters|other parameters"
+_NUMPY_OTHERS = (
+    "returns|yields|receives|raises|warns|warnings|examples|notes|see also|references|attributes|methods"
+    "|functions|classes|modules|type aliases|type parameters|deprecated"
+)
+_SPHINX_PARAMS = "param|parameter|arg|argument|key|keyword"
+_SPHINX_OTHERS = "type|returns|return|rtype|raises|raise|except|exception|var|ivar|cvar|vartype"
+
+# griffe reads any other "Title:" (Google) or underlined title (NumPy) block as an admonition. Those that
+# napoleon documents as sections are dropped like sections; the rest ("Usage:", "Supported formats:")
+# are ordinary body text and go back into the description.
+_ADMONITION_SECTIONS = (
+    "attention|caution|danger|deprecated|error|example|hint|important|note|notes|references|see also|tip|todo|warning"
+)
+_DROPPED_ADMONITIONS = frozenset(title.replace(" ", "-") for title in _ADMONITION_SECTIONS.split("|"))
+
+
+def _google(names: str) -> re.Pattern[str]:
+    return re.compile(rf"^(?:{names}):[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _numpy(names: str) -> re.Pattern[str]:
+    return re.compile(rf"^(?:{names})\n[ \t]*-+[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _sphinx(names: str) -> re.Pattern[str]:
+    return re.compile(rf"^:(?:{names})[\s:]", re.MULTILINE)
+
+
+# NumPy first (an underlined title is the least ambiguous marker), then Google, then Sphinx.
+_PARAM_MARKERS: dict[DocstringStyle, re.Pattern[str]] = {
+    "numpy": _numpy(_NUMPY_PARAMS),
+    "google": _google(_GOOGLE_PARAMS),
+    "sphinx": _sphinx(_SPHINX_PARAMS),
+}
+_SECTION_MARKERS: dict[DocstringStyle, re.Pattern[str]] = {
+    "numpy": _numpy(f"{_NUMPY_PARAMS}|{_NUMPY_OTHERS}"),
+    "google": _google(f"{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}"),
+    "sphinx": _sphinx(f"{_SPHINX_PARAMS}|{_SPHINX_OTHERS}"),
+}
+_GOOGLE_HEADER = re.compile(rf"(?:{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}):[ \t]*", re.I)
+_CRAMMED_GOOGLE_HEADER = re.compile(rf"^[ \t]*\S.*\n{_GOOGLE_HEADER.pattern}$", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_docstring(doc: str | None, style: DocstringStyle | None = None) -> ParsedDocstring:
+    """Split a docstring into a description and parameter descriptions.
+
+    Args:
+        doc: The raw docstring (`fn.__doc__`), indented or not.
+        style: The docstring's style; `None` detects it from the section markers
+            (`Args:`, an underlined `Parameters`, `:param x:`).
+
+    Returns:
+        The summary and body as `description`, and each documented parameter's description.
+    """
+    text = inspect.cleandoc(doc) if doc else ""
+    style = style or detect_style(text)
+    if style is None or not _SECTION_MARKERS[style].search(text):
+        return ParsedDocstring(description=text, params={})
+    return _parse_sections(text, style)
+
+
+def detect_style(text: str) -> DocstringStyle | None:
+    """The style of a cleaned docstring, or `None` when it has no sections."""
+    for markers in (_PARAM_MARKERS, _SECTION_MARKERS):
+        for style, pattern in markers.items():
+            if pattern.search(text):
+                return style
+    return None
+
+
+def separate_google_sections(text: str) -> str:
+    """Put a blank line above each Google section title that lacks one.
+
+    griffe skips a section whose title directly follows a line of text, and the section then ends up
+    in the description. Titles inside fenced code blocks are left alone.
+    """
+    if not _CRAMMED_GOOGLE_HEADER.search(text):
+        return text
+    lines: list[str] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and lines and lines[-1].strip() and _GOOGLE_HEADER.fullmatch(line):
+            lines.append("")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _parse_sections(text: str, style: DocstringStyle) -> ParsedDocstring:
+    import griffe
+
+    if style == "google":
+        text = separate_google_sections(text)
+        sections = griffe.parse_google(griffe.Docstring(text), warnings=False)
+    elif style == "numpy":
+        sections = griffe.parse_numpy(griffe.Docstring(text), warnings=False)
+    else:
+        sections = griffe.parse_sphinx(griffe.Docstring(text), warnings=False)
+
+    description: list[str] = []
+    params: dict[str, str] = {}
+    for section in sections:
+        if section.kind is griffe.DocstringSectionKind.text:
+            description.append(section.value.strip("\n"))
+        elif section.kind in (griffe.DocstringSectionKind.parameters, griffe.DocstringSectionKind.other_parameters):
+            for param in section.value:
+                params[param.name] = join_lines(param.description)
+        elif section.kind is griffe.DocstringSectionKind.admonition:
+            body = _admonition_as_text(section, style)
+            if body:
+                description.append(body)
+    return ParsedDocstring(description="\n\n".join(part for part in description if part.strip()), params=params)
+
+
+def _admonition_as_text(section: DocstringSection, style: DocstringStyle) -> str:
+    kind = str(section.value.kind)
+    if kind in _DROPPED_ADMONITIONS:
+        return ""
+    title = section.title or kind
+    contents: str = section.value.contents
+    if style == "numpy":
+        return f"{title}\n{'-' * len(title)}\n{contents}"
+    # griffe keeps the title ("Usage:") or, for "Kind: Title", lower-cases the kind.
+    header = f"{title}:" if title.lower().replace(" ", "-") == kind else f"{kind}: {title}"
+    indented = "\n".join(f"    {line}" if line else line for line in contents.split("\n"))
+    return f"{header}\n{indented}"
+
+
+def join_lines(text: str) -> str:
+    """Join a description's wrapped lines with spaces, keeping paragraphs apart."""
+    if "\n" not in text:
+        return text.strip()
+    paragraphs = re.split(r"\n[ \t]*\n", text.strip())
+    return "\n\n".join(" ".join(line.strip() for line in paragraph.split("\n")) for paragraph in paragraphs)
