@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pydantic_core
 
 from ._types import (
@@ -18,7 +20,7 @@ from ._types import (
     TextContent,
 )
 
-__all__ = ["Audio", "Image", "to_json_text", "unstructured_result"]
+__all__ = ["Audio", "Image", "OutputMismatchError", "structured_converter", "to_json_text", "unstructured_result"]
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -27,6 +29,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"GIF89a", "image/gif"),
     (b"ID3", "audio/mpeg"),
     (b"\xff\xfb", "audio/mpeg"),
+    (b"\xff\xf3", "audio/mpeg"),
+    (b"\xff\xf2", "audio/mpeg"),
     (b"OggS", "audio/ogg"),
     (b"fLaC", "audio/flac"),
 )
@@ -54,9 +58,11 @@ class _Media:
     def __post_init__(self) -> None:
         if (self.data is None) == (self.path is None):
             raise ValueError(f"{type(self).__name__} takes exactly one of data= or path=")
+        if self.data is not None and not isinstance(self.data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{type(self).__name__}(data=...) takes bytes; use path= for a file")
 
     def _load(self, default: str) -> tuple[str, str]:
-        raw = self.data if self.data is not None else Path(self.path).read_bytes()  # type: ignore[arg-type]
+        raw = bytes(self.data) if self.data is not None else Path(self.path).read_bytes()  # type: ignore[arg-type]
         mime = self.mime_type or _sniff(raw)
         if mime is None and self.path is not None:
             mime = mimetypes.guess_type(str(self.path))[0]
@@ -93,7 +99,7 @@ class Audio(_Media):
 
 def to_json_text(value: Any) -> str:
     """Compact JSON, as the text mirror of structured content."""
-    return pydantic_core.to_json(value, serialize_unknown=False, inf_nan_mode="null").decode()
+    return pydantic_core.to_json(value, serialize_unknown=False, inf_nan_mode="null", bytes_mode="base64").decode()
 
 
 def _block(value: Any) -> Any:
@@ -104,27 +110,68 @@ def _block(value: Any) -> Any:
     return None
 
 
+def _blocks(value: Any) -> list[Any] | None:
+    """Content blocks for a string, a block, or a non-empty list of blocks; None for anything else."""
+    if isinstance(value, str):
+        return [TextContent(text=value)]
+    block = _block(value)
+    if block is not None:
+        return [block]
+    if isinstance(value, (list, tuple)) and value:
+        blocks = [_block(item) for item in value]
+        if all(b is not None for b in blocks):
+            return blocks
+    return None
+
+
 def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult:
     """Convert a return value for a tool that has no output schema.
 
     `str` is one text block, `None` no content, content blocks (alone or in a list) pass through, an
-    object-like value gives `structuredContent` plus its JSON as text, anything else is JSON text.
+    object-like value gives `structuredContent` (when allowed) plus its JSON as text, anything else is JSON text.
+
+    Raises:
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
     """
-    if isinstance(value, str):
-        return CallToolResult(content=[TextContent(text=value)])
     if value is None:
         return CallToolResult(content=[])
     if isinstance(value, CallToolResult):
         return value
-    block = _block(value)
-    if block is not None:
-        return CallToolResult(content=[block])
-    if isinstance(value, (list, tuple)) and value:
-        blocks = [_block(item) for item in value]
-        if all(b is not None for b in blocks):
-            return CallToolResult(content=blocks)
-    jsonable = pydantic_core.to_jsonable_python(value, inf_nan_mode="null")
+    blocks = _blocks(value)
+    if blocks is not None:
+        return CallToolResult(content=blocks)
+    jsonable = pydantic_core.to_jsonable_python(value, inf_nan_mode="null", bytes_mode="base64")
     text = to_json_text(jsonable)
     if allow_structured and isinstance(jsonable, dict):
         return CallToolResult(content=[TextContent(text=text)], structured_content=jsonable)
     return CallToolResult(content=[TextContent(text=text)])
+
+
+class OutputMismatchError(ValueError):
+    """A tool returned a value that does not match its output schema."""
+
+
+def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> Callable[[Any], CallToolResult]:
+    """Convert a return value of a tool that has an output schema: validate it, then dump it once.
+
+    The value becomes `structuredContent` (as `{"result": value}` when `wraps`) plus its compact JSON as text.
+    A returned `CallToolResult` passes through.
+
+    Raises:
+        OutputMismatchError: the value does not match the schema (so it is never sent as if it did).
+    """
+
+    def convert(value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        try:
+            data = adapter.dump_python(adapter.validate_python(value), mode="json")
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
+            )
+            raise OutputMismatchError(problems) from None
+        text = to_json_text(data)
+        return CallToolResult(content=[TextContent(text=text)], structured_content={"result": data} if wraps else data)
+
+    return convert

@@ -9,18 +9,34 @@ core schemas.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
+import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pydantic
+import pydantic_core
 from pydantic import TypeAdapter
-from pydantic_core import CoreSchema
-from typing_extensions import get_args, get_origin, is_typeddict
+from pydantic_core import CoreSchema, core_schema
+from typing_extensions import is_typeddict
 
-__all__ = ["TypeInfo", "clean_schema", "inline_defs", "is_object_like", "type_info"]
+__all__ = [
+    "OutputSchema",
+    "Param",
+    "TypeInfo",
+    "clean_schema",
+    "compact_optionals",
+    "first_sentence",
+    "inline_defs",
+    "input_schema",
+    "is_object_like",
+    "output_schema",
+    "type_info",
+    "type_name",
+]
 
 # Schema keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 _SCHEMA_KEYS = frozenset(
@@ -173,6 +189,20 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _expand_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """Put the definition a root `$ref` points to at the root, so the root says `type: "object"`.
+
+    pydantic describes a recursive model as `{"$ref": "#/$defs/Node", "$defs": ...}`; clients look for the
+    root's `type` (fastmcp#2455), so the root becomes the definition itself, which keeps its own `$defs`.
+    """
+    ref = schema.get("$ref")
+    defs = schema.get("$defs") or {}
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/") or ref[8:] not in defs:
+        return schema
+    rest = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**defs[ref[8:]], **rest}
+
+
 def is_object_like(annotation: Any) -> bool:
     """True for return types whose JSON form is an object: models, TypedDicts, dataclasses, `dict[str, T]`."""
     origin = get_origin(annotation)
@@ -187,3 +217,215 @@ def is_object_like(annotation: Any) -> bool:
         args = get_args(annotation)
         return not args or args[0] is str
     return is_typeddict(annotation)
+
+
+def type_name(annotation: Any) -> str:
+    """A short, readable name for an annotation, for error messages."""
+    if isinstance(annotation, type):
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def first_sentence(exc: BaseException) -> str:
+    """pydantic's schema errors run to several paragraphs and a URL; the first sentence says what is wrong."""
+    text = str(exc).strip()
+    return text.splitlines()[0].split(". ")[0].rstrip(".") if text else type(exc).__name__
+
+
+def base64_bytes(annotation: Any) -> Any:
+    """Arguments arrive as JSON, so `bytes` parameters take base64 text."""
+    if annotation is bytes:
+        return pydantic.Base64Bytes
+    origin = get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[tuple(base64_bytes(a) for a in get_args(annotation))]  # noqa: UP007
+    if origin in (list, set, frozenset) and get_args(annotation):
+        return origin[base64_bytes(get_args(annotation)[0])]
+    return annotation
+
+
+class Param(typing.NamedTuple):
+    """One tool parameter, as the signature, `Annotated` metadata, `Field` and docstring describe it."""
+
+    name: str
+    annotation: Any
+    default: Any
+    """`inspect.Parameter.empty` when the parameter is required."""
+    factory: Callable[[], Any] | None
+    description: str | None
+    examples: list[Any] | None
+
+
+def input_schema(
+    params: list[Param], *, inline: bool, optional_style: str, problems: list[str]
+) -> tuple[dict[str, Any], pydantic_core.SchemaValidator]:
+    """The tool's `inputSchema` and one validator for its whole `arguments` object.
+
+    The validator is a typed dict of the (memoised) core schema of each parameter's type, rejecting extra keys.
+    Problems (types without a schema, defaults that are not JSON) are appended to `problems`.
+    """
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    defs: dict[str, Any] = {}
+    core_defs: dict[str, CoreSchema] = {}
+    fields: dict[str, core_schema.TypedDictField] = {}
+    for p in params:
+        try:
+            info = type_info(p.annotation)
+        except Exception as exc:
+            problems.append(
+                f"parameter {p.name}: type {type_name(p.annotation)} has no JSON schema: {first_sentence(exc)}"
+            )
+            continue
+        inner = info.core_schema
+        if inner["type"] == "definitions":
+            # Two parameters of one recursive type would each bring the same definitions: hoist them to the root.
+            for definition in inner["definitions"]:
+                core_defs.setdefault(definition["ref"], definition)
+            inner = inner["schema"]
+        schema, fields[p.name] = _property(p, info, inner, problems)
+        _merge_defs(schema, defs)
+        properties[p.name] = schema
+        if fields[p.name]["required"]:
+            required.append(p.name)
+    root: dict[str, Any] = {"type": "object"}
+    if properties:
+        root["properties"] = properties
+    if required:
+        root["required"] = required
+    root["additionalProperties"] = False
+    if defs:
+        root["$defs"] = defs
+    if optional_style == "compact":
+        compact_optionals(root)
+    if defs and inline:
+        root = inline_defs(root)
+    validator_schema: CoreSchema = core_schema.typed_dict_schema(fields, extra_behavior="forbid")
+    if core_defs:
+        validator_schema = core_schema.definitions_schema(validator_schema, list(core_defs.values()))
+    return root, pydantic_core.SchemaValidator(validator_schema)
+
+
+def _property(
+    p: Param, info: TypeInfo, inner: CoreSchema, problems: list[str]
+) -> tuple[dict[str, Any], core_schema.TypedDictField]:
+    """One parameter's property schema and validator field."""
+    schema = info.schema()
+    if p.description:
+        schema["description"] = p.description
+    if p.examples is not None:
+        schema["examples"] = p.examples
+    if p.default is inspect.Parameter.empty and p.factory is None:
+        return schema, core_schema.typed_dict_field(inner, required=True)
+    if p.factory is not None:
+        return schema, core_schema.typed_dict_field(
+            core_schema.with_default_schema(inner, default_factory=p.factory), required=False
+        )
+    try:
+        schema["default"] = info.adapter.dump_python(p.default, mode="json", warnings=False)
+    except Exception:
+        problems.append(f"parameter {p.name}: default {p.default!r} is not JSON-serialisable")
+    return schema, core_schema.typed_dict_field(
+        core_schema.with_default_schema(inner, default=p.default), required=False
+    )
+
+
+def compact_optionals(schema: Any) -> None:
+    """Describe every optional property whose default is null (`x: T | None = None`) as an optional `T`.
+
+    `anyOf [T, null]` with `default: null` says nothing a client needs: not being required already says "may be
+    left out", and clients such as Claude Desktop mishandle `anyOf` with `null` (MCP.md, pain point 4). The
+    validator still accepts an explicit null. Applies at every depth, in place.
+    """
+    if isinstance(schema, list):
+        for item in schema:
+            compact_optionals(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        required = schema.get("required") or ()
+        for name, sub in properties.items():
+            if name not in required and isinstance(sub, dict) and "default" in sub and sub["default"] is None:
+                _drop_null(sub)
+    for key, value in schema.items():
+        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+            for sub in value.values():
+                compact_optionals(sub)
+        elif key in _SCHEMA_LIST_KEYS or key in _SCHEMA_KEYS:
+            compact_optionals(value)
+
+
+def _drop_null(schema: dict[str, Any]) -> None:
+    """Turn `anyOf [T, null]` with `default: null` into `T`, keeping the other keywords."""
+    branches = schema.get("anyOf")
+    if not isinstance(branches, list) or {"type": "null"} not in branches:
+        return
+    rest = [b for b in branches if b != {"type": "null"}]
+    del schema["anyOf"], schema["default"]
+    if len(rest) == 1 and isinstance(rest[0], dict):
+        merged = {**rest[0], **schema}
+        schema.clear()
+        schema.update(merged)
+    else:
+        schema["anyOf"] = rest
+
+
+def _merge_defs(schema: dict[str, Any], into: dict[str, Any]) -> None:
+    """Move `schema`'s `$defs` into `into`, renaming a definition whose name is taken by a different one."""
+    local = schema.pop("$defs", None)
+    if not local:
+        return
+    renames: dict[str, str] = {}
+    for name, definition in local.items():
+        target = name
+        n = 2
+        while target in into and into[target] != definition:
+            target = f"{name}{n}"
+            n += 1
+        if target != name:
+            renames[name] = target
+    if renames:
+        text = json.dumps({"s": schema, "d": local})
+        for old, new in renames.items():
+            text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
+        loaded = json.loads(text)
+        schema.clear()
+        schema.update(loaded["s"])
+        local = {renames.get(k, k): v for k, v in loaded["d"].items()}
+    into.update(local)
+
+
+class OutputSchema(typing.NamedTuple):
+    """What a tool derives from its return annotation when it returns structured content."""
+
+    adapter: TypeAdapter[Any]
+    """Validates and dumps return values."""
+    raw: dict[str, Any]
+    """The schema of the return value itself."""
+    wire: dict[str, Any]
+    """The `outputSchema` clients see: `raw`, or `raw` wrapped as `{"result": ...}` for a non-object type."""
+    wraps: bool
+
+
+def output_schema(annotation: Any, *, inline: bool) -> OutputSchema:
+    """The output schema of a return annotation (validation is the caller's choice: this always builds one).
+
+    Raises:
+        pydantic.PydanticSchemaGenerationError: pydantic cannot handle the type.
+        pydantic.errors.PydanticInvalidForJsonSchema: the type has no JSON schema.
+    """
+    info = type_info(annotation, "serialization")
+    raw = info.schema()
+    if inline and "$defs" in raw:
+        raw = inline_defs(raw)
+    raw = _expand_root_ref(raw)
+    wraps = raw.get("type") != "object"
+    if not wraps:
+        return OutputSchema(info.adapter, raw, raw, False)
+    body = {k: v for k, v in raw.items() if k != "$defs"}
+    wire: dict[str, Any] = {"type": "object", "properties": {"result": body}, "required": ["result"]}
+    if "$defs" in raw:
+        wire["$defs"] = raw["$defs"]
+    return OutputSchema(info.adapter, raw, wire, True)

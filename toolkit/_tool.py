@@ -11,20 +11,27 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Concatenate, Generic, Literal, TypeVar, get_args, get_origin, overload
 
 import anyio.to_thread
-import pydantic
 import pydantic_core
 from pydantic.fields import FieldInfo
-from pydantic_core import core_schema
-from typing_extensions import Concatenate, ParamSpec, Self, get_args, get_origin
+from typing_extensions import ParamSpec, Self
 
-from ._content import to_json_text, unstructured_result
+from ._content import Audio, Image, OutputMismatchError, structured_converter, to_json_text, unstructured_result
 from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
-from ._schema import TypeInfo, inline_defs, is_object_like, type_info
+from ._schema import (
+    OutputSchema,
+    Param,
+    base64_bytes,
+    first_sentence,
+    input_schema,
+    is_object_like,
+    output_schema,
+    type_name,
+)
 from ._types import CONTENT_TYPES, CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
 __all__ = ["Tool", "tool"]
@@ -58,15 +65,6 @@ class _Options(typing.NamedTuple):
     show_error_details: bool = False
 
 
-class _Param(typing.NamedTuple):
-    name: str
-    annotation: Any
-    default: Any
-    factory: Callable[[], Any] | None
-    description: str | None
-    examples: list[Any] | None
-
-
 class Tool(Generic[P, R]):
     """A function made into an MCP tool by [`@tool`][toolkit.tool].
 
@@ -86,7 +84,7 @@ class Tool(Generic[P, R]):
     """Send exception details to the client instead of a generic message."""
 
     def __init__(self, fn: Callable[P, R], options: _Options, localns: Mapping[str, Any] | None = None) -> None:
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         self.fn = fn
         self._instance: object = None
         self._build(fn, options, localns)
@@ -111,7 +109,7 @@ class Tool(Generic[P, R]):
         if instance is None or not self._is_method:
             return self
         bound = copy.copy(self)
-        bound._instance = instance  # noqa: SLF001
+        bound._instance = instance
         return bound
 
     def __repr__(self) -> str:
@@ -150,8 +148,11 @@ class Tool(Generic[P, R]):
             return self._exception_result(exc)
         try:
             return self._convert(value)
+        except OutputMismatchError as exc:
+            logger.error("tool %r returned a value that does not match its output schema: %s", self.name, exc)
+            return _error_result(f"tool {self.name!r} returned a value that does not match its output schema: {exc}")
         except Exception as exc:
-            logger.warning("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
+            logger.error("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
             return _error_result(f"tool {self.name!r} returned a value that cannot be sent: {_safe_str(exc)}")
 
     def _exception_result(self, exc: BaseException) -> CallToolResult:
@@ -185,85 +186,114 @@ class Tool(Generic[P, R]):
             problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
         if opts.read_only and opts.destructive:
             problems.append("read_only=True contradicts destructive=True")
-
         try:
             signature = inspect.signature(fn)
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
-        try:
-            hints = typing.get_type_hints(fn, localns=dict(localns) if localns else None, include_extras=True)
-        except Exception as exc:
-            hints = {}
-            problems.append(f"annotations cannot be resolved: {type(exc).__name__}: {exc}")
-
-        doc = parse_docstring(fn.__doc__, opts.docstring_style)
         parameters = list(signature.parameters.values())
         self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and _in_class_body(qualname)
         if self._is_method:
             parameters = parameters[1:]
-
-        self._context_param: str | None = None
-        params: list[_Param] = []
-        for p in parameters:
-            if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
-                star = "*" if p.kind is p.VAR_POSITIONAL else "**"
-                problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
-                continue
-            if p.kind is p.POSITIONAL_ONLY:
-                problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
-                continue
-            if p.name not in hints:
-                if hints or not problems:
-                    problems.append(f"parameter {p.name}: missing type annotation")
-                continue
-            annotation = hints[p.name]
-            if _is_context(annotation):
-                self._context_param = p.name
-                continue
-            params.append(_param(p, annotation, doc.params.get(p.name), problems))
-
-        names = {p.name for p in params} | ({self._context_param} if self._context_param else set())
-        for documented in doc.params:
-            if documented not in names:
-                problems.append(f"docstring documents {documented!r}, which is not a parameter")
+        hints = _type_hints(fn, localns, problems)
+        doc = parse_docstring(fn.__doc__, opts.docstring_style)
+        params, self._context_param = _params(parameters, hints, doc.params, problems)
         if opts.require_param_docs:
             problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
-
-        input_schema, validator = _input_schema(params, opts, problems)
-        return_annotation = hints.get("return", inspect.Signature.empty)
-        self._convert, self.output_schema, self.wraps_result, output_schema = _output(
-            name, return_annotation, opts.structured, opts.inline_defs, problems
+        schema, validator = input_schema(
+            params, inline=opts.inline_defs, optional_style=opts.optional_style, problems=problems
         )
+        self._convert, output = _output(hints.get("return", inspect.Signature.empty), opts, problems)
         if problems:
             raise ToolDefinitionError(qualname, problems)
 
-        annotations = None
-        flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
-        if any(flag is not None for flag in flags) or opts.title is not None:
-            annotations = ToolAnnotations(
-                title=opts.title,
-                read_only_hint=opts.read_only,
-                destructive_hint=opts.destructive,
-                idempotent_hint=opts.idempotent,
-                open_world_hint=opts.open_world,
-            )
         description = opts.description if opts.description is not None else doc.description
         self.definition = ToolDefinition(
             name=name,
             title=opts.title,
             description=description or None,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            annotations=annotations,
+            input_schema=schema,
+            output_schema=output.wire if output else None,
+            annotations=_annotations(opts),
             icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in opts.icons]
             if opts.icons is not None
             else None,
             meta=dict(opts.meta) if opts.meta is not None else None,
         )
+        self.output_schema = output.raw if output else None
+        self.wraps_result = output.wraps if output else False
         self._validator = validator
         self._param_names = [p.name for p in params]
-        self._is_async = inspect.iscoroutinefunction(fn)
+        call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self.show_error_details = opts.show_error_details
+
+
+def _type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, problems: list[str]) -> dict[str, Any]:
+    """Resolve the annotations (string ones too); report each one that cannot be resolved."""
+    local = dict(localns) if localns else None
+    try:
+        return typing.get_type_hints(fn, localns=local, include_extras=True)
+    except Exception:
+        pass
+    # Resolve one by one, so that the error names every annotation that failed and keeps the others.
+    hints: dict[str, Any] = {}
+    for key, annotation in getattr(fn, "__annotations__", {}).items():
+        probe = _Probe({key: annotation}, getattr(fn, "__globals__", {}))
+        try:
+            hints.update(typing.get_type_hints(probe, localns=local, include_extras=True))
+        except Exception as exc:
+            what = "return annotation" if key == "return" else f"parameter {key}"
+            problems.append(f"{what}: {annotation!r} cannot be resolved: {type(exc).__name__}: {exc}")
+            hints[key] = _UNRESOLVED
+    return hints
+
+
+class _Probe:
+    def __init__(self, annotations: dict[str, Any], globalns: dict[str, Any]) -> None:
+        self.__annotations__ = annotations
+        self.__globals__ = globalns
+
+
+_UNRESOLVED = object()
+
+
+def _params(
+    parameters: list[inspect.Parameter], hints: dict[str, Any], docs: Mapping[str, str], problems: list[str]
+) -> tuple[list[Param], str | None]:
+    """The schema's parameters, and the name of the parameter that receives the Context (if any)."""
+    params: list[Param] = []
+    context: str | None = None
+    for p in parameters:
+        annotation = hints.get(p.name, _UNRESOLVED if p.annotation is not p.empty else p.empty)
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            star = "*" if p.kind is p.VAR_POSITIONAL else "**"
+            problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
+        elif p.kind is p.POSITIONAL_ONLY:
+            problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
+        elif annotation is p.empty:
+            problems.append(f"parameter {p.name}: missing type annotation")
+        elif annotation is _UNRESOLVED:
+            pass  # already reported
+        elif _is_context(annotation):
+            context = p.name
+        else:
+            params.append(_param(p, annotation, docs.get(p.name)))
+    names = {p.name for p in parameters}
+    problems.extend(f"docstring documents {d!r}, which is not a parameter" for d in docs if d not in names)
+    return params, context
+
+
+def _annotations(opts: _Options) -> ToolAnnotations | None:
+    flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
+    if all(flag is None for flag in flags) and opts.title is None:
+        return None
+    return ToolAnnotations(
+        title=opts.title,
+        read_only_hint=opts.read_only,
+        destructive_hint=opts.destructive,
+        idempotent_hint=opts.idempotent,
+        open_world_hint=opts.open_world,
+    )
 
 
 def _in_class_body(qualname: str) -> bool:
@@ -272,28 +302,16 @@ def _in_class_body(qualname: str) -> bool:
 
 
 def _is_context(annotation: Any) -> bool:
-    if annotation is Context:
+    if isinstance(annotation, type) and issubclass(annotation, Context):
         return True
     origin = get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
         args = [a for a in get_args(annotation) if a is not type(None)]
-        return len(args) == 1 and args[0] is Context
+        return len(args) == 1 and _is_context(args[0])
     return False
 
 
-def _b64(annotation: Any) -> Any:
-    """Arguments arrive as JSON, so `bytes` parameters take base64 text."""
-    if annotation is bytes:
-        return pydantic.Base64Bytes
-    origin = get_origin(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        return typing.Union[tuple(_b64(a) for a in get_args(annotation))]  # noqa: UP007
-    if origin in (list, set, frozenset) and get_args(annotation):
-        return origin[_b64(get_args(annotation)[0])]
-    return annotation
-
-
-def _param(p: inspect.Parameter, annotation: Any, doc: str | None, problems: list[str]) -> _Param:
+def _param(p: inspect.Parameter, annotation: Any, doc: str | None) -> Param:
     description: str | None = None
     examples: list[Any] | None = None
     default: Any = p.default
@@ -308,9 +326,9 @@ def _param(p: inspect.Parameter, annotation: Any, doc: str | None, problems: lis
             if isinstance(item, FieldInfo) and item.description:
                 description = item.description
             kept.append(item)
-        annotation = typing.Annotated[(_b64(base), *kept)] if kept else _b64(base)
+        annotation = _annotated(base64_bytes(base), kept)
     else:
-        annotation = _b64(annotation)
+        annotation = base64_bytes(annotation)
     if isinstance(default, FieldInfo):
         field = default
         description = field.description or description
@@ -318,162 +336,46 @@ def _param(p: inspect.Parameter, annotation: Any, doc: str | None, problems: lis
         factory = field.default_factory  # type: ignore[assignment]
         default = field.default if field.default is not pydantic_core.PydanticUndefined else p.empty
         if field.metadata:
-            annotation = typing.Annotated[(annotation, *field.metadata)]
-    return _Param(p.name, annotation, default, factory, description or doc, examples)
+            annotation = _annotated(annotation, field.metadata)
+    return Param(p.name, annotation, default, factory, description or doc, examples)
 
 
-def _input_schema(
-    params: list[_Param], opts: _Options, problems: list[str]
-) -> tuple[dict[str, Any], pydantic_core.SchemaValidator]:
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    defs: dict[str, Any] = {}
-    fields: dict[str, core_schema.TypedDictField] = {}
-    for p in params:
-        try:
-            info: TypeInfo = type_info(p.annotation)
-        except Exception as exc:
-            problems.append(f"parameter {p.name}: type {_type_name(p.annotation)} has no JSON schema ({exc})")
-            continue
-        schema = info.schema()
-        _merge_defs(schema, defs)
-        inner: core_schema.CoreSchema = info.core_schema
-        if p.description:
-            schema["description"] = p.description
-        if p.examples is not None:
-            schema["examples"] = p.examples
-        if p.default is inspect.Parameter.empty and p.factory is None:
-            required.append(p.name)
-            fields[p.name] = core_schema.typed_dict_field(inner, required=True)
-        else:
-            if p.factory is not None:
-                inner = core_schema.with_default_schema(inner, default_factory=p.factory)
-            else:
-                inner = core_schema.with_default_schema(inner, default=p.default)
-                if p.default is None and opts.optional_style == "compact" and _drop_null(schema):
-                    pass  # not required, so the null branch and `default: null` add nothing a client needs
-                else:
-                    try:
-                        schema["default"] = pydantic_core.to_jsonable_python(p.default)
-                    except Exception:
-                        problems.append(f"parameter {p.name}: default {p.default!r} is not JSON-serialisable")
-            fields[p.name] = core_schema.typed_dict_field(inner, required=False)
-        properties[p.name] = schema
-    root: dict[str, Any] = {"type": "object"}
-    if properties:
-        root["properties"] = properties
-    if required:
-        root["required"] = required
-    root["additionalProperties"] = False
-    if defs:
-        root["$defs"] = defs
-        if opts.inline_defs:
-            root = inline_defs(root)
-    validator = pydantic_core.SchemaValidator(core_schema.typed_dict_schema(fields, extra_behavior="forbid"))
-    return root, validator
-
-
-def _drop_null(schema: dict[str, Any]) -> bool:
-    """Turn `anyOf [T, null]` into `T`. False when the schema has no null branch to drop."""
-    branches = schema.get("anyOf")
-    if not isinstance(branches, list) or {"type": "null"} not in branches:
-        return False
-    rest = [b for b in branches if b != {"type": "null"}]
-    del schema["anyOf"]
-    if len(rest) == 1 and isinstance(rest[0], dict):
-        merged = {**rest[0], **schema}
-        schema.clear()
-        schema.update(merged)
-    else:
-        schema["anyOf"] = rest
-    schema.pop("default", None)
-    return True
-
-
-def _merge_defs(schema: dict[str, Any], into: dict[str, Any]) -> None:
-    """Move `schema`'s `$defs` into `into`, renaming a definition whose name is taken by a different one."""
-    local = schema.pop("$defs", None)
-    if not local:
-        return
-    renames: dict[str, str] = {}
-    for name, definition in local.items():
-        target = name
-        n = 2
-        while target in into and into[target] != definition:
-            target = f"{name}{n}"
-            n += 1
-        if target != name:
-            renames[name] = target
-    if renames:
-        text = to_json_text({"s": schema, "d": local})
-        for old, new in renames.items():
-            text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
-        loaded = pydantic_core.from_json(text)
-        schema.clear()
-        schema.update(loaded["s"])
-        local = {renames.get(k, k): v for k, v in loaded["d"].items()}
-    into.update(local)
+def _annotated(annotation: Any, metadata: Sequence[Any]) -> Any:
+    if not metadata:
+        return annotation
+    args = (annotation, *metadata)
+    return typing.Annotated[args]
 
 
 def _output(
-    name: str, annotation: Any, structured: bool | None, inline: bool, problems: list[str]
-) -> tuple[Callable[[Any], CallToolResult], dict[str, Any] | None, bool, dict[str, Any] | None]:
-    """Choose the return-value converter and the output schema: (convert, raw schema, wraps, wire schema)."""
+    annotation: Any, opts: _Options, problems: list[str]
+) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
+    """Choose the return-value converter and, for structured results, the output schema."""
+    structured = opts.structured
     no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
     if structured is False or no_schema or _is_content_type(annotation):
         if structured:
             problems.append("structured=True needs a return annotation describing JSON data")
-        allow = structured is not False
-
-        def convert_plain(value: Any) -> CallToolResult:
-            return unstructured_result(value, allow_structured=allow)
-
-        return convert_plain, None, False, None
+        return (_plain if structured is False else _plain_or_structured), None
     if structured is None and not is_object_like(annotation):
-
-        def convert_unstructured(value: Any) -> CallToolResult:
-            return unstructured_result(value, allow_structured=False)
-
-        return convert_unstructured, None, False, None
+        return _plain, None
     try:
-        info = type_info(annotation, "serialization")
+        output = output_schema(annotation, inline=opts.inline_defs)
     except Exception as exc:
-        problems.append(f"return type {_type_name(annotation)} has no JSON schema ({exc})")
-        return unstructured_result_any, None, False, None
-    raw = info.schema()
-    if inline and "$defs" in raw:
-        raw = inline_defs(raw)
-    wraps = raw.get("type") != "object"
-    wire = {"type": "object", "properties": {"result": raw}, "required": ["result"]} if wraps else raw
-    if wraps and "$defs" in raw:
-        wire = {"$defs": raw["$defs"], **wire}
-        wire["properties"] = {"result": {k: v for k, v in raw.items() if k != "$defs"}}
-    adapter = info.adapter
-
-    def convert_structured(value: Any) -> CallToolResult:
-        if isinstance(value, CallToolResult):
-            return value
-        try:
-            data = adapter.dump_python(adapter.validate_python(value), mode="json")
-        except pydantic.ValidationError as exc:
-            problems_text = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
-            )
-            logger.error("tool %r returned a value that does not match its output schema: %s", name, problems_text)
-            return _error_result(f"tool {name!r} returned a value that does not match its output schema")
-        text = to_json_text(data)
-        return CallToolResult(content=[TextContent(text=text)], structured_content={"result": data} if wraps else data)
-
-    return convert_structured, raw, wraps, wire
+        problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
+        return _plain, None
+    return structured_converter(output.adapter, wraps=output.wraps), output
 
 
-def unstructured_result_any(value: Any) -> CallToolResult:
+def _plain(value: Any) -> CallToolResult:
+    return unstructured_result(value, allow_structured=False)
+
+
+def _plain_or_structured(value: Any) -> CallToolResult:
     return unstructured_result(value, allow_structured=True)
 
 
 def _is_content_type(annotation: Any) -> bool:
-    from ._content import Audio, Image
-
     plain = (*CONTENT_TYPES, CallToolResult, Image, Audio)
     if isinstance(annotation, type):
         return issubclass(annotation, plain)
@@ -482,10 +384,6 @@ def _is_content_type(annotation: Any) -> bool:
         args = [a for a in get_args(annotation) if a is not Ellipsis]
         return bool(args) and all(_is_content_type(a) for a in args)
     return False
-
-
-def _type_name(annotation: Any) -> str:
-    return getattr(annotation, "__qualname__", None) or repr(annotation)
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -570,9 +468,7 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
 
 def _caller_locals() -> Mapping[str, Any] | None:
     """Locals of the scope that applied `@tool`, so that types defined in a function body resolve."""
-    frame = sys._getframe(2)  # noqa: SLF001
+    frame = sys._getframe(2)
     if frame.f_code.co_name == "<module>":
         return None
     return frame.f_locals
-
-
