@@ -1,9 +1,17 @@
 """toolkit: turn annotated Python functions into Model Context Protocol tools, serve, document and test them."""
 
+import contextlib
+
+from ._client import Client, LogMessage
 from ._content import Audio, Image
 from ._context import Context
 from ._errors import ToolDefinitionError, ToolError
+from ._jsonrpc import ProtocolError
+from ._memory import MemoryTransport
+from ._server import Server
+from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, tool
+from ._transport import MessageError, Transport
 from ._types import (
     AudioContent,
     BlobResourceContents,
@@ -27,6 +35,7 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Client",
     "ContentBlock",
     "Context",
     "EmbeddedResource",
@@ -34,7 +43,14 @@ __all__ = [
     "Image",
     "ImageContent",
     "Implementation",
+    "LogMessage",
+    "MemoryTransport",
+    "MessageError",
+    "ProtocolError",
     "ResourceLink",
+    "Server",
+    "StdioTransport",
+    "StreamTransport",
     "TextContent",
     "TextResourceContents",
     "Tool",
@@ -42,6 +58,7 @@ __all__ = [
     "ToolDefinition",
     "ToolDefinitionError",
     "ToolError",
+    "Transport",
     "tool",
 ]
 
@@ -49,8 +66,6 @@ __all__ = [
 for _name in __all__:
     _obj = globals()[_name]
     if getattr(_obj, "__module__", "").startswith("toolkit._"):
-        try:
+        with contextlib.suppress(AttributeError, TypeError):
             _obj.__module__ = "toolkit"
-        except (AttributeError, TypeError):
-            pass
 del _name, _obj

@@ -6,7 +6,7 @@ JSON object MCP sends.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -176,7 +176,7 @@ class EmbeddedResource(_Content):
 
 
 ContentBlock = Annotated[
-    Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
     Field(discriminator="type"),
 ]
 """Any content block a tool result may hold."""

@@ -1,0 +1,447 @@
+"""Client: talk to any MCP server, in memory or over stdio, in either protocol era."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.abc
+
+from ._jsonrpc import ProtocolError, decode, encode, is_valid_id
+from ._memory import MemoryTransport
+from ._stdio import StreamTransport
+from ._transport import MessageError, Transport
+from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
+
+if TYPE_CHECKING:
+    from ._context import LogLevel
+    from ._server import Server
+
+__all__ = ["Client", "LogMessage", "ProgressCallback"]
+
+logger = logging.getLogger("toolkit.client")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
+"""Called with `(progress, total, message)` for each progress notification of a call."""
+
+Protocol = Literal["auto", "2026-07-28", "handshake"]
+_CLIENT_INFO = Implementation(name="toolkit", version="0.1.0")
+
+
+class LogMessage:
+    """A `notifications/message` from the server."""
+
+    __slots__ = ("data", "level", "logger")
+
+    def __init__(self, level: str, data: Any, logger: str | None) -> None:
+        self.level = level
+        self.data = data
+        self.logger = logger
+
+    def __repr__(self) -> str:
+        return f"LogMessage(level={self.level!r}, data={self.data!r}, logger={self.logger!r})"
+
+
+class _Pending:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: dict[str, Any] | None = None
+
+
+class Client:
+    """An MCP client, used as an async context manager.
+
+    `Client(server)` connects to a toolkit [`Server`][toolkit.Server] in memory, through the same JSON
+    encoding and protocol as stdio. `Client(transport)` speaks over any [`Transport`][toolkit.Transport], and
+    [`Client.stdio`][toolkit.Client.stdio] starts a server process of any implementation.
+
+    By default it speaks 2026-07-28 and falls back to the `initialize` handshake when the server does not
+    (it probes with `server/discover`). `protocol="handshake"` or `protocol="2026-07-28"` pins an era.
+
+    Args:
+        target: A toolkit `Server` (in memory) or a connected `Transport`.
+        protocol: `"auto"`, `"2026-07-28"` or `"handshake"`.
+        client_info: How the client introduces itself.
+        on_log: Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
+        on_tools_changed: Called when the server says its tool list changed.
+        validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
+
+    Example:
+        ```python
+        import anyio
+        from toolkit import Client, Server, tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        async def main() -> None:
+            async with Client(Server("demo", tools=[add])) as client:
+                result = await client.call_tool("add", {"a": 1, "b": 2})
+                assert result.text == "3"
+
+        anyio.run(main)
+        ```
+    """
+
+    protocol_version: str | None
+    """The revision in use once connected."""
+    server_info: Implementation | None
+    """The server's name and version."""
+    capabilities: dict[str, Any]
+    """The server's capabilities."""
+    instructions: str | None
+    """The server's instructions for the model, if any."""
+
+    def __init__(
+        self,
+        target: Server | Transport,
+        *,
+        protocol: Protocol = "auto",
+        client_info: Implementation | None = None,
+        on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
+        on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
+        validate_output: bool = True,
+    ) -> None:
+        self._target = target
+        self._protocol = protocol
+        self._client_info = (client_info or _CLIENT_INFO).model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._on_log = on_log
+        self._on_tools_changed = on_tools_changed
+        self._validate_output = validate_output
+        self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
+        self._transport: Transport | None = None
+        self._stack: AsyncExitStack | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, _Pending] = {}
+        self._progress: dict[Any, ProgressCallback] = {}
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._validators: dict[str, Any] = {}
+        self._log_level: LogLevel | None = None
+        self.protocol_version = None
+        self.server_info = None
+        self.capabilities = {}
+        self.instructions = None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for a server process started with `command`, spoken to over its stdin and stdout.
+
+        On exit the client closes the server's stdin, waits briefly, then terminates it if needed.
+
+        Args:
+            command: The program and its arguments, e.g. `["python", "server.py"]`.
+            env: Variables added to the current environment for the process.
+            cwd: The process's working directory.
+            **options: As for `Client(...)`.
+        """
+        client = cls.__new__(cls)
+        cls.__init__(client, MemoryTransport.pair()[0], **options)
+        client._process_args = (list(command), env, cwd)
+        return client
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version == MODERN_VERSION
+
+    # -- connection ----------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        from ._server import Server
+
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            if self._process_args is not None:
+                self._transport = await self._spawn(stack, *self._process_args)
+            elif isinstance(self._target, Server):
+                mine, theirs = MemoryTransport.pair()
+                tg.start_soon(self._target.serve, theirs)
+                stack.push_async_callback(mine.aclose)
+                self._transport = mine
+            else:
+                self._transport = self._target
+                stack.push_async_callback(self._target.aclose)
+            stack.callback(tg.cancel_scope.cancel)
+            tg.start_soon(self._read_loop)
+            self._stack = stack
+            await self._connect()
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+
+    async def _spawn(
+        self, stack: AsyncExitStack, command: Sequence[str], env: Mapping[str, str] | None, cwd: Any
+    ) -> Transport:
+        environment = {**os.environ, **env} if env is not None else None
+        process = await anyio.open_process(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=environment, cwd=cwd
+        )
+
+        async def stop() -> None:
+            with anyio.CancelScope(shield=True):
+                if process.stdin is not None:
+                    await process.stdin.aclose()
+                with anyio.move_on_after(2):
+                    await process.wait()
+                if process.returncode is None:
+                    process.terminate()
+                    with anyio.move_on_after(2):
+                        await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                await process.aclose()
+
+        stack.push_async_callback(stop)
+        assert process.stdout is not None
+        assert process.stdin is not None
+        return StreamTransport(process.stdout, process.stdin)
+
+    async def _connect(self) -> None:
+        if self._protocol in ("auto", MODERN_VERSION):
+            try:
+                with anyio.fail_after(10 if self._protocol == "auto" else math.inf):
+                    result = await self._request("server/discover", {}, modern=True)
+            except (ProtocolError, TimeoutError):
+                if self._protocol != "auto":
+                    raise
+            else:
+                if MODERN_VERSION in result.get("supportedVersions", ()):
+                    self.protocol_version = MODERN_VERSION
+                    self.capabilities = result.get("capabilities") or {}
+                    self.instructions = result.get("instructions")
+                    info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+                    self.server_info = Implementation.model_validate(info) if info else None
+                    return
+                if self._protocol != "auto":
+                    raise ProtocolError(-32022, "the server does not support 2026-07-28", result)
+        result = await self._request(
+            "initialize",
+            {"protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {}, "clientInfo": self._client_info},
+            modern=False,
+        )
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_VERSIONS:
+            raise ProtocolError(-32602, f"the server chose an unsupported protocol version: {version}")
+        self.protocol_version = version
+        self.capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
+        self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
+        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    # -- the wire ------------------------------------------------------------------------------------
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        assert self._transport is not None, "use the client inside `async with`"
+        await self._transport.send(encode(message))
+
+    async def _read_loop(self) -> None:
+        assert self._transport is not None
+        while True:
+            try:
+                text = await self._transport.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                break
+            except MessageError as exc:
+                logger.warning("skipped a message from the server: %s", exc)
+                continue
+            try:
+                message = decode(text)
+            except ValueError:
+                logger.warning("the server sent something that is not JSON: %.200s", text)
+                continue
+            for item in message if isinstance(message, list) else [message]:
+                if isinstance(item, dict):
+                    await self._on_message(item)
+        for pending in self._pending.values():
+            pending.error = {"code": -32000, "message": "the connection closed"}
+            pending.done.set()
+
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            pending = self._pending.pop(message.get("id"), None) if is_valid_id(message.get("id")) else None
+            if pending is not None:
+                pending.result = message.get("result")
+                pending.error = message.get("error") if "error" in message else None
+                pending.done.set()
+            return
+        if "id" in message:  # a request from the server: toolkit offers no client features
+            await self._send(
+                {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
+            )
+            return
+        method = message["method"]
+        params = message.get("params") or {}
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
+        elif method == "notifications/message" and self._on_log is not None:
+            log = LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))
+            await _maybe_await(self._on_log(log))
+        elif method == "notifications/tools/list_changed":
+            self._output_schemas.clear()
+            if self._on_tools_changed is not None:
+                await _maybe_await(self._on_tools_changed())
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": self._client_info,
+        }
+        if self._log_level is not None:
+            meta["io.modelcontextprotocol/logLevel"] = self._log_level
+        return meta
+
+    async def _request(
+        self, method: str, params: dict[str, Any], *, modern: bool | None = None, progress_token: Any = None
+    ) -> Any:
+        request_id = next(self._ids)
+        if modern if modern is not None else self.modern:
+            params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
+        pending = self._pending[request_id] = _Pending()
+        answered = False
+        try:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            await pending.done.wait()
+            answered = True
+        finally:
+            if not answered:
+                self._pending.pop(request_id, None)
+                with anyio.CancelScope(shield=True):
+                    try:
+                        cancel = {"requestId": request_id}
+                        await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+        if pending.error is not None:
+            error = pending.error
+            raise ProtocolError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
+        return pending.result
+
+    # -- the API -------------------------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """Check that the server answers (handshake era; 2026-07-28 has no ping, so this sends `server/discover`)."""
+        if self.modern:
+            await self._request("server/discover", {})
+        else:
+            await self._request("ping", {})
+
+    async def set_logging_level(self, level: LogLevel) -> None:
+        """Ask for log messages at `level` and above (per request in 2026-07-28, for the connection before)."""
+        if self.modern:
+            self._log_level = level
+        else:
+            await self._request("logging/setLevel", {"level": level})
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        """Every tool the server offers, following pagination."""
+        tools: list[ToolDefinition] = []
+        cursor: str | None = None
+        while True:
+            result = await self._request("tools/list", {"cursor": cursor} if cursor is not None else {})
+            for item in result.get("tools", ()):
+                definition = ToolDefinition.model_validate(item)
+                self._output_schemas[definition.name] = definition.output_schema
+                tools.append(definition)
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (a per-call deadline that also cancels server-side)
+    ) -> CallToolResult:
+        """Call a tool and return its result; a failing tool gives a result with `is_error=True`.
+
+        Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            progress: Called for each progress notification of this call.
+            timeout: Seconds to wait before cancelling the call and raising `TimeoutError`.
+
+        Raises:
+            ProtocolError: the server refused the request (unknown tool, malformed params).
+            TimeoutError: `timeout` expired.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        token = None
+        if progress is not None:
+            token = f"p{next(self._ids)}"
+            params["_meta"] = {"progressToken": token}
+            self._progress[token] = progress
+        try:
+            with anyio.fail_after(timeout if timeout is not None else math.inf):
+                raw = await self._request("tools/call", params)
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+        result = CallToolResult.model_validate(raw)
+        if self._validate_output and not result.is_error:
+            await self._check_output(name, result)
+        return result
+
+    async def _check_output(self, name: str, result: CallToolResult) -> None:
+        if name not in self._output_schemas:
+            await self.list_tools()
+        schema = self._output_schemas.get(name)
+        if schema is None:
+            return
+        if result.structured_content is None:
+            raise ProtocolError(-32603, f"tool {name!r} has an outputSchema but returned no structuredContent")
+        validator = self._validators.get(name)
+        if validator is None:
+            try:
+                import jsonschema
+            except ImportError:  # optional: validation needs the `jsonschema` package
+                return
+            validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
+        errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
+        if errors:
+            raise ProtocolError(
+                -32603,
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
+            )
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value

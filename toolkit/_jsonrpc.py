@@ -1,0 +1,79 @@
+"""JSON-RPC 2.0: the envelope, error codes and the one place messages are encoded and decoded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic_core
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "ProtocolError",
+    "decode",
+    "encode",
+    "error_response",
+    "is_valid_id",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# 2026-07-28 reserves -32020..-32099 for the spec itself.
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class ProtocolError(Exception):
+    """A request failed at the protocol level; the peer receives a JSON-RPC error.
+
+    Attributes:
+        code: The JSON-RPC error code.
+        message: A short description.
+        data: Optional extra information for the peer.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def encode(message: Any) -> str:
+    """Compact JSON on one line (stdio framing forbids embedded newlines; JSON escapes them in strings)."""
+    return pydantic_core.to_json(message, inf_nan_mode="null").decode()
+
+
+def decode(text: str | bytes) -> Any:
+    """Parse one JSON text.
+
+    Raises:
+        ValueError: not JSON, or nested deeper than the parser allows.
+    """
+    return pydantic_core.from_json(text, allow_inf_nan=False)
+
+
+def is_valid_id(value: Any) -> bool:
+    """Request ids are strings or integers (not booleans, floats or null)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -1,0 +1,494 @@
+"""One connection: turn each incoming message into at most one reply, in both protocol eras.
+
+Handshake era (2024-11-05 .. 2025-11-25): `initialize` fixes the revision for the connection. Stateless era
+(2026-07-28): every request names its revision and client capabilities in `_meta`, and is served on its own.
+The core reads no file and opens no socket: the transport moves text, this module decides what to say.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic
+
+from ._context import LOG_LEVELS, Context, LogLevel
+from ._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ProtocolError,
+    decode,
+    encode,
+    error_response,
+    is_valid_id,
+)
+from ._transport import MessageError
+from ._types import MODERN_VERSION, CallToolResult, Implementation, TextContent
+from ._versions import SUPPORTED_VERSIONS, negotiate, shape_result
+
+if TYPE_CHECKING:
+    from ._server import Server
+    from ._transport import Transport
+
+__all__ = ["Connection"]
+
+logger = logging.getLogger("toolkit")
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+_BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
+_DEFAULT_LOG_LEVEL: LogLevel = "info"
+_CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
+
+
+class _Request:
+    """What a method handler needs to know about one request."""
+
+    __slots__ = ("client_info", "id", "log_level", "meta", "params", "version")
+
+    def __init__(self, request_id: Any, params: dict[str, Any], version: str, meta: dict[str, Any] | None) -> None:
+        self.id = request_id
+        self.params = params
+        self.version = version
+        self.meta = meta
+        self.log_level: LogLevel | None = None
+        self.client_info: Implementation | None = None
+
+    @property
+    def modern(self) -> bool:
+        return self.version == MODERN_VERSION
+
+
+class Connection:
+    """The state of one client connection and the dispatch of its messages."""
+
+    def __init__(self, server: Server, transport: Transport) -> None:
+        self.server = server
+        self.transport = transport
+        self.version: str | None = None
+        self.initialized = False
+        self.client_info: Implementation | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.log_level: LogLevel = _DEFAULT_LOG_LEVEL
+        self.in_flight: dict[Any, anyio.CancelScope] = {}
+        self.listeners: set[Any] = set()
+        self._send_lock = anyio.Lock()
+        self._idle = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._handlers: dict[str, Callable[[_Request], Any]] = {
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+            "server/discover": self._discover,
+        }
+
+    # -- the loop ------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.server.connections.add(self)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                while True:
+                    try:
+                        text = await self.transport.receive()
+                    except anyio.EndOfStream:
+                        break
+                    except MessageError as exc:
+                        await self._send(error_response(None, exc.code, str(exc)))
+                        continue
+                    await self._on_text(text)
+                await self._drain()
+                tg.cancel_scope.cancel()
+        finally:
+            self.server.connections.discard(self)
+
+    async def _drain(self) -> None:
+        """At end of input, let running calls finish and answer (a client may close stdin and still read).
+
+        Subscriptions end at once; calls get `server.shutdown_grace` seconds, then are cancelled.
+        """
+        for request_id in list(self.listeners):
+            scope = self.in_flight.get(request_id)
+            if scope is not None:
+                scope.cancel()
+        with anyio.move_on_after(self.server.shutdown_grace):
+            while self.in_flight:
+                self._idle = anyio.Event()
+                await self._idle.wait()
+
+    async def _send(self, message: dict[str, Any] | list[Any]) -> None:
+        await self._send_text(encode(message))
+
+    async def _send_text(self, text: str) -> None:
+        async with self._send_lock:
+            try:
+                await self.transport.send(text)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                logger.debug("dropped a message: the transport is closed")
+
+    async def _on_text(self, text: str) -> None:
+        try:
+            message = decode(text)
+        except ValueError as exc:
+            await self._send(error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        if isinstance(message, dict):
+            await self._on_message(message)
+        elif isinstance(message, list) and self.version == _BATCH_VERSION:
+            self._spawn(self._batch, message)
+        else:
+            reason = "batches are not supported by this protocol version" if isinstance(message, list) else ""
+            await self._send(error_response(None, INVALID_REQUEST, f"Invalid request: expected an object {reason}"))
+
+    def _invalid(self, message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
+        """The error response for a message that is not a valid request or notification, or None if valid."""
+        request_id = message.get("id")
+        reply_id = request_id if is_valid_id(request_id) else None
+        if message.get("jsonrpc") != "2.0":
+            return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+        if "method" not in message and ("result" in message or "error" in message):
+            return None  # a response; toolkit never sends requests, so there is nothing to match it with
+        if not isinstance(message.get("method"), str):
+            return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
+        if "id" in message and not is_valid_id(request_id):
+            return error_response(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            if "id" not in message:
+                return None
+            return error_response(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
+        return None
+
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        problem = self._invalid(message)
+        if problem is not None:
+            await self._send(problem)
+            return
+        if "method" not in message:
+            return
+        if "id" not in message:
+            await self._on_notification(message)
+            return
+        request_id = message["id"]
+        if message["method"] in ("tools/call", "subscriptions/listen"):
+            if request_id in self.in_flight:
+                await self._send(error_response(request_id, INVALID_REQUEST, "Invalid request: id already in use"))
+                return
+            if len(self.in_flight) >= self.server.max_concurrent_requests:
+                await self._send(error_response(request_id, INTERNAL_ERROR, "Too many requests in flight"))
+                return
+            scope = anyio.CancelScope()
+            self.in_flight[request_id] = scope
+            self._spawn(self._run_in_scope, message, scope)
+            return
+        response = await self._respond(message)
+        if response is not None:
+            await self._send_text(response)
+
+    def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(func, *args)
+
+    async def _run_in_scope(self, message: dict[str, Any], scope: anyio.CancelScope) -> None:
+        response = None
+        try:
+            with scope:
+                response = await self._respond(message)
+        finally:
+            self.in_flight.pop(message["id"], None)
+            if not self.in_flight:
+                self._idle.set()
+        if response is not None and not scope.cancel_called:
+            await self._send_text(response)
+
+    async def _batch(self, messages: list[Any]) -> None:
+        if not messages:
+            await self._send(error_response(None, INVALID_REQUEST, "Invalid request: empty batch"))
+            return
+        replies: list[Any] = []
+
+        async def one(message: Any) -> None:
+            if not isinstance(message, dict):
+                replies.append(error_response(None, INVALID_REQUEST, "Invalid request: expected an object"))
+                return
+            problem = self._invalid(message)
+            if problem is not None:
+                replies.append(problem)
+            elif "method" not in message:
+                return
+            elif "id" not in message:
+                await self._on_notification(message)
+            else:
+                reply = await self._respond(message)
+                if reply is not None:
+                    replies.append(decode(reply))
+
+        async with anyio.create_task_group() as tg:
+            for message in messages:
+                tg.start_soon(one, message)
+        if replies:
+            await self._send(replies)
+
+    # -- notifications -------------------------------------------------------------------------------
+
+    async def _on_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params") or {}
+        if method == "notifications/initialized":
+            self.initialized = True
+        elif method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            scope = self.in_flight.get(request_id) if is_valid_id(request_id) else None
+            if scope is not None:
+                scope.cancel()
+        # Anything else (roots/list_changed, progress for requests we never sent...) needs no action.
+
+    def tools_changed(self) -> None:
+        """Called by the server when its tool list changes."""
+        if self._tg is None:
+            return
+        if self.version is not None and self.initialized:
+            self._tg.start_soon(self._send, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        for subscription_id in self.listeners:
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": {"_meta": {SUBSCRIPTION_KEY: subscription_id}},
+            }
+            self._tg.start_soon(self._send, note)
+
+    # -- requests ------------------------------------------------------------------------------------
+
+    async def _respond(self, message: dict[str, Any]) -> str | None:
+        """The encoded response to one request, or None when it was cancelled."""
+        request_id = message["id"]
+        try:
+            result = await self._dispatch(message)
+        except ProtocolError as exc:
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()})
+        except Exception:
+            logger.exception("internal error while handling %r", message.get("method"))
+            return encode(error_response(request_id, INTERNAL_ERROR, "Internal error"))
+        if result is None:
+            return None
+        if isinstance(result, str):
+            return f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}'
+        return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _dispatch(self, message: dict[str, Any]) -> Any:
+        method: str = message["method"]
+        params: dict[str, Any] = message.get("params") or {}
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and VERSION_KEY in meta:
+            return await self._modern(method, message["id"], params, meta)
+        if method == "initialize":
+            return self._initialize(params)
+        if method == "server/discover":
+            return self._discover(_Request(message["id"], params, MODERN_VERSION, None))
+        if self.version is None:
+            if method == "ping":
+                return {}
+            raise ProtocolError(
+                INVALID_REQUEST,
+                "Invalid request: the connection is not initialized; send initialize first, "
+                f"or name the protocol version in params._meta[{VERSION_KEY!r}]",
+            )
+        handler = self._handlers.get(method)
+        if handler is None or method == "server/discover":
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        request = _Request(message["id"], params, self.version, meta if isinstance(meta, dict) else None)
+        request.log_level = self.log_level
+        request.client_info = self.client_info
+        return await handler(request) if method in ("tools/call",) else handler(request)
+
+    async def _modern(self, method: str, request_id: Any, params: dict[str, Any], meta: dict[str, Any]) -> Any:
+        requested = meta.get(VERSION_KEY)
+        if requested != MODERN_VERSION:
+            raise ProtocolError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {requested}",
+                {"supported": [MODERN_VERSION], "requested": str(requested)},
+            )
+        if not isinstance(meta.get(CAPABILITIES_KEY), dict):
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
+        request = _Request(request_id, params, MODERN_VERSION, meta)
+        level = meta.get(LOG_LEVEL_KEY)
+        if level is not None and level not in LOG_LEVELS:
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        request.log_level = level
+        info = meta.get(CLIENT_INFO_KEY)
+        if isinstance(info, dict):
+            try:
+                request.client_info = Implementation.model_validate(info)
+            except pydantic.ValidationError:
+                request.client_info = None
+        if method == "tools/call":
+            result = await self._tools_call(request)
+        elif method == "subscriptions/listen":
+            return await self._listen(request)
+        elif method in ("tools/list", "server/discover"):
+            return self._handlers[method](request)
+        else:
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return result
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
+        if self.version is not None:
+            raise ProtocolError(INVALID_REQUEST, "Invalid request: the connection is already initialized")
+        version = negotiate(requested)
+        info = params.get("clientInfo")
+        if isinstance(info, dict):
+            try:
+                self.client_info = Implementation.model_validate(info)
+            except pydantic.ValidationError:
+                self.client_info = None
+        capabilities = params.get("capabilities")
+        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.version = version
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": _CAPABILITIES,
+            "serverInfo": self.server.info_for(version),
+        }
+        if self.server.instructions is not None:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def _ping(self, request: _Request) -> dict[str, Any]:
+        return {}
+
+    def _set_level(self, request: _Request) -> dict[str, Any]:
+        level = request.params.get("level")
+        if level not in LOG_LEVELS:
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    def _modern_meta(self) -> str:
+        return encode({SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)})
+
+    def _discover(self, request: _Request) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": _CAPABILITIES,
+            "ttlMs": self.server.ttl_ms,
+            "cacheScope": self.server.cache_scope,
+            "resultType": "complete",
+            "_meta": {SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)},
+        }
+        if self.server.instructions is not None:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def _tools_list(self, request: _Request) -> str:
+        payloads = self.server.tool_payloads(request.version)
+        cursor = request.params.get("cursor")
+        start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
+        size = self.server.page_size
+        end = len(payloads) if size is None else min(start + size, len(payloads))
+        parts = ['{"tools":[', ",".join(payloads[start:end]), "]"]
+        if end < len(payloads):
+            parts.append(f',"nextCursor":"{_encode_cursor(end)}"')
+        if request.modern:
+            parts.append(f',"ttlMs":{self.server.ttl_ms},"cacheScope":"{self.server.cache_scope}"')
+            parts.append(f',"resultType":"complete","_meta":{self._modern_meta()}')
+        parts.append("}")
+        return "".join(parts)
+
+    async def _tools_call(self, request: _Request) -> dict[str, Any]:
+        params = request.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
+        tool = self.server.tools.get(name)
+        if tool is None:
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        context = Context(
+            request_id=request.id,
+            client_info=request.client_info,
+            protocol_version=request.version,
+            progress_token=token if is_valid_id(token) else None,
+            log_level=self._level_getter(request),
+            notify=self._notify,
+        )
+        timeout = self.server.tool_timeout
+        if timeout is None:
+            result = await tool.run(arguments, context)
+        else:
+            with anyio.move_on_after(timeout) as scope:
+                result = await tool.run(arguments, context)
+            if scope.cancelled_caught:
+                result = CallToolResult(
+                    content=[TextContent(text=f"tool {name!r} timed out after {timeout:g} s")], is_error=True
+                )
+        wire = shape_result(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True), request.version, tool.wraps_result
+        )
+        if request.modern:
+            wire["resultType"] = "complete"
+            wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)}
+        return wire
+
+    def _level_getter(self, request: _Request) -> Callable[[], LogLevel | None]:
+        if request.modern:
+            level = request.log_level
+            return lambda: level
+        return lambda: self.log_level
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def _listen(self, request: _Request) -> None:
+        wanted = request.params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
+        agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        await self._notify(
+            "notifications/subscriptions/acknowledged",
+            {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request.id}},
+        )
+        if agreed:
+            self.listeners.add(request.id)
+        try:
+            await anyio.sleep_forever()  # the stream stays open until the client cancels the request
+        finally:
+            self.listeners.discard(request.id)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"toolkit:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: Any, total: int) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        prefix, _, number = text.partition(":")
+        offset = int(number)
+        if prefix != "toolkit" or not 0 <= offset <= total:
+            raise ValueError(cursor)
+    except (AttributeError, ValueError, binascii.Error, UnicodeError):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor") from None
+    return offset

@@ -1,0 +1,3 @@
+"""Testing helpers for toolkit users: a pytest plugin (loaded automatically) and a synchronous tool tester."""
+
+from __future__ import annotations
