@@ -222,8 +222,8 @@ def is_object_like(annotation: Any) -> bool:
 def type_name(annotation: Any) -> str:
     """A short, readable name for an annotation, for error messages."""
     if isinstance(annotation, type):
-        return annotation.__qualname__
-    return repr(annotation).replace("typing.", "")
+        return annotation.__name__
+    return repr(annotation).replace("typing.", "").replace("collections.abc.", "")
 
 
 def first_sentence(exc: BaseException) -> str:

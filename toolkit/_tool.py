@@ -74,6 +74,9 @@ class Tool(Generic[P, R]):
 
     fn: Callable[..., Any]
     """The decorated function."""
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[..., Any]
     definition: ToolDefinition
     """The tool as `tools/list` sends it."""
     output_schema: dict[str, Any] | None
