@@ -1,0 +1,31 @@
+"""The frameworks compared, and how each one's side module is found."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+FRAMEWORKS = ("toolkit", "mcp", "fastmcp")
+FLOOR = "floor"
+BASELINE = "mcp"
+
+# What "import of the server API" imports; the floor's is the bare interpreter.
+IMPORTS = {
+    "toolkit": "from toolkit import Server",
+    "mcp": "from mcp.server.mcpserver import MCPServer",
+    "fastmcp": "from fastmcp import FastMCP",
+    FLOOR: "pass",
+}
+
+SERVE_SCRIPT = Path(__file__).with_name("serve.py")
+
+
+def load(name: str) -> ModuleType:
+    """Import `benchmarks.side_<name>`, and with it that framework."""
+    return importlib.import_module(f"benchmarks.side_{name}")
+
+
+def serve_argv(python: str, side: str, tools_dir: str, tools: int) -> list[str]:
+    """The command that starts `side`'s stdio server with `add` and the first `tools` generated tools."""
+    return [python, str(SERVE_SCRIPT), side, tools_dir, str(tools)]
