@@ -1,0 +1,367 @@
+"""What a tool returns, as the client receives it: content blocks, structured content, and conversion errors."""
+
+import base64
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from toolkit import (
+    Audio,
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    Image,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    tool,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 8
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+class Totals(TypedDict):
+    count: int
+
+
+@dataclasses.dataclass
+class Pair:
+    left: int
+    right: int
+
+
+def wire(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def call(tool_obj: Tool[..., Any]) -> dict[str, Any]:
+    return wire(await tool_obj.run({}))
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+# --- without an output schema -----------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("plain text", {"content": [{"type": "text", "text": "plain text"}], "isError": False}),
+        (None, {"content": [], "isError": False}),
+        (42, {"content": [{"type": "text", "text": "42"}], "isError": False}),
+        ([1, "a", None], {"content": [{"type": "text", "text": '[1,"a",null]'}], "isError": False}),
+        (b"\x00\xff", {"content": [{"type": "text", "text": '"AP8="'}], "isError": False}),
+        (
+            {"a": 1, "b": [True, 1.5]},
+            {
+                "content": [{"type": "text", "text": '{"a":1,"b":[true,1.5]}'}],
+                "structuredContent": {"a": 1, "b": [True, 1.5]},
+                "isError": False,
+            },
+        ),
+        (
+            Weather(city="Oslo", celsius=-3.5),
+            {
+                "content": [{"type": "text", "text": '{"city":"Oslo","celsius":-3.5}'}],
+                "structuredContent": {"city": "Oslo", "celsius": -3.5},
+                "isError": False,
+            },
+        ),
+        (
+            Pair(1, 2),
+            {
+                "content": [{"type": "text", "text": '{"left":1,"right":2}'}],
+                "structuredContent": {"left": 1, "right": 2},
+                "isError": False,
+            },
+        ),
+    ],
+    ids=["str", "none", "int", "list", "bytes", "dict", "model", "dataclass"],
+)
+async def test_an_unannotated_return_value_is_converted_by_its_kind(value: Any, expected: dict[str, Any]) -> None:
+    @tool
+    def give():  # type: ignore[no-untyped-def]
+        return value
+
+    assert await call(give) == expected
+
+
+@pytest.mark.anyio
+async def test_a_non_object_return_annotation_gives_json_text_without_structured_content() -> None:
+    @tool
+    def numbers() -> list[int]:
+        return [1, 2]
+
+    @tool(structured=False)
+    def weather() -> Weather:
+        return Weather(city="Oslo", celsius=1)
+
+    assert numbers.definition.output_schema is None
+    assert weather.definition.output_schema is None
+    assert await call(numbers) == {"content": [{"type": "text", "text": "[1,2]"}], "isError": False}
+    assert await call(weather) == {
+        "content": [{"type": "text", "text": '{"city":"Oslo","celsius":1.0}'}],
+        "isError": False,
+    }
+
+
+@pytest.mark.anyio
+async def test_content_blocks_pass_through_alone_or_in_a_list() -> None:
+    link = ResourceLink(uri="file:///tmp/report.pdf", name="report.pdf", mime_type="application/pdf")
+    embedded = EmbeddedResource(resource=TextResourceContents(uri="memo://1", text="hello", mime_type="text/plain"))
+
+    @tool
+    def one() -> TextContent:
+        return TextContent(text="hi")
+
+    @tool
+    def many() -> list[TextContent | ResourceLink | EmbeddedResource | Image]:
+        return [TextContent(text="see"), link, embedded, Image(data=PNG)]
+
+    assert one.definition.output_schema is None
+    assert many.definition.output_schema is None
+    assert await call(one) == {"content": [{"type": "text", "text": "hi"}], "isError": False}
+    assert await call(many) == {
+        "content": [
+            {"type": "text", "text": "see"},
+            {
+                "type": "resource_link",
+                "uri": "file:///tmp/report.pdf",
+                "name": "report.pdf",
+                "mimeType": "application/pdf",
+            },
+            {"type": "resource", "resource": {"uri": "memo://1", "mimeType": "text/plain", "text": "hello"}},
+            {"type": "image", "data": b64(PNG), "mimeType": "image/png"},
+        ],
+        "isError": False,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_returned_call_tool_result_passes_through_unchanged() -> None:
+    made = CallToolResult(content=[TextContent(text="custom")], structured_content={"city": "x"}, is_error=True)
+
+    @tool
+    def raw() -> CallToolResult:
+        return made
+
+    @tool
+    def typed() -> Weather:
+        return made  # type: ignore[return-value]
+
+    assert await raw.run({}) is made
+    assert await typed.run({}) is made
+
+
+# --- images and audio -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("media", "expected"),
+    [
+        (Image(data=PNG), ImageContent(data=b64(PNG), mime_type="image/png")),
+        (Image(data=JPEG), ImageContent(data=b64(JPEG), mime_type="image/jpeg")),
+        (Image(data=b"GIF89a..."), ImageContent(data=b64(b"GIF89a..."), mime_type="image/gif")),
+        (Image(data=b"RIFF\0\0\0\0WEBPVP8 "), ImageContent(data=b64(b"RIFF\0\0\0\0WEBPVP8 "), mime_type="image/webp")),
+        (Image(data=b"<svg xmlns=''/>"), ImageContent(data=b64(b"<svg xmlns=''/>"), mime_type="image/svg+xml")),
+        (Image(data=b"???", mime_type="image/x-custom"), ImageContent(data=b64(b"???"), mime_type="image/x-custom")),
+        (Image(data=b"???"), ImageContent(data=b64(b"???"), mime_type="application/octet-stream")),
+    ],
+    ids=["png", "jpeg", "gif", "webp", "svg", "given", "unknown"],
+)
+def test_image_detects_its_mime_type_from_the_bytes(media: Image, expected: ImageContent) -> None:
+    assert media.to_content() == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "mime"),
+    [
+        (WAV, "audio/wav"),
+        (b"ID3\x04", "audio/mpeg"),
+        (b"\xff\xfb\x90", "audio/mpeg"),
+        (b"OggS", "audio/ogg"),
+        (b"fLaC", "audio/flac"),
+    ],
+)
+def test_audio_detects_its_mime_type_from_the_bytes(data: bytes, mime: str) -> None:
+    assert Audio(data=data).to_content() == AudioContent(data=b64(data), mime_type=mime)
+
+
+def test_images_and_audio_from_a_path_use_the_bytes_then_the_file_extension(tmp_path: Path) -> None:
+    (tmp_path / "photo.bin").write_bytes(JPEG)
+    (tmp_path / "chart.png").write_bytes(b"not really a png")
+    (tmp_path / "clip.mp3").write_bytes(b"\x00\x00")
+    assert Image(path=tmp_path / "photo.bin").to_content() == ImageContent(data=b64(JPEG), mime_type="image/jpeg")
+    assert Image(path=str(tmp_path / "chart.png")).to_content() == ImageContent(
+        data=b64(b"not really a png"), mime_type="image/png"
+    )
+    assert Audio(path=tmp_path / "clip.mp3").to_content() == AudioContent(data=b64(b"\x00\x00"), mime_type="audio/mpeg")
+
+
+def test_image_and_audio_take_exactly_one_source_of_bytes() -> None:
+    with pytest.raises(ValueError, match=r"^Image takes exactly one of data= or path=$"):
+        Image()
+    with pytest.raises(ValueError, match=r"^Audio takes exactly one of data= or path=$"):
+        Audio(data=b"x", path="x.wav")
+    with pytest.raises(TypeError, match=r"^Image\(data=...\) takes bytes; use path= for a file$"):
+        Image(data="photo.png")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_tool_returning_image_or_audio_sends_the_content_block(tmp_path: Path) -> None:
+    (tmp_path / "tone.wav").write_bytes(WAV)
+
+    @tool
+    def picture() -> Image:
+        return Image(data=PNG)
+
+    @tool
+    def sound() -> Audio:
+        return Audio(path=tmp_path / "tone.wav")
+
+    assert await call(picture) == {
+        "content": [{"type": "image", "data": b64(PNG), "mimeType": "image/png"}],
+        "isError": False,
+    }
+    assert await call(sound) == {
+        "content": [{"type": "audio", "data": b64(WAV), "mimeType": "audio/wav"}],
+        "isError": False,
+    }
+
+
+# --- with an output schema --------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_object_like_returns_send_structured_content_and_its_compact_json() -> None:
+    @tool
+    def weather() -> Weather:
+        return Weather(city="Oslo", celsius=2)
+
+    @tool
+    def totals() -> Totals:
+        return {"count": 3}
+
+    @tool
+    def pair() -> Pair:
+        return Pair(1, 2)
+
+    @tool
+    def mapping() -> dict[str, float]:
+        return {"a": 1}
+
+    assert (weather.wraps_result, weather.output_schema) == (False, weather.definition.output_schema)
+    assert await call(weather) == {
+        "content": [{"type": "text", "text": '{"city":"Oslo","celsius":2.0}'}],
+        "structuredContent": {"city": "Oslo", "celsius": 2.0},
+        "isError": False,
+    }
+    assert await call(totals) == {
+        "content": [{"type": "text", "text": '{"count":3}'}],
+        "structuredContent": {"count": 3},
+        "isError": False,
+    }
+    assert (await call(pair))["structuredContent"] == {"left": 1, "right": 2}
+    assert (await call(mapping))["structuredContent"] == {"a": 1.0}
+
+
+@pytest.mark.anyio
+async def test_structured_true_wraps_a_non_object_value_as_result() -> None:
+    @tool(structured=True)
+    def count() -> int:
+        return 7
+
+    @tool(structured=True)
+    def maybe() -> Weather | None:
+        return None
+
+    assert count.wraps_result
+    assert count.output_schema == {"type": "integer"}
+    assert count.definition.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    assert await call(count) == {
+        "content": [{"type": "text", "text": "7"}],
+        "structuredContent": {"result": 7},
+        "isError": False,
+    }
+    assert await call(maybe) == {
+        "content": [{"type": "text", "text": "null"}],
+        "structuredContent": {"result": None},
+        "isError": False,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_return_value_that_does_not_match_the_output_schema_is_a_tool_error() -> None:
+    @tool
+    def wrong() -> Weather:
+        return {"city": "Oslo", "celsius": "cold"}  # type: ignore[return-value]
+
+    @tool(structured=True)
+    def not_a_number() -> int:
+        return "many"  # type: ignore[return-value]
+
+    assert await call(wrong) == {
+        "content": [
+            {
+                "type": "text",
+                "text": "tool 'wrong' returned a value that does not match its output schema: celsius: Input should be "
+                "a valid number, unable to parse string as a number",
+            }
+        ],
+        "isError": True,
+    }
+    assert await call(not_a_number) == {
+        "content": [
+            {
+                "type": "text",
+                "text": "tool 'not_a_number' returned a value that does not match its output schema: value: Input "
+                "should be a valid integer, unable to parse string as an integer",
+            }
+        ],
+        "isError": True,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_value_that_cannot_be_made_json_is_a_clear_tool_error() -> None:
+    @tool
+    def opaque():  # type: ignore[no-untyped-def]
+        return object()
+
+    @tool
+    def unreadable_image() -> Image:
+        return Image(path="/nonexistent/toolkit-test.png")
+
+    assert await call(opaque) == {
+        "content": [
+            {
+                "type": "text",
+                "text": "tool 'opaque' returned a value that cannot be sent: Unable to serialize unknown type: "
+                "<class 'object'>",
+            }
+        ],
+        "isError": True,
+    }
+    result = await unreadable_image.run({})
+    assert result.is_error
+    assert result.text.startswith("tool 'unreadable_image' returned a value that cannot be sent: [Errno 2]")
