@@ -1,0 +1,86 @@
+"""Static checks, run by `mypy --strict`: `@tool` keeps the decorated function's type.
+
+Not collected by pytest (the name does not start with `test_`), and the `check_*` functions are never called:
+they hold deliberately wrong calls. `mypy --strict tests` checks the file. Each `# type: ignore[...]` pins a call
+that must be rejected: were the type lost, the ignore would be unused and `--strict` (warn_unused_ignores) fails.
+"""
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from typing_extensions import assert_type
+
+from toolkit import CallToolResult, Tool, ToolDefinition, tool
+
+
+@tool
+def bare(a: int, b: str = "x") -> list[str]:
+    return [b] * a
+
+
+@tool(name="configured", read_only=True, structured=True)
+def configured(a: int, *, flag: bool = False) -> dict[str, int]:
+    return {"a": a, "flag": int(flag)}
+
+
+@tool
+async def bare_async(query: str) -> int:
+    return len(query)
+
+
+@tool(description="An async tool with options.")
+async def configured_async(query: str, limit: int = 10) -> list[str]:
+    return [query][:limit]
+
+
+class Shelf:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    @tool
+    def put(self, item: str) -> int:
+        self.items.append(item)
+        return len(self.items)
+
+    @tool(idempotent=True)
+    async def count(self) -> int:
+        return len(self.items)
+
+
+def check_sync_tools() -> None:
+    assert_type(bare(2), list[str])
+    assert_type(bare(2, b="y"), list[str])
+    assert_type(configured(1, flag=True), dict[str, int])
+    as_callable: Callable[[int, str], list[str]] = bare
+    assert isinstance(bare, Tool)
+    bare("two")  # type: ignore[arg-type]
+    configured(1, True)  # type: ignore[call-arg]
+    assert_type(as_callable(1, "z"), list[str])
+
+
+async def check_async_tools() -> None:
+    coroutine: Coroutine[Any, Any, int] = bare_async("q")
+    assert_type(await coroutine, int)
+    assert_type(await bare_async("q"), int)
+    assert_type(await configured_async("q", limit=1), list[str])
+    await configured_async(limit=1)  # type: ignore[call-arg]
+
+
+async def check_methods() -> None:
+    shelf = Shelf()
+    assert_type(shelf.put("book"), int)
+    assert_type(await shelf.count(), int)
+    bound: Tool[[str], int] = shelf.put
+    counted: Tool[[], Coroutine[Any, Any, int]] = shelf.count
+    unbound: Tool[[Shelf, str], int] = Shelf.put
+    assert_type(unbound(shelf, "x"), int)
+    shelf.put(3)  # type: ignore[arg-type]
+    assert_type(await bound.run({"item": "x"}), CallToolResult)
+    assert_type(await counted.run(), CallToolResult)
+
+
+def check_tool_api() -> None:
+    assert_type(bare.definition, ToolDefinition)
+    assert_type(bare.name, str)
+    assert_type(bare.output_schema, dict[str, Any] | None)
+    assert_type(bare.wraps_result, bool)
