@@ -90,7 +90,9 @@ def _pythons(args: argparse.Namespace, sides: list[str]) -> dict[str, str]:
 def _versions(pythons: dict[str, str]) -> dict[str, str]:
     versions = {}
     for side, distribution in DISTRIBUTIONS.items():
-        python = pythons.get(side, sys.executable)
+        if side not in pythons:
+            continue
+        python = pythons[side]
         code = f"import importlib.metadata as m; print(m.version({distribution!r}))"
         if python == sys.executable:
             try:
@@ -154,13 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
 
     records = [_report.summarize(row, samples[row.key], sides) for row in rows]
-    versions = _versions(pythons)
+    versions = _versions({**pythons, "pydantic": pythons.get("toolkit", sys.executable)})
     machine = f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores"
     print(f"\n{machine}; " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     mode = ", quick" if args.quick else ""
     print(f"{rounds} round(s){mode}, {elapsed:.0f} s; medians ({_report.RANGE} over rounds).\n")
     print(_report.table(records, sides, rows))
-    print(f"\nvs mcp: times better than mcp per round (above 1{_report.TIMES} is better); vs floor: share of floor.")
+    if "mcp" in sides:
+        print(f"\nvs mcp: times better than mcp per round (above 1{_report.TIMES} is better); vs floor: share of floor")
     for what, reason in skipped.items():
         print(f"skipped {what}: {reason}")
 
