@@ -409,8 +409,11 @@ class Client:
             params["_meta"] = {"progressToken": token}
             self._progress[token] = progress
         try:
-            with anyio.fail_after(timeout if timeout is not None else math.inf):
+            if timeout is None:
                 raw = await self._request("tools/call", params)
+            else:
+                with anyio.fail_after(timeout):
+                    raw = await self._request("tools/call", params)
         finally:
             if token is not None:
                 self._progress.pop(token, None)

@@ -1,19 +1,82 @@
-"""In-memory transport: two connected ends over anyio memory streams, for tests and embedding."""
+"""In-memory transport: two connected ends, for tests and embedding.
+
+A deliberately small channel rather than anyio's memory object streams: one message hop is on the hot path
+of every in-memory call, and the general streams pay for features (cloning, statistics, a checkpoint on
+every operation) that a point-to-point pipe does not need.
+"""
 
 from __future__ import annotations
 
+from collections import deque
+
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+import anyio.lowlevel
 
 __all__ = ["MemoryTransport"]
+
+# Yield to the event loop at least once every this many messages, so that a peer that floods the pipe
+# cannot starve the other tasks.
+_YIELD_EVERY = 32
+
+
+class _Pipe:
+    """One direction: a bounded queue of text messages with at most one waiting reader and one writer."""
+
+    __slots__ = ("buffer", "closed", "limit", "readable", "ticks", "writable")
+
+    def __init__(self, limit: int) -> None:
+        self.buffer: deque[str] = deque()
+        self.limit = limit
+        self.closed = False
+        self.readable: anyio.Event | None = None
+        self.writable: anyio.Event | None = None
+        self.ticks = 0
+
+    async def put(self, message: str) -> None:
+        while len(self.buffer) >= self.limit and not self.closed:
+            self.writable = anyio.Event()
+            await self.writable.wait()
+        if self.closed:
+            raise anyio.BrokenResourceError
+        self.buffer.append(message)
+        if self.readable is not None:
+            self.readable.set()
+            self.readable = None
+        await self._tick()
+
+    async def get(self) -> str:
+        while not self.buffer:
+            if self.closed:
+                raise anyio.EndOfStream
+            self.readable = anyio.Event()
+            await self.readable.wait()
+        message = self.buffer.popleft()
+        if self.writable is not None:
+            self.writable.set()
+            self.writable = None
+        await self._tick()
+        return message
+
+    async def _tick(self) -> None:
+        self.ticks += 1
+        if self.ticks >= _YIELD_EVERY:
+            self.ticks = 0
+            await anyio.lowlevel.checkpoint()
+
+    def close(self) -> None:
+        self.closed = True
+        for event in (self.readable, self.writable):
+            if event is not None:
+                event.set()
+        self.readable = self.writable = None
 
 
 class MemoryTransport:
     """One end of an in-memory connection. Messages are JSON text, exactly as on stdio."""
 
-    def __init__(self, send: MemoryObjectSendStream[str], receive: MemoryObjectReceiveStream[str]) -> None:
-        self._send = send
-        self._receive = receive
+    def __init__(self, outgoing: _Pipe, incoming: _Pipe) -> None:
+        self._out = outgoing
+        self._in = incoming
 
     @classmethod
     def pair(cls, buffer: int = 64) -> tuple[MemoryTransport, MemoryTransport]:
@@ -22,22 +85,18 @@ class MemoryTransport:
         Args:
             buffer: How many messages may wait in each direction before `send` waits (backpressure).
         """
-        a_send, b_receive = anyio.create_memory_object_stream[str](buffer)
-        b_send, a_receive = anyio.create_memory_object_stream[str](buffer)
-        return cls(a_send, a_receive), cls(b_send, b_receive)
+        if buffer < 1:
+            raise ValueError("buffer must be at least 1")
+        a_to_b, b_to_a = _Pipe(buffer), _Pipe(buffer)
+        return cls(a_to_b, b_to_a), cls(b_to_a, a_to_b)
 
     async def send(self, message: str, /) -> None:
-        try:
-            await self._send.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise anyio.BrokenResourceError from None
+        await self._out.put(message)
 
     async def receive(self) -> str:
-        try:
-            return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
+        return await self._in.get()
 
     async def aclose(self) -> None:
-        self._send.close()
-        self._receive.close()
+        """Close both directions: the peer's `receive` ends with `anyio.EndOfStream` once it has read all."""
+        self._out.close()
+        self._in.close()

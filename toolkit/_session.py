@@ -85,7 +85,7 @@ class Connection:
         self.log_level: LogLevel = _DEFAULT_LOG_LEVEL
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._idle = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._handlers: dict[str, Callable[[_Request], Any]] = {
