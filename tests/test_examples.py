@@ -1,0 +1,150 @@
+"""Every module in `examples/` imports, and its tools work through a real client."""
+
+import base64
+import importlib.util
+import sys
+import uuid
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from toolkit import CallToolResult, Client, ImageContent, Server, Tool
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+
+
+def load(name: str) -> ModuleType:
+    """Import `examples/<name>.py` as `examples_<name>` (the examples folder is not a package)."""
+    module_name = f"examples_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # pydantic resolves the models' string annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def error(text: str) -> tuple[bool, str]:
+    return (True, text)
+
+
+def outcome(result: CallToolResult) -> tuple[bool, str]:
+    """`(is_error, text)`: results from a client also carry protocol fields such as `resultType`."""
+    return (result.is_error, result.text)
+
+
+def test_every_example_module_is_tested() -> None:
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == ["calculator", "files", "notes"]
+
+
+@pytest.mark.parametrize("name", ["calculator", "files", "notes"])
+def test_every_example_imports_and_defines_tools(name: str) -> None:
+    module = load(name)
+    tools = [value for value in vars(module).values() if isinstance(value, Tool)]
+    classes = [
+        value for value in vars(module).values() if isinstance(value, type) and value.__module__ == module.__name__
+    ]
+    methods = [v for cls in classes for v in vars(cls).values() if isinstance(v, Tool)]
+    assert len(tools) + len(methods) >= 4
+
+
+@pytest.mark.anyio
+async def test_calculator_tools_compute_and_explain_their_errors() -> None:
+    calculator = load("calculator")
+    async with Client(calculator.server) as client:
+        names = [t.name for t in await client.list_tools()]
+        assert names == ["divide", "combine", "summarize", "convert_distance", "round_money", "evaluate"]
+        assert (await client.call_tool("divide", {"dividend": 1, "divisor": 4})).text == "0.25"
+        assert outcome(await client.call_tool("divide", {"dividend": 1, "divisor": 0})) == error(
+            "Cannot divide by zero: choose a non-zero divisor."
+        )
+        assert (await client.call_tool("combine", {"operation": "product", "values": [2, 3, 4]})).text == "24.0"
+        summary = await client.call_tool("summarize", {"values": [1, 2, 3, 4]})
+        assert summary.structured_content == {
+            "count": 4,
+            "mean": 2.5,
+            "median": 2.5,
+            "stdev": 1.2909944487358056,
+            "minimum": 1.0,
+            "maximum": 4.0,
+        }
+        miles = await client.call_tool("convert_distance", {"value": 1.609344, "source": "km", "target": "mi"})
+        assert miles.text == "1.0"
+        assert (await client.call_tool("round_money", {"amount": "2.675"})).text == "2.68"
+        assert (await client.call_tool("evaluate", {"expression": "(2 + 3) * 4 / 5"})).text == "4.0"
+        assert outcome(await client.call_tool("evaluate", {"expression": "__import__('os')"})) == error(
+            "Unsupported syntax: \"__import__('os')\". Use numbers, + - * / % ** and parentheses."
+        )
+        assert outcome(await client.call_tool("combine", {"operation": "mean", "values": []})) == error(
+            "Invalid arguments for tool 'combine':\n"
+            "- operation: Input should be 'sum', 'product', 'min' or 'max' (got \"mean\")\n"
+            "- values: List should have at least 1 item after validation, not 0 (got [])"
+        )
+
+
+@pytest.mark.anyio
+async def test_notes_tools_are_bound_to_their_notebook() -> None:
+    notes = load("notes")
+    notebook = notes.Notebook()
+    server = Server(
+        "notes", tools=[notebook.add_note, notebook.search_notes, notebook.update_note, notebook.delete_note]
+    )
+    async with Client(server) as client:
+        added = await client.call_tool(
+            "add_note",
+            {"title": "Call Ada", "body": "About the engine", "tags": ["work"], "priority": 3, "due": "2030-01-02"},
+        )
+        await client.call_tool("add_note", {"title": "Buy milk", "body": "Two litres"})
+        note_id = added.structured_content["id"]
+        assert added.structured_content["tags"] == ["work"]
+        found = await client.call_tool("search_notes", {"query": "ADA", "tag": "work", "due_before": "2031-01-01"})
+        assert [n["title"] for n in found.structured_content["notes"]] == ["Call Ada"]
+        everything = await client.call_tool("search_notes", {"limit": 1})
+        assert (everything.structured_content["total"], len(everything.structured_content["notes"])) == (2, 1)
+        updated = await client.call_tool("update_note", {"note_id": note_id, "changes": {"title": "Call Ada Lovelace"}})
+        assert updated.structured_content["title"] == "Call Ada Lovelace"
+        assert (await client.call_tool("delete_note", {"note_id": note_id})).text == "Deleted 'Call Ada Lovelace'."
+        missing = str(uuid.UUID(int=0))
+        assert outcome(await client.call_tool("delete_note", {"note_id": missing})) == error(
+            f"No note with id {missing}; it may already be deleted."
+        )
+        bad_tag = await client.call_tool("add_note", {"title": "x", "body": "y", "tags": ["Not A Tag"]})
+        assert bad_tag.is_error
+        assert bad_tag.text.startswith("Invalid arguments for tool 'add_note':\n- tags.0: String should match pattern")
+    assert [n.title for n in notebook.search_notes().notes] == ["Buy milk"]
+
+
+@pytest.mark.anyio
+async def test_files_tools_stay_inside_their_sandbox(tmp_path: Path) -> None:
+    files = load("files")
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with Client(files.make_server(tmp_path)) as client:
+        wrote = await client.call_tool("write_file", {"path": "docs/a.txt", "text": "alpha\nbeta\n"})
+        assert wrote.text == "Wrote 11 bytes to docs/a.txt."
+        image = {"path": "logo.png", "data": base64.b64encode(PNG).decode()}
+        assert (await client.call_tool("write_file", image)).text == "Wrote 16 bytes to logo.png."
+        assert outcome(await client.call_tool("write_file", {"path": "logo.png", "text": "x"})) == error(
+            "'logo.png' exists; pass overwrite=true to replace it."
+        )
+        listing = await client.call_tool("list_files", {"pattern": "*.txt"})
+        assert [(f["path"], f["size"]) for f in listing.structured_content["files"]] == [("docs/a.txt", 11)]
+        assert (await client.call_tool("read_text", {"path": "docs/a.txt", "max_chars": 5})).text == (
+            "alpha\n[... 6 more characters]"
+        )
+        assert outcome(await client.call_tool("read_text", {"path": "../secret"})) == error(
+            "'../secret' is outside the sandbox; use a relative path such as 'notes/todo.txt'."
+        )
+        found = await client.call_tool("search", {"needle": "beta"}, progress=on_progress)
+        assert found.text == '[{"path":"docs/a.txt","line":2,"text":"beta"}]'
+        assert progress == [(1, 2), (2, 2)]
+        shown = await client.call_tool("view_image", {"path": "logo.png"})
+        assert shown.content == [ImageContent(data=base64.b64encode(PNG).decode(), mime_type="image/png")]
