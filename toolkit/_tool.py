@@ -439,24 +439,24 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     once: a signature problem raises [`ToolDefinitionError`][toolkit.ToolDefinitionError] listing every
     problem, naming the function.
 
-    Args:
-        name: The tool's name; defaults to the function's name. Must match `^[A-Za-z0-9_.-]{1,128}$`.
-        title: A human-readable title (also sent as `annotations.title`).
-        description: Overrides the docstring's summary and body.
-        read_only: `readOnlyHint`: the tool does not change its environment.
-        destructive: `destructiveHint`: the tool may destroy data (spec default when omitted: true).
-        idempotent: `idempotentHint`: calling twice with the same arguments has no further effect.
-        open_world: `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
-        icons: Icons for clients to display.
-        meta: The definition's `_meta`.
-        structured: `None` (auto) gives an `outputSchema` for object-like return types; `True` for any type
-            (wrapping non-objects as `{"result": ...}`); `False` never.
-        docstring_style: `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
-        require_param_docs: Make a parameter without a description a definition error.
-        inline_defs: Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
-        optional_style: `"compact"` (default) describes `x: T | None = None` as an optional `T`;
+    Keyword Args:
+        name (str | None): The tool's name; defaults to the function's name. Must match `^[A-Za-z0-9_.-]{1,128}$`.
+        title (str | None): A human-readable title (also sent as `annotations.title`).
+        description (str | None): Overrides the docstring's summary and body.
+        read_only (bool | None): `readOnlyHint`: the tool does not change its environment.
+        destructive (bool | None): `destructiveHint`: the tool may destroy data (spec default when omitted: true).
+        idempotent (bool | None): `idempotentHint`: calling twice with the same arguments has no further effect.
+        open_world (bool | None): `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
+        icons (Sequence[Icon | Mapping[str, Any]] | None): Icons for clients to display.
+        meta (Mapping[str, Any] | None): The definition's `_meta`.
+        structured (bool | None): `None` (auto) gives an `outputSchema` for object-like return types;
+            `True` for any type (wrapping non-objects as `{"result": ...}`); `False` never.
+        docstring_style (DocstringStyle | None): `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
+        require_param_docs (bool): Make a parameter without a description a definition error.
+        inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
+        optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
             `"faithful"` keeps `anyOf [T, null]` with `default: null`.
-        show_error_details: Send exception types and messages to the client (off: a generic message).
+        show_error_details (bool): Send exception types and messages to the client (off: a generic message).
     """
     localns = _caller_locals()
     opts = _Options(**options)
