@@ -230,8 +230,10 @@ class Client:
             try:
                 with anyio.fail_after(10 if self._protocol == "auto" else math.inf):
                     result = await self._request("server/discover", {}, modern=True)
-            except (ProtocolError, TimeoutError):
-                if self._protocol != "auto":
+            except (ProtocolError, TimeoutError) as exc:
+                # The stdio transport page: an UnsupportedProtocolVersion error means a modern server that wants
+                # another modern version (do not fall back); any other error or silence means a handshake server.
+                if self._protocol != "auto" or (isinstance(exc, ProtocolError) and exc.code == -32022):
                     raise
             else:
                 if MODERN_VERSION in result.get("supportedVersions", ()):

@@ -31,8 +31,8 @@ from ._jsonrpc import (
     is_valid_id,
 )
 from ._transport import MessageError
-from ._types import MODERN_VERSION, CallToolResult, Implementation, TextContent
-from ._versions import SUPPORTED_VERSIONS, negotiate, shape_result
+from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, TextContent
+from ._versions import negotiate, shape_result
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -248,7 +248,9 @@ class Connection:
 
     async def _on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
-        params = message.get("params") or {}
+        params = message.get("params")
+        if not isinstance(params, dict):  # a malformed notification gets no answer, and must not end the loop
+            params = {}
         if method == "notifications/initialized":
             self.initialized = True
         elif method == "notifications/cancelled":
@@ -298,18 +300,18 @@ class Connection:
             return await self._modern(method, message["id"], params, meta)
         if method == "initialize":
             return self._initialize(params)
-        if method == "server/discover":
-            return self._discover(_Request(message["id"], params, MODERN_VERSION, None))
-        if self.version is None:
+        if self.version is None or method == "server/discover":
             if method == "ping":
                 return {}
+            # 2026-07-28 (basic/index): a request missing the required _meta fields is malformed: -32602. The same
+            # code tells a handshake-era client it must initialize first (the lifecycle leaves the code open).
             raise ProtocolError(
-                INVALID_REQUEST,
-                "Invalid request: the connection is not initialized; send initialize first, "
-                f"or name the protocol version in params._meta[{VERSION_KEY!r}]",
+                INVALID_PARAMS,
+                f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
+                f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
             )
         handler = self._handlers.get(method)
-        if handler is None or method == "server/discover":
+        if handler is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
         request = _Request(message["id"], params, self.version, meta if isinstance(meta, dict) else None)
         request.log_level = self.log_level
@@ -387,7 +389,8 @@ class Connection:
 
     def _discover(self, request: _Request) -> dict[str, Any]:
         result: dict[str, Any] = {
-            "supportedVersions": list(SUPPORTED_VERSIONS),
+            # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
+            "supportedVersions": [MODERN_VERSION],
             "capabilities": _CAPABILITIES,
             "ttlMs": self.server.ttl_ms,
             "cacheScope": self.server.cache_scope,
