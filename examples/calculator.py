@@ -42,6 +42,17 @@ class Summary(BaseModel):
 
 
 @tool(read_only=True, idempotent=True, open_world=False)
+def add(a: Number, b: Number) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@tool(read_only=True, idempotent=True, open_world=False)
 def divide(dividend: Number, divisor: Number) -> float:
     """Divide one number by another.
 
@@ -156,7 +167,7 @@ def evaluate(expression: Annotated[str, Field(min_length=1, max_length=200)]) ->
 server = Server(
     "calculator",
     instructions="Exact and floating-point arithmetic, distance conversion and descriptive statistics.",
-    tools=[divide, combine, summarize, convert_distance, round_money, evaluate],
+    tools=[add, divide, combine, summarize, convert_distance, round_money, evaluate],
 )
 
 if __name__ == "__main__":

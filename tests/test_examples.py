@@ -58,7 +58,8 @@ async def test_calculator_tools_compute_and_explain_their_errors() -> None:
     calculator = load("calculator")
     async with Client(calculator.server) as client:
         names = [t.name for t in await client.list_tools()]
-        assert names == ["divide", "combine", "summarize", "convert_distance", "round_money", "evaluate"]
+        assert names == ["add", "divide", "combine", "summarize", "convert_distance", "round_money", "evaluate"]
+        assert (await client.call_tool("add", {"a": 2, "b": "3"})).text == "5.0"
         assert (await client.call_tool("divide", {"dividend": 1, "divisor": 4})).text == "0.25"
         assert outcome(await client.call_tool("divide", {"dividend": 1, "divisor": 0})) == error(
             "Cannot divide by zero: choose a non-zero divisor."
