@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import base64
+import inspect
 import mimetypes
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pydantic
 import pydantic_core
 
+from ._schema import OutputSchema, is_object_like, output_schema
+from ._signature import first_sentence, type_name
 from ._types import (
     CONTENT_TYPES,
     AudioContent,
@@ -20,7 +25,15 @@ from ._types import (
     TextContent,
 )
 
-__all__ = ["Audio", "Image", "OutputMismatchError", "structured_converter", "to_json_text", "unstructured_result"]
+__all__ = [
+    "Audio",
+    "Image",
+    "OutputMismatchError",
+    "converter",
+    "structured_converter",
+    "to_json_text",
+    "unstructured_result",
+]
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -175,3 +188,44 @@ def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> 
         return CallToolResult(content=[TextContent(text=text)], structured_content={"result": data} if wraps else data)
 
     return convert
+
+
+def converter(
+    annotation: Any, structured: bool | None, *, inline: bool, problems: list[str]
+) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
+    """Choose the return-value converter and, for structured results, the output schema.
+
+    Problems (a return type without a JSON schema) are appended to `problems`.
+    """
+    no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
+    if structured is False or no_schema or _is_content_type(annotation):
+        if structured:
+            problems.append("structured=True needs a return annotation describing JSON data")
+        return (_plain if structured is False else _plain_or_structured), None
+    if structured is None and not is_object_like(annotation):
+        return _plain, None
+    try:
+        output = output_schema(annotation, inline=inline)
+    except Exception as exc:
+        problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
+        return _plain, None
+    return structured_converter(output.adapter, wraps=output.wraps), output
+
+
+def _plain(value: Any) -> CallToolResult:
+    return unstructured_result(value, allow_structured=False)
+
+
+def _plain_or_structured(value: Any) -> CallToolResult:
+    return unstructured_result(value, allow_structured=True)
+
+
+def _is_content_type(annotation: Any) -> bool:
+    plain = (*CONTENT_TYPES, CallToolResult, Image, Audio)
+    if isinstance(annotation, type):
+        return issubclass(annotation, plain)
+    origin = get_origin(annotation)
+    if origin in (list, typing.Union, types.UnionType, tuple):
+        args = [a for a in get_args(annotation) if a is not Ellipsis]
+        return bool(args) and all(_is_content_type(a) for a in args)
+    return False

@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
@@ -23,19 +22,18 @@ from pydantic import TypeAdapter
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
+from ._signature import Param, first_sentence, type_name
+
 __all__ = [
     "OutputSchema",
-    "Param",
     "TypeInfo",
     "clean_schema",
     "compact_optionals",
-    "first_sentence",
     "inline_defs",
     "input_schema",
     "is_object_like",
     "output_schema",
     "type_info",
-    "type_name",
 ]
 
 # Schema keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
@@ -217,43 +215,6 @@ def is_object_like(annotation: Any) -> bool:
         args = get_args(annotation)
         return not args or args[0] is str
     return is_typeddict(annotation)
-
-
-def type_name(annotation: Any) -> str:
-    """A short, readable name for an annotation, for error messages."""
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return repr(annotation).replace("typing.", "").replace("collections.abc.", "")
-
-
-def first_sentence(exc: BaseException) -> str:
-    """pydantic's schema errors run to several paragraphs and a URL; the first sentence says what is wrong."""
-    text = str(exc).strip()
-    return text.splitlines()[0].split(". ")[0].rstrip(".") if text else type(exc).__name__
-
-
-def base64_bytes(annotation: Any) -> Any:
-    """Arguments arrive as JSON, so `bytes` parameters take base64 text."""
-    if annotation is bytes:
-        return pydantic.Base64Bytes
-    origin = get_origin(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        return typing.Union[tuple(base64_bytes(a) for a in get_args(annotation))]  # noqa: UP007
-    if origin in (list, set, frozenset) and get_args(annotation):
-        return origin[base64_bytes(get_args(annotation)[0])]
-    return annotation
-
-
-class Param(typing.NamedTuple):
-    """One tool parameter, as the signature, `Annotated` metadata, `Field` and docstring describe it."""
-
-    name: str
-    annotation: Any
-    default: Any
-    """`inspect.Parameter.empty` when the parameter is required."""
-    factory: Callable[[], Any] | None
-    description: str | None
-    examples: list[Any] | None
 
 
 def input_schema(

@@ -8,31 +8,21 @@ import inspect
 import logging
 import re
 import sys
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Concatenate, Generic, Literal, TypeVar, get_args, get_origin, overload
+from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
 
 import anyio.to_thread
 import pydantic_core
-from pydantic.fields import FieldInfo
 from typing_extensions import ParamSpec, Self
 
-from ._content import Audio, Image, OutputMismatchError, structured_converter, to_json_text, unstructured_result
+from ._content import OutputMismatchError, converter, to_json_text
 from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
-from ._schema import (
-    OutputSchema,
-    Param,
-    base64_bytes,
-    first_sentence,
-    input_schema,
-    is_object_like,
-    output_schema,
-    type_name,
-)
-from ._types import CONTENT_TYPES, CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
+from ._schema import input_schema
+from ._signature import collect_params, in_class_body, type_hints
+from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
 __all__ = ["Tool", "tool"]
 
@@ -194,18 +184,20 @@ class Tool(Generic[P, R]):
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
         parameters = list(signature.parameters.values())
-        self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and _in_class_body(qualname)
+        self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and in_class_body(qualname)
         if self._is_method:
             parameters = parameters[1:]
-        hints = _type_hints(fn, localns, problems)
+        hints = type_hints(fn, localns, problems)
         doc = parse_docstring(fn.__doc__, opts.docstring_style)
-        params, self._context_param = _params(parameters, hints, doc.params, problems)
+        params, self._context_param = collect_params(parameters, hints, doc.params, problems)
         if opts.require_param_docs:
             problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
         schema, validator = input_schema(
             params, inline=opts.inline_defs, optional_style=opts.optional_style, problems=problems
         )
-        self._convert, output = _output(hints.get("return", inspect.Signature.empty), opts, problems)
+        self._convert, output = converter(
+            hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
+        )
         if problems:
             raise ToolDefinitionError(qualname, problems)
 
@@ -231,61 +223,6 @@ class Tool(Generic[P, R]):
         self.show_error_details = opts.show_error_details
 
 
-def _type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, problems: list[str]) -> dict[str, Any]:
-    """Resolve the annotations (string ones too); report each one that cannot be resolved."""
-    local = dict(localns) if localns else None
-    try:
-        return typing.get_type_hints(fn, localns=local, include_extras=True)
-    except Exception:
-        pass
-    # Resolve one by one, so that the error names every annotation that failed and keeps the others.
-    hints: dict[str, Any] = {}
-    for key, annotation in getattr(fn, "__annotations__", {}).items():
-        probe = _Probe({key: annotation}, getattr(fn, "__globals__", {}))
-        try:
-            hints.update(typing.get_type_hints(probe, localns=local, include_extras=True))
-        except Exception as exc:
-            what = "return annotation" if key == "return" else f"parameter {key}"
-            problems.append(f"{what}: {annotation!r} cannot be resolved: {type(exc).__name__}: {exc}")
-            hints[key] = _UNRESOLVED
-    return hints
-
-
-class _Probe:
-    def __init__(self, annotations: dict[str, Any], globalns: dict[str, Any]) -> None:
-        self.__annotations__ = annotations
-        self.__globals__ = globalns
-
-
-_UNRESOLVED = object()
-
-
-def _params(
-    parameters: list[inspect.Parameter], hints: dict[str, Any], docs: Mapping[str, str], problems: list[str]
-) -> tuple[list[Param], str | None]:
-    """The schema's parameters, and the name of the parameter that receives the Context (if any)."""
-    params: list[Param] = []
-    context: str | None = None
-    for p in parameters:
-        annotation = hints.get(p.name, _UNRESOLVED if p.annotation is not p.empty else p.empty)
-        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
-            star = "*" if p.kind is p.VAR_POSITIONAL else "**"
-            problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
-        elif p.kind is p.POSITIONAL_ONLY:
-            problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
-        elif annotation is p.empty:
-            problems.append(f"parameter {p.name}: missing type annotation")
-        elif annotation is _UNRESOLVED:
-            pass  # already reported
-        elif _is_context(annotation):
-            context = p.name
-        else:
-            params.append(_param(p, annotation, docs.get(p.name)))
-    names = {p.name for p in parameters}
-    problems.extend(f"docstring documents {d!r}, which is not a parameter" for d in docs if d not in names)
-    return params, context
-
-
 def _annotations(opts: _Options) -> ToolAnnotations | None:
     flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
     if all(flag is None for flag in flags) and opts.title is None:
@@ -297,96 +234,6 @@ def _annotations(opts: _Options) -> ToolAnnotations | None:
         idempotent_hint=opts.idempotent,
         open_world_hint=opts.open_world,
     )
-
-
-def _in_class_body(qualname: str) -> bool:
-    parts = qualname.split(".")
-    return len(parts) >= 2 and parts[-2] != "<locals>"
-
-
-def _is_context(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, Context):
-        return True
-    origin = get_origin(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        return len(args) == 1 and _is_context(args[0])
-    return False
-
-
-def _param(p: inspect.Parameter, annotation: Any, doc: str | None) -> Param:
-    description: str | None = None
-    examples: list[Any] | None = None
-    default: Any = p.default
-    factory: Callable[[], Any] | None = None
-    if get_origin(annotation) is typing.Annotated:
-        base, *metadata = get_args(annotation)
-        kept: list[Any] = []
-        for item in metadata:
-            if isinstance(item, str):
-                description = item
-                continue
-            if isinstance(item, FieldInfo) and item.description:
-                description = item.description
-            kept.append(item)
-        annotation = _annotated(base64_bytes(base), kept)
-    else:
-        annotation = base64_bytes(annotation)
-    if isinstance(default, FieldInfo):
-        field = default
-        description = field.description or description
-        examples = field.examples
-        factory = field.default_factory  # type: ignore[assignment]
-        default = field.default if field.default is not pydantic_core.PydanticUndefined else p.empty
-        if field.metadata:
-            annotation = _annotated(annotation, field.metadata)
-    return Param(p.name, annotation, default, factory, description or doc, examples)
-
-
-def _annotated(annotation: Any, metadata: Sequence[Any]) -> Any:
-    if not metadata:
-        return annotation
-    args = (annotation, *metadata)
-    return typing.Annotated[args]
-
-
-def _output(
-    annotation: Any, opts: _Options, problems: list[str]
-) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
-    """Choose the return-value converter and, for structured results, the output schema."""
-    structured = opts.structured
-    no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
-    if structured is False or no_schema or _is_content_type(annotation):
-        if structured:
-            problems.append("structured=True needs a return annotation describing JSON data")
-        return (_plain if structured is False else _plain_or_structured), None
-    if structured is None and not is_object_like(annotation):
-        return _plain, None
-    try:
-        output = output_schema(annotation, inline=opts.inline_defs)
-    except Exception as exc:
-        problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
-        return _plain, None
-    return structured_converter(output.adapter, wraps=output.wraps), output
-
-
-def _plain(value: Any) -> CallToolResult:
-    return unstructured_result(value, allow_structured=False)
-
-
-def _plain_or_structured(value: Any) -> CallToolResult:
-    return unstructured_result(value, allow_structured=True)
-
-
-def _is_content_type(annotation: Any) -> bool:
-    plain = (*CONTENT_TYPES, CallToolResult, Image, Audio)
-    if isinstance(annotation, type):
-        return issubclass(annotation, plain)
-    origin = get_origin(annotation)
-    if origin in (list, typing.Union, types.UnionType, tuple):
-        args = [a for a in get_args(annotation) if a is not Ellipsis]
-        return bool(args) and all(_is_content_type(a) for a in args)
-    return False
 
 
 def _safe_str(exc: BaseException) -> str:
