@@ -446,12 +446,7 @@ def render_markdown(tools: Sequence[Mapping[str, Any]], *, title: str | None = "
     )
     out.append("")
     if tools:
-        body = []
-        for tool in tools:
-            params = ", ".join(_code(name) for name in (tool.get("inputSchema") or {}).get("properties") or {})
-            label = " ".join(_code(b) for b in badges(tool, mark_defaults=False))
-            body.append([_code(str(tool.get("name"))), _cell(_display_title(tool) or ""), label, params or "none"])
-        out += [*_table(["Tool", "Title", "Hints", "Parameters"], body), ""]
+        out += [*_summary_table(tools), ""]
     notes = warnings(tools)
     if notes:
         out += ["**Warnings**", ""]
@@ -460,6 +455,17 @@ def render_markdown(tools: Sequence[Mapping[str, Any]], *, title: str | None = "
     for tool in tools:
         out += _tool_section(tool, sub)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _summary_table(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    titled = any(_display_title(tool) for tool in tools)
+    body = []
+    for tool in tools:
+        params = ", ".join(_code(name) for name in (tool.get("inputSchema") or {}).get("properties") or {})
+        label = " ".join(_code(b) for b in badges(tool, mark_defaults=False))
+        title = [_cell(_display_title(tool) or "")] if titled else []
+        body.append([_code(str(tool.get("name"))), *title, label, params or "none"])
+    return _table(["Tool", *(["Title"] if titled else []), "Hints", "Parameters"], body)
 
 
 def _tool_section(tool: Mapping[str, Any], level: str) -> list[str]:

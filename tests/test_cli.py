@@ -1,0 +1,439 @@
+"""The `toolkit` command, run for real in a subprocess: every command, and every way it can fail.
+
+Golden files of the examples' references live in `tests/golden/`; after an intended change, regenerate them with
+`toolkit docs examples/<name>.py -o tests/golden/<name>.md` (files: `toolkit docs --stdio -o tests/golden/files.md
+-- python examples/files.py`) and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from toolkit import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+PYTHON = sys.executable
+
+PROGRESS_TOOLS = '''
+from toolkit import Context, ToolError, tool
+
+
+@tool
+async def count(n: int, ctx: Context) -> str:
+    """Count to n, reporting progress."""
+    for i in range(n):
+        await ctx.report_progress(i + 1, n, f"step {i + 1}")
+    return "done"
+
+
+@tool
+def fail() -> str:
+    """Always fails."""
+    raise ToolError("the disk is full")
+
+
+@tool
+def echo(value: object = None, text: str = "") -> dict[str, object]:
+    """Return the arguments."""
+    return {"value": value, "text": text}
+'''
+
+
+def toolkit(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [PYTHON, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60, check=False
+    )
+
+
+def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    return (run.returncode, run.stdout, run.stderr)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "progress_tools.py").write_text(PROGRESS_TOOLS, encoding="utf-8")
+    return tmp_path
+
+
+# -- docs ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["calculator", "notes"])
+def test_the_examples_references_match_their_golden_files(name: str) -> None:
+    assert outcome(toolkit("docs", f"examples/{name}.py", "--check", f"tests/golden/{name}.md")) == (0, "", "")
+
+
+def test_a_server_of_any_implementation_is_documented_over_stdio() -> None:
+    run = toolkit("docs", "--stdio", "--check", "tests/golden/files.md", "--", PYTHON, "examples/files.py")
+
+    assert outcome(run) == (0, "", "")
+
+
+def test_docs_print_markdown_and_write_files(tmp_path: Path) -> None:
+    printed = toolkit("docs", "examples/notes.py")
+    written = toolkit("docs", "examples/notes.py", "-o", str(tmp_path / "tools.md"))
+
+    assert outcome(printed) == (0, (GOLDEN / "notes.md").read_text(encoding="utf-8"), "")
+    assert outcome(written) == (0, "", "")
+    assert (tmp_path / "tools.md").read_text(encoding="utf-8") == printed.stdout
+
+
+def test_docs_in_json_are_exactly_the_tools_list_payload() -> None:
+    run = toolkit("docs", "examples/notes.py", "--format", "json")
+
+    async def listed() -> list[dict[str, object]]:
+        async with Client.stdio([PYTHON, str(ROOT / "examples" / "notes.py")], protocol="handshake") as client:
+            tools = await client.list_tools()
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+    assert run.returncode == 0
+    assert json.loads(run.stdout) == {"tools": anyio.run(listed)}
+
+
+def test_out_of_date_docs_fail_with_a_diff(tmp_path: Path) -> None:
+    stale = tmp_path / "tools.md"
+    stale.write_text((GOLDEN / "notes.md").read_text(encoding="utf-8").replace("Find notes", "Look for notes"))
+
+    run = toolkit("docs", "examples/notes.py", "--check", str(stale))
+
+    assert run.returncode == 1
+    assert "-Look for notes, most urgent first.\n+Find notes, most urgent first.\n" in run.stdout
+    assert run.stdout.startswith(f"--- {stale} (on disk)\n+++ {stale} (generated)\n")
+    assert run.stderr == f"toolkit: {stale} is out of date; update it with: toolkit docs examples/notes.py -o {stale}\n"
+
+
+def test_checking_docs_against_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    run = toolkit("docs", "examples/notes.py", "--check", str(tmp_path / "absent.md"))
+
+    assert outcome(run) == (
+        2,
+        "",
+        f"toolkit: error: cannot read '{tmp_path / 'absent.md'}': No such file or directory\n",
+    )
+
+
+# -- list ------------------------------------------------------------------------------------------------------
+
+
+def test_list_shows_names_hints_and_parameters() -> None:
+    expected = [
+        "NAME          HINTS                                      PARAMETERS",
+        "add_note      destructive, not idempotent, closed-world  "
+        "title: string, body: string, tags?: list[string], priority?: 1 | 2 | 3, due?: string (date)",
+        "search_notes  read-only, closed-world                    "
+        "query?: string, tag?: string, due_before?: string (date), limit?: integer ≥ 1, ≤ 50",
+        "update_note   destructive, idempotent, closed-world      note_id: string (uuid), changes: object",
+        "delete_note   destructive, idempotent, closed-world      note_id: string (uuid)",
+        "4 tools",
+    ]
+    text = "\n".join(expected) + "\n"
+
+    assert outcome(toolkit("list", "examples/notes.py")) == (0, text, "")
+    assert outcome(toolkit("list", "--stdio", "--", PYTHON, "examples/notes.py")) == (0, text, "")
+
+
+def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "app.py").write_text(
+        "from toolkit import Server\nfrom progress_tools import fail\n\nserver = Server('app', tools=[fail])\n"
+    )
+    expected = (
+        "NAME  HINTS                                    PARAMETERS\n"
+        "fail  destructive, not idempotent, open-world  -\n"
+        "1 tool\n"
+    )
+
+    assert outcome(toolkit("list", "pkg.app", cwd=project)) == (0, expected, "")
+    assert outcome(toolkit("list", "pkg.app:server", cwd=project)) == (0, expected, "")
+    assert outcome(toolkit("list", "progress_tools:fail", cwd=project)) == (0, expected, "")
+
+
+# -- call ------------------------------------------------------------------------------------------------------
+
+
+def test_call_prints_text_and_structured_results() -> None:
+    assert outcome(toolkit("call", "examples/calculator.py", "add", "a=1", "b=2")) == (0, "3.0\n", "")
+    summary = toolkit("call", "examples/calculator.py", "summarize", "values=[1, 2, 3]")
+    assert (summary.returncode, json.loads(summary.stdout)) == (
+        0,
+        {"count": 3, "mean": 2.0, "median": 2.0, "stdev": 1.0, "minimum": 1.0, "maximum": 3.0},
+    )
+
+
+def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path) -> None:
+    run = toolkit("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
+    mixed = toolkit("call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project)
+
+    assert (run.returncode, json.loads(run.stdout)) == (0, {"value": {"a": [1, True]}, "text": "hello world"})
+    # key=value pairs override --json; "7" parses as a number, which the tool then refuses as text.
+    assert mixed.returncode == 1
+    assert "text" in mixed.stderr
+
+
+def test_call_reports_progress_on_stderr(project: Path) -> None:
+    run = toolkit("call", "progress_tools.py", "count", "n=2", cwd=project)
+
+    assert outcome(run) == (
+        0,
+        "done\n",
+        "[###############---------------] 1/2 step 1\n[##############################] 2/2 step 2\n",
+    )
+
+
+def test_a_failing_tool_exits_1_with_its_message(project: Path) -> None:
+    assert outcome(toolkit("call", "progress_tools.py", "fail", cwd=project)) == (1, "", "the disk is full\n")
+
+
+def test_call_raw_prints_the_whole_result(project: Path) -> None:
+    run = toolkit("call", "progress_tools.py", "fail", "--raw", cwd=project)
+
+    assert run.returncode == 1
+    assert json.loads(run.stdout)["isError"] is True
+
+
+def test_call_reaches_a_running_server_over_stdio() -> None:
+    run = toolkit("call", "--stdio", "add", "a=1", "b=2", "--", PYTHON, "examples/calculator.py")
+
+    assert outcome(run) == (0, "3.0\n", "")
+
+
+def test_an_unknown_tool_over_stdio_is_refused_by_the_server() -> None:
+    run = toolkit("call", "--stdio", "nope", "--", PYTHON, "examples/calculator.py")
+
+    assert run.returncode == 2
+    assert run.stderr.startswith("toolkit: error: the server refused the call: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add"], "call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)"),
+        (["examples/calculator.py", "ad"], "no tool named 'ad'; did you mean 'add'?"),
+        (["examples/calculator.py", "zzz"], "no tool named 'zzz'; tools: add, divide, combine, summarize, "),
+        (["examples/calculator.py", "add", "a"], "argument 'a' is not key=value"),
+        (["examples/calculator.py", "add", "=1"], "argument '=1' is not key=value"),
+        (["examples/calculator.py", "add", "--json", "{"], "--json is not valid JSON: "),
+        (["examples/calculator.py", "add", "--json", "[1]"], "--json must be a JSON object"),
+    ],
+)
+def test_call_usage_errors_exit_2(args: list[str], message: str) -> None:
+    run = toolkit("call", *args)
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith(f"toolkit: error: {message}")
+
+
+# -- targets ---------------------------------------------------------------------------------------------------
+
+
+def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
+    (project / "broken.py").write_text("import no_such_module\n")
+    (project / "syntax.py").write_text("def f(:\n")
+    (project / "empty.py").write_text("X = 1\n")
+    (project / "two.py").write_text("from toolkit import Server\n\na = Server('a')\nb = Server('b')\n")
+    (project / "dup.py").write_text(
+        "from toolkit import tool\n\n@tool(name='x')\ndef f() -> None: ...\n\n@tool(name='x')\ndef g() -> None: ...\n"
+    )
+    (project / "factory.py").write_text(
+        "from toolkit import Server\n\ndef make(root: str) -> Server: ...\n\nVALUE = 3\n"
+    )
+    cannot_import = "toolkit: error: cannot import"
+    errors = {
+        target: toolkit("list", target, cwd=project).stderr
+        for target in [
+            "missing.py",
+            "no_such_package.mod",
+            "broken.py",
+            "syntax.py",
+            "empty.py",
+            "two.py",
+            "dup.py",
+            "broken.py:x",
+            "empty.py:X",
+            "empty.py:nope",
+            "factory.py:make",
+        ]
+    }
+
+    assert errors == {
+        "missing.py": f"toolkit: error: no such file: '{project / 'missing.py'}'\n",
+        "no_such_package.mod": f"{cannot_import} 'no_such_package.mod': "
+        "ModuleNotFoundError: No module named 'no_such_package'\n",
+        "broken.py": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module'\n",
+        "syntax.py": f"{cannot_import} 'syntax.py': SyntaxError: invalid syntax ({project / 'syntax.py'}, line 1)\n",
+        "empty.py": "toolkit: error: 'empty.py' holds no toolkit.Server and no @tool functions; "
+        "name a function that builds a server (empty.py:make_server), or start it with --stdio -- python empty.py\n",
+        "two.py": "toolkit: error: 'two.py' holds several servers; choose one: two.py:a, two.py:b\n",
+        "dup.py": "toolkit: error: 'dup.py' holds two tools named 'x'\n",
+        "broken.py:x": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module'\n",
+        "empty.py:X": "toolkit: error: 'empty.py:X' is int, not a toolkit.Server, a Tool or a list of tools\n",
+        "empty.py:nope": "toolkit: error: 'empty.py' has no attribute 'nope'\n",
+        "factory.py:make": "toolkit: error: 'factory.py:make' is a function that needs arguments; "
+        "it cannot build the server\n",
+    }
+
+
+def test_a_function_without_arguments_can_build_the_server(project: Path) -> None:
+    (project / "factory.py").write_text(
+        "from toolkit import Server\nfrom progress_tools import fail\n\n"
+        "def make() -> Server:\n    return Server('f', tools=[fail])\n"
+    )
+
+    assert toolkit("list", "factory.py:make", cwd=project).stdout.endswith("1 tool\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["list"], "TARGET is required (or --stdio -- COMMAND)"),
+        (["list", "--stdio"], "--stdio needs the server's command after --, e.g. --stdio -- python server.py"),
+        (["list", "x.py", "--stdio", "--", "python"], "give either TARGET or --stdio -- COMMAND, not both"),
+        (["list", "x.py", "--", "python"], "a command after -- needs --stdio"),
+        (["check", "examples/notes.py"], "one of the arguments --against --write is required"),
+    ],
+)
+def test_usage_errors_exit_2_with_the_usage(args: list[str], message: str) -> None:
+    run = toolkit(*args)
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.endswith(f"error: {message}\n")
+    assert run.stderr.startswith("usage: toolkit ")
+
+
+def test_a_server_command_that_cannot_start_is_an_error() -> None:
+    run = toolkit("list", "--stdio", "--", "/nonexistent/server")
+
+    assert run.returncode == 2
+    assert run.stderr.startswith("toolkit: error: cannot start '/nonexistent/server': ")
+
+
+def test_version() -> None:
+    from toolkit import __version__
+
+    assert outcome(toolkit("--version")) == (0, f"toolkit {__version__}\n", "")
+
+
+# -- check -----------------------------------------------------------------------------------------------------
+
+
+def test_check_against_a_snapshot_of_the_same_tools_passes(tmp_path: Path) -> None:
+    snapshot = tmp_path / "tools.json"
+
+    written = toolkit("check", "examples/notes.py", "--write", str(snapshot))
+    checked = toolkit("check", "examples/notes.py", "--against", str(snapshot))
+
+    assert outcome(written) == (0, "", f"wrote 4 tools to {snapshot}\n")
+    assert snapshot.read_text(encoding="utf-8") == toolkit("docs", "examples/notes.py", "--format", "json").stdout
+    assert outcome(checked) == (0, "No changes.\n", "")
+
+
+def test_check_fails_on_breaking_changes(project: Path) -> None:
+    (project / "v1.py").write_text(
+        "from typing import Literal\nfrom toolkit import tool\n\n"
+        "@tool\ndef find(query: str, mode: Literal['a', 'b'] = 'a') -> list[str]:\n    '''Find.'''\n    return []\n"
+    )
+    (project / "v2.py").write_text(
+        "from typing import Literal\nfrom toolkit import tool\n\n"
+        "@tool\ndef find(query: str, limit: int, mode: Literal['a'] = 'a') -> list[str]:\n"
+        "    '''Find.'''\n    return []\n\n"
+        "@tool(read_only=True)\ndef count() -> int:\n    '''Count.'''\n    return 0\n"
+    )
+    assert toolkit("check", "v1.py", "--write", "tools.json", cwd=project).returncode == 0
+
+    text = toolkit("check", "v2.py", "--against", "tools.json", cwd=project)
+    machine = toolkit("check", "v2.py", "--against", "tools.json", "--format", "json", cwd=project)
+
+    assert outcome(text) == (
+        1,
+        'BREAKING    find: parameter `mode`: enum value `"b"` removed\n'
+        "BREAKING    find: parameter `limit` added (required)\n"
+        "compatible  count: tool `count` added\n"
+        "3 changes: 2 breaking, 1 compatible.\n",
+        "",
+    )
+    assert (machine.returncode, json.loads(machine.stdout)) == (
+        1,
+        {
+            "breaking": 2,
+            "compatible": 1,
+            "changes": [
+                {
+                    "severity": "compatible",
+                    "kind": "tool-added",
+                    "tool": "count",
+                    "path": None,
+                    "message": "tool `count` added",
+                },
+                {
+                    "severity": "breaking",
+                    "kind": "enum-value-removed",
+                    "tool": "find",
+                    "path": "mode",
+                    "message": 'parameter `mode`: enum value `"b"` removed',
+                },
+                {
+                    "severity": "breaking",
+                    "kind": "required-parameter-added",
+                    "tool": "find",
+                    "path": "limit",
+                    "message": "parameter `limit` added (required)",
+                },
+            ],
+        },
+    )
+
+
+def test_only_compatible_changes_pass(project: Path) -> None:
+    (project / "v1.py").write_text("from toolkit import tool\n\n@tool\ndef f(a: int) -> None:\n    '''F.'''\n")
+    (project / "v2.py").write_text(
+        "from toolkit import tool\n\n@tool\ndef f(a: float, b: int = 0) -> None:\n    '''F.'''\n"
+    )
+    toolkit("check", "v1.py", "--write", "tools.json", cwd=project)
+
+    assert outcome(toolkit("check", "v2.py", "--against", "tools.json", cwd=project)) == (
+        0,
+        "compatible  f: parameter `a`: now accepts any number (was integer)\n"
+        "compatible  f: parameter `b` added (optional)\n"
+        "2 changes: 0 breaking, 2 compatible.\n",
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "'tools.json' is not JSON: "),
+        ('{"tools": [1]}', "'tools.json' is not a tools/list snapshot (write one with --write)"),
+    ],
+)
+def test_a_snapshot_that_is_not_a_tools_list_is_an_error(project: Path, content: str, message: str) -> None:
+    (project / "tools.json").write_text(content)
+
+    run = toolkit("check", "progress_tools.py", "--against", "tools.json", cwd=project)
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith(f"toolkit: error: {message}")
+
+
+# -- serve -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_serve_speaks_mcp_over_stdio() -> None:
+    command = [PYTHON, "-m", "toolkit", "serve", str(ROOT / "examples" / "calculator.py")]
+    with anyio.fail_after(30):
+        async with Client.stdio(command) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+
+    assert (len(tools), result.text) == (7, "3.0")

@@ -1,0 +1,7 @@
+"""`python -m toolkit`: the `toolkit` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,163 @@
+"""Find the tools a command-line TARGET names: `package.module`, `package.module:attr` or `path/to/file.py[:attr]`."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from ._tool import Tool
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["TargetError", "load_server"]
+
+_ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
+
+
+class TargetError(Exception):
+    """The target cannot be imported, holds no tools, or is ambiguous; the message says which and why."""
+
+
+def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> Server:
+    """Import `target` and return its server.
+
+    Without `:attr`, the module's one `toolkit.Server` is used, or else its `@tool` functions are collected
+    into a new server named after the module. An attribute may be a `Server`, a `Tool`, a list of tools, or a
+    function that takes no arguments and returns one of those.
+
+    Args:
+        target: `package.module`, `package.module:attr`, `path/to/file.py` or `path/to/file.py:attr`.
+        base: The directory relative paths and top-level modules are found from (default: the current one).
+
+    Raises:
+        TargetError: the module does not import, holds no tools, or holds several servers.
+    """
+    from ._server import Server
+
+    match = _ATTR.match(target)
+    where, attr = (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
+    module = _import(where, Path(base) if base is not None else Path.cwd())
+    name = Path(where).stem if _is_path(where) else where.rsplit(".", 1)[-1]
+    if attr is not None:
+        value: Any = module
+        for part in attr.split("."):
+            if not hasattr(value, part):
+                raise TargetError(f"{where!r} has no attribute {attr!r}")
+            value = getattr(value, part)
+        return _as_server(value, f"{where}:{attr}", name)
+    servers = _unique(value for value in vars(module).values() if isinstance(value, Server))
+    if len(servers) > 1:
+        names = sorted(key for key, value in vars(module).items() if isinstance(value, Server))
+        options = ", ".join(f"{where}:{key}" for key in names)
+        raise TargetError(f"{where!r} holds several servers; choose one: {options}")
+    if servers:
+        server: Server = servers[0]
+        return server
+    tools = _unique(value for value in vars(module).values() if isinstance(value, Tool))
+    if not tools:
+        raise TargetError(
+            f"{where!r} holds no toolkit.Server and no @tool functions; name a function that builds a server "
+            f"({where}:make_server), or start it with --stdio -- python {where}"
+        )
+    return _collect(tools, where, name)
+
+
+def _is_drive(where: str) -> bool:
+    return len(where) == 1 and where.isalpha()  # `C:\\tools.py` on Windows
+
+
+def _is_path(where: str) -> bool:
+    return where.endswith(".py") or "/" in where or os.sep in where
+
+
+def _import(where: str, base: Path) -> ModuleType:
+    try:
+        if _is_path(where):
+            return _import_file(base / where)
+        if str(base) not in sys.path:
+            # `toolkit list mymodule` finds modules in the current directory, as `python -m` does.
+            sys.path.insert(0, str(base))
+        return importlib.import_module(where)
+    except TargetError:
+        raise
+    except SyntaxError as exc:
+        raise TargetError(
+            f"cannot import {where!r}: SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+        ) from exc
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise TargetError(f"no such file: {str(path)!r}")
+    path = path.resolve()
+    name = path.stem
+    existing = sys.modules.get(name)
+    if existing is not None and getattr(existing, "__file__", None) == str(path):
+        return existing
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TargetError(f"cannot import {str(path)!r}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before running, so that pydantic and dataclasses can resolve the module's own names, and with
+    # its directory on the path, so that it can import its neighbours as `python file.py` would.
+    sys.modules[name] = module
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _unique(values: Any) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if not any(value is seen for seen in out):
+            out.append(value)
+    return out
+
+
+def _as_server(value: Any, where: str, name: str) -> Server:
+    from ._server import Server
+
+    if isinstance(value, Server):
+        return value
+    if isinstance(value, Tool):
+        return _collect([value], where, name)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, Tool) for item in value):
+        return _collect(list(value), where, name)
+    if callable(value) and not isinstance(value, type):
+        # A factory: `path.py:make_server` builds the server when it needs no arguments.
+        try:
+            inspect.signature(value).bind()
+        except TypeError:
+            raise TargetError(f"{where!r} is a function that needs arguments; it cannot build the server") from None
+        except ValueError:
+            pass
+        return _as_server(value(), f"{where}()", name)
+    raise TargetError(f"{where!r} is {type(value).__name__}, not a toolkit.Server, a Tool or a list of tools")
+
+
+def _collect(tools: list[Tool[Any, Any]], where: str, name: str) -> Server:
+    from ._server import Server
+
+    server = Server(name)
+    for item in tools:
+        if item.name in server.tools:
+            raise TargetError(f"{where!r} holds two tools named {item.name!r}")
+        server.add_tool(item)
+    return server
