@@ -437,3 +437,48 @@ async def test_serve_speaks_mcp_over_stdio() -> None:
             result = await client.call_tool("add", {"a": 1, "b": 2})
 
     assert (len(tools), result.text) == (7, "3.0")
+
+
+# -- mkdocs plugin ---------------------------------------------------------------------------------------------
+
+
+def mkdocs_build(project: Path, page: str) -> subprocess.CompletedProcess[str]:
+    pytest.importorskip("mkdocs")
+    (project / "mkdocs.yml").write_text("site_name: t\nplugins:\n  - toolkit-tools\n", encoding="utf-8")
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs" / "index.md").write_text(page, encoding="utf-8")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    command = [PYTHON, "-m", "mkdocs", "build", "-q", "-d", "site"]
+    return subprocess.run(command, capture_output=True, text=True, cwd=project, env=env, timeout=120, check=False)
+
+
+def test_the_mkdocs_plugin_replaces_blocks_outside_code_fences(project: Path) -> None:
+    page = (
+        "# Reference\n\n```markdown\n::: toolkit-tools progress_tools.py\n```\n\n::: toolkit-tools progress_tools.py\n"
+    )
+    page += "    heading_level: 3\n\nAfter.\n"
+
+    run = mkdocs_build(project, page)
+    html = (project / "site" / "index.html").read_text(encoding="utf-8")
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert "::: toolkit-tools progress_tools.py" in html  # the example in the fence is kept
+    tags = ('<h3 id="count">', '<h3 id="fail">', '<h3 id="echo">', "<p>After.</p>")
+    assert [tag for tag in tags if tag not in html] == []
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ("::: toolkit-tools missing.py\n", "index.md: toolkit-tools missing.py: no such file: "),
+        (
+            "::: toolkit-tools progress_tools.py\n    colour: red\n",
+            "index.md: unknown toolkit-tools option 'colour: red'",
+        ),
+    ],
+)
+def test_the_mkdocs_plugin_fails_the_build_on_a_bad_block(project: Path, block: str, message: str) -> None:
+    run = mkdocs_build(project, block)
+
+    assert run.returncode == 1
+    assert message in run.stderr

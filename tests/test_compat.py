@@ -278,3 +278,13 @@ def test_the_report_lists_breaking_changes_first_and_counts_them() -> None:
         "3 changes: 1 breaking, 2 compatible.\n"
     )
     assert format_changes([]) == "No changes.\n"
+
+
+def test_keywords_that_are_not_analysed_count_as_a_breaking_change() -> None:
+    old = make(properties={"a": {"allOf": [INT]}, "b": {"type": "string", "not": {"const": ""}}})
+    new = make(properties={"a": {"allOf": [STR]}, "b": {"type": "string", "not": {"const": "x"}}})
+
+    assert changes_of(old, new) == [
+        ("breaking", "type-changed", "parameter `a`: schema changed"),
+        ("breaking", "type-changed", "parameter `b`: not changed"),
+    ]

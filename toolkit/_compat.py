@@ -26,6 +26,35 @@ _ANNOTATION_KEYS = frozenset(
     {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment", "$schema"}
 )
 
+# Keywords the comparison understands; a difference in any other keyword is reported as a change of type.
+_ANALYSED = _ANNOTATION_KEYS | {
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "$defs",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+}
+
 # Generic findings -> (severity, kind) for arguments (input) and for results (output). A finding says how the
 # set of values valid under the new schema relates to the old one.
 _INPUT: dict[str, tuple[Severity, str]] = {
@@ -270,7 +299,9 @@ class _Step:
 def _compare_types(step: _Step) -> None:
     old_branches, new_branches = _branches(step.old), _branches(step.new)
     if old_branches is None or new_branches is None:
-        if old_branches is None and new_branches is not None:
+        if old_branches is None and new_branches is None:
+            step.add("changed", "schema changed")  # keywords such as allOf or not, which are not analysed
+        elif old_branches is None:
             step.add("narrowed", f"now restricted to {describe_type(step.new)} (was any value)")
         elif new_branches is None and old_branches is not None:
             step.add("widened", f"now accepts any value (was {describe_type(step.old)})")
@@ -366,6 +397,9 @@ def _compare_branch(kind: str, step: _Step) -> None:
         return
     for check in _CHECKS:
         check(step)
+    others = sorted(k for k in {*step.old, *step.new} - _ANALYSED if step.old.get(k) != step.new.get(k))
+    if others:
+        step.add("changed", f"{', '.join(others)} changed")
     if kind == "array":
         _compare_array(step)
     if kind == "object":

@@ -80,10 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     call = commands.add_parser(
         "call",
         help="call a tool and print its result",
+        usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
+        "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
         epilog=_EPILOG + "Arguments are key=value; a value that parses as JSON is JSON, otherwise a string.\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    call.add_argument("words", nargs="+", metavar="[TARGET] TOOL [key=value ...]")
+    call.add_argument("words", nargs="+", metavar="ARGUMENT", help="TARGET (unless --stdio), TOOL, key=value pairs")
     call.add_argument("--json", dest="json_args", metavar="OBJECT", help="arguments as one JSON object")
     call.add_argument("--stdio", action="store_true", help="call the server started by the command after --")
     call.add_argument("--timeout", type=float, help="seconds to wait for the result")
