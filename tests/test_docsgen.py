@@ -13,15 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from toolkit import tool
-from toolkit._docsgen import (
-    badges,
-    definition_size,
-    describe_type,
-    example_arguments,
-    render_json,
-    render_markdown,
-    warnings,
-)
+from toolkit._docsgen import badges, definition_size, render_json, render_markdown, warnings
+from toolkit._schematext import describe_type, example_arguments
 
 GOLDEN = Path(__file__).parent / "golden"
 

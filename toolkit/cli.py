@@ -202,7 +202,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ._docsgen import badges, describe_type
+    from ._docsgen import badges
+    from ._schematext import describe_type
 
     tools = _payload(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]

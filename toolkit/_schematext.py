@@ -1,0 +1,237 @@
+"""JSON Schema in words: readable types, constraints, and example values that fit a schema."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["code_span", "constraints", "describe_type", "example_arguments"]
+
+
+def code_span(text: str) -> str:
+    """Inline code that survives a table cell in both GitHub Markdown and Python-Markdown."""
+    if "|" not in text and "`" not in text:
+        return f"`{text}`"
+    escaped = html.escape(text, quote=False)
+    for char in "|*_`[\\":
+        escaped = escaped.replace(char, f"&#{ord(char)};")
+    return f"<code>{escaped}</code>"
+
+
+# -- readable types --------------------------------------------------------------------------------------------
+
+
+def _bound(value: Any) -> str:
+    return json.dumps(value)
+
+
+def constraints(schema: Mapping[str, Any]) -> list[str]:
+    """The schema's own constraints in words: bounds, lengths, pattern, format, item counts."""
+    out: list[str] = []
+    low = [f"≥ {_bound(schema['minimum'])}"] if "minimum" in schema else []
+    low += [f"> {_bound(schema['exclusiveMinimum'])}"] if "exclusiveMinimum" in schema else []
+    high = [f"≤ {_bound(schema['maximum'])}"] if "maximum" in schema else []
+    high += [f"< {_bound(schema['exclusiveMaximum'])}"] if "exclusiveMaximum" in schema else []
+    out += low + high
+    if "multipleOf" in schema:
+        out.append(f"multiple of {_bound(schema['multipleOf'])}")
+    out += _range(schema, "minLength", "maxLength", "characters")
+    if "pattern" in schema:
+        out.append(f"pattern {code_span(str(schema['pattern']))}")
+    if "format" in schema:
+        out.append(f"format {code_span(str(schema['format']))}")
+    out += _range(schema, "minItems", "maxItems", "items")
+    if schema.get("uniqueItems"):
+        out.append("unique items")
+    out += _range(schema, "minProperties", "maxProperties", "properties")
+    if schema.get("deprecated"):
+        out.append("deprecated")
+    return out
+
+
+def _range(schema: Mapping[str, Any], low_key: str, high_key: str, unit: str) -> list[str]:
+    low, high = schema.get(low_key), schema.get(high_key)
+    if low is not None and high is not None:
+        return [f"exactly {_count(low, unit)}" if low == high else f"{low}-{high} {unit}"]
+    if low is not None:
+        return [f"at least {_count(low, unit)}"] if low else []
+    if high is not None:
+        return [f"at most {_count(high, unit)}"]
+    return []
+
+
+def _count(n: Any, unit: str) -> str:
+    singular = {"characters": "character", "items": "item", "properties": "property"}
+    return f"{n} {singular[unit] if n == 1 else unit}"
+
+
+def _inline_bounds(schema: Mapping[str, Any]) -> str:
+    """Constraints short enough to sit inside a type: `integer ≥ 0`, `string (date-time)`."""
+    parts = [c for c in constraints(schema) if c[0] in "≥>≤<"]
+    if "format" in schema:
+        parts.append(f"({schema['format']})")
+    return " " + ", ".join(parts).replace(", (", " (") if parts else ""
+
+
+def describe_type(schema: Any, *, bounds: bool = True) -> str:
+    """A readable type: `list[string]`, `integer ≥ 0`, `"a" | "b"`, `dict[string, number]`, `Node | null`.
+
+    Objects with properties read as `object`; their fields are listed separately. `bounds=False` leaves out
+    the top level's own constraints (a table shows them in their own column).
+    """
+    if not isinstance(schema, Mapping):
+        return "nothing" if schema is False else "any"
+    combined = _describe_combination(schema, bounds=bounds)
+    if combined is not None:
+        return combined
+    kind = schema.get("type")
+    if kind is None and "properties" in schema:
+        kind = "object"
+    if not isinstance(kind, str):
+        return "any"
+    if kind == "array":
+        prefix = schema.get("prefixItems")
+        items = f"tuple[{', '.join(describe_type(item) for item in prefix)}]" if isinstance(prefix, list) else ""
+        return items or f"list[{describe_type(schema.get('items', True))}]"
+    extra = schema.get("additionalProperties")
+    if kind == "object" and not schema.get("properties") and isinstance(extra, Mapping) and extra:
+        return f"dict[string, {describe_type(extra)}]"
+    return kind + (_inline_bounds(schema) if bounds and kind != "object" else "")
+
+
+def _describe_combination(schema: Mapping[str, Any], *, bounds: bool) -> str | None:
+    """The readable form of `$ref`, `const`, `enum`, `anyOf`/`oneOf`, one-item `allOf` and type lists."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return ref.rsplit("/", 1)[-1]
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    if isinstance(values, list):
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in values) or "nothing"
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list):
+        return " | ".join(_dedupe(describe_type(branch) for branch in branches))
+    if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        return describe_type({**schema["allOf"][0], **merged}, bounds=bounds)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(describe_type({**schema, "type": k}, bounds=bounds) for k in kind)
+    return None
+
+
+def _dedupe(items: Any) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return list(seen)
+
+
+# -- example call ----------------------------------------------------------------------------------------------
+
+_FORMAT_EXAMPLES = {
+    "date-time": "2025-01-01T12:00:00Z",
+    "date": "2025-01-01",
+    "time": "12:00:00",
+    "duration": "PT1H",
+    "email": "user@example.com",
+    "uri": "https://example.com",
+    "url": "https://example.com",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "hostname": "example.com",
+}
+
+
+def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for an example `tools/call`: every required parameter, and optional ones that have examples.
+
+    Values come from the schema's `examples`, then `default`, `const` or the first `enum` value, then a value
+    of the right type that respects the bounds.
+    """
+    value = _example_object(schema, schema.get("$defs") or {}, depth=0)
+    return value if isinstance(value, dict) else {}
+
+
+def _example_object(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    out: dict[str, Any] = {}
+    for name, sub in properties.items():
+        if name in required or (isinstance(sub, Mapping) and sub.get("examples")):
+            out[name] = _example(sub, defs, depth + 1)
+    return out
+
+
+_NO_VALUE = object()
+
+
+def _example(schema: Any, defs: Mapping[str, Any], depth: int) -> Any:
+    if not isinstance(schema, Mapping) or depth > 8:
+        return None
+    given = _given_example(schema, defs, depth)
+    if given is not _NO_VALUE:
+        return given
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None and "properties" in schema:
+        kind = "object"
+    make = _EXAMPLES_BY_TYPE.get(kind) if isinstance(kind, str) else None
+    return make(schema, defs, depth) if make is not None else None
+
+
+def _example_string(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> str:
+    text = _FORMAT_EXAMPLES.get(schema.get("format", ""), "example").ljust(schema.get("minLength", 0), "x")
+    return text[: schema["maxLength"]] if "maxLength" in schema else text
+
+
+def _example_array(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> list[Any]:
+    if isinstance(schema.get("prefixItems"), list):
+        return [_example(item, defs, depth + 1) for item in schema["prefixItems"]]
+    return [_example(schema.get("items", {}), defs, depth + 1)] * max(1, schema.get("minItems", 1))
+
+
+_EXAMPLES_BY_TYPE: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any], int], Any]] = {
+    "integer": lambda schema, _defs, _depth: _example_number(schema, integer=True),
+    "number": lambda schema, _defs, _depth: _example_number(schema, integer=False),
+    "string": _example_string,
+    "boolean": lambda _schema, _defs, _depth: True,
+    "array": _example_array,
+    "object": _example_object,
+}
+
+
+def _given_example(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> Any:
+    """A value the schema spells out (`examples`, `default`, `const`, `enum`), or one of a `$ref`/`anyOf`."""
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    for key in ("default", "const"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _example(defs.get(ref.rsplit("/", 1)[-1], {}), defs, depth + 1)
+    for key in ("anyOf", "oneOf"):
+        branches = [b for b in schema.get(key) or () if isinstance(b, Mapping) and b.get("type") != "null"]
+        if branches:
+            return _example(branches[0], defs, depth + 1)
+    return _NO_VALUE
+
+
+def _example_number(schema: Mapping[str, Any], *, integer: bool) -> float | int:
+    step = 1 if integer else 0.5
+    value: float = 1
+    if "minimum" in schema:
+        value = schema["minimum"]
+    elif "exclusiveMinimum" in schema:
+        value = schema["exclusiveMinimum"] + step
+    if "maximum" in schema and value > schema["maximum"]:
+        value = schema["maximum"]
+    elif "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
+        value = schema["exclusiveMaximum"] - step
+    return int(value) if integer else value
