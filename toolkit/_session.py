@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.from_thread
 import pydantic
 
 from ._context import LOG_LEVELS, Context, LogLevel
@@ -78,6 +80,7 @@ class Connection:
     def __init__(self, server: Server, transport: Transport) -> None:
         self.server = server
         self.transport = transport
+        self._thread = threading.get_ident()
         self.version: str | None = None
         self.initialized = False
         self.client_info: Implementation | None = None
@@ -263,6 +266,9 @@ class Connection:
     def tools_changed(self) -> None:
         """Called by the server when its tool list changes."""
         if self._tg is None:
+            return
+        if threading.get_ident() != self._thread:  # a sync tool (worker thread) changed the list: hop to the loop
+            anyio.from_thread.run_sync(self.tools_changed)
             return
         if self.version is not None and self.initialized:
             self._tg.start_soon(self._send, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
