@@ -21,7 +21,8 @@ import mcp
 import pytest
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types import LOG_LEVEL_META_KEY, LoggingMessageNotificationParams
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types import LOG_LEVEL_META_KEY, LoggingMessageNotificationParams, ToolListChangedNotification
 
 import toolkit
 
@@ -76,7 +77,18 @@ async def test_sdk_client_connects_and_lists_tools_whose_schemas_are_valid_2020_
             listed = await client.list_tools()
 
     tools = {tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools}
-    assert list(tools) == ["echo", "add", "point", "pixel", "fail", "count", "chatty", "block", "was_cancelled"]
+    assert list(tools) == [
+        "echo",
+        "add",
+        "point",
+        "pixel",
+        "fail",
+        "count",
+        "chatty",
+        "block",
+        "was_cancelled",
+        "grow",
+    ]
     for tool in tools.values():
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
         if "outputSchema" in tool:
@@ -236,6 +248,37 @@ async def test_an_sdk_client_cancelling_a_call_stops_the_tool_and_the_server_kee
 
     assert cancelled.content[0].text == "true"  # type: ignore[union-attr]
     assert echo.content[0].text == "still here"  # type: ignore[union-attr]
+
+
+async def test_a_handshake_sdk_client_hears_that_a_sync_tool_changed_the_tool_list() -> None:
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    with anyio.fail_after(TIMEOUT):
+        async with sdk_client("legacy", message_handler=on_message) as client:
+            await client.call_tool("grow", {"name": "sprout"})  # a sync tool: it runs on a worker thread
+            await changed.wait()
+            listed = await client.list_tools()
+            sprout = await client.call_tool("sprout", {})
+
+    assert listed.tools[-1].name == "sprout"
+    assert sprout.content[0].text == "sprout"  # type: ignore[union-attr]
+
+
+async def test_a_2026_sdk_client_hears_tool_list_changes_through_subscriptions_listen() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with sdk_client("auto") as client, client.listen(tools_list_changed=True) as subscription:
+            assert subscription.honored is not None
+            assert subscription.honored.tools_list_changed is True
+            await client.call_tool("grow", {"name": "sprout"})
+            event = await subscription.__anext__()
+            listed = await client.list_tools(cache_mode="refresh")
+
+    assert event == ToolsListChanged()
+    assert listed.tools[-1].name == "sprout"
 
 
 # -- toolkit's client against an official SDK server ---------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import anyio
 from typing_extensions import TypedDict
 
-from toolkit import Context, Image, Server, ToolError
+from toolkit import Context, Image, Server, ToolError, tool
 
 # The smallest valid PNG: 1x1 transparent pixel.
 PIXEL = bytes.fromhex(
@@ -90,6 +90,18 @@ async def was_cancelled() -> bool:
     with anyio.move_on_after(5):
         await _cancelled.wait()
     return _cancelled.is_set()
+
+
+@server.tool
+def grow(name: str) -> str:
+    """Add a tool called `name` to this server (clients are told the tool list changed)."""
+
+    def added() -> str:
+        return name
+
+    added.__name__ = name
+    server.add_tool(tool(added))
+    return f"added {name}"
 
 
 if __name__ == "__main__":
