@@ -1,0 +1,502 @@
+"""A raw JSON-line peer for protocol tests, over memory or a real stdio subprocess.
+
+The peer sends any text (valid or not) and reads every message the server sends, with every wait bounded.
+Each message it reads is checked against the official MCP JSON Schema of the revision in use
+(`../shared/mcp-schema/<revision>.json`): the JSON-RPC envelope, then the specific result or notification type.
+A field a revision does not define, or a missing required one, fails the test instead of a client.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import jsonschema
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from toolkit import MemoryTransport, Server
+
+MODERN = "2026-07-28"
+HANDSHAKE = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST = HANDSHAKE[0]
+TIMEOUT = 10.0  # seconds any one wait may take; generous, so only a hang fails
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "shared" / "mcp-schema"
+SERVERS = Path(__file__).resolve().parent / "servers"
+DEMO = SERVERS / "protocol_demo.py"
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+Connect = Callable[..., AbstractAsyncContextManager["Peer"]]
+"""The `connect` fixture: `async with connect(page_size=None) as peer`."""
+
+# The result type each method answers with, by the name of its `$defs`/`definitions` entry.
+RESULTS = {
+    "initialize": "InitializeResult",
+    "ping": "EmptyResult",
+    "logging/setLevel": "EmptyResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "server/discover": "DiscoverResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
+}
+NOTIFICATIONS = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/cancelled": "CancelledNotification",
+}
+
+
+class AnyText:
+    """Equal to any string: for error messages, which tests do not pin (codes are the contract)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "<any text>"
+
+
+TEXT = AnyText()
+
+
+def error(request_id: Any, code: int, data: Any = None) -> dict[str, Any]:
+    """The whole error response expected for `request_id`, with any message text."""
+    body: dict[str, Any] = {"code": code, "message": TEXT}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+def meta(
+    version: str = MODERN, *, log_level: str | None = None, progress: str | int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The 2026-07-28 per-request `_meta` envelope."""
+    out: dict[str, Any] = {
+        VERSION_KEY: version,
+        CAPABILITIES_KEY: {},
+        CLIENT_INFO_KEY: {"name": "wire", "version": "1.0"},
+        **extra,
+    }
+    if log_level is not None:
+        out[LOG_LEVEL_KEY] = log_level
+    if progress is not None:
+        out["progressToken"] = progress
+    return out
+
+
+# -- schema validation ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _schema(version: str) -> dict[str, Any]:
+    path = SCHEMA_DIR / f"{version}.json"
+    if not path.is_file():
+        raise RuntimeError(
+            f"the official MCP schema for {version} is missing: expected {path}. The protocol tests validate every "
+            "server message against it; the shared folder sits beside the clone (../shared/mcp-schema)."
+        )
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
+
+
+@functools.cache
+def _validator(version: str, name: str) -> Any:
+    root = _schema(version)
+    key = "$defs" if "$defs" in root else "definitions"
+    if name not in root[key]:
+        raise AssertionError(f"the {version} schema has no {name}: the server sent something that revision lacks")
+    cls = jsonschema.validators.validator_for(root)
+    return cls({**root, "$ref": f"#/{key}/{name}"})
+
+
+def validate(instance: Any, name: str, version: str) -> None:
+    """Fail unless `instance` is a valid `name` (a `$defs` entry) of the MCP schema for `version`."""
+    errors = list(_validator(version, name).iter_errors(instance))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        where = "/".join(map(str, best.absolute_path))
+        raise AssertionError(f"not a valid {version} {name} at /{where}: {best.message}\n{json.dumps(instance)}")
+
+
+def check_server_message(message: Any, version: str, method: str | None) -> None:
+    """Validate one message the server sent; `method` is the method of the request it answers, if any."""
+    if isinstance(message, list):
+        assert version == "2025-03-26", f"a batch reply under {version}, which has no batches"
+        assert message, "an empty batch reply"
+        return  # items are checked one by one by the caller, each with its own method
+    assert isinstance(message, dict), f"the server sent a non-object message: {message!r}"
+    modern = version == MODERN
+    if "method" in message:
+        assert "id" not in message, f"toolkit servers never send requests, got {message}"
+        validate(message, "JSONRPCNotification", version)
+        name = NOTIFICATIONS.get(message["method"])
+        assert name is not None, f"an unexpected notification: {message}"
+        validate(message, name, version)
+        return
+    if "error" in message:
+        envelope = "JSONRPCErrorResponse" if version >= "2025-11-25" else "JSONRPCError"
+        if message.get("id") is None:
+            # JSON-RPC 2.0 answers an unreadable request with `"id": null`; the MCP schemas type ids as string or
+            # integer (and from 2025-11-25 let an error omit the id), so check the rest of the envelope.
+            assert "id" in message, "an error without an id member: JSON-RPC 2.0 says null"
+            validate({**message, "id": 0}, envelope, version)
+        else:
+            validate(message, envelope, version)
+        return
+    envelope = "JSONRPCResultResponse" if version >= "2025-11-25" else "JSONRPCResponse"
+    validate(message, envelope, version)
+    if method is not None and method in RESULTS:
+        validate(message["result"], RESULTS[method], version)
+    result = message["result"]
+    if modern:
+        assert result.get("resultType") == "complete", f"a 2026-07-28 result without resultType: {message}"
+    else:
+        for later in ("resultType", "ttlMs", "cacheScope"):
+            assert later not in result, f"{later} in a {version} result: {message}"
+
+
+# -- the peer ------------------------------------------------------------------------------------------
+
+
+def encode(message: Any) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
+class Peer:
+    """One raw client connection. Every message read is decoded and schema-checked.
+
+    Attributes:
+        version: The handshake revision, once `initialize` succeeded: replies to requests without the
+            2026-07-28 `_meta` are checked against it (against 2025-11-25 before).
+        modern: Whether a 2026-07-28 request was sent (notifications are then checked against 2026-07-28 unless
+            the connection also made the handshake).
+        server: The `Server` on the other end, for in-memory peers (None over stdio).
+    """
+
+    def __init__(
+        self,
+        write: Callable[[bytes], Awaitable[None]],
+        read_line: Callable[[], Awaitable[bytes]],
+        server: Server | None,
+        *,
+        framed: bool,
+    ) -> None:
+        self._write = write
+        self._read_line = read_line
+        self._framed = framed
+        self.server = server
+        self.version: str | None = None
+        self.modern = False
+        self.requests: dict[str, tuple[str | None, bool]] = {}
+        """Each request sent, by its JSON-encoded id: its method and whether it was a 2026-07-28 request."""
+        self.lines: list[str] = []
+
+    # -- sending ---------------------------------------------------------------------------------------
+
+    async def send(self, message: Any) -> None:
+        """Send one JSON message (a dict, a list for a batch, or any JSON value)."""
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict) and "id" in item:
+                method = item.get("method")
+                params = item.get("params")
+                envelope = params.get("_meta") if isinstance(params, dict) else None
+                modern = isinstance(envelope, dict) and VERSION_KEY in envelope and method != "initialize"
+                self.modern = self.modern or modern
+                self.requests[json.dumps(item["id"])] = (method if isinstance(method, str) else None, modern)
+        await self.send_text(encode(message))
+
+    async def send_text(self, text: str | bytes) -> None:
+        """Send raw text as one message (over stdio, a line: a newline is added)."""
+        data = text.encode() if isinstance(text, str) else text
+        await self._write(data + b"\n" if self._framed else data)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+
+    async def close_input(self) -> None:
+        """End the input: the server sees end of stream."""
+        raise NotImplementedError
+
+    async def rest(self) -> list[Any]:
+        """After `close_input`: every message the server still sends before it closes the connection."""
+        raise NotImplementedError
+
+    async def wait_closed(self) -> int:
+        """Wait until the server has finished; its exit code (0 for a clean end)."""
+        raise NotImplementedError
+
+    # -- receiving -------------------------------------------------------------------------------------
+
+    async def receive(self) -> Any:
+        """The next message from the server, decoded and validated."""
+        with anyio.fail_after(TIMEOUT):
+            line = await self._read_line()
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AssertionError(f"the server sent bytes that are not UTF-8: {line[:200]!r}") from None
+        assert "\n" not in text, f"a message with an embedded newline: {text[:200]!r}"
+        self.lines.append(text)
+        try:
+            message = json.loads(text)
+        except ValueError:
+            raise AssertionError(f"the server sent something that is not JSON: {text[:200]!r}") from None
+        self._check(message)
+        return message
+
+    def _check(self, message: Any) -> None:
+        handshake = self.version or LATEST
+        if isinstance(message, list):
+            check_server_message(message, handshake, None)
+        for item in message if isinstance(message, list) else [message]:
+            if not isinstance(item, dict) or "method" in item:
+                # Notifications carry no revision: a handshake connection's, else 2026-07-28 once it was used.
+                check_server_message(item, self.version or (MODERN if self.modern else LATEST), None)
+                continue
+            key = json.dumps(item.get("id"))
+            if item.get("id") is not None and key not in self.requests:
+                raise AssertionError(f"a response to a request never sent: {item}")
+            method, modern = self.requests.get(key, (None, False))
+            version = MODERN if modern else handshake
+            if method == "initialize" and "result" in item:
+                version = self.version = item["result"].get("protocolVersion")
+                assert version in HANDSHAKE, f"initialize answered with {version!r}"
+            check_server_message(item, version, method)
+
+    async def receive_many(self, count: int) -> list[Any]:
+        return [await self.receive() for _ in range(count)]
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, id: Any = None) -> Any:
+        """Send a request and return the next message, which must be its response."""
+        request_id = id if id is not None else self.next_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        reply = await self.receive()
+        assert isinstance(reply, dict), reply
+        assert reply.get("id") == request_id, f"expected the response to {request_id!r}, got {reply}"
+        return reply
+
+    def next_id(self) -> int:
+        """An integer id no request of this peer has used yet."""
+        used = [int(key) for key in self.requests if key.lstrip("-").isdigit()]
+        return max(used, default=0) + 1
+
+    async def result(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request and return the result of its response (failing on an error response)."""
+        reply = await self.request(method, params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    async def initialize(self, version: str = LATEST, *, initialized: bool = True) -> dict[str, Any]:
+        """The handshake: `initialize`, then `notifications/initialized`. Returns the result."""
+        result: dict[str, Any] = await self.result(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wire", "version": "1.0"}},
+        )
+        if initialized:
+            await self.notify("notifications/initialized")
+        return result
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> Any:
+        """`tools/call` in the handshake era; returns the whole response."""
+        body: dict[str, Any] = {"name": name, **params}
+        if arguments is not None:
+            body["arguments"] = arguments
+        return await self.request("tools/call", body)
+
+
+# -- connecting ----------------------------------------------------------------------------------------
+
+
+class MemoryPeer(Peer):
+    """A peer on `MemoryTransport.pair()`, with `server.serve()` running on the other end in the test's loop."""
+
+    def __init__(self, server: Server, tg: anyio.abc.TaskGroup) -> None:
+        self._mine, theirs = MemoryTransport.pair()
+        self._served = anyio.Event()
+        super().__init__(self._write_text, self._read_text, server, framed=False)
+        tg.start_soon(self._serve, server, theirs)
+
+    async def _serve(self, server: Server, transport: MemoryTransport) -> None:
+        try:
+            await server.serve(transport)
+        finally:
+            self._served.set()
+
+    async def _write_text(self, data: bytes) -> None:
+        await self._mine.send(data.decode())
+
+    async def _read_text(self) -> bytes:
+        try:
+            return (await self._mine.receive()).encode()
+        except anyio.EndOfStream:
+            raise AssertionError("the server closed the connection") from None
+
+    async def close_input(self) -> None:
+        """Close the connection (both directions: the memory transport has no half-close)."""
+        await self._mine.aclose()
+
+    async def wait_closed(self) -> int:
+        """Wait until the server is done with the connection; 0 means it returned normally."""
+        with anyio.fail_after(TIMEOUT):
+            await self._served.wait()
+        return 0
+
+    async def rest(self) -> list[Any]:
+        """Every message the server sent that the peer has not read (the connection is closed)."""
+        out = []
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                try:
+                    text = await self._mine.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                self.lines.append(text)
+                message = json.loads(text)
+                self._check(message)
+                out.append(message)
+        return out
+
+
+class StdioPeer(Peer):
+    """A peer on the stdin/stdout of a server subprocess; its stderr is collected in `stderr`."""
+
+    def __init__(self, process: anyio.abc.Process, tg: anyio.abc.TaskGroup) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        self._stdin = process.stdin
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self._stderr = bytearray()
+        self._stderr_done = anyio.Event()
+        super().__init__(self._stdin.send, self._line, None, framed=True)
+        tg.start_soon(self._drain_stderr)
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.decode("utf-8", "replace")
+
+    async def _drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        try:
+            async for chunk in self.process.stderr:
+                self._stderr += chunk
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            self._stderr_done.set()
+
+    async def _line(self) -> bytes:
+        try:
+            return await self._stdout.receive_until(b"\n", 64 * 1024 * 1024)
+        except (anyio.IncompleteRead, anyio.EndOfStream):
+            raise AssertionError(f"the server closed stdout; stderr:\n{self.stderr}") from None
+
+    async def close_input(self) -> None:
+        await self._stdin.aclose()
+
+    async def wait_closed(self) -> int:
+        """Wait for the process to exit and return its return code."""
+        with anyio.fail_after(TIMEOUT):
+            code = await self.process.wait()
+            await self._stderr_done.wait()
+        return code
+
+    async def rest(self) -> list[Any]:
+        """Every message the server writes until it closes stdout."""
+        out = []
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                try:
+                    line = await self._stdout.receive_until(b"\n", 64 * 1024 * 1024)
+                except (anyio.IncompleteRead, anyio.EndOfStream):
+                    break
+                text = line.decode("utf-8")
+                self.lines.append(text)
+                message = json.loads(text)
+                self._check(message)
+                out.append(message)
+        return out
+
+
+def demo_command(backend: str, *args: str) -> list[str]:
+    """The command line that serves the demo server over stdio on `backend`."""
+    return [sys.executable, str(DEMO), "--backend", backend, *args]
+
+
+def load_demo() -> Any:
+    """The demo server module, freshly imported (each test gets its own server state)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("protocol_demo", DEMO)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@asynccontextmanager
+async def memory(server: Server) -> AsyncIterator[MemoryPeer]:
+    """A raw peer connected in memory to `server`; on exit, input ends and the server must finish cleanly."""
+    async with anyio.create_task_group() as tg:
+        peer = MemoryPeer(server, tg)
+        try:
+            yield peer
+        finally:
+            await peer.close_input()
+            with anyio.fail_after(TIMEOUT):
+                await peer.rest()
+            await peer.wait_closed()
+
+
+@asynccontextmanager
+async def stdio(command: list[str]) -> AsyncIterator[StdioPeer]:
+    """A raw peer on a server subprocess; on exit, stdin closes and the process must exit with code 0."""
+    process = await anyio.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    async with process, anyio.create_task_group() as tg:
+        peer = StdioPeer(process, tg)
+        try:
+            yield peer
+        except BaseException:
+            process.kill()
+            raise
+        await peer.close_input()
+        await peer.rest()
+        code = await peer.wait_closed()
+        assert code == 0, f"the server exited with {code}; stderr:\n{peer.stderr}"
+
+
+@asynccontextmanager
+async def connect(transport: str, backend: str, *, page_size: int | None = None) -> AsyncIterator[Peer]:
+    """A raw peer on the demo server, over `transport` ("memory" or "stdio"); the server runs on `backend`."""
+    if transport == "memory":
+        async with memory(load_demo().build(page_size)) as peer:
+            yield peer
+    else:
+        args = ["--page-size", str(page_size)] if page_size is not None else []
+        async with stdio(demo_command(backend, *args)) as peer:
+            yield peer
