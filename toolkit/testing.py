@@ -1,3 +1,396 @@
-"""Testing helpers for toolkit users: a pytest plugin (loaded automatically) and a synchronous tool tester."""
+"""Test your tools: a synchronous `ToolTester`, short result assertions, schema snapshots, and a pytest plugin.
+
+Everything here works without pytest. The pytest fixtures (`toolkit_client`, `toolkit_tester`,
+`toolkit_snapshot`, ...) live in a private module that this one registers when pytest loads it through the
+`pytest11` entry point, so installing toolkit adds them to every test run, and importing `toolkit.testing`
+in a script costs no pytest import.
+"""
 
 from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, ExitStack
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from ._client import Client, LogMessage
+from ._server import Server
+from ._tool import Tool
+from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, ToolDefinition
+
+if TYPE_CHECKING:
+    import pytest
+    from anyio.from_thread import BlockingPortal
+
+    from ._client import Protocol
+    from ._context import LogLevel
+
+__all__ = [
+    "Progress",
+    "ToolTester",
+    "assert_error",
+    "assert_ok",
+    "assert_tools_snapshot",
+    "stdio_command",
+    "stdio_environment",
+    "structured",
+    "text",
+    "tools_payload",
+]
+
+Tools = Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]
+"""What the helpers accept: a server, one tool, or several tools (served by a server made for the test)."""
+
+
+class Progress(NamedTuple):
+    """One progress notification: compares equal to a plain `(progress, total, message)` tuple."""
+
+    progress: float
+    total: float | None
+    message: str | None
+
+
+def _as_server(target: Tools) -> Server:
+    if isinstance(target, Server):
+        return target
+    tools = [target] if isinstance(target, Tool) else list(target)
+    return Server("test", tools=tools)
+
+
+class ToolTester(AbstractContextManager["ToolTester"]):
+    """Call a server's tools from plain synchronous code, through the real protocol, in memory.
+
+    Like Starlette's `TestClient`: an event loop runs in a background thread (an anyio blocking portal) and
+    an in-memory [`Client`][toolkit.Client] talks to the server over it, with the same JSON encoding and
+    handshake as stdio. Log messages (all levels) and progress notifications each call produces are kept in
+    [`logs`][toolkit.testing.ToolTester.logs] and [`progress`][toolkit.testing.ToolTester.progress].
+
+    Args:
+        target: A `Server`, a `Tool`, or several tools (served by a server named `"test"`).
+        protocol: `"auto"`, `"2026-07-28"` or `"handshake"`, as for `Client`.
+        backend: The event loop to run the server on: `"asyncio"` or `"trio"`.
+        timeout: Seconds any one call may take before it fails with `TimeoutError`, so a hanging tool fails
+            the test instead of hanging it.
+        log_level: The least severe log level to receive.
+
+    Example:
+        ```python
+        from toolkit import tool
+        from toolkit.testing import ToolTester
+
+        @tool
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        with ToolTester(add) as tester:
+            assert tester.call("add", a=1, b=2).structured_content == 3
+        ```
+    """
+
+    def __init__(
+        self,
+        target: Tools,
+        *,
+        protocol: Protocol = "auto",
+        backend: Literal["asyncio", "trio"] = "asyncio",
+        timeout: float = 30.0,
+        log_level: LogLevel = "debug",
+    ) -> None:
+        self.server = _as_server(target)
+        """The server under test."""
+        self.timeout = timeout
+        self.logs: list[LogMessage] = []
+        """Log messages the last call produced."""
+        self.progress: list[Progress] = []
+        """Progress notifications the last call produced."""
+        self._protocol: Protocol = protocol
+        self._backend = backend
+        self._log_level: LogLevel = log_level
+        self._stack: ExitStack | None = None
+        self._portal: BlockingPortal | None = None
+        self._client: Client | None = None
+
+    def __enter__(self) -> ToolTester:
+        from anyio.from_thread import start_blocking_portal
+
+        with ExitStack() as stack:
+            portal = stack.enter_context(start_blocking_portal(self._backend))
+            client = Client(self.server, protocol=self._protocol, on_log=self.logs.append)
+            stack.enter_context(portal.wrap_async_context_manager(client))
+            portal.call(client.set_logging_level, self._log_level)
+            self._stack, self._portal, self._client = stack.pop_all(), portal, client
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack, self._portal, self._client = self._stack, None, None, None
+        if stack is not None:
+            stack.__exit__(exc_type, exc, tb)
+
+    @property
+    def client(self) -> Client:
+        """The connected client, for what the tester does not wrap (run its coroutines with `portal.call`)."""
+        if self._client is None:
+            raise RuntimeError("use the ToolTester inside `with`")
+        return self._client
+
+    @property
+    def portal(self) -> BlockingPortal:
+        """The blocking portal running the event loop: `tester.portal.call(tester.client.ping)`."""
+        if self._portal is None:
+            raise RuntimeError("use the ToolTester inside `with`")
+        return self._portal
+
+    def list_tools(self) -> list[ToolDefinition]:
+        """Every tool the server offers, as the client sees them."""
+        return self.portal.call(self.client.list_tools)
+
+    def tool(self, name: str) -> ToolDefinition:
+        """The definition of the tool called `name`, as the client sees it.
+
+        Raises:
+            LookupError: the server has no such tool.
+        """
+        tools = self.list_tools()
+        for definition in tools:
+            if definition.name == name:
+                return definition
+        names = ", ".join(repr(t.name) for t in tools) or "none"
+        raise LookupError(f"no tool named {name!r}; the server has: {names}")
+
+    def call(self, name: str, /, **arguments: Any) -> CallToolResult:
+        """Call the tool `name` with keyword arguments and return its result.
+
+        A tool that fails gives a result with `is_error=True` (see
+        [`assert_error`][toolkit.testing.assert_error]); its log and progress notifications replace
+        [`logs`][toolkit.testing.ToolTester.logs] and [`progress`][toolkit.testing.ToolTester.progress].
+
+        Raises:
+            ProtocolError: the server refused the call (unknown tool, for example).
+            TimeoutError: the call took longer than the tester's `timeout`.
+        """
+        client = self.client
+        self.logs.clear()
+        self.progress.clear()
+
+        def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            self.progress.append(Progress(progress, total, message))
+
+        async def call() -> CallToolResult:
+            return await client.call_tool(name, arguments, progress=on_progress, timeout=self.timeout)
+
+        return self.portal.call(call)
+
+
+# -- result assertions -------------------------------------------------------------------------------------
+
+
+def text(result: CallToolResult) -> str:
+    """The text of every text block of `result`, joined by newlines."""
+    return result.text
+
+
+def assert_ok(result: CallToolResult) -> CallToolResult:
+    """Check that the call succeeded and return the result.
+
+    Raises:
+        AssertionError: the result is an error; the message includes the error text.
+    """
+    __tracebackhide__ = True
+    if result.is_error:
+        raise AssertionError(f"the tool call failed: {result.text}")
+    return result
+
+
+def structured(result: CallToolResult) -> Any:
+    """The structured content of a successful call (`structuredContent`).
+
+    Raises:
+        AssertionError: the result is an error, or has no structured content.
+    """
+    __tracebackhide__ = True
+    assert_ok(result)
+    if result.structured_content is None:
+        raise AssertionError(f"the result has no structured content; its text is: {result.text!r}")
+    return result.structured_content
+
+
+def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = None) -> str:
+    """Check that the call failed (`isError`), and return its message.
+
+    Args:
+        result: The call's result.
+        match: A regular expression the message must contain (`re.search`), as `pytest.raises(match=...)`.
+
+    Raises:
+        AssertionError: the result is not an error, or its message does not match.
+    """
+    __tracebackhide__ = True
+    message = result.text
+    if not result.is_error:
+        raise AssertionError(f"expected the tool call to fail, but it succeeded with: {message!r}")
+    if match is not None and re.search(match, message) is None:
+        pattern = match.pattern if isinstance(match, re.Pattern) else match
+        raise AssertionError(f"the error message {message!r} does not match {pattern!r}")
+    return message
+
+
+# -- schema snapshots --------------------------------------------------------------------------------------
+
+
+def tools_payload(target: Tools | Iterable[ToolDefinition], *, protocol: str = MODERN_VERSION) -> dict[str, Any]:
+    """The `tools/list` result a client of `protocol` receives, as JSON: `{"tools": [...]}`.
+
+    Args:
+        target: A server, a tool, several tools, or tool definitions (from `await client.list_tools()`, for
+            example, to snapshot a server running in another process).
+        protocol: The revision: `"2026-07-28"`, a handshake revision such as `"2025-11-25"`, or `"handshake"`
+            for the newest of those. Ignored for definitions, which are taken as they are.
+    """
+    version = HANDSHAKE_VERSIONS[0] if protocol == "handshake" else protocol
+    if version != MODERN_VERSION and version not in HANDSHAKE_VERSIONS:
+        raise ValueError(f"unknown protocol revision {protocol!r}")
+    if isinstance(target, (Server, Tool)):
+        server = _as_server(target)
+    else:
+        items: list[Tool[Any, Any] | ToolDefinition] = list(target)
+        definitions = [item for item in items if isinstance(item, ToolDefinition)]
+        if len(definitions) == len(items):
+            return {"tools": [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in definitions]}
+        if definitions:
+            raise TypeError("pass either tools or tool definitions, not a mix")
+        server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
+    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
+    return {"tools": tools}
+
+
+def assert_tools_snapshot(
+    target: Tools | Iterable[ToolDefinition],
+    path: str | os.PathLike[str],
+    *,
+    update: bool = False,
+    protocol: str = MODERN_VERSION,
+) -> Literal["matched", "created", "updated"]:
+    """Compare the tools' definitions with the JSON snapshot at `path`, creating it when missing.
+
+    The file holds the `tools/list` payload (see [`tools_payload`][toolkit.testing.tools_payload]), indented,
+    so it reads well in review and `toolkit check` can compare against it.
+
+    Args:
+        target: A server, a tool, several tools, or tool definitions.
+        path: The snapshot file; missing directories are created.
+        update: Rewrite the file when it differs instead of failing.
+        protocol: The protocol revision whose payload to take.
+
+    Returns:
+        What happened: `"matched"`, `"created"` (the file was missing) or `"updated"`.
+
+    Raises:
+        AssertionError: the definitions differ from the snapshot; the message is a unified diff.
+    """
+    __tracebackhide__ = True
+    outcome, diff = _compare_snapshot(target, Path(path), update=update, protocol=protocol, shown_as=str(path))
+    if outcome == "differs":
+        raise AssertionError(diff)
+    return outcome
+
+
+def _compare_snapshot(
+    target: Tools | Iterable[ToolDefinition], path: Path, *, update: bool, protocol: str, shown_as: str
+) -> tuple[Literal["matched", "created", "updated", "differs"], str]:
+    current = json.dumps(tools_payload(target, protocol=protocol), indent=2, ensure_ascii=False) + "\n"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(current, encoding="utf-8")
+        return "created", ""
+    stored = path.read_text(encoding="utf-8")
+    if stored == current:
+        return "matched", ""
+    if update:
+        path.write_text(current, encoding="utf-8")
+        return "updated", ""
+    lines = difflib.unified_diff(
+        stored.splitlines(keepends=True), current.splitlines(keepends=True), f"{shown_as} (snapshot)", "current"
+    )
+    return "differs", f"the tools differ from the snapshot {shown_as}:\n{''.join(lines)}"
+
+
+# -- stdio --------------------------------------------------------------------------------------------------
+
+
+def stdio_command(server: Server) -> list[str]:
+    """A command that serves `server` over stdio in a new Python process: `python -m toolkit serve module:name`.
+
+    The server must be a global of an imported module, so that the new process can import it. Run the command
+    with [`stdio_environment()`][toolkit.testing.stdio_environment] so that it finds the same modules.
+
+    Raises:
+        LookupError: no imported module holds `server` as a global.
+    """
+    return [sys.executable, "-m", "toolkit", "serve", _locate(server)]
+
+
+def stdio_environment() -> dict[str, str]:
+    """Environment variables that give a new Python process this one's import path (`PYTHONPATH`)."""
+    paths = _import_paths()
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return {"PYTHONPATH": os.pathsep.join(paths)}
+
+
+def _locate(server: Server) -> str:
+    found = [
+        (_looks_like_test(name), name, attr)
+        for name, module in list(sys.modules.items())
+        if isinstance(module, ModuleType) and name != "__main__"
+        for attr, value in list(vars(module).items())
+        if value is server and not attr.startswith("_")
+    ]
+    if not found:
+        raise LookupError(
+            f"cannot find server {server.name!r} as a global of an imported module, so a new process cannot "
+            "import it: define it at module level, or override the `toolkit_stdio_command` fixture"
+        )
+    # A server imported into a test module is served from the module that defines it.
+    _, name, attr = min(found)
+    return f"{name}:{attr}"
+
+
+def _looks_like_test(name: str) -> bool:
+    return any(part.startswith("test_") or part in ("conftest", "tests") for part in name.split("."))
+
+
+def _import_paths() -> list[str]:
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    out: list[str] = []
+    for entry in sys.path:
+        full = os.path.realpath(entry or os.getcwd())
+        if os.path.isdir(full) and not any(full.startswith(prefix + os.sep) for prefix in prefixes):
+            out.append(full)
+    return list(dict.fromkeys(out))
+
+
+# -- pytest hooks (the fixtures are in toolkit._pytest_plugin, imported only under pytest) ------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolkit")
+    group.addoption(
+        "--toolkit-update-snapshots",
+        action="store_true",
+        default=False,
+        help="toolkit: rewrite tool-definition snapshots that differ, instead of failing.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from . import _pytest_plugin
+
+    config.pluginmanager.register(_pytest_plugin.Plugin(config), "toolkit-fixtures")

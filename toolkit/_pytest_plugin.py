@@ -1,0 +1,116 @@
+"""The pytest fixtures of `toolkit.testing`, registered by its `pytest_configure` hook (so only under pytest)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from ._client import Client
+from ._server import Server
+from ._types import MODERN_VERSION, ToolDefinition
+from .testing import Tools, ToolTester, _compare_snapshot, stdio_command, stdio_environment
+
+__all__ = ["Plugin"]
+
+_UNSAFE = re.compile(r'[<>:"/\\|?*\s]')
+
+
+class Plugin:
+    """The fixtures, and the state of one pytest run (the snapshots it wrote)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.update: bool = config.getoption("toolkit_update_snapshots")
+        self.written: list[tuple[str, str]] = []
+
+    @pytest.fixture
+    def toolkit_server(self) -> Server:
+        """The server under test: override this fixture (in `conftest.py`) to return yours."""
+        pytest.fail(
+            "toolkit: no server to test. Define a `toolkit_server` fixture (in conftest.py, for example) "
+            "that returns your toolkit.Server.",
+            pytrace=False,
+        )
+
+    @pytest.fixture
+    def toolkit_transport(self) -> str:
+        """How `toolkit_client` reaches the server: `"memory"` or `"stdio"` (a subprocess).
+
+        Parametrize it to run a test over both: `@pytest.mark.parametrize("toolkit_transport", ["memory", "stdio"])`.
+        """
+        return "memory"
+
+    @pytest.fixture
+    def toolkit_protocol(self) -> str:
+        """The protocol `toolkit_client` and `toolkit_tester` speak: `"auto"`, `"2026-07-28"` or `"handshake"`."""
+        return "auto"
+
+    @pytest.fixture
+    def toolkit_stdio_command(self, toolkit_server: Server) -> list[str]:
+        """The command that serves `toolkit_server` over stdio; by default `python -m toolkit serve module:name`."""
+        try:
+            return stdio_command(toolkit_server)
+        except LookupError as exc:
+            pytest.fail(f"toolkit: {exc}", pytrace=False)
+
+    @pytest.fixture
+    async def toolkit_client(
+        self,
+        request: pytest.FixtureRequest,
+        toolkit_server: Server,
+        toolkit_transport: str,
+        toolkit_protocol: Any,
+        anyio_backend: Any,
+    ) -> AsyncIterator[Client]:
+        """A `toolkit.Client` connected to `toolkit_server` over `toolkit_transport` (use in `anyio` tests)."""
+        if toolkit_transport == "memory":
+            client = Client(toolkit_server, protocol=toolkit_protocol)
+        elif toolkit_transport == "stdio":
+            command = request.getfixturevalue("toolkit_stdio_command")
+            client = Client.stdio(command, env=stdio_environment(), protocol=toolkit_protocol)
+        else:
+            pytest.fail(f"toolkit: unknown toolkit_transport {toolkit_transport!r}; use 'memory' or 'stdio'")
+        async with client:
+            yield client
+
+    @pytest.fixture
+    def toolkit_tester(self, toolkit_server: Server, toolkit_protocol: Any) -> Iterator[ToolTester]:
+        """A [`ToolTester`][toolkit.testing.ToolTester] over `toolkit_server`, for plain (synchronous) tests."""
+        with ToolTester(toolkit_server, protocol=toolkit_protocol) as tester:
+            yield tester
+
+    @pytest.fixture
+    def toolkit_snapshot(self, request: pytest.FixtureRequest) -> Callable[..., None]:
+        """Compare tool definitions with a stored JSON snapshot: `toolkit_snapshot(server)`.
+
+        The snapshot is `snapshots/<test module>.<test name>.json` next to the test file, or
+        `snapshots/<name>.json` with `toolkit_snapshot(server, "name")`. A missing snapshot is written (and
+        reported at the end of the run); one that differs fails the test with a diff, unless pytest runs with
+        `--toolkit-update-snapshots`, which rewrites it.
+        """
+
+        def check(
+            target: Tools | Iterable[ToolDefinition], name: str | None = None, *, protocol: str = MODERN_VERSION
+        ) -> None:
+            __tracebackhide__ = True
+            stem = name if name is not None else f"{request.path.stem}.{request.node.name}"
+            path = request.path.parent / "snapshots" / f"{_UNSAFE.sub('_', stem)}.json"
+            shown_as = os.path.relpath(path, request.config.invocation_params.dir)
+            outcome, diff = _compare_snapshot(target, path, update=self.update, protocol=protocol, shown_as=shown_as)
+            if outcome == "differs":
+                pytest.fail(f"{diff}\n(run pytest with --toolkit-update-snapshots to accept the change)", pytrace=False)
+            if outcome != "matched":
+                self.written.append((outcome, shown_as))
+
+        return check
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.written:
+            return
+        terminalreporter.section("toolkit snapshots")
+        for outcome, shown_as in self.written:
+            terminalreporter.write_line(f"{outcome} {shown_as}")
