@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from ._client import Client
 from ._server import Server
-from ._types import MODERN_VERSION, ToolDefinition
-from .testing import Tools, ToolTester, _compare_snapshot, stdio_command, stdio_environment
+from ._types import MODERN_VERSION
+from .testing import Definitions, ToolTester, _compare_snapshot, stdio_command, stdio_environment
 
 __all__ = ["Plugin"]
 
@@ -93,9 +93,7 @@ class Plugin:
         `--toolkit-update-snapshots`, which rewrites it.
         """
 
-        def check(
-            target: Tools | Iterable[ToolDefinition], name: str | None = None, *, protocol: str = MODERN_VERSION
-        ) -> None:
+        def check(target: Definitions, name: str | None = None, *, protocol: str = MODERN_VERSION) -> None:
             __tracebackhide__ = True
             stem = name if name is not None else f"{request.path.stem}.{request.node.name}"
             path = request.path.parent / "snapshots" / f"{_UNSAFE.sub('_', stem)}.json"

@@ -45,7 +45,10 @@ __all__ = [
 ]
 
 Tools = Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]
-"""What the helpers accept: a server, one tool, or several tools (served by a server made for the test)."""
+"""What the tester accepts: a server, one tool, or several tools (served by a server made for the test)."""
+
+Definitions = Server | Tool[Any, Any] | Iterable[Tool[Any, Any] | ToolDefinition]
+"""What the snapshot helpers accept: tools as for `Tools`, or the tool definitions a client listed."""
 
 
 class Progress(NamedTuple):
@@ -245,7 +248,7 @@ def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = N
 # -- schema snapshots --------------------------------------------------------------------------------------
 
 
-def tools_payload(target: Tools | Iterable[ToolDefinition], *, protocol: str = MODERN_VERSION) -> dict[str, Any]:
+def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dict[str, Any]:
     """The `tools/list` result a client of `protocol` receives, as JSON: `{"tools": [...]}`.
 
     Args:
@@ -272,7 +275,7 @@ def tools_payload(target: Tools | Iterable[ToolDefinition], *, protocol: str = M
 
 
 def assert_tools_snapshot(
-    target: Tools | Iterable[ToolDefinition],
+    target: Definitions,
     path: str | os.PathLike[str],
     *,
     update: bool = False,
@@ -303,7 +306,7 @@ def assert_tools_snapshot(
 
 
 def _compare_snapshot(
-    target: Tools | Iterable[ToolDefinition], path: Path, *, update: bool, protocol: str, shown_as: str
+    target: Definitions, path: Path, *, update: bool, protocol: str, shown_as: str
 ) -> tuple[Literal["matched", "created", "updated", "differs"], str]:
     current = json.dumps(tools_payload(target, protocol=protocol), indent=2, ensure_ascii=False) + "\n"
     if not path.exists():
