@@ -20,7 +20,7 @@ _YIELD_EVERY = 32
 
 
 class _Pipe:
-    """One direction: a bounded queue of text messages with at most one waiting reader and one writer."""
+    """One direction: a bounded queue of text messages with at most one waiting reader, any number of writers."""
 
     __slots__ = ("buffer", "closed", "limit", "readable", "ticks", "writable")
 
@@ -34,7 +34,9 @@ class _Pipe:
 
     async def put(self, message: str) -> None:
         while len(self.buffer) >= self.limit and not self.closed:
-            self.writable = anyio.Event()
+            # Writers share one event: a client sends from many tasks at once, and each must be woken.
+            if self.writable is None:
+                self.writable = anyio.Event()
             await self.writable.wait()
         if self.closed:
             raise anyio.BrokenResourceError
