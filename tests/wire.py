@@ -213,6 +213,20 @@ class Peer:
 
     async def send(self, message: Any) -> None:
         """Send one JSON message (a dict, a list for a batch, or any JSON value)."""
+        await self.send_text(encode(message))
+
+    async def send_text(self, text: str | bytes) -> None:
+        """Send raw text as one message (over stdio, a line: a newline is added)."""
+        data = text.encode() if isinstance(text, str) else text
+        self._record(data)
+        await self._write(data + b"\n" if self._framed else data)
+
+    def _record(self, data: bytes) -> None:
+        """Remember the method (and era) of each request sent, to check the reply against the right schema."""
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
         for item in message if isinstance(message, list) else [message]:
             if isinstance(item, dict) and "id" in item:
                 method = item.get("method")
@@ -221,12 +235,6 @@ class Peer:
                 modern = isinstance(envelope, dict) and VERSION_KEY in envelope and method != "initialize"
                 self.modern = self.modern or modern
                 self.requests[json.dumps(item["id"])] = (method if isinstance(method, str) else None, modern)
-        await self.send_text(encode(message))
-
-    async def send_text(self, text: str | bytes) -> None:
-        """Send raw text as one message (over stdio, a line: a newline is added)."""
-        data = text.encode() if isinstance(text, str) else text
-        await self._write(data + b"\n" if self._framed else data)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -491,12 +499,15 @@ async def stdio(command: list[str]) -> AsyncIterator[StdioPeer]:
 
 
 @asynccontextmanager
-async def connect(transport: str, backend: str, *, page_size: int | None = None) -> AsyncIterator[Peer]:
-    """A raw peer on the demo server, over `transport` ("memory" or "stdio"); the server runs on `backend`."""
+async def connect(transport: str, backend: str, **options: Any) -> AsyncIterator[Peer]:
+    """A raw peer on a fresh demo server, over `transport` ("memory" or "stdio"); the server runs on `backend`.
+
+    `options` go to the demo's `build()` (`page_size`, `max_message_size`, `shutdown_grace`), or its command line.
+    """
     if transport == "memory":
-        async with memory(load_demo().build(page_size)) as peer:
+        async with memory(load_demo().build(**options)) as peer:
             yield peer
     else:
-        args = ["--page-size", str(page_size)] if page_size is not None else []
+        args = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
         async with stdio(demo_command(backend, *args)) as peer:
             yield peer

@@ -1,7 +1,7 @@
 """A server that exercises every protocol feature, for the protocol tests.
 
 Imported, `build()` gives a fresh `Server` (the memory transport); run as a script, it serves stdio:
-`python protocol_demo.py [--backend asyncio|trio] [--page-size N]`.
+`python protocol_demo.py [--backend asyncio|trio] [--page-size N] [--max-message-size N] [--shutdown-grace S]`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error
 LOGO = Icon(src="https://example.com/add.png", mime_type="image/png", sizes=["48x48"])
 
 
-def build(page_size: int | None = None) -> Server:
+def build(page_size: int | None = None, max_message_size: int | None = None, shutdown_grace: float = 5.0) -> Server:
     """A fresh server: its own tools, gates and cancellation record."""
     server = Server(
         "protocol-demo",
@@ -31,6 +31,8 @@ def build(page_size: int | None = None) -> Server:
         title="Protocol demo",
         instructions="Call echo to check the connection.",
         page_size=page_size,
+        shutdown_grace=shutdown_grace,
+        max_message_size=max_message_size or 16 * 1024 * 1024,
     )
     gates: dict[str, anyio.Event] = {}
     cancelled: list[str] = []
@@ -140,13 +142,13 @@ def build(page_size: int | None = None) -> Server:
         return "extra"
 
     @server.tool
-    def grow() -> str:
+    async def grow() -> str:
         """Add the tool `extra`."""
         server.add_tool(extra)
         return "grown"
 
     @server.tool
-    def shrink() -> str:
+    async def shrink() -> str:
         """Remove the tool `extra`."""
         server.remove_tool("extra")
         return "shrunk"
@@ -158,8 +160,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     parser.add_argument("--page-size", type=int, default=None)
+    parser.add_argument("--max-message-size", type=int, default=None)
+    parser.add_argument("--shutdown-grace", type=float, default=5.0)
     args = parser.parse_args()
-    build(args.page_size).run(backend=args.backend)
+    build(args.page_size, args.max_message_size, args.shutdown_grace).run(backend=args.backend)
 
 
 if __name__ == "__main__":
