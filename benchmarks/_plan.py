@@ -16,6 +16,9 @@ class Row:
     params: dict[str, Any] = field(default_factory=dict)
     floor: bool = True
     """Whether the floor runs this measure too (it has no `@tool` and no client of its own)."""
+    target: tuple[str, float, str] | None = None
+    """Issue 7's target for toolkit: (reference side, least advantage over it as `_report.advantage` counts
+    it, the issue's wording)."""
 
 
 def rows(*, quick: bool) -> list[Row]:
@@ -23,8 +26,26 @@ def rows(*, quick: bool) -> list[Row]:
     calls = 300 if quick else 3000
     client_calls = 200 if quick else 1000
     return [
-        Row("define-500", "define + register one tool (500 tools)", "define", "µs", False, {"tools": 500}, False),
-        Row("define-1500", "define + register one tool (1,500 tools)", "define", "µs", False, {"tools": 1500}, False),
+        Row(
+            "define-500",
+            "define + register one tool (500 tools)",
+            "define",
+            "µs",
+            False,
+            {"tools": 500},
+            False,
+            ("mcp", 5, ">= 5x mcp"),
+        ),
+        Row(
+            "define-1500",
+            "define + register one tool (1,500 tools)",
+            "define",
+            "µs",
+            False,
+            {"tools": 1500},
+            False,
+            ("mcp", 5, ">= 5x mcp"),
+        ),
         Row(
             "list-memory",
             "`tools/list` with 500 tools, in memory",
@@ -32,6 +53,7 @@ def rows(*, quick: bool) -> list[Row]:
             "ms",
             False,
             {"tools": 500, "lists": 5 if quick else 20},
+            target=("mcp", 20, ">= 20x mcp"),
         ),
         Row(
             "call-memory-sync",
@@ -40,6 +62,7 @@ def rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"tool": "add", "calls": calls},
+            target=("mcp", 5, ">= 5x mcp"),
         ),
         Row(
             "call-memory-async",
@@ -48,6 +71,7 @@ def rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"tool": "add_async", "calls": calls},
+            target=("mcp", 5, ">= 5x mcp"),
         ),
         Row(
             "call-stdio-raw",
@@ -56,6 +80,7 @@ def rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"calls": calls},
+            target=("floor", 0.5, ">= 50% of floor"),
         ),
         Row(
             "call-stdio-client",
@@ -65,9 +90,42 @@ def rows(*, quick: bool) -> list[Row]:
             True,
             {"calls": client_calls},
             False,
+            ("mcp", 5, ">= 5x mcp"),
         ),
-        Row("import", "`import` of the server API (fresh interpreter)", "import", "ms", False),
-        Row("spawn-1", "spawn to `initialize` response, 1 tool", "spawn", "ms", False, {"tools": 0}),
-        Row("spawn-501", "spawn to `initialize` response, 501 tools", "spawn", "ms", False, {"tools": 500}),
-        Row("rss-501", "idle stdio server RSS, 501 tools", "rss", "MiB", False, {"tools": 500}),
+        # "at most 15 % of mcp's time" is an advantage of 1 / 0.15, and so on.
+        Row(
+            "import",
+            "`import` of the server API (fresh interpreter)",
+            "import",
+            "ms",
+            False,
+            target=("mcp", 1 / 0.15, "<= 15% of mcp's"),
+        ),
+        Row(
+            "spawn-1",
+            "spawn to `initialize` response, 1 tool",
+            "spawn",
+            "ms",
+            False,
+            {"tools": 0},
+            target=("mcp", 5, "<= 20% of mcp's"),
+        ),
+        Row(
+            "spawn-501",
+            "spawn to `initialize` response, 501 tools",
+            "spawn",
+            "ms",
+            False,
+            {"tools": 500},
+            target=("mcp", 5, ">= 5x mcp"),
+        ),
+        Row(
+            "rss-501",
+            "idle stdio server RSS, 501 tools",
+            "rss",
+            "MiB",
+            False,
+            {"tools": 500},
+            target=("mcp", 2, "<= 50% of mcp's"),
+        ),
     ]

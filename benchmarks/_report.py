@@ -69,6 +69,17 @@ def _ratio(value: float | None, *, percent: bool) -> str:
     return f"{value:.0%}" if percent else f"{value:.1f}{TIMES}"
 
 
+def met(row: Row, record: dict[str, Any]) -> str:
+    """Whether toolkit's per-round ratio reaches the target: "yes", "no", or "" when it cannot be told."""
+    if row.target is None or "toolkit" not in record["ratios"]:
+        return ""
+    against, least, _ = row.target
+    ratio = record["ratios"]["toolkit"]["vs_mcp" if against == BASELINE else "vs_floor"]
+    if ratio is None:
+        return ""
+    return "yes" if ratio >= least else "no"
+
+
 def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> str:
     """The Markdown table: one column per side, then each framework's advantage over mcp and share of the floor."""
     frameworks = [s for s in sides if s != FLOOR]
@@ -78,6 +89,9 @@ def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> s
         header += [f"{s} vs mcp" for s in frameworks if s != BASELINE]
     if FLOOR in sides:
         header += [f"{s} vs floor" for s in frameworks]
+    targets = "toolkit" in frameworks
+    if targets:
+        header += ["toolkit target", "met"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row, record in zip(rows, records, strict=True):
         samples = record["samples"]
@@ -86,5 +100,7 @@ def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> s
             cells += [_ratio(record["ratios"][s]["vs_mcp"], percent=False) for s in frameworks if s != BASELINE]
         if FLOOR in sides:
             cells += [_ratio(record["ratios"][s]["vs_floor"], percent=True) for s in frameworks]
+        if targets:
+            cells += [row.target[2] if row.target else "", met(row, record)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
