@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from ._client import Client
 from ._server import Server
 from ._types import MODERN_VERSION
-from .testing import Definitions, ToolTester, _compare_snapshot, stdio_command, stdio_environment
+from .testing import Definitions, Snapshot, ToolTester, _compare_snapshot, stdio_command, stdio_environment
 
 __all__ = ["Plugin"]
 
@@ -84,7 +84,7 @@ class Plugin:
             yield tester
 
     @pytest.fixture
-    def toolkit_snapshot(self, request: pytest.FixtureRequest) -> Callable[..., None]:
+    def toolkit_snapshot(self, request: pytest.FixtureRequest) -> Snapshot:
         """Compare tool definitions with a stored JSON snapshot: `toolkit_snapshot(server)`.
 
         The snapshot is `snapshots/<test module>.<test name>.json` next to the test file, or
@@ -109,6 +109,7 @@ class Plugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.written:
             return
+        terminalreporter.ensure_newline()
         terminalreporter.section("toolkit snapshots")
         for outcome, shown_as in self.written:
             terminalreporter.write_line(f"{outcome} {shown_as}")

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from ._client import Client, LogMessage
 from ._server import Server
@@ -28,11 +28,12 @@ if TYPE_CHECKING:
     import pytest
     from anyio.from_thread import BlockingPortal
 
-    from ._client import Protocol
+    from ._client import Protocol as ProtocolChoice
     from ._context import LogLevel
 
 __all__ = [
     "Progress",
+    "Snapshot",
     "ToolTester",
     "assert_error",
     "assert_ok",
@@ -49,6 +50,12 @@ Tools = Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]
 
 Definitions = Server | Tool[Any, Any] | Iterable[Tool[Any, Any] | ToolDefinition]
 """What the snapshot helpers accept: tools as for `Tools`, or the tool definitions a client listed."""
+
+
+class Snapshot(Protocol):
+    """The type of the `toolkit_snapshot` fixture: `toolkit_snapshot(server)` or `toolkit_snapshot(server, "name")`."""
+
+    def __call__(self, target: Definitions, name: str | None = None, *, protocol: str = MODERN_VERSION) -> None: ...
 
 
 class Progress(NamedTuple):
@@ -100,7 +107,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self,
         target: Tools,
         *,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
         backend: Literal["asyncio", "trio"] = "asyncio",
         timeout: float = 30.0,
         log_level: LogLevel = "debug",
@@ -112,7 +119,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         """Log messages the last call produced."""
         self.progress: list[Progress] = []
         """Progress notifications the last call produced."""
-        self._protocol: Protocol = protocol
+        self._protocol: ProtocolChoice = protocol
         self._backend = backend
         self._log_level: LogLevel = log_level
         self._stack: ExitStack | None = None

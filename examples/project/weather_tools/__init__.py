@@ -1,0 +1,1 @@
+"""Weather tools for MCP clients, built with toolkit."""
