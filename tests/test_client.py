@@ -1,0 +1,413 @@
+"""toolkit.Client in both eras, against the demo server in memory and over stdio, and against a handshake-only peer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+import wire
+
+from toolkit import (
+    CallToolResult,
+    Client,
+    Implementation,
+    LogMessage,
+    MemoryTransport,
+    ProtocolError,
+    Server,
+    TextContent,
+    ToolDefinition,
+    tool,
+)
+
+pytestmark = pytest.mark.anyio
+
+OpenClient = Callable[..., AbstractAsyncContextManager[Client]]
+SERVER_INFO = Implementation(name="protocol-demo", version="1.2.3", title="Protocol demo")
+SERVER_WIRE = {"name": "protocol-demo", "version": "1.2.3", "title": "Protocol demo"}
+INSTRUCTIONS = "Call echo to check the connection."
+
+
+@pytest.fixture(params=["memory", "stdio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=["2026-07-28", "handshake"])
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def open_client(transport: str, era: str, anyio_backend: str) -> OpenClient:
+    """`async with open_client(**options) as client`: a Client pinned to `era` on a fresh demo server."""
+
+    @asynccontextmanager
+    async def open_it(**options: Any) -> AsyncIterator[Client]:
+        options.setdefault("protocol", era)
+        if transport == "memory":
+            async with Client(wire.load_demo().build(), **options) as client:
+                yield client
+        else:
+            async with Client.stdio(wire.demo_command(anyio_backend), **options) as client:
+                yield client
+
+    return open_it
+
+
+# -- connecting -----------------------------------------------------------------------------------------------
+
+
+async def test_by_default_the_client_speaks_2026_07_28_to_a_toolkit_server(transport: str, anyio_backend: str) -> None:
+    if transport == "memory":
+        client = Client(wire.load_demo().build())
+    else:
+        client = Client.stdio(wire.demo_command(anyio_backend))
+    async with client:
+        seen = (client.protocol_version, client.server_info, client.capabilities, client.instructions)
+
+    assert seen == ("2026-07-28", SERVER_INFO, {"tools": {"listChanged": True}, "logging": {}}, INSTRUCTIONS)
+
+
+async def test_the_protocol_option_pins_an_era(open_client: OpenClient, era: str) -> None:
+    async with open_client() as client:
+        seen = (client.protocol_version, client.server_info, client.capabilities, client.instructions)
+
+    version = "2026-07-28" if era == "2026-07-28" else "2025-11-25"
+    assert seen == (version, SERVER_INFO, {"tools": {"listChanged": True}, "logging": {}}, INSTRUCTIONS)
+
+
+class HandshakeOnlyServer:
+    """A peer that speaks only the handshake era (2025-06-18), as servers written before 2026-07-28 do.
+
+    It answers `server/discover` (a method it does not know) with -32601 and records every message it reads.
+    """
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            self.received.append(message)
+            if "id" in message:
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **self.answer(message)}))
+
+    def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        method = message["method"]
+        if method == "initialize":
+            info = {"name": "old", "version": "0.9"}
+            caps: dict[str, Any] = {"tools": {}}
+            return {"result": {"protocolVersion": "2025-06-18", "capabilities": caps, "serverInfo": info}}
+        if method == "tools/list":
+            schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+            return {"result": {"tools": [{"name": "echo", "inputSchema": schema}]}}
+        if method == "tools/call":
+            text = message["params"]["arguments"]["text"]
+            return {"result": {"content": [{"type": "text", "text": text}]}}
+        return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+@asynccontextmanager
+async def handshake_only(**options: Any) -> AsyncIterator[tuple[Client, HandshakeOnlyServer]]:
+    fake = HandshakeOnlyServer()
+    mine, theirs = MemoryTransport.pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.serve, theirs)
+        try:
+            async with Client(mine, **options) as client:
+                yield client, fake
+        finally:
+            await theirs.aclose()
+
+
+CLIENT_INFO = {"name": "toolkit", "version": "0.1.0"}
+DISCOVER = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "server/discover",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+        }
+    },
+}
+
+
+def initialize(request_id: int) -> dict[str, Any]:
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+async def test_auto_mode_falls_back_to_the_handshake_when_the_server_does_not_know_discover() -> None:
+    async with handshake_only() as (client, fake):
+        tools = await client.list_tools()
+        echoed = await client.call_tool("echo", {"text": "hi"})
+        seen = (client.protocol_version, client.server_info, client.capabilities, client.instructions)
+
+    assert seen == ("2025-06-18", Implementation(name="old", version="0.9"), {"tools": {}}, None)
+    assert [t.name for t in tools] == ["echo"]
+    assert echoed == CallToolResult(content=[TextContent(text="hi")])
+    assert fake.received == [
+        DISCOVER,
+        initialize(2),
+        INITIALIZED,
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+    ]
+
+
+async def test_handshake_mode_never_probes_with_discover() -> None:
+    async with handshake_only(protocol="handshake") as (client, fake):
+        version = client.protocol_version
+
+    assert version == "2025-06-18"
+    assert fake.received == [initialize(1), INITIALIZED]
+
+
+async def test_pinning_2026_07_28_against_a_handshake_only_server_fails_with_its_error() -> None:
+    fake = HandshakeOnlyServer()
+    mine, theirs = MemoryTransport.pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.serve, theirs)
+        with pytest.raises(ProtocolError) as caught:
+            async with Client(mine, protocol="2026-07-28"):
+                pass  # pragma: no cover (connecting fails)
+        await theirs.aclose()
+
+    assert caught.value.code == -32601
+    assert fake.received == [DISCOVER]
+
+
+# -- the API in both eras ---------------------------------------------------------------------------------------
+
+ALL_TOOLS = [
+    "echo",
+    "add",
+    "wait",
+    "open",
+    "block",
+    "cancellations",
+    "count",
+    "chatter",
+    "fail",
+    "crash",
+    "shout",
+    "media",
+    "whoami",
+    "big",
+    "nap",
+    "grow",
+    "shrink",
+]
+
+
+async def test_list_tools_follows_every_page(transport: str, era: str, anyio_backend: str) -> None:
+    if transport == "memory":
+        client = Client(wire.load_demo().build(page_size=3), protocol=era)  # type: ignore[arg-type]
+    else:
+        client = Client.stdio(wire.demo_command(anyio_backend, "--page-size", "3"), protocol=era)
+    async with client:
+        tools = await client.list_tools()
+
+    assert [t.name for t in tools] == ALL_TOOLS
+
+
+async def test_a_tool_definition_reads_the_same_in_both_eras_apart_from_the_output_wrapper(
+    open_client: OpenClient, era: str
+) -> None:
+    async with open_client() as client:
+        tools = {t.name: t for t in await client.list_tools()}
+
+    output: dict[str, Any] = {"type": "integer"}
+    if era == "handshake":
+        output = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    assert tools["add"] == ToolDefinition.model_validate(
+        {
+            "name": "add",
+            "title": "Add",
+            "description": "Add two integers.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+                "additionalProperties": False,
+            },
+            "outputSchema": output,
+            "annotations": {"title": "Add", "readOnlyHint": True},
+            "icons": [{"src": "https://example.com/add.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+        }
+    )
+
+
+async def test_call_tool_returns_the_result_with_structured_content_as_the_era_sends_it(
+    open_client: OpenClient, era: str
+) -> None:
+    async with open_client() as client:
+        added = await client.call_tool("add", {"a": 2, "b": 3})
+        failed = await client.call_tool("fail")
+        invalid = await client.call_tool("add", {"a": "x", "b": 1})
+
+    def wire_form(result: CallToolResult) -> dict[str, Any]:
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    # A 2026-07-28 result keeps what the server sent: resultType and the server's identity in _meta.
+    modern = {"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_WIRE}}
+    extra = modern if era == "2026-07-28" else {}
+    structured = 5 if era == "2026-07-28" else {"result": 5}
+    assert wire_form(added) == {
+        "content": [{"type": "text", "text": "5"}],
+        "structuredContent": structured,
+        "isError": False,
+        **extra,
+    }
+    assert wire_form(failed) == {
+        "content": [{"type": "text", "text": "the tool failed on purpose"}],
+        "isError": True,
+        **extra,
+    }
+    assert invalid.is_error
+
+
+async def test_protocol_errors_raise_with_their_code(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("nope")
+
+    assert caught.value.code == -32602
+
+
+async def test_ping_works_in_both_eras(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        await client.ping()
+        echoed = await client.call_tool("echo", {"text": "still here"})
+
+    assert echoed.content == [TextContent(text="still here")]
+
+
+async def test_progress_reaches_the_callback_of_its_call(open_client: OpenClient) -> None:
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    async with open_client() as client:
+        counted = await client.call_tool("count", {"steps": 3}, progress=on_progress)
+        quiet = await client.call_tool("count", {"steps": 2})
+
+    assert reports == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert (counted.content, quiet.content) == ([TextContent(text="3")], [TextContent(text="2")])
+
+
+def as_tuples(messages: list[LogMessage]) -> list[tuple[str, Any, str | None]]:
+    return [(m.level, m.data, m.logger) for m in messages]
+
+
+async def test_log_messages_follow_the_level_the_client_asked_for(open_client: OpenClient, era: str) -> None:
+    logs: list[LogMessage] = []
+    async with open_client(on_log=logs.append) as client:
+        await client.call_tool("chatter")
+        default = as_tuples(logs)
+        logs.clear()
+        await client.set_logging_level("critical")
+        await client.call_tool("chatter")
+        critical = as_tuples(logs)
+
+    # The handshake era starts at "info"; 2026-07-28 sends log messages only for requests that name a level.
+    levels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+    first = levels[1:] if era == "handshake" else []
+    assert default == [(level, f"a {level} message", "demo") for level in first]
+    assert critical == [(level, f"a {level} message", "demo") for level in levels[5:]]
+
+
+async def test_leaving_a_cancel_scope_cancels_the_call_on_the_server(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        with anyio.CancelScope() as scope:
+
+            def started(progress: float, total: float | None, message: str | None) -> None:
+                scope.cancel()
+
+            await client.call_tool("block", {"key": "left"}, progress=started)
+        record = await client.call_tool("cancellations")
+
+    assert scope.cancelled_caught
+    assert record.content == [TextContent(text="left")]
+
+
+async def test_a_timeout_raises_and_cancels_the_call_on_the_server(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        with pytest.raises(TimeoutError):
+            await client.call_tool("block", {"key": "slow"}, timeout=0.2)
+        record = await client.call_tool("cancellations")
+
+    assert record.content == [TextContent(text="slow")]
+
+
+async def test_many_concurrent_calls_each_get_their_own_result(open_client: OpenClient) -> None:
+    count = 25
+    results: dict[int, str] = {}
+    async with open_client() as client:
+
+        async def wait(i: int) -> None:
+            result = await client.call_tool("wait", {"key": f"k{i}"})
+            assert isinstance(result.content[0], TextContent)
+            results[i] = result.content[0].text
+
+        async with anyio.create_task_group() as tg:
+            for i in range(count):
+                tg.start_soon(wait, i)
+            for i in reversed(range(count)):
+                await client.call_tool("open", {"key": f"k{i}"})
+
+    assert results == {i: f"k{i}" for i in range(count)}
+
+
+async def test_the_handshake_client_hears_that_the_tool_list_changed(transport: str, anyio_backend: str) -> None:
+    changed = anyio.Event()
+    if transport == "memory":
+        client = Client(wire.load_demo().build(), protocol="handshake", on_tools_changed=changed.set)
+    else:
+        client = Client.stdio(wire.demo_command(anyio_backend), protocol="handshake", on_tools_changed=changed.set)
+    async with client:
+        await client.call_tool("grow")
+        with anyio.fail_after(wire.TIMEOUT):
+            await changed.wait()
+        names = [t.name for t in await client.list_tools()]
+
+    assert names == [*ALL_TOOLS, "extra"]
+
+
+# -- output validation ----------------------------------------------------------------------------------------
+
+
+@tool(structured=True)
+def liar() -> int:
+    """Claims an integer, returns a string."""
+    return CallToolResult(content=[TextContent(text="nope")], structured_content="nope")  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_structured_content_that_breaks_the_output_schema_is_refused(protocol: str) -> None:
+    server = Server("liar", tools=[liar])
+    async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("liar")
+
+    async with Client(server, protocol=protocol, validate_output=False) as lenient:  # type: ignore[arg-type]
+        result = await lenient.call_tool("liar")
+
+    assert caught.value.code == -32603
+    assert result.structured_content == "nope"
