@@ -365,3 +365,28 @@ async def test_a_value_that_cannot_be_made_json_is_a_clear_tool_error() -> None:
     result = await unreadable_image.run({})
     assert result.is_error
     assert result.text.startswith("tool 'unreadable_image' returned a value that cannot be sent: [Errno 2]")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "value",
+    ["text", "", 7, -2.5, float("inf"), True, None, [1, 2], {"a": 1}, TextContent(text="t"), Pair(1, 2), 10**30],
+    ids=["str", "empty", "int", "float", "inf", "bool", "none", "list", "dict", "block", "dataclass", "bigint"],
+)
+async def test_the_servers_wire_shortcut_sends_what_run_returns(value: Any) -> None:
+    @tool
+    def plain():  # type: ignore[no-untyped-def]
+        return value
+
+    @tool(run_in_thread=False)
+    def fast():  # type: ignore[no-untyped-def]
+        return value
+
+    @tool(structured=True)
+    async def checked() -> int:
+        return value  # type: ignore[no-any-return]
+
+    for tool_obj in (plain, fast, checked):
+        result = await tool_obj.run({})
+        assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)
+    assert await plain._call_wire({"x": 1}, None) == (wire(await plain.run({"x": 1})), True)

@@ -319,6 +319,23 @@ async def test_sync_tools_run_on_a_worker_thread_and_async_tools_on_the_event_lo
 
 
 @pytest.mark.anyio
+async def test_a_sync_tool_made_with_run_in_thread_false_runs_on_the_event_loop() -> None:
+    caller = threading.get_ident()
+
+    @tool(run_in_thread=False)
+    def on_loop(a: int) -> bool:
+        return threading.get_ident() == caller and a == 1
+
+    @tool(run_in_thread=False)
+    def fails() -> None:
+        raise ToolError("no luck")
+
+    assert await on_loop.run({"a": "1"}) == text("true")
+    assert await on_loop.run({}) == error("Invalid arguments for tool 'on_loop':\n- a: missing required argument")
+    assert await fails.run() == error("no luck")
+
+
+@pytest.mark.anyio
 async def test_arguments_are_validated_and_coerced_to_the_annotated_types() -> None:
     seen: dict[str, Any] = {}
 

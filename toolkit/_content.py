@@ -26,10 +26,12 @@ from ._types import (
 )
 
 __all__ = [
+    "PLAIN_CONVERTERS",
     "Audio",
     "Image",
     "OutputMismatchError",
     "converter",
+    "scalar_text",
     "structured_converter",
     "to_json_text",
     "unstructured_result",
@@ -115,6 +117,16 @@ def to_json_text(value: Any) -> str:
     return pydantic_core.to_json(value, serialize_unknown=False, inf_nan_mode="null", bytes_mode="base64").decode()
 
 
+def scalar_text(value: Any) -> str | None:
+    """The text block's text for a `str`, `int`, `float` or `bool` return value; None for any other type."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int or kind is float or kind is bool:
+        return pydantic_core.to_json(value, inf_nan_mode="null").decode()
+    return None
+
+
 def _block(value: Any) -> Any:
     if isinstance(value, CONTENT_TYPES):
         return value
@@ -146,6 +158,9 @@ def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult
     Raises:
         pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
     """
+    text = scalar_text(value)
+    if text is not None:
+        return CallToolResult(content=[TextContent(text=text)])
     if value is None:
         return CallToolResult(content=[])
     if isinstance(value, CallToolResult):
@@ -218,6 +233,10 @@ def _plain(value: Any) -> CallToolResult:
 
 def _plain_or_structured(value: Any) -> CallToolResult:
     return unstructured_result(value, allow_structured=True)
+
+
+PLAIN_CONVERTERS = (_plain, _plain_or_structured)
+"""The converters of tools without an output schema: a scalar becomes one text block, unvalidated."""
 
 
 def _is_content_type(annotation: Any) -> bool:

@@ -153,6 +153,7 @@ class Server:
         inline_defs: bool = True,
         optional_style: OptionalStyle = "compact",
         show_error_details: bool = False,
+        run_in_thread: bool = True,
     ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         """Decorate a function to make it a tool of this server: `@server.tool` or `@server.tool(...)`.

@@ -12,11 +12,12 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
 
+import anyio.lowlevel
 import anyio.to_thread
 import pydantic_core
 from typing_extensions import ParamSpec, Self
 
-from ._content import OutputMismatchError, converter, to_json_text
+from ._content import PLAIN_CONVERTERS, OutputMismatchError, converter, scalar_text, to_json_text
 from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
@@ -53,6 +54,7 @@ class _Options(typing.NamedTuple):
     inline_defs: bool = True
     optional_style: OptionalStyle = "compact"
     show_error_details: bool = False
+    run_in_thread: bool = True
 
 
 class Tool(Generic[P, R]):
@@ -111,34 +113,69 @@ class Tool(Generic[P, R]):
     async def run(self, arguments: Mapping[str, Any] | None = None, context: Context | None = None) -> CallToolResult:
         """Validate `arguments`, run the function and convert what it returns.
 
-        Sync functions run on a worker thread; async ones are awaited. Never raises for a failing call: argument
-        errors, [`ToolError`][toolkit.ToolError] and other exceptions become results with `is_error=True`.
+        Sync functions run on a worker thread (unless the tool was made with `run_in_thread=False`); async ones
+        are awaited. Never raises for a failing call: argument errors, [`ToolError`][toolkit.ToolError] and other
+        exceptions become results with `is_error=True`.
 
         Args:
             arguments: The call's arguments, as a client sends them.
             context: The request's context; a detached one is made when not given.
         """
+        value, error = await self._invoke(arguments, context)
+        if error is not None:
+            return _error_result(error)
+        return self._result(value)
+
+    async def _call_wire(
+        self, arguments: Mapping[str, Any] | None, context: Context | None
+    ) -> tuple[dict[str, Any], bool]:
+        """What [`run`][toolkit.Tool.run] returns, already dumped to its wire form, and whether it is an error.
+
+        The same as `run(...).model_dump(mode="json", by_alias=True, exclude_none=True)`, without building the
+        models when the function returns a plain `str`, `int`, `float` or `bool` (the common case).
+        """
+        value, error = await self._invoke(arguments, context)
+        if error is not None:
+            return {"content": [{"type": "text", "text": error}], "isError": True}, True
+        if self._plain_text:
+            text = scalar_text(value)
+            if text is not None:
+                return {"content": [{"type": "text", "text": text}], "isError": False}, False
+        result = self._result(value)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True), result.is_error
+
+    async def _invoke(self, arguments: Mapping[str, Any] | None, context: Context | None) -> tuple[Any, str | None]:
+        """Validate and call: the function's return value, or the error text to send instead."""
         try:
             kwargs = self._validator.validate_python(arguments if arguments is not None else {})
         except pydantic_core.ValidationError as exc:
-            return _error_result(self._describe_validation_error(exc))
+            return None, self._describe_validation_error(exc)
         if self._context_param is not None:
             kwargs[self._context_param] = context if context is not None else Context()
-        if self._instance is not None:
-            call: Callable[..., Any] = functools.partial(self.fn, self._instance)
-        else:
-            call = self.fn
         try:
-            if self._is_async:
-                value = await call(**kwargs)
+            if self._in_thread:
+                value = await anyio.to_thread.run_sync(self._call_kwargs, kwargs, abandon_on_cancel=True)
+            elif self._is_async:
+                value = await self._call_kwargs(kwargs)
             else:
-                value = await anyio.to_thread.run_sync(functools.partial(call, **kwargs), abandon_on_cancel=True)
+                value = self._call_kwargs(kwargs)
         except ToolError as exc:
-            return _error_result(_safe_str(exc) or f"tool {self.name!r} failed")
+            return None, _safe_str(exc) or f"tool {self.name!r} failed"
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
-                raise
-            return self._exception_result(exc)
+                # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
+                # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            details = self.show_error_details or (context is not None and context._show_error_details)
+            return None, self._exception_text(exc, details)
+        return value, None
+
+    def _call_kwargs(self, kwargs: dict[str, Any]) -> Any:
+        if self._instance is not None:
+            return self.fn(self._instance, **kwargs)
+        return self.fn(**kwargs)
+
+    def _result(self, value: Any) -> CallToolResult:
         try:
             return self._convert(value)
         except OutputMismatchError as exc:
@@ -148,11 +185,11 @@ class Tool(Generic[P, R]):
             logger.error("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
             return _error_result(f"tool {self.name!r} returned a value that cannot be sent: {_safe_str(exc)}")
 
-    def _exception_result(self, exc: BaseException) -> CallToolResult:
+    def _exception_text(self, exc: BaseException, details: bool) -> str:
         logger.error("tool %r raised %s", self.name, type(exc).__name__, exc_info=exc)
-        if self.show_error_details:
-            return _error_result(f"Error executing tool {self.name!r}: {type(exc).__name__}: {_safe_str(exc)}")
-        return _error_result(f"Error executing tool {self.name!r}")
+        if details:
+            return f"Error executing tool {self.name!r}: {type(exc).__name__}: {_safe_str(exc)}"
+        return f"Error executing tool {self.name!r}"
 
     def _describe_validation_error(self, exc: pydantic_core.ValidationError) -> str:
         lines = [f"Invalid arguments for tool {self.name!r}:"]
@@ -220,6 +257,8 @@ class Tool(Generic[P, R]):
         self._param_names = [p.name for p in params]
         call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+        self._in_thread = opts.run_in_thread and not self._is_async
+        self._plain_text = self._convert in PLAIN_CONVERTERS
         self.show_error_details = opts.show_error_details
 
 
@@ -278,6 +317,7 @@ def tool(
     inline_defs: bool = True,
     optional_style: OptionalStyle = "compact",
     show_error_details: bool = False,
+    run_in_thread: bool = True,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Make a function an MCP tool.
@@ -304,6 +344,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
             `"faithful"` keeps `anyOf [T, null]` with `default: null`.
         show_error_details (bool): Send exception types and messages to the client (off: a generic message).
+        run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
+            event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
     """
     localns = _caller_locals()
     opts = _Options(**options)
