@@ -122,6 +122,7 @@ class Client:
         self._validate_output = validate_output
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
         self._transport: Transport | None = None
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._stack: AsyncExitStack | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
@@ -263,7 +264,8 @@ class Client:
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self._transport is not None, "use the client inside `async with`"
-        await self._transport.send(encode(message))
+        async with self._send_lock:  # calls run in many tasks; a transport's send is never entered twice at once
+            await self._transport.send(encode(message))
 
     async def _read_loop(self) -> None:
         assert self._transport is not None
