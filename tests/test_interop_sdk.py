@@ -342,3 +342,19 @@ async def test_toolkit_client_lists_and_calls_the_tools_of_an_sdk_server(protoco
     # The SDK answers an unknown tool with an error result, where toolkit (and the spec's table) uses -32602.
     assert wire(unknown) == {"content": [{"type": "text", "text": "Unknown tool: no_such_tool"}], "isError": True}
     assert reports == [(1, 2, "step 1"), (2, 2, "step 2")]
+
+
+async def test_toolkit_client_runs_many_calls_at_once_against_an_sdk_server() -> None:
+    results: dict[int, toolkit.CallToolResult] = {}
+
+    async def one(client: toolkit.Client, n: int) -> None:
+        results[n] = await client.call_tool("add", {"a": n, "b": 1000})
+
+    with anyio.fail_after(TIMEOUT):
+        async with toolkit.Client.stdio(SDK_SERVER) as client, anyio.create_task_group() as tg:
+            for n in range(30):
+                tg.start_soon(one, client, n)
+
+    assert {n: result.structured_content for n, result in results.items()} == {
+        n: {"result": n + 1000} for n in range(30)
+    }

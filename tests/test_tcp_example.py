@@ -122,6 +122,20 @@ async def test_one_listener_serves_many_clients_at_once() -> None:
     assert results == {n: f"CLIENT {n}" for n in range(5)}
 
 
+async def test_one_client_runs_many_calls_at_once_over_one_socket() -> None:
+    results: dict[int, str] = {}
+
+    async def one(client: toolkit.Client, n: int) -> None:
+        results[n] = (await client.call_tool("shout", {"text": f"call {n}"})).text
+
+    with anyio.fail_after(TIMEOUT):
+        async with serving(example.demo) as port, example.connect(port) as client, anyio.create_task_group() as tg:
+            for n in range(50):
+                tg.start_soon(one, client, n)
+
+    assert results == {n: f"CALL {n}" for n in range(50)}
+
+
 class RawPeer:
     """A client that writes raw bytes to the socket and reads whole lines back: the wire, unfiltered."""
 
