@@ -46,6 +46,7 @@ class Context:
         "_log_level",
         "_notify",
         "_progress_token",
+        "_show_error_details",
         "client_info",
         "protocol_version",
         "request_id",
@@ -60,6 +61,7 @@ class Context:
         progress_token: str | int | None = None,
         log_level: Callable[[], LogLevel | None] | None = None,
         notify: Notify | None = None,
+        show_error_details: bool = False,
     ) -> None:
         self.request_id = request_id
         """The JSON-RPC id of the request being served (`None` when detached)."""
@@ -70,6 +72,7 @@ class Context:
         self._progress_token = progress_token
         self._log_level = log_level
         self._notify = notify
+        self._show_error_details = show_error_details  # the server's opt-in: exception details reach the client
         self._last_progress: float | None = None
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
