@@ -178,6 +178,22 @@ def test_a_call_that_takes_longer_than_the_timeout_raises_timeout_error() -> Non
         assert text(tester.call("crawl", pages=1)) == "done"
 
 
+def test_an_exception_in_the_with_block_comes_out_unchanged() -> None:
+    with pytest.raises(AssertionError) as caught, ToolTester(server) as tester:
+        raise AssertionError(text(tester.call("forecast", city="Oslo")))
+
+    assert caught.type is AssertionError
+    assert caught.value.args == ('{"city":"Oslo","celsius":21.5}',)
+
+
+def test_a_tester_made_inside_a_running_event_loop_works(anyio_backend: str) -> None:
+    async def main() -> str:
+        with ToolTester(server) as tester:  # blocks this loop while the portal's serves the call
+            return text(tester.call("crawl", pages=1))
+
+    assert anyio.run(main, backend=anyio_backend) == "done"
+
+
 def test_a_tester_outside_its_with_block_says_how_to_use_it() -> None:
     tester = ToolTester(server)
     with pytest.raises(RuntimeError, match="inside `with`"):

@@ -131,7 +131,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
 
         with ExitStack() as stack:
             portal = stack.enter_context(start_blocking_portal(self._backend))
-            client = Client(self.server, protocol=self._protocol, on_log=self.logs.append)
+            # Made on the portal's event loop: anyio primitives bind to the event loop running where they are made,
+            # which, in a fixture of an async test, is the test's (perhaps trio), not the portal's.
+            client = portal.call(lambda: Client(self.server, protocol=self._protocol, on_log=self.logs.append))
             stack.enter_context(portal.wrap_async_context_manager(client))
             portal.call(client.set_logging_level, self._log_level)
             self._stack, self._portal, self._client = stack.pop_all(), portal, client
@@ -142,7 +144,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
     ) -> None:
         stack, self._stack, self._portal, self._client = self._stack, None, None, None
         if stack is not None:
-            stack.__exit__(exc_type, exc, tb)
+            # The client closes as if all went well: an exception from the `with` body (a failed assertion) passed
+            # into its task group would come back wrapped in an ExceptionGroup. It propagates unchanged instead.
+            stack.close()
 
     @property
     def client(self) -> Client:
