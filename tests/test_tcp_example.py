@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -20,7 +21,8 @@ import toolkit
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tcp_transport.py"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "tcp_transport.py"
 TIMEOUT = 10
 
 
@@ -52,6 +54,12 @@ async def serving(server: toolkit.Server) -> AsyncIterator[int]:
 def wire(result: toolkit.CallToolResult) -> dict[str, Any]:
     data: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data
+
+
+def test_the_transports_guide_shows_the_example_code_verbatim() -> None:
+    guide = (ROOT / "docs" / "transports.md").read_text(encoding="utf-8")
+    for obj in (example.TcpTransport, example.serve, example.connect):
+        assert inspect.getsource(obj) in guide, f"docs/transports.md is out of date with {obj.__name__}"
 
 
 async def test_the_example_serves_calls_and_prints_the_result(capsys: pytest.CaptureFixture[str]) -> None:
