@@ -361,6 +361,12 @@ def test_the_stdio_environment_gives_a_new_process_this_import_path() -> None:
     assert sys.prefix not in paths
 
 
+def test_the_stdio_environment_keeps_an_existing_pythonpath_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/opt/a", "/opt/b"]))
+
+    assert stdio_environment()["PYTHONPATH"].endswith(os.pathsep + os.pathsep.join(["/opt/a", "/opt/b"]))
+
+
 def test_importing_toolkit_testing_needs_no_pytest() -> None:
     script = textwrap.dedent("""\
         import sys

@@ -122,7 +122,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self._protocol: ProtocolChoice = protocol
         self._backend = backend
         self._log_level: LogLevel = log_level
-        self._stack: ExitStack | None = None
+        self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None
 
@@ -142,11 +142,10 @@ class ToolTester(AbstractContextManager["ToolTester"]):
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        stack, self._stack, self._portal, self._client = self._stack, None, None, None
-        if stack is not None:
-            # The client closes as if all went well: an exception from the `with` body (a failed assertion) passed
-            # into its task group would come back wrapped in an ExceptionGroup. It propagates unchanged instead.
-            stack.close()
+        stack, self._stack, self._portal, self._client = self._stack, ExitStack(), None, None
+        # The client closes as if all went well: an exception from the `with` body (a failed assertion) passed into
+        # its task group would come back wrapped in an ExceptionGroup. It propagates unchanged instead.
+        stack.close()
 
     @property
     def client(self) -> Client:
