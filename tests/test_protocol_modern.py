@@ -113,6 +113,8 @@ async def test_every_request_is_served_on_its_own_without_initialize(connect: wi
         pytest.param({VERSION_KEY: MODERN}, id="capabilities-missing"),
         pytest.param({VERSION_KEY: MODERN, CAPABILITIES_KEY: "none"}, id="capabilities-not-an-object"),
         pytest.param({CAPABILITIES_KEY: {}}, id="version-missing"),
+        pytest.param({VERSION_KEY: 20260728, CAPABILITIES_KEY: {}}, id="version-not-a-string"),
+        pytest.param({VERSION_KEY: "2099-01-01"}, id="capabilities-missing-and-version-unsupported"),
         pytest.param(
             {VERSION_KEY: MODERN, CAPABILITIES_KEY: {}, "io.modelcontextprotocol/logLevel": "loud"}, id="log-level"
         ),
@@ -347,6 +349,8 @@ async def test_a_listen_stream_is_acknowledged_then_carries_tagged_list_changes_
         await handshake_peer.receive()
         await peer.notify("notifications/cancelled", {"requestId": "sub-1"})
         probe = await ask(peer, request("probe", "tools/list"))
+        server.add_tool(late)  # after the stream ended: nothing more for this peer
+        await handshake_peer.receive()
         await peer.close_input()
         rest = await peer.rest()
 
@@ -355,6 +359,14 @@ async def test_a_listen_stream_is_acknowledged_then_carries_tagged_list_changes_
     assert old_style == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
     assert probe["result"]["tools"] == []
     assert rest == []
+
+
+async def test_initialize_is_always_the_handshake_even_with_the_2026_07_28_fields(connect: wire.Connect) -> None:
+    async with connect() as peer:
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+        reply = await ask(peer, request(1, "initialize", params))
+
+    assert reply["result"]["protocolVersion"] == "2025-06-18"
 
 
 async def test_a_listen_stream_without_tool_changes_requested_carries_none(connect: wire.Connect) -> None:

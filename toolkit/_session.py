@@ -261,6 +261,8 @@ class Connection:
             scope = self.in_flight.get(request_id) if is_valid_id(request_id) else None
             if scope is not None:
                 scope.cancel()
+                # A cancelled subscription gets nothing more from now on, not from when its task unwinds.
+                self.listeners.discard(request_id)
         # Anything else (roots/list_changed, progress for requests we never sent...) needs no action.
 
     def tools_changed(self) -> None:
@@ -302,7 +304,7 @@ class Connection:
         method: str = message["method"]
         params: dict[str, Any] = message.get("params") or {}
         meta = params.get("_meta")
-        if isinstance(meta, dict) and VERSION_KEY in meta:
+        if isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize":  # initialize is always legacy
             return await self._modern(method, message["id"], params, meta)
         if method == "initialize":
             return self._initialize(params)
@@ -326,14 +328,18 @@ class Connection:
 
     async def _modern(self, method: str, request_id: Any, params: dict[str, Any], meta: dict[str, Any]) -> Any:
         requested = meta.get(VERSION_KEY)
+        # 2026-07-28 (basic/index): a missing or malformed required field is -32602; -32022 is only for a
+        # well-formed version this server does not speak (the SDK checks in the same order).
+        if not isinstance(requested, str):
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] must be a string")
+        if not isinstance(meta.get(CAPABILITIES_KEY), dict):
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
         if requested != MODERN_VERSION:
             raise ProtocolError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version: {requested}",
-                {"supported": [MODERN_VERSION], "requested": str(requested)},
+                {"supported": [MODERN_VERSION], "requested": requested},
             )
-        if not isinstance(meta.get(CAPABILITIES_KEY), dict):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
         request = _Request(request_id, params, MODERN_VERSION, meta)
         level = meta.get(LOG_LEVEL_KEY)
         if level is not None and level not in LOG_LEVELS:
@@ -442,6 +448,7 @@ class Connection:
             progress_token=token if is_valid_id(token) else None,
             log_level=self._level_getter(request),
             notify=self._notify,
+            show_error_details=self.server.show_error_details,
         )
         timeout = self.server.tool_timeout
         if timeout is None:
