@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -310,7 +311,7 @@ async def test_toolkit_client_lists_and_calls_the_tools_of_an_sdk_server(protoco
             assert data.pop("resultType") == "complete"
         return data
 
-    assert [tool.name for tool in tools] == ["echo", "add", "point", "fail", "count"]
+    assert [tool.name for tool in tools] == ["echo", "add", "point", "fail", "count", "chatty", "block"]
     # The SDK wraps non-object results as {"result": ...} in both eras; toolkit's client checks every
     # structuredContent against the tool's outputSchema, so these calls also prove the two agree.
     assert tools[1].output_schema == {
@@ -358,3 +359,32 @@ async def test_toolkit_client_runs_many_calls_at_once_against_an_sdk_server() ->
     assert {n: result.structured_content for n, result in results.items()} == {
         n: {"result": n + 1000} for n in range(30)
     }
+
+
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_toolkit_client_cancels_calls_to_an_sdk_server_and_keeps_talking(protocol: Any) -> None:
+    started = anyio.Event()
+    with anyio.fail_after(TIMEOUT):
+        async with toolkit.Client.stdio(SDK_SERVER, protocol=protocol) as client:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(partial(client.call_tool, "block", progress=lambda *_: started.set()))
+                await started.wait()
+                tg.cancel_scope.cancel()  # sends notifications/cancelled
+            with pytest.raises(TimeoutError):
+                await client.call_tool("block", timeout=0.2)  # the deadline cancels server-side too
+            echo = await client.call_tool("echo", {"text": "still here"})
+
+    assert echo.text == "still here"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_toolkit_client_receives_the_log_messages_of_an_sdk_server(protocol: Any) -> None:
+    logs: list[toolkit.LogMessage] = []
+    with anyio.fail_after(TIMEOUT):
+        async with toolkit.Client.stdio(SDK_SERVER, protocol=protocol, on_log=logs.append) as client:
+            if client.modern:  # 2026-07-28: log messages only for requests that ask (the SDK has no logging/setLevel)
+                await client.set_logging_level("debug")
+            result = await client.call_tool("chatty")
+
+    assert result.text == "logged"
+    assert [(log.level, log.data) for log in logs] == [("debug", "debug message"), ("warning", "warning message")]

@@ -5,9 +5,16 @@ Run: `python tests/interop/sdk_server.py` (serves stdio until stdin closes).
 
 from __future__ import annotations
 
+import warnings
+
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import BaseModel
+
+# ctx.debug/ctx.warning warn that MCP logging is deprecated (2026-07-28); keep the test output quiet.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 mcp = MCPServer("sdk-interop", instructions="An official SDK server.")
 
@@ -47,6 +54,22 @@ async def count(steps: int, ctx: Context) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, total=steps, message=f"step {step}")
     return f"counted {steps}"
+
+
+@mcp.tool()
+async def chatty(ctx: Context) -> str:
+    """Log at two levels."""
+    await ctx.debug("debug message")
+    await ctx.warning("warning message")
+    return "logged"
+
+
+@mcp.tool()
+async def block(ctx: Context) -> str:
+    """Report that it started, then wait until cancelled."""
+    await ctx.report_progress(1, message="started")
+    await anyio.sleep_forever()
+    return "unreachable"
 
 
 if __name__ == "__main__":
