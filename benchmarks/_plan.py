@@ -117,7 +117,7 @@ def rows(*, quick: bool) -> list[Row]:
             "ms",
             False,
             {"tools": 500},
-            target=("mcp", 5, ">= 5x mcp"),
+            target=("mcp", 5, "<= 20% of mcp's"),
         ),
         Row(
             "rss-501",
