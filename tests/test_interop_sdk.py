@@ -83,6 +83,8 @@ async def test_sdk_client_connects_and_lists_tools_whose_schemas_are_valid_2020_
         "add",
         "point",
         "pixel",
+        "media",
+        "describe",
         "fail",
         "count",
         "chatty",
@@ -107,6 +109,21 @@ async def test_sdk_client_connects_and_lists_tools_whose_schemas_are_valid_2020_
         },
         "outputSchema": {"type": "integer"} if version == MODERN else wrapped,
     }
+    # Title, annotations, icons and _meta survive the trip through the SDK's models (2025-11-25 has them all).
+    assert tools["describe"] == {
+        "name": "describe",
+        "title": "Describe a thing",
+        "description": "Describe `thing` (a tool with a title, annotations, an icon and _meta).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"thing": {"type": "string"}},
+            "required": ["thing"],
+            "additionalProperties": False,
+        },
+        "icons": [{"src": "data:image/png;base64,iVBORw0KGgo=", "mimeType": "image/png", "sizes": ["16x16"]}],
+        "annotations": {"title": "Describe a thing", "readOnlyHint": True, "openWorldHint": False},
+        "_meta": {"example.com/category": "demo"},
+    }
     assert tools["point"]["outputSchema"] == {
         "type": "object",
         "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
@@ -115,13 +132,16 @@ async def test_sdk_client_connects_and_lists_tools_whose_schemas_are_valid_2020_
 
 
 @pytest.mark.parametrize(("mode", "version"), [("legacy", LEGACY), ("auto", MODERN), (MODERN, MODERN)])
-async def test_sdk_client_receives_text_structured_image_and_error_results(mode: str, version: str) -> None:
+async def test_sdk_client_receives_text_structured_image_other_content_and_error_results(
+    mode: str, version: str
+) -> None:
     with anyio.fail_after(TIMEOUT):
         async with sdk_client(mode) as client:
             echo = await client.call_tool("echo", {"text": "héllo\nworld"})
             add = await client.call_tool("add", {"a": 2, "b": 3})
             point = await client.call_tool("point", {"x": 1, "y": 2})
             pixel = await client.call_tool("pixel", {})
+            media = await client.call_tool("media", {})
             fail = await client.call_tool("fail", {"reason": "out of coffee"})
             invalid = await client.call_tool("add", {"a": "two", "b": 3})
             with pytest.raises(MCPError) as unknown:
@@ -142,6 +162,22 @@ async def test_sdk_client_receives_text_structured_image_and_error_results(mode:
     }
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAAB4iG8MwAAAABJRU5ErkJggg=="
     assert dump(pixel) == {"content": [{"type": "image", "data": png, "mimeType": "image/png"}], **complete}
+    assert dump(media) == {
+        "content": [
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+            {
+                "type": "resource_link",
+                "uri": "file:///notes.txt",
+                "name": "notes",
+                "title": "Notes",
+                "mimeType": "text/plain",
+                "size": 5,
+            },
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAE="}},
+        ],
+        **complete,
+    }
     assert dump(fail) == {"content": [{"type": "text", "text": "out of coffee"}], **complete, "isError": True}
     # Invalid arguments are a tool execution error the model can correct (SEP-1303), not a JSON-RPC error.
     assert invalid.is_error

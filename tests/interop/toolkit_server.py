@@ -8,7 +8,19 @@ from __future__ import annotations
 import anyio
 from typing_extensions import TypedDict
 
-from toolkit import Context, Image, Server, ToolError, tool
+from toolkit import (
+    AudioContent,
+    BlobResourceContents,
+    ContentBlock,
+    Context,
+    EmbeddedResource,
+    Image,
+    ResourceLink,
+    Server,
+    TextResourceContents,
+    ToolError,
+    tool,
+)
 
 # The smallest valid PNG: 1x1 transparent pixel.
 PIXEL = bytes.fromhex(
@@ -47,6 +59,29 @@ def point(x: int, y: int) -> Point:
 def pixel() -> Image:
     """A 1x1 PNG image."""
     return Image(data=PIXEL)
+
+
+@server.tool
+def media() -> list[ContentBlock]:
+    """Every other kind of content: audio, a resource link, embedded text and blob resources."""
+    return [
+        AudioContent(data="UklGRg==", mime_type="audio/wav"),
+        ResourceLink(uri="file:///notes.txt", name="notes", title="Notes", mime_type="text/plain", size=5),
+        EmbeddedResource(resource=TextResourceContents(uri="file:///a.txt", mime_type="text/plain", text="hello")),
+        EmbeddedResource(resource=BlobResourceContents(uri="file:///b.bin", blob="AAE=")),
+    ]
+
+
+@server.tool(
+    title="Describe a thing",
+    read_only=True,
+    open_world=False,
+    icons=[{"src": "data:image/png;base64,iVBORw0KGgo=", "mimeType": "image/png", "sizes": ["16x16"]}],
+    meta={"example.com/category": "demo"},
+)
+def describe(thing: str) -> str:
+    """Describe `thing` (a tool with a title, annotations, an icon and _meta)."""
+    return f"{thing} is a thing"
 
 
 @server.tool
