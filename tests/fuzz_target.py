@@ -395,11 +395,11 @@ class Peer:
         self.modern = True
         self.last_case: list[bytes] = []
 
-    async def send_line(self, data: bytes) -> None:
-        """Send one message (over stdio: a line) and book the replies it deserves."""
+    async def send_line(self, data: bytes, replies: list[Any] | None = None) -> None:
+        """Send one message (over stdio: a line) and book the replies it deserves (or the ids in `replies`)."""
         if not self._framed:  # the memory transport carries text: bytes that are not UTF-8 cannot travel
             data = data.decode("utf-8", "replace").encode()
-        for request_id in expected_replies(data, self._framed):
+        for request_id in expected_replies(data, self._framed) if replies is None else replies:
             self.ledger.expect(request_id)
         self.ledger.sent += 1
         await self._write(data + b"\n" if self._framed else data)
@@ -422,6 +422,16 @@ class Peer:
         missing = self.ledger.expected - self.ledger.received
         assert not missing, f"no reply within {TIMEOUT:g} s for ids {dict(missing)}; the case: {self.last_case}"
 
+    async def wait_for(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first message received so far or from now on that matches `predicate`."""
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                for message in self.messages:
+                    if predicate(message):
+                        return message
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
     def request(self, method: str, params: dict[str, Any] | None = None) -> tuple[str, bytes]:
         """A request with a fresh id, in this connection's era: (id, encoded line)."""
         request_id = f"peer-{next(self._ids)}"
@@ -429,7 +439,7 @@ class Peer:
         if self.modern:
             body["_meta"] = {**META, **body.get("_meta", {})}
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
-        return request_id, json.dumps(message).encode()
+        return request_id, encode_message(message)
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """`tools/call` and wait for its reply; returns the reply."""
