@@ -298,7 +298,11 @@ class Connection:
             return None
         if isinstance(result, str):
             return f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}'
-        return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+        try:
+            return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+        except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
+            logger.exception("cannot encode the result of %r", message.get("method"))
+            return encode(error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded"))
 
     async def _dispatch(self, message: dict[str, Any]) -> Any:
         method: str = message["method"]
