@@ -42,6 +42,9 @@ class WireModel(BaseModel):
         extra="allow",
         use_attribute_docstrings=True,
         ser_json_inf_nan="null",
+        # Build each model's validator on first use: a server that never sends audio never pays for it,
+        # and `import toolkit` stays cheap.
+        defer_build=True,
     )
 
 
