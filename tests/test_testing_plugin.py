@@ -83,7 +83,8 @@ def test_the_guide_s_test_project_passes(pytester: pytest.Pytester) -> None:
         }
     )
 
-    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    # In a new process: the guide's module names (test_transports, ...) may be taken in this one.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
 
     assert sorted(files) == [
         "both/conftest.py",
@@ -299,21 +300,21 @@ def test_tools(toolkit_snapshot):
 
 
 def test_a_missing_snapshot_is_created_and_reported(project: pytest.Pytester) -> None:
-    project.makepyfile(test_schema=SNAPSHOT_TEST)
+    project.makepyfile(test_tools_schema=SNAPSHOT_TEST)
 
     first = project.runpytest()
     second = project.runpytest()
 
     first.assert_outcomes(passed=1)
-    first.stdout.fnmatch_lines(["*= toolkit snapshots =*", "created snapshots/test_schema.test_tools.json"])
+    first.stdout.fnmatch_lines(["*= toolkit snapshots =*", "created snapshots/test_tools_schema.test_tools.json"])
     second.assert_outcomes(passed=1)
     second.stdout.no_fnmatch_line("*toolkit snapshots*")
-    stored = json.loads((project.path / "snapshots" / "test_schema.test_tools.json").read_text())
+    stored = json.loads((project.path / "snapshots" / "test_tools_schema.test_tools.json").read_text())
     assert [tool["name"] for tool in stored["tools"]] == ["add", "pid"]
 
 
 def test_a_changed_tool_fails_with_a_diff_until_the_snapshot_is_updated(project: pytest.Pytester) -> None:
-    project.makepyfile(test_schema=SNAPSHOT_TEST)
+    project.makepyfile(test_tools_schema=SNAPSHOT_TEST)
     project.runpytest().assert_outcomes(passed=1)
     project.makepyfile(demo=SERVER.replace("def add(a: int, b: int) -> int:", "def add(a: float, b: int) -> int:"))
 
@@ -324,8 +325,8 @@ def test_a_changed_tool_fails_with_a_diff_until_the_snapshot_is_updated(project:
     failed.assert_outcomes(failed=1)
     failed.stdout.fnmatch_lines(
         [
-            "the tools differ from the snapshot snapshots/test_schema.test_tools.json:",
-            "--- snapshots/test_schema.test_tools.json (snapshot)",
+            "the tools differ from the snapshot snapshots/test_tools_schema.test_tools.json:",
+            "--- snapshots/test_tools_schema.test_tools.json (snapshot)",
             "+++ current",
             "@@ -7,7 +7,7 @@",
             '         "type": "object",',
@@ -341,9 +342,9 @@ def test_a_changed_tool_fails_with_a_diff_until_the_snapshot_is_updated(project:
     )
     failed.stdout.no_fnmatch_line("*Traceback*")
     updated.assert_outcomes(passed=1)
-    updated.stdout.fnmatch_lines(["*= toolkit snapshots =*", "updated snapshots/test_schema.test_tools.json"])
+    updated.stdout.fnmatch_lines(["*= toolkit snapshots =*", "updated snapshots/test_tools_schema.test_tools.json"])
     passed.assert_outcomes(passed=1)
-    stored = json.loads((project.path / "snapshots" / "test_schema.test_tools.json").read_text())
+    stored = json.loads((project.path / "snapshots" / "test_tools_schema.test_tools.json").read_text())
     assert stored["tools"][0]["inputSchema"]["properties"]["a"] == {"type": "number"}
 
 
