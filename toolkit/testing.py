@@ -99,7 +99,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             return a + b
 
         with ToolTester(add) as tester:
-            assert tester.call("add", a=1, b=2).structured_content == 3
+            assert tester.call("add", a=1, b=2).text == "3"
         ```
     """
 
