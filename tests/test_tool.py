@@ -4,7 +4,7 @@ import datetime as dt
 import enum
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import anyio
 import pytest
@@ -297,6 +297,26 @@ async def test_method_tools_are_bound_per_instance() -> None:
     assert await second.bump.run({}) == text("101")
     assert await second.peek.run() == text("101")
     assert (first.value, second.value) == (5, 101)
+
+
+def test_the_order_of_union_and_literal_members_is_kept_per_tool() -> None:
+    @tool
+    def first(a: int | str, b: Literal[1, 2], c: list[float | str]) -> None: ...
+
+    @tool
+    def second(a: str | int, b: Literal[2, 1], c: list[str | float]) -> None: ...
+
+    assert wire(second)["inputSchema"] == {
+        "type": "object",
+        "properties": {
+            "a": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "b": {"enum": [2, 1], "type": "integer"},
+            "c": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}},
+        },
+        "required": ["a", "b", "c"],
+        "additionalProperties": False,
+    }
+    assert wire(first)["inputSchema"]["properties"]["a"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
 
 
 # --- running ----------------------------------------------------------------------------------------
