@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -365,6 +366,13 @@ def test_the_stdio_environment_keeps_an_existing_pythonpath_last(monkeypatch: py
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/opt/a", "/opt/b"]))
 
     assert stdio_environment()["PYTHONPATH"].endswith(os.pathsep + os.pathsep.join(["/opt/a", "/opt/b"]))
+
+
+def test_the_tool_tester_docstring_example_runs() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", ToolTester.__doc__ or "", re.DOTALL)
+
+    assert len(blocks) == 1
+    exec(textwrap.dedent(blocks[0]), {})
 
 
 def test_importing_toolkit_testing_needs_no_pytest() -> None:
