@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 import wire
 from wire import TEXT, error
@@ -614,3 +615,38 @@ async def test_a_request_id_already_in_flight_is_refused(connect: wire.Connect) 
     assert refused == error("same", -32600)
     assert opened == response(2, text_result("a"))
     assert answered == response("same", text_result("a"))
+
+
+# -- limits ---------------------------------------------------------------------------------------------------
+
+
+def gated_server(**options: Any) -> Server:
+    """A server with one tool, `hold`, that never finishes on its own."""
+    server = Server("limits", **options)
+
+    @server.tool
+    async def hold() -> str:
+        """Wait forever."""
+        await anyio.sleep_forever()
+        return "never"  # pragma: no cover (never reached)
+
+    return server
+
+
+async def test_calls_beyond_the_concurrency_limit_are_refused_as_internal_errors() -> None:
+    async with wire.memory(gated_server(max_concurrent_requests=2, shutdown_grace=0)) as peer:
+        await peer.initialize()
+        for request_id in ("a", "b", "c"):
+            await peer.send(call(request_id, "hold"))
+        refused = await peer.receive()
+        pong = await peer.request("ping", id="still-answering")
+
+    assert (refused, pong) == (error("c", -32603), response("still-answering", {}))
+
+
+async def test_a_call_over_the_tool_timeout_is_cancelled_and_answered_with_an_error_result() -> None:
+    async with wire.memory(gated_server(tool_timeout=0.1)) as peer:
+        await peer.initialize()
+        timed_out = await peer.call("hold")
+
+    assert timed_out == response(2, text_result("tool 'hold' timed out after 0.1 s", is_error=True))

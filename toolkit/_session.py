@@ -208,16 +208,18 @@ class Connection:
         self._tg.start_soon(func, *args)
 
     async def _run_in_scope(self, message: dict[str, Any], scope: anyio.CancelScope) -> None:
-        response = None
+        # A call counts as in flight until its reply is sent: a client that stops reading then meets
+        # max_concurrent_requests, instead of the server holding ever more finished replies in memory.
         try:
+            response = None
             with scope:
                 response = await self._respond(message)
+            if response is not None and not scope.cancel_called:
+                await self._send_text(response)
         finally:
             self.in_flight.pop(message["id"], None)
             if not self.in_flight:
                 self._idle.set()
-        if response is not None and not scope.cancel_called:
-            await self._send_text(response)
 
     async def _batch(self, messages: list[Any]) -> None:
         if not messages:
