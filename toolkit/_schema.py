@@ -22,12 +22,11 @@ from pydantic import TypeAdapter
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
-from ._signature import Param, first_sentence, type_name
+from ._signature import Param, cache_key, first_sentence, type_name
 
 __all__ = [
     "OutputSchema",
     "TypeInfo",
-    "cache_key",
     "clean_schema",
     "compact_optionals",
     "inline_defs",
@@ -105,20 +104,6 @@ def type_info(annotation: Any, mode: typing.Literal["validation", "serialization
     if key is not None:
         _CACHE[key] = info
     return info
-
-
-def cache_key(annotation: Any, *extra: object) -> tuple[object, ...] | None:
-    """A key under which `annotation`'s derived data may be memoised; None when it cannot be.
-
-    Typing objects compare unions and literals as sets (`int | str == str | int`), but their order shows in the
-    schema (`anyOf`, `enum`) and decides ties in validation, so the key holds the `repr` too, which keeps it.
-    """
-    try:
-        key = (annotation, repr(annotation), *extra)
-        hash(key)
-    except Exception:  # unhashable metadata inside Annotated, or a repr that fails
-        return None
-    return key
 
 
 def _dumps(schema: dict[str, Any]) -> str:

@@ -14,7 +14,25 @@ from pydantic.fields import FieldInfo
 
 from ._context import Context
 
-__all__ = ["Param", "base64_bytes", "collect_params", "first_sentence", "in_class_body", "type_hints", "type_name"]
+__all__ = [
+    "Arg",
+    "Param",
+    "base64_bytes",
+    "cache_key",
+    "collect_params",
+    "first_sentence",
+    "in_class_body",
+    "signature_args",
+    "type_hints",
+    "type_name",
+]
+
+_EMPTY: Any = inspect.Parameter.empty
+_POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+_VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
 
 
 def base64_bytes(annotation: Any) -> Any:
@@ -41,8 +59,83 @@ class Param(typing.NamedTuple):
     examples: list[Any] | None
 
 
+def cache_key(annotation: Any, *extra: object) -> tuple[object, ...] | None:
+    """A key under which `annotation`'s derived data may be memoised; None when it cannot be.
+
+    Typing objects compare unions and literals as sets (`int | str == str | int`), but their order shows in the
+    schema (`anyOf`, `enum`) and decides ties in validation, so the key holds the `repr` too, which keeps it.
+    """
+    try:
+        key = (annotation, repr(annotation), *extra)
+        hash(key)
+    except Exception:  # unhashable metadata inside Annotated, or a repr that fails
+        return None
+    return key
+
+
+class Arg(typing.NamedTuple):
+    """One parameter of a signature, as `inspect.Parameter` gives it (annotation not resolved)."""
+
+    name: str
+    kind: int
+    """An `inspect.Parameter` kind."""
+    default: Any
+    """`inspect.Parameter.empty` when there is none."""
+    annotated: bool
+
+
+def signature_args(fn: Callable[..., Any]) -> list[Arg]:
+    """The parameters of `fn`, as `inspect.signature` lists them.
+
+    A plain function is read from its code object directly, as `inspect.signature` itself does, without building
+    `Parameter` and `Signature` objects (a quarter of the cost of defining a tool was spent there). Anything
+    else (wrapped functions, partials, callable objects, an explicit `__signature__`) goes through `inspect`.
+
+    Raises:
+        TypeError: `fn` has no signature.
+        ValueError: `fn` has no signature.
+    """
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return [
+            Arg(p.name, p.kind, p.default, p.annotation is not _EMPTY)
+            for p in inspect.signature(fn).parameters.values()
+        ]
+    code = fn.__code__
+    names = code.co_varnames
+    positional = code.co_argcount
+    positional_only = code.co_posonlyargcount
+    keyword_only = code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()
+    keyword_defaults = fn.__kwdefaults__ or {}
+    annotations = fn.__annotations__
+    first_default = positional - len(defaults)
+    args = [
+        Arg(
+            names[i],
+            _POSITIONAL_ONLY if i < positional_only else _POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+            names[i] in annotations,
+        )
+        for i in range(positional)
+    ]
+    index = positional + keyword_only
+    if code.co_flags & inspect.CO_VARARGS:
+        args.append(Arg(names[index], _VAR_POSITIONAL, _EMPTY, names[index] in annotations))
+        index += 1
+    for name in names[positional : positional + keyword_only]:
+        args.append(Arg(name, _KEYWORD_ONLY, keyword_defaults.get(name, _EMPTY), name in annotations))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        args.append(Arg(names[index], _VAR_KEYWORD, _EMPTY, names[index] in annotations))
+    return args
+
+
 def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, problems: list[str]) -> dict[str, Any]:
     """Resolve the annotations (string ones too); report each one that cannot be resolved."""
+    if type(fn) is types.FunctionType:
+        annotations = fn.__annotations__
+        if all(type(value) is type or value is None for value in annotations.values()):
+            # Plain classes need no resolving: what get_type_hints does for them, at a fraction of the cost.
+            return {key: type(None) if value is None else value for key, value in annotations.items()}
     local = dict(localns) if localns else None
     try:
         return typing.get_type_hints(fn, localns=local, include_extras=True)
@@ -71,19 +164,19 @@ _UNRESOLVED = object()
 
 
 def collect_params(
-    parameters: list[inspect.Parameter], hints: dict[str, Any], docs: Mapping[str, str], problems: list[str]
+    parameters: list[Arg], hints: dict[str, Any], docs: Mapping[str, str], problems: list[str]
 ) -> tuple[list[Param], str | None]:
     """The schema's parameters, and the name of the parameter that receives the Context (if any)."""
     params: list[Param] = []
     context: str | None = None
     for p in parameters:
-        annotation = hints.get(p.name, _UNRESOLVED if p.annotation is not p.empty else p.empty)
-        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
-            star = "*" if p.kind is p.VAR_POSITIONAL else "**"
+        annotation = hints.get(p.name, _UNRESOLVED if p.annotated else _EMPTY)
+        if p.kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
+            star = "*" if p.kind == _VAR_POSITIONAL else "**"
             problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
-        elif p.kind is p.POSITIONAL_ONLY:
+        elif p.kind == _POSITIONAL_ONLY:
             problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
-        elif annotation is p.empty:
+        elif annotation is _EMPTY:
             problems.append(f"parameter {p.name}: missing type annotation")
         elif annotation is _UNRESOLVED:
             pass  # already reported
@@ -111,11 +204,34 @@ def _is_context(annotation: Any) -> bool:
     return False
 
 
-def _param(p: inspect.Parameter, annotation: Any, doc: str | None) -> Param:
-    description: str | None = None
+def _param(p: Arg, annotation: Any, doc: str | None) -> Param:
     examples: list[Any] | None = None
     default: Any = p.default
     factory: Callable[[], Any] | None = None
+    key = cache_key(annotation)
+    prepared = _PREPARED.get(key) if key is not None else None
+    if prepared is None:
+        prepared = _prepare(annotation)
+        if key is not None:
+            _PREPARED[key] = prepared
+    annotation, description = prepared
+    if isinstance(default, FieldInfo):
+        field = default
+        description = field.description or description
+        examples = field.examples
+        factory = field.default_factory  # type: ignore[assignment]
+        default = field.default if field.default is not pydantic_core.PydanticUndefined else _EMPTY
+        if field.metadata:
+            annotation = _annotated(annotation, field.metadata)
+    return Param(p.name, annotation, default, factory, description or doc, examples)
+
+
+_PREPARED: dict[tuple[object, ...], tuple[Any, str | None]] = {}
+
+
+def _prepare(annotation: Any) -> tuple[Any, str | None]:
+    """The annotation to validate with (`bytes` as base64, description strings dropped) and its description."""
+    description: str | None = None
     if get_origin(annotation) is typing.Annotated:
         base, *metadata = get_args(annotation)
         kept: list[Any] = []
@@ -126,18 +242,8 @@ def _param(p: inspect.Parameter, annotation: Any, doc: str | None) -> Param:
             if isinstance(item, FieldInfo) and item.description:
                 description = item.description
             kept.append(item)
-        annotation = _annotated(base64_bytes(base), kept)
-    else:
-        annotation = base64_bytes(annotation)
-    if isinstance(default, FieldInfo):
-        field = default
-        description = field.description or description
-        examples = field.examples
-        factory = field.default_factory  # type: ignore[assignment]
-        default = field.default if field.default is not pydantic_core.PydanticUndefined else p.empty
-        if field.metadata:
-            annotation = _annotated(annotation, field.metadata)
-    return Param(p.name, annotation, default, factory, description or doc, examples)
+        return _annotated(base64_bytes(base), kept), description
+    return base64_bytes(annotation), description
 
 
 def _annotated(annotation: Any, metadata: Sequence[Any]) -> Any:

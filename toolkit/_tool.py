@@ -22,7 +22,7 @@ from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
 from ._schema import input_schema
-from ._signature import collect_params, in_class_body, type_hints
+from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
 __all__ = ["Tool", "tool"]
@@ -217,10 +217,9 @@ class Tool(Generic[P, R]):
         if opts.read_only and opts.destructive:
             problems.append("read_only=True contradicts destructive=True")
         try:
-            signature = inspect.signature(fn)
+            parameters = signature_args(fn)
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
-        parameters = list(signature.parameters.values())
         self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and in_class_body(qualname)
         if self._is_method:
             parameters = parameters[1:]
