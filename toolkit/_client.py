@@ -9,6 +9,7 @@ import os
 import subprocess
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,18 +37,16 @@ Protocol = Literal["auto", "2026-07-28", "handshake"]
 _CLIENT_INFO = Implementation(name="toolkit", version="0.1.0")
 
 
+@dataclass(frozen=True, slots=True)
 class LogMessage:
     """A `notifications/message` from the server."""
 
-    __slots__ = ("data", "level", "logger")
-
-    def __init__(self, level: str, data: Any, logger: str | None) -> None:
-        self.level = level
-        self.data = data
-        self.logger = logger
-
-    def __repr__(self) -> str:
-        return f"LogMessage(level={self.level!r}, data={self.data!r}, logger={self.logger!r})"
+    level: str
+    """Its severity (`debug` ... `emergency`)."""
+    data: Any
+    """The message: any JSON value, usually a string."""
+    logger: str | None = None
+    """The name of the component that logged it, if given."""
 
 
 class _Pending:
@@ -122,7 +121,7 @@ class Client:
         self._validate_output = validate_output
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
         self._transport: Transport | None = None
-        self._send_lock = anyio.Lock(fast_acquire=True)
+        self._send_lock: anyio.Lock | None = None
         self._stack: AsyncExitStack | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
@@ -168,6 +167,8 @@ class Client:
     async def __aenter__(self) -> Client:
         from ._server import Server
 
+        # Made here, not in __init__: an anyio lock binds to the event loop that first uses it.
+        self._send_lock = anyio.Lock(fast_acquire=True)
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -264,6 +265,7 @@ class Client:
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self._transport is not None, "use the client inside `async with`"
+        assert self._send_lock is not None
         async with self._send_lock:  # calls run in many tasks; a transport's send is never entered twice at once
             await self._transport.send(encode(message))
 
@@ -421,7 +423,7 @@ class Client:
         finally:
             if token is not None:
                 self._progress.pop(token, None)
-        result = CallToolResult.model_validate(raw)
+        result = CallToolResult.model_validate(_era_neutral(raw))
         if self._validate_output and not result.is_error:
             await self._check_output(name, result)
         return result
@@ -452,3 +454,21 @@ class Client:
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+def _era_neutral(result: Any) -> Any:
+    """Drop what only tells a 2026-07-28 result apart (`resultType`, the server info in `_meta`).
+
+    Tool authors and test writers then see the same `CallToolResult` whichever revision was spoken.
+    """
+    if not isinstance(result, dict) or "resultType" not in result:
+        return result
+    result = {k: v for k, v in result.items() if k != "resultType"}
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and "io.modelcontextprotocol/serverInfo" in meta:
+        meta = {k: v for k, v in meta.items() if k != "io.modelcontextprotocol/serverInfo"}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result

@@ -33,7 +33,8 @@ from ._jsonrpc import (
     is_valid_id,
 )
 from ._transport import MessageError
-from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, TextContent
+from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
+from ._types import LATEST_HANDSHAKE_VERSION as LATEST_HANDSHAKE
 from ._versions import negotiate, shape_result
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class Connection:
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
         self._send_lock = anyio.Lock(fast_acquire=True)
+        self._modern_info = server.info_for(MODERN_VERSION)
         self._idle = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._handlers: dict[str, Callable[[_Request], Any]] = {
@@ -403,7 +405,7 @@ class Connection:
         return {}
 
     def _modern_meta(self) -> str:
-        return encode({SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)})
+        return encode({SERVER_INFO_KEY: self._modern_info})
 
     def _discover(self, request: _Request) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -413,7 +415,7 @@ class Connection:
             "ttlMs": self.server.ttl_ms,
             "cacheScope": self.server.cache_scope,
             "resultType": "complete",
-            "_meta": {SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)},
+            "_meta": {SERVER_INFO_KEY: self._modern_info},
         }
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
@@ -458,20 +460,18 @@ class Connection:
         )
         timeout = self.server.tool_timeout
         if timeout is None:
-            result = await tool.run(arguments, context)
+            wire, _ = await tool._call_wire(arguments, context)
         else:
             with anyio.move_on_after(timeout) as scope:
-                result = await tool.run(arguments, context)
+                wire, _ = await tool._call_wire(arguments, context)
             if scope.cancelled_caught:
-                result = CallToolResult(
-                    content=[TextContent(text=f"tool {name!r} timed out after {timeout:g} s")], is_error=True
-                )
-        wire = shape_result(
-            result.model_dump(mode="json", by_alias=True, exclude_none=True), request.version, tool.wraps_result
-        )
+                wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
+                wire["isError"] = True
+        if request.version != LATEST_HANDSHAKE:
+            wire = shape_result(wire, request.version, tool.wraps_result)
         if request.modern:
             wire["resultType"] = "complete"
-            wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self.server.info_for(MODERN_VERSION)}
+            wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
 
     def _level_getter(self, request: _Request) -> Callable[[], LogLevel | None]:
