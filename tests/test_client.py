@@ -411,3 +411,23 @@ async def test_structured_content_that_breaks_the_output_schema_is_refused(proto
 
     assert caught.value.code == -32603
     assert result.structured_content == "nope"
+
+
+async def test_on_tools_changed_fires_in_both_eras_listening_on_a_subscription_in_2026_07_28(era: str) -> None:
+    @tool
+    def first() -> str:
+        return "1"
+
+    @tool
+    def second() -> str:
+        return "2"
+
+    server = Server("changing", tools=[first])
+    changed = anyio.Event()
+    protocol: Any = era
+    async with Client(server, protocol=protocol, on_tools_changed=changed.set) as client:
+        assert [t.name for t in await client.list_tools()] == ["first"]
+        server.add_tool(second)
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert [t.name for t in await client.list_tools()] == ["first", "second"]

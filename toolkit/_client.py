@@ -122,6 +122,7 @@ class Client:
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
         self._transport: Transport | None = None
         self._send_lock: anyio.Lock | None = None
+        self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
@@ -187,6 +188,9 @@ class Client:
             tg.start_soon(self._read_loop)
             self._stack = stack
             await self._connect()
+            if self.modern and self._on_tools_changed is not None:
+                # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
+                await tg.start(self._listen_for_changes)
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -313,6 +317,8 @@ class Client:
         elif method == "notifications/message" and self._on_log is not None:
             log = LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))
             await _maybe_await(self._on_log(log))
+        elif method == "notifications/subscriptions/acknowledged" and self._acknowledged is not None:
+            self._acknowledged.set()
         elif method == "notifications/tools/list_changed":
             self._output_schemas.clear()
             if self._on_tools_changed is not None:
@@ -353,6 +359,28 @@ class Client:
             error = pending.error
             raise ProtocolError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
         return pending.result
+
+    async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
+        tools = self.capabilities.get("tools") if isinstance(self.capabilities, dict) else None
+        if not isinstance(tools, dict) or not tools.get("listChanged"):
+            task_status.started()
+            return
+        acknowledged = self._acknowledged = anyio.Event()
+
+        async def listen() -> None:
+            try:
+                # Open until the client closes: leaving `async with` cancels it, which sends notifications/cancelled.
+                await self._request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+            except ProtocolError as exc:
+                logger.warning("the server refused subscriptions/listen: %s", exc)
+            finally:
+                acknowledged.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen)
+            await acknowledged.wait()
+            task_status.started()
 
     # -- the API -------------------------------------------------------------------------------------
 

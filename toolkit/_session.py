@@ -488,13 +488,15 @@ class Connection:
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
         agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
-        await self._notify(
-            "notifications/subscriptions/acknowledged",
-            {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request.id}},
-        )
-        if agreed:
-            self.listeners.add(request.id)
         try:
+            # Registered before the acknowledgement is written, so that no change between the two is missed; the
+            # acknowledgement still goes first, as it takes the (FIFO) send lock before any change notice can.
+            if agreed:
+                self.listeners.add(request.id)
+            await self._notify(
+                "notifications/subscriptions/acknowledged",
+                {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request.id}},
+            )
             await anyio.sleep_forever()  # the stream stays open until the client cancels the request
         finally:
             self.listeners.discard(request.id)
