@@ -158,9 +158,10 @@ class _FdStream:
 class StdioTransport(StreamTransport):
     """The server's end of MCP's stdio transport: messages in on stdin, out on stdout.
 
-    While it is open, file descriptor 1 points at stderr, so nothing a tool or library prints (`print`,
+    From the moment it opens, file descriptor 1 points at stderr, so nothing a tool or library prints (`print`,
     `sys.stdout.buffer.write`, C extensions, child processes) can corrupt the protocol stream; messages go out
-    through a private duplicate of the original stdout.
+    through a private duplicate of the original stdout. Closing the transport closes that duplicate and leaves
+    fd 1 on stderr, so what a thread the tools left running prints later cannot reach the client either.
     """
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
@@ -179,5 +180,4 @@ class StdioTransport(StreamTransport):
         self._out.restore()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
-        os.dup2(self._out_fd, 1)
         os.close(self._out_fd)
