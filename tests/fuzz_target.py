@@ -105,6 +105,8 @@ EXCEPTIONS: dict[str, Callable[[], BaseException]] = {
 class Unserialisable:
     """Neither JSON nor anything pydantic knows."""
 
+    __module__ = "fuzz_target"  # the same name in process and in the `serve` subprocess (where it is __main__)
+
 
 def _circular() -> list[Any]:
     items: list[Any] = []
@@ -226,6 +228,11 @@ def build(**options: Any) -> tuple[Server, State]:
     @server.tool
     def big(size: int) -> str:
         """A text of `size` characters."""
+        return "x" * size
+
+    @server.tool
+    async def abig(size: int) -> str:
+        """A text of `size` characters, made in the event loop."""
         return "x" * size
 
     @server.tool
@@ -366,6 +373,10 @@ class Ledger:
         self.replies += 1
         assert self.received[key] <= self.expected[key], f"a reply no request asked for: {text[:300]}"
 
+    def forget(self, request_id: Any) -> None:
+        """The request was cancelled: it must get no reply from now on."""
+        self.expected[json.dumps(request_id)] -= 1
+
     def settled(self) -> bool:
         return self.received == self.expected
 
@@ -421,6 +432,13 @@ class Peer:
                 await self._changed.wait()
         missing = self.ledger.expected - self.ledger.received
         assert not missing, f"no reply within {TIMEOUT:g} s for ids {dict(missing)}; the case: {self.last_case}"
+
+    async def wait_until(self, condition: Callable[[], bool]) -> None:
+        """Wait until `condition()` holds, re-checking after each message."""
+        with anyio.fail_after(TIMEOUT):
+            while not condition():
+                self._changed = anyio.Event()
+                await self._changed.wait()
 
     async def wait_for(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first message received so far or from now on that matches `predicate`."""
