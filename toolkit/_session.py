@@ -7,35 +7,42 @@ The core reads no file and opens no socket: the transport moves text, this modul
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
-import pydantic
 
-from ._context import LOG_LEVELS, Context, LogLevel
+from ._context import LOG_LEVELS, LogLevel
 from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
     decode,
     encode,
     error_response,
     is_valid_id,
 )
+from ._requests import (
+    CAPABILITIES,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_KEY,
+    VERSION_KEY,
+    Request,
+    call_tool,
+    discover_result,
+    modern_request,
+    parse_client_info,
+    tools_page,
+)
 from ._transport import MessageError
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
-from ._types import LATEST_HANDSHAKE_VERSION as LATEST_HANDSHAKE
-from ._versions import negotiate, shape_result
+from ._versions import negotiate
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -45,34 +52,9 @@ __all__ = ["Connection"]
 
 logger = logging.getLogger("toolkit")
 
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _DEFAULT_LOG_LEVEL: LogLevel = "info"
-_CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
-
-
-class _Request:
-    """What a method handler needs to know about one request."""
-
-    __slots__ = ("client_info", "id", "log_level", "meta", "params", "version")
-
-    def __init__(self, request_id: Any, params: dict[str, Any], version: str, meta: dict[str, Any] | None) -> None:
-        self.id = request_id
-        self.params = params
-        self.version = version
-        self.meta = meta
-        self.log_level: LogLevel | None = None
-        self.client_info: Implementation | None = None
-
-    @property
-    def modern(self) -> bool:
-        return self.version == MODERN_VERSION
 
 
 class Connection:
@@ -93,12 +75,19 @@ class Connection:
         self._modern_info = server.info_for(MODERN_VERSION)
         self._idle = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
-        self._handlers: dict[str, Callable[[_Request], Any]] = {
-            "tools/list": self._tools_list,
+        self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
+        # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
+        self._handshake_methods: dict[str, Callable[[Request], Awaitable[Any]]] = {
             "tools/call": self._tools_call,
+            "tools/list": self._tools_list,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
+        }
+        self._modern_methods: dict[str, Callable[[Request], Awaitable[Any]]] = {
+            "tools/call": self._tools_call,
+            "tools/list": self._tools_list,
             "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
         }
 
     # -- the loop ------------------------------------------------------------------------------------
@@ -313,11 +302,12 @@ class Connection:
         params: dict[str, Any] = message.get("params") or {}
         meta = params.get("_meta")
         if isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize":  # initialize is always legacy
-            return await self._modern(method, message["id"], params, meta)
-        if method == "initialize":
+            request = modern_request(message["id"], params, meta)
+            handler = self._modern_methods.get(method)
+        elif method == "initialize":
             return self._initialize(params)
-        if self.version is None or method == "server/discover":
-            if method == "ping":
+        elif self.version is None or method == "server/discover":
+            if method == "ping":  # the one request a handshake client may send before initialize
                 return {}
             # 2026-07-28 (basic/index): a request missing the required _meta fields is malformed: -32602. The same
             # code tells a handshake-era client it must initialize first (the lifecycle leaves the code open).
@@ -326,48 +316,23 @@ class Connection:
                 f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
                 f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
             )
-        handler = self._handlers.get(method)
+        else:
+            request = Request(message["id"], params, self.version, meta if isinstance(meta, dict) else None)
+            request.log_level = self.log_level
+            request.client_info = self.client_info
+            handler = self._handshake_methods.get(method)
         if handler is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        request = _Request(message["id"], params, self.version, meta if isinstance(meta, dict) else None)
-        request.log_level = self.log_level
-        request.client_info = self.client_info
-        return await handler(request) if method in ("tools/call",) else handler(request)
+        return await handler(request)
 
-    async def _modern(self, method: str, request_id: Any, params: dict[str, Any], meta: dict[str, Any]) -> Any:
-        requested = meta.get(VERSION_KEY)
-        # 2026-07-28 (basic/index): a missing or malformed required field is -32602; -32022 is only for a
-        # well-formed version this server does not speak (the SDK checks in the same order).
-        if not isinstance(requested, str):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] must be a string")
-        if not isinstance(meta.get(CAPABILITIES_KEY), dict):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
-        if requested != MODERN_VERSION:
-            raise ProtocolError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version: {requested}",
-                {"supported": [MODERN_VERSION], "requested": requested},
-            )
-        request = _Request(request_id, params, MODERN_VERSION, meta)
-        level = meta.get(LOG_LEVEL_KEY)
-        if level is not None and level not in LOG_LEVELS:
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        request.log_level = level
-        info = meta.get(CLIENT_INFO_KEY)
-        if isinstance(info, dict):
-            try:
-                request.client_info = Implementation.model_validate(info)
-            except pydantic.ValidationError:
-                request.client_info = None
-        if method == "tools/call":
-            result = await self._tools_call(request)
-        elif method == "subscriptions/listen":
-            return await self._listen(request)
-        elif method in ("tools/list", "server/discover"):
-            return self._handlers[method](request)
-        else:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return result
+    async def _tools_list(self, request: Request) -> str:
+        return tools_page(self.server, request, self._modern_meta)
+
+    async def _discover(self, request: Request) -> dict[str, Any]:
+        return discover_result(self.server, self._modern_info)
+
+    async def _ping(self, request: Request) -> dict[str, Any]:
+        return {}
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -376,105 +341,30 @@ class Connection:
         if self.version is not None:
             raise ProtocolError(INVALID_REQUEST, "Invalid request: the connection is already initialized")
         version = negotiate(requested)
-        info = params.get("clientInfo")
-        if isinstance(info, dict):
-            try:
-                self.client_info = Implementation.model_validate(info)
-            except pydantic.ValidationError:
-                self.client_info = None
+        self.client_info = parse_client_info(params.get("clientInfo"))
         capabilities = params.get("capabilities")
         self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         self.version = version
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": _CAPABILITIES,
+            "capabilities": CAPABILITIES,
             "serverInfo": self.server.info_for(version),
         }
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
         return result
 
-    def _ping(self, request: _Request) -> dict[str, Any]:
-        return {}
-
-    def _set_level(self, request: _Request) -> dict[str, Any]:
+    async def _set_level(self, request: Request) -> dict[str, Any]:
         level = request.params.get("level")
         if level not in LOG_LEVELS:
             raise ProtocolError(INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
         self.log_level = level
         return {}
 
-    def _modern_meta(self) -> str:
-        return encode({SERVER_INFO_KEY: self._modern_info})
+    async def _tools_call(self, request: Request) -> dict[str, Any]:
+        return await call_tool(self.server, request, self._level_getter(request), self._notify, self._modern_info)
 
-    def _discover(self, request: _Request) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
-            "supportedVersions": [MODERN_VERSION],
-            "capabilities": _CAPABILITIES,
-            "ttlMs": self.server.ttl_ms,
-            "cacheScope": self.server.cache_scope,
-            "resultType": "complete",
-            "_meta": {SERVER_INFO_KEY: self._modern_info},
-        }
-        if self.server.instructions is not None:
-            result["instructions"] = self.server.instructions
-        return result
-
-    def _tools_list(self, request: _Request) -> str:
-        payloads = self.server.tool_payloads(request.version)
-        cursor = request.params.get("cursor")
-        start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
-        size = self.server.page_size
-        end = len(payloads) if size is None else min(start + size, len(payloads))
-        parts = ['{"tools":[', ",".join(payloads[start:end]), "]"]
-        if end < len(payloads):
-            parts.append(f',"nextCursor":"{_encode_cursor(end)}"')
-        if request.modern:
-            parts.append(f',"ttlMs":{self.server.ttl_ms},"cacheScope":"{self.server.cache_scope}"')
-            parts.append(f',"resultType":"complete","_meta":{self._modern_meta()}')
-        parts.append("}")
-        return "".join(parts)
-
-    async def _tools_call(self, request: _Request) -> dict[str, Any]:
-        params = request.params
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
-        tool = self.server.tools.get(name)
-        if tool is None:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        meta = params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        context = Context(
-            request_id=request.id,
-            client_info=request.client_info,
-            protocol_version=request.version,
-            progress_token=token if is_valid_id(token) else None,
-            log_level=self._level_getter(request),
-            notify=self._notify,
-            show_error_details=self.server.show_error_details,
-        )
-        timeout = self.server.tool_timeout
-        if timeout is None:
-            wire, _ = await tool._call_wire(arguments, context)
-        else:
-            with anyio.move_on_after(timeout) as scope:
-                wire, _ = await tool._call_wire(arguments, context)
-            if scope.cancelled_caught:
-                wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
-                wire["isError"] = True
-        if request.version != LATEST_HANDSHAKE:
-            wire = shape_result(wire, request.version, tool.wraps_result)
-        if request.modern:
-            wire["resultType"] = "complete"
-            wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
-        return wire
-
-    def _level_getter(self, request: _Request) -> Callable[[], LogLevel | None]:
+    def _level_getter(self, request: Request) -> Callable[[], LogLevel | None]:
         if request.modern:
             level = request.log_level
             return lambda: level
@@ -483,7 +373,7 @@ class Connection:
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def _listen(self, request: _Request) -> None:
+    async def _listen(self, request: Request) -> None:
         wanted = request.params.get("notifications")
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
@@ -500,19 +390,3 @@ class Connection:
             await anyio.sleep_forever()  # the stream stays open until the client cancels the request
         finally:
             self.listeners.discard(request.id)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"toolkit:{offset}".encode()).decode()
-
-
-def _decode_cursor(cursor: Any, total: int) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
-        prefix, _, number = text.partition(":")
-        offset = int(number)
-        if prefix != "toolkit" or not 0 <= offset <= total:
-            raise ValueError(cursor)
-    except (AttributeError, ValueError, binascii.Error, UnicodeError):
-        raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor") from None
-    return offset
