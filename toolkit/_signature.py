@@ -133,8 +133,8 @@ def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, proble
     """Resolve the annotations (string ones too); report each one that cannot be resolved."""
     if type(fn) is types.FunctionType:
         annotations = fn.__annotations__
-        if all(type(value) is type or value is None for value in annotations.values()):
-            # Plain classes need no resolving: what get_type_hints does for them, at a fraction of the cost.
+        if all(_resolved(value) for value in annotations.values()):
+            # Nothing to resolve: what get_type_hints returns for these, at a fraction of the cost.
             return {key: type(None) if value is None else value for key, value in annotations.items()}
     local = dict(localns) if localns else None
     try:
@@ -152,6 +152,23 @@ def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, proble
             problems.append(f"{what}: {annotation!r} cannot be resolved: {type(exc).__name__}: {exc}")
             hints[key] = _UNRESOLVED
     return hints
+
+
+def _resolved(annotation: Any) -> bool:
+    """True when `annotation` holds no string or forward reference, so that `get_type_hints` returns it as is."""
+    if type(annotation) is type or annotation is None:
+        return True
+    if isinstance(annotation, (str, typing.ForwardRef)):
+        return False
+    if isinstance(annotation, (list, tuple)):  # the parameter list of a Callable
+        return all(_resolved(item) for item in annotation)
+    origin = get_origin(annotation)
+    if origin is typing.Literal:
+        return True  # its strings are values, not references
+    args = get_args(annotation)
+    if origin is typing.Annotated:
+        return _resolved(args[0])  # the metadata is never resolved
+    return all(_resolved(arg) for arg in args)
 
 
 class _Probe:
