@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import os
-import subprocess
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -16,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.abc
 
-from ._jsonrpc import ProtocolError, decode, encode, is_valid_id
+from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
-from ._stdio import StreamTransport
-from ._transport import MessageError, Transport
+from ._peer import Peer
+from ._stdio import spawn_stdio
+from ._transport import Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
+from ._versions import era_neutral
 
 if TYPE_CHECKING:
     from ._context import LogLevel
@@ -47,15 +47,6 @@ class LogMessage:
     """The message: any JSON value, usually a string."""
     logger: str | None = None
     """The name of the component that logged it, if given."""
-
-
-class _Pending:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: dict[str, Any] | None = None
 
 
 class Client:
@@ -120,12 +111,9 @@ class Client:
         self._on_tools_changed = on_tools_changed
         self._validate_output = validate_output
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
-        self._transport: Transport | None = None
-        self._send_lock: anyio.Lock | None = None
+        self._peer: Peer | None = None
         self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
-        self._ids = itertools.count(1)
-        self._pending: dict[Any, _Pending] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
@@ -168,24 +156,24 @@ class Client:
     async def __aenter__(self) -> Client:
         from ._server import Server
 
-        # Made here, not in __init__: an anyio lock binds to the event loop that first uses it.
-        self._send_lock = anyio.Lock(fast_acquire=True)
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
             tg = await stack.enter_async_context(anyio.create_task_group())
+            transport: Transport
             if self._process_args is not None:
-                self._transport = await self._spawn(stack, *self._process_args)
+                transport = await stack.enter_async_context(spawn_stdio(*self._process_args))
             elif isinstance(self._target, Server):
-                mine, theirs = MemoryTransport.pair()
+                transport, theirs = MemoryTransport.pair()
                 tg.start_soon(self._target.serve, theirs)
-                stack.push_async_callback(mine.aclose)
-                self._transport = mine
+                stack.push_async_callback(transport.aclose)
             else:
-                self._transport = self._target
+                transport = self._target
                 stack.push_async_callback(self._target.aclose)
             stack.callback(tg.cancel_scope.cancel)
-            tg.start_soon(self._read_loop)
+            # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
+            self._peer = Peer(transport, self._on_notification)
+            tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
             if self.modern and self._on_tools_changed is not None:
@@ -202,34 +190,6 @@ class Client:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.__aexit__(exc_type, exc, tb)
-
-    async def _spawn(
-        self, stack: AsyncExitStack, command: Sequence[str], env: Mapping[str, str] | None, cwd: Any
-    ) -> Transport:
-        environment = {**os.environ, **env} if env is not None else None
-        process = await anyio.open_process(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=environment, cwd=cwd
-        )
-
-        async def stop() -> None:
-            with anyio.CancelScope(shield=True):
-                if process.stdin is not None:
-                    await process.stdin.aclose()
-                with anyio.move_on_after(2):
-                    await process.wait()
-                if process.returncode is None:
-                    process.terminate()
-                    with anyio.move_on_after(2):
-                        await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-                await process.aclose()
-
-        stack.push_async_callback(stop)
-        assert process.stdout is not None
-        assert process.stdin is not None
-        return StreamTransport(process.stdout, process.stdin)
 
     async def _connect(self) -> None:
         if self._protocol in ("auto", MODERN_VERSION):
@@ -263,53 +223,12 @@ class Client:
         self.capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
         self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
-        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert self._peer is not None
+        await self._peer.notify("notifications/initialized")
 
     # -- the wire ------------------------------------------------------------------------------------
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        assert self._transport is not None, "use the client inside `async with`"
-        assert self._send_lock is not None
-        async with self._send_lock:  # calls run in many tasks; a transport's send is never entered twice at once
-            await self._transport.send(encode(message))
-
-    async def _read_loop(self) -> None:
-        assert self._transport is not None
-        while True:
-            try:
-                text = await self._transport.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            except MessageError as exc:
-                logger.warning("skipped a message from the server: %s", exc)
-                continue
-            try:
-                message = decode(text)
-            except ValueError:
-                logger.warning("the server sent something that is not JSON: %.200s", text)
-                continue
-            for item in message if isinstance(message, list) else [message]:
-                if isinstance(item, dict):
-                    await self._on_message(item)
-        for pending in self._pending.values():
-            pending.error = {"code": -32000, "message": "the connection closed"}
-            pending.done.set()
-
-    async def _on_message(self, message: dict[str, Any]) -> None:
-        if "method" not in message:
-            pending = self._pending.pop(message.get("id"), None) if is_valid_id(message.get("id")) else None
-            if pending is not None:
-                pending.result = message.get("result")
-                pending.error = message.get("error") if "error" in message else None
-                pending.done.set()
-            return
-        if "id" in message:  # a request from the server: toolkit offers no client features
-            await self._send(
-                {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
-            )
-            return
-        method = message["method"]
-        params = message.get("params") or {}
+    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/progress":
             callback = self._progress.get(params.get("progressToken"))
             if callback is not None:
@@ -334,31 +253,11 @@ class Client:
             meta["io.modelcontextprotocol/logLevel"] = self._log_level
         return meta
 
-    async def _request(
-        self, method: str, params: dict[str, Any], *, modern: bool | None = None, progress_token: Any = None
-    ) -> Any:
-        request_id = next(self._ids)
+    async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
+        assert self._peer is not None, "use the client inside `async with`"
         if modern if modern is not None else self.modern:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        pending = self._pending[request_id] = _Pending()
-        answered = False
-        try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            await pending.done.wait()
-            answered = True
-        finally:
-            if not answered:
-                self._pending.pop(request_id, None)
-                with anyio.CancelScope(shield=True):
-                    try:
-                        cancel = {"requestId": request_id}
-                        await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        pass
-        if pending.error is not None:
-            error = pending.error
-            raise ProtocolError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
-        return pending.result
+        return await self._peer.request(method, params)
 
     async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
@@ -439,7 +338,7 @@ class Client:
             params["arguments"] = dict(arguments)
         token = None
         if progress is not None:
-            token = f"p{next(self._ids)}"
+            token = f"p{self._peer.next_id() if self._peer is not None else 0}"
             params["_meta"] = {"progressToken": token}
             self._progress[token] = progress
         try:
@@ -451,7 +350,7 @@ class Client:
         finally:
             if token is not None:
                 self._progress.pop(token, None)
-        result = CallToolResult.model_validate(_era_neutral(raw))
+        result = CallToolResult.model_validate(era_neutral(raw))
         if self._validate_output and not result.is_error:
             await self._check_output(name, result)
         return result
@@ -482,21 +381,3 @@ class Client:
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
-
-
-def _era_neutral(result: Any) -> Any:
-    """Drop what only tells a 2026-07-28 result apart (`resultType`, the server info in `_meta`).
-
-    Tool authors and test writers then see the same `CallToolResult` whichever revision was spoken.
-    """
-    if not isinstance(result, dict) or "resultType" not in result:
-        return result
-    result = {k: v for k, v in result.items() if k != "resultType"}
-    meta = result.get("_meta")
-    if isinstance(meta, dict) and "io.modelcontextprotocol/serverInfo" in meta:
-        meta = {k: v for k, v in meta.items() if k != "io.modelcontextprotocol/serverInfo"}
-        if meta:
-            result["_meta"] = meta
-        else:
-            del result["_meta"]
-    return result

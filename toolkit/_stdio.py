@@ -9,7 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import subprocess
 import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Protocol
 
 import anyio
@@ -17,7 +20,7 @@ import anyio.to_thread
 
 from ._transport import MessageError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport", "spawn_stdio"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 _CHUNK = 65536
@@ -181,3 +184,36 @@ class StdioTransport(StreamTransport):
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
         os.close(self._out_fd)
+
+
+@asynccontextmanager
+async def spawn_stdio(
+    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> AsyncIterator[StreamTransport]:
+    """Start a server process and speak to it over its stdin and stdout.
+
+    On exit, the stdio way: close its stdin, wait, then terminate, then kill (spec: basic/transports).
+    `env` is added to the current environment; the child's stderr is inherited.
+    """
+    environment = {**os.environ, **env} if env is not None else None
+    process = await anyio.open_process(
+        list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=environment, cwd=cwd
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdin is not None
+        yield StreamTransport(process.stdout, process.stdin)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+            with anyio.move_on_after(2):
+                await process.wait()
+            if process.returncode is None:
+                process.terminate()
+                with anyio.move_on_after(2):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await process.aclose()

@@ -6,7 +6,7 @@ from typing import Any
 
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-__all__ = ["SUPPORTED_VERSIONS", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
+__all__ = ["SUPPORTED_VERSIONS", "era_neutral", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (MODERN_VERSION, *HANDSHAKE_VERSIONS)
 
@@ -91,3 +91,21 @@ def shape_result(result: dict[str, Any], version: str, wraps_result: bool) -> di
     if old:
         out.pop("structuredContent", None)
     return out
+
+
+def era_neutral(result: Any) -> Any:
+    """Drop what only tells a 2026-07-28 result apart (`resultType`, the server info in `_meta`).
+
+    Tool authors and test writers then see the same `CallToolResult` whichever revision was spoken.
+    """
+    if not isinstance(result, dict) or "resultType" not in result:
+        return result
+    result = {k: v for k, v in result.items() if k != "resultType"}
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and "io.modelcontextprotocol/serverInfo" in meta:
+        meta = {k: v for k, v in meta.items() if k != "io.modelcontextprotocol/serverInfo"}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result
