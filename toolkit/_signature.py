@@ -197,10 +197,12 @@ def collect_params(
             problems.append(f"parameter {p.name}: missing type annotation")
         elif annotation is _UNRESOLVED:
             pass  # already reported
-        elif _is_context(annotation):
-            context = p.name
         else:
-            params.append(_param(p, annotation, docs.get(p.name)))
+            prepared = _prepared(annotation)
+            if prepared is None:
+                context = p.name
+            else:
+                params.append(_param(p, prepared, docs.get(p.name)))
     names = {p.name for p in parameters}
     problems.extend(f"docstring documents {d!r}, which is not a parameter" for d in docs if d not in names)
     return params, context
@@ -221,16 +223,10 @@ def _is_context(annotation: Any) -> bool:
     return False
 
 
-def _param(p: Arg, annotation: Any, doc: str | None) -> Param:
+def _param(p: Arg, prepared: tuple[Any, str | None], doc: str | None) -> Param:
     examples: list[Any] | None = None
     default: Any = p.default
     factory: Callable[[], Any] | None = None
-    key = cache_key(annotation)
-    prepared = _PREPARED.get(key) if key is not None else None
-    if prepared is None:
-        prepared = _prepare(annotation)
-        if key is not None:
-            _PREPARED[key] = prepared
     annotation, description = prepared
     if isinstance(default, FieldInfo):
         field = default
@@ -243,7 +239,18 @@ def _param(p: Arg, annotation: Any, doc: str | None) -> Param:
     return Param(p.name, annotation, default, factory, description or doc, examples)
 
 
-_PREPARED: dict[tuple[object, ...], tuple[Any, str | None]] = {}
+_PREPARED: dict[tuple[object, ...], tuple[Any, str | None] | None] = {}
+
+
+def _prepared(annotation: Any) -> tuple[Any, str | None] | None:
+    """`_prepare(annotation)`, memoised, or None for the Context parameter."""
+    key = cache_key(annotation)
+    if key is not None and key in _PREPARED:
+        return _PREPARED[key]
+    prepared = None if _is_context(annotation) else _prepare(annotation)
+    if key is not None:
+        _PREPARED[key] = prepared
+    return prepared
 
 
 def _prepare(annotation: Any) -> tuple[Any, str | None]:

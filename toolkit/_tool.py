@@ -132,7 +132,8 @@ class Tool(Generic[P, R]):
         """What [`run`][toolkit.Tool.run] returns, already dumped to its wire form, and whether it is an error.
 
         The same as `run(...).model_dump(mode="json", by_alias=True, exclude_none=True)`, without building the
-        models when the function returns a plain `str`, `int`, `float` or `bool` (the common case).
+        models when the function returns a plain `str`, `int`, `float` or `bool` (the common case). The dict is
+        new on every call: the caller may add to it.
         """
         value, error = await self._invoke(arguments, context)
         if error is not None:
