@@ -7,8 +7,10 @@ first use, and only for a docstring that has sections: plain docstrings never pa
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -69,19 +71,30 @@ def _sphinx(names: str) -> re.Pattern[str]:
     return re.compile(rf"^:(?:{names})[\s:]", re.MULTILINE)
 
 
-# NumPy first (an underlined title is the least ambiguous marker), then Google, then Sphinx.
-_PARAM_MARKERS: dict[DocstringStyle, re.Pattern[str]] = {
-    "numpy": _numpy(_NUMPY_PARAMS),
-    "google": _google(_GOOGLE_PARAMS),
-    "sphinx": _sphinx(_SPHINX_PARAMS),
-}
-_SECTION_MARKERS: dict[DocstringStyle, re.Pattern[str]] = {
-    "numpy": _numpy(f"{_NUMPY_PARAMS}|{_NUMPY_OTHERS}"),
-    "google": _google(f"{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}"),
-    "sphinx": _sphinx(f"{_SPHINX_PARAMS}|{_SPHINX_OTHERS}"),
-}
-_GOOGLE_HEADER = re.compile(rf"(?:{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}):[ \t]*", re.I)
-_CRAMMED_GOOGLE_HEADER = re.compile(rf"^[ \t]*\S.*\n{_GOOGLE_HEADER.pattern}$", re.IGNORECASE | re.MULTILINE)
+class _Patterns(typing.NamedTuple):
+    params: dict[DocstringStyle, re.Pattern[str]]
+    """Parameter section markers, by style: NumPy first (an underlined title is the least ambiguous marker),
+    then Google, then Sphinx."""
+    sections: dict[DocstringStyle, re.Pattern[str]]
+    """Any section's marker, by style."""
+    google_header: re.Pattern[str]
+    crammed_google_header: re.Pattern[str]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    # Compiled on first use: these alternations take milliseconds to compile, which `import toolkit` need not pay.
+    google_header = re.compile(rf"(?:{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}):[ \t]*", re.I)
+    return _Patterns(
+        params={"numpy": _numpy(_NUMPY_PARAMS), "google": _google(_GOOGLE_PARAMS), "sphinx": _sphinx(_SPHINX_PARAMS)},
+        sections={
+            "numpy": _numpy(f"{_NUMPY_PARAMS}|{_NUMPY_OTHERS}"),
+            "google": _google(f"{_GOOGLE_PARAMS}|{_GOOGLE_OTHERS}|{_ADMONITION_SECTIONS}"),
+            "sphinx": _sphinx(f"{_SPHINX_PARAMS}|{_SPHINX_OTHERS}"),
+        },
+        google_header=google_header,
+        crammed_google_header=re.compile(rf"^[ \t]*\S.*\n{google_header.pattern}$", re.IGNORECASE | re.MULTILINE),
+    )
 
 
 def parse_docstring(doc: str | None, style: DocstringStyle | None = None) -> ParsedDocstring:
@@ -96,15 +109,17 @@ def parse_docstring(doc: str | None, style: DocstringStyle | None = None) -> Par
         The summary and body as `description`, and each documented parameter's description.
     """
     text = inspect.cleandoc(doc) if doc else ""
-    style = style or detect_style(text)
-    if style is None or not _SECTION_MARKERS[style].search(text):
+    found = style if style is not None else detect_style(text)
+    # A detected style was found by one of its section markers; a given one must still be looked for.
+    if found is None or (style is not None and not _patterns().sections[style].search(text)):
         return ParsedDocstring(description=text, params={})
-    return _parse_sections(text, style)
+    return _parse_sections(text, found)
 
 
 def detect_style(text: str) -> DocstringStyle | None:
     """The style of a cleaned docstring, or `None` when it has no sections."""
-    for markers in (_PARAM_MARKERS, _SECTION_MARKERS):
+    patterns = _patterns()
+    for markers in (patterns.params, patterns.sections):
         for style, pattern in markers.items():
             if pattern.search(text):
                 return style
@@ -117,14 +132,15 @@ def separate_google_sections(text: str) -> str:
     griffe skips a section whose title directly follows a line of text, and the section then ends up
     in the description. Titles inside fenced code blocks are left alone.
     """
-    if not _CRAMMED_GOOGLE_HEADER.search(text):
+    patterns = _patterns()
+    if not patterns.crammed_google_header.search(text):
         return text
     lines: list[str] = []
     in_fence = False
     for line in text.split("\n"):
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
-        elif not in_fence and lines and lines[-1].strip() and _GOOGLE_HEADER.fullmatch(line):
+        elif not in_fence and lines and lines[-1].strip() and patterns.google_header.fullmatch(line):
             lines.append("")
         lines.append(line)
     return "\n".join(lines)
