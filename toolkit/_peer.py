@@ -15,6 +15,8 @@ from ._transport import MessageError, Transport
 
 __all__ = ["Peer"]
 
+_CANCEL_NOTICE_SECONDS = 1.0
+
 logger = logging.getLogger("toolkit.client")
 
 OnNotification = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -74,7 +76,9 @@ class Peer:
         finally:
             if not answered:
                 self._pending.pop(request_id, None)
-                with anyio.CancelScope(shield=True):
+                # Shielded, so that the notice goes out although the caller is being cancelled; bounded, so that a
+                # peer which stopped reading cannot hold a timed-out caller forever (the notice is advisory).
+                with anyio.move_on_after(_CANCEL_NOTICE_SECONDS, shield=True):
                     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                         await self.notify("notifications/cancelled", {"requestId": request_id})
         if pending.error is not None:
