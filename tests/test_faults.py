@@ -147,6 +147,24 @@ async def test_a_client_timeout_raises_and_cancels_the_call_on_the_server() -> N
 
 
 @anyio_mark
+async def test_a_client_timeout_fires_even_when_the_server_has_stopped_reading() -> None:
+    mine, theirs = MemoryTransport.pair(buffer=1)
+
+    async def deaf_server() -> None:
+        request = json.loads(await theirs.receive())
+        result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        await anyio.sleep_forever()  # never reads again: the call fills the pipe, the cancel notice finds it full
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(deaf_server)
+        async with Client(mine, protocol="2026-07-28") as client:
+            with anyio.fail_after(20), pytest.raises(TimeoutError):
+                await client.call_tool("anything", timeout=0.05)
+        tg.cancel_scope.cancel()
+
+
+@anyio_mark
 async def test_tool_timeout_ends_a_hanging_call_with_an_error_result(transport: str, anyio_backend: str) -> None:
     async with open_peer(transport, anyio_backend, tool_timeout=0.1) as peer:
         hung_async = text_of(await peer.call("hold", {"key": "k"}))
