@@ -2,6 +2,7 @@
 
 import datetime as dt
 import enum
+import functools
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Optional
@@ -317,6 +318,70 @@ def test_the_order_of_union_and_literal_members_is_kept_per_tool() -> None:
         "additionalProperties": False,
     }
     assert wire(first)["inputSchema"]["properties"]["a"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+
+
+@pytest.mark.anyio
+async def test_callable_objects_and_partials_are_described_by_their_signatures() -> None:
+    class Scale:
+        """Scale a number."""
+
+        def __call__(self, x: int, *, factor: float = 2.0) -> float:
+            return x * factor
+
+    class Echo:
+        async def __call__(self, text: str) -> str:
+            return text
+
+    def repeat(text: str, times: int) -> str:
+        """Repeat a text.
+
+        Args:
+            text: What to repeat.
+            times: How often.
+        """
+        return text * times
+
+    scale = tool(name="scale")(Scale())
+    echo = tool(name="echo")(Echo())
+    twice = tool(name="twice")(functools.partial(repeat, times=2))
+
+    assert [wire(t) for t in (scale, echo, twice)] == [
+        {
+            "name": "scale",
+            "description": "Scale a number.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"x": {"type": "integer"}, "factor": {"type": "number", "default": 2.0}},
+                "required": ["x"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "echo",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "twice",
+            "description": "Repeat a text.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "What to repeat."},
+                    "times": {"type": "integer", "description": "How often.", "default": 2},
+                },
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        },
+    ]
+    assert await scale.run({"x": 3}) == text("6.0")
+    assert await echo.run({"text": "hi"}) == text("hi")
+    assert await twice.run({"text": "ab"}) == text("abab")
 
 
 # --- running ----------------------------------------------------------------------------------------

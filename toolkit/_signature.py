@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -137,6 +138,11 @@ def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, proble
             # Nothing to resolve: what get_type_hints returns for these, at a fraction of the cost.
             return {key: type(None) if value is None else value for key, value in annotations.items()}
     local = dict(localns) if localns else None
+    # A callable object's annotations are those of its class's __call__, a partial's those of its function.
+    if isinstance(fn, functools.partial):
+        fn = fn.func
+    elif not isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        fn = getattr(type(fn), "__call__", fn)  # noqa: B004 - the method itself, not a test for callability
     try:
         return typing.get_type_hints(fn, localns=local, include_extras=True)
     except Exception:
@@ -178,6 +184,7 @@ class _Probe:
 
 
 _UNRESOLVED = object()
+_UNREAD = object()
 
 
 def collect_params(
@@ -187,7 +194,7 @@ def collect_params(
     params: list[Param] = []
     context: str | None = None
     for p in parameters:
-        annotation = hints.get(p.name, _UNRESOLVED if p.annotated else _EMPTY)
+        annotation = hints.get(p.name, _UNREAD if p.annotated else _EMPTY)
         if p.kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
             star = "*" if p.kind == _VAR_POSITIONAL else "**"
             problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
@@ -197,6 +204,8 @@ def collect_params(
             problems.append(f"parameter {p.name}: missing type annotation")
         elif annotation is _UNRESOLVED:
             pass  # already reported
+        elif annotation is _UNREAD:
+            problems.append(f"parameter {p.name}: the signature has an annotation the function's do not have")
         else:
             prepared = _prepared(annotation)
             if prepared is None:

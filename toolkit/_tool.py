@@ -225,7 +225,8 @@ class Tool(Generic[P, R]):
         if self._is_method:
             parameters = parameters[1:]
         hints = type_hints(fn, localns, problems)
-        doc = parse_docstring(fn.__doc__, opts.docstring_style)
+        documented = fn.func if isinstance(fn, functools.partial) else fn  # not partial's own docstring
+        doc = parse_docstring(documented.__doc__, opts.docstring_style)
         params, self._context_param = collect_params(parameters, hints, doc.params, problems)
         if opts.require_param_docs:
             problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
