@@ -40,6 +40,7 @@ from toolkit import Context, MemoryTransport, Server, ToolError
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
+BATCH_VERSION = "2025-03-26"  # the one revision with JSON-RPC batches
 MAX_DEPTH = 200  # JSON nested deeper than this is refused as a parse error (pydantic-core's limit)
 TIMEOUT = 20.0  # seconds any one wait may take: generous, so that only a hang fails
 SELF = Path(__file__).resolve()
@@ -281,12 +282,14 @@ def usable_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def expected_replies(data: bytes, framed: bool = True) -> list[Any]:  # noqa: PLR0911 (one rule per return)
+def expected_replies(data: bytes, framed: bool = True, batches: bool = False) -> list[Any]:
     """The ids of the replies one line deserves (None: an error with a null id); empty for none.
 
     JSON-RPC 2.0: a request gets exactly one response, with its id; a notification (no `id`) and a response
     get none; anything else gets one error, with the id when it can be read and `null` when not. A blank line
-    is no message at all when `framed` (stdio framing skips it).
+    is no message at all when `framed` (stdio framing skips it). With `batches` (2025-03-26), a non-empty
+    array gets one array of the replies its items deserve (none if they deserve none); otherwise an array is
+    one error.
     """
     if framed and not data.strip():
         return []
@@ -296,8 +299,14 @@ def expected_replies(data: bytes, framed: bool = True) -> list[Any]:  # noqa: PL
         return [None]
     if _depth(message) > MAX_DEPTH:
         return [None]  # the server's parser refuses deeper JSON: a parse error, whatever the content
+    if batches and isinstance(message, list) and message:
+        return [reply for item in message for reply in _replies_to(item)]
+    return _replies_to(message)
+
+
+def _replies_to(message: Any) -> list[Any]:
     if not isinstance(message, dict):
-        return [None]  # arrays too: batches exist only in 2025-03-26, which these connections do not use
+        return [None]
     request_id = message.get("id")
     readable = request_id if usable_id(request_id) else None
     if message.get("jsonrpc") != "2.0":
@@ -323,14 +332,23 @@ def _reject(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
-def check_message(text: str) -> dict[str, Any]:
-    """Fail unless `text` is one well-formed JSON-RPC response or notification that leaks nothing."""
+def check_message(text: str) -> Any:
+    """Fail unless `text` is a well-formed JSON-RPC response, batch of responses or notification, leaking nothing."""
     assert "\n" not in text, f"a message with an embedded newline: {text[:200]!r}"
-    message = json.loads(text)
-    assert isinstance(message, dict), f"not an object: {text[:200]}"
-    assert message.get("jsonrpc") == "2.0", f"bad jsonrpc member: {text[:200]}"
     for leak in LEAKS:
         assert leak not in text, f"{leak!r} reached the client: {text[:500]}"
+    message = json.loads(text)
+    if isinstance(message, list):
+        assert message, "an empty batch reply"
+        for item in message:
+            assert "method" not in _check_one(item, text), f"a notification inside a batch reply: {text[:200]}"
+        return message
+    return _check_one(message, text)
+
+
+def _check_one(message: Any, text: str) -> dict[str, Any]:
+    assert isinstance(message, dict), f"not an object: {text[:200]}"
+    assert message.get("jsonrpc") == "2.0", f"bad jsonrpc member: {text[:200]}"
     if "method" in message:
         assert set(message) <= {"jsonrpc", "method", "params"}, f"a server request or junk: {text[:200]}"
         assert isinstance(message["method"], str)
@@ -404,24 +422,28 @@ class Peer:
         self._changed = anyio.Event()
         self._ids = itertools.count()
         self.modern = True
+        self.version = MODERN
         self.last_case: list[bytes] = []
 
     async def send_line(self, data: bytes, replies: list[Any] | None = None) -> None:
         """Send one message (over stdio: a line) and book the replies it deserves (or the ids in `replies`)."""
         if not self._framed:  # the memory transport carries text: bytes that are not UTF-8 cannot travel
             data = data.decode("utf-8", "replace").encode()
-        for request_id in expected_replies(data, self._framed) if replies is None else replies:
+        if replies is None:
+            replies = expected_replies(data, self._framed, batches=self.version == BATCH_VERSION)
+        for request_id in replies:
             self.ledger.expect(request_id)
         self.ledger.sent += 1
         await self._write(data + b"\n" if self._framed else data)
 
     def on_text(self, text: str) -> None:
         message = check_message(text)
-        self.messages.append(message)
-        if "method" in message:
-            self.ledger.notifications += 1
-        else:
-            self.ledger.receive(message["id"], text)
+        for item in message if isinstance(message, list) else [message]:
+            self.messages.append(item)
+            if "method" in item:
+                self.ledger.notifications += 1
+            else:
+                self.ledger.receive(item["id"], text)
         self._changed.set()
 
     async def settle(self) -> None:
@@ -471,10 +493,11 @@ class Peer:
         assert len(found) == 1, f"{len(found)} replies to {request_id}"
         return found[0]
 
-    async def handshake(self) -> None:
-        """Speak the handshake era on this connection from now on."""
+    async def handshake(self, version: str = HANDSHAKE) -> None:
+        """Speak the handshake era (revision `version`) on this connection from now on."""
         self.modern = False
-        params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}
+        self.version = version
+        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}
         await self.send_line(
             json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}).encode()
         )
@@ -672,32 +695,27 @@ def encode_message(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-lines = st.lists(messages().map(encode_message) | raw_lines, min_size=1, max_size=8)
+batches = st.lists(messages() | json_values, max_size=5).map(encode_message)
+lines = st.lists(messages().map(encode_message) | raw_lines | batches, min_size=1, max_size=8)
 """One case: a handful of lines, mostly near-valid messages, some raw bytes."""
 
 
 def without_cancellations_of(case: list[bytes]) -> list[bytes]:
     """Drop `notifications/cancelled` lines that name a request of the same case (which then need not answer)."""
-    requested = set()
+    parsed = []
     for data in case:
         try:
             message = json.loads(data)
         except (ValueError, RecursionError):
-            continue
-        if isinstance(message, dict) and "id" in message:
-            requested.add(json.dumps(message["id"]))
-    kept = []
-    for data in case:
-        try:
-            message = json.loads(data)
-        except (ValueError, RecursionError):
-            kept.append(data)
-            continue
+            message = None
+        parsed.append(message if isinstance(message, list) else [message])
+    requested = {json.dumps(m["id"]) for items in parsed for m in items if isinstance(m, dict) and "id" in m}
+
+    def cancels(message: Any) -> bool:
         params = message.get("params") if isinstance(message, dict) else None
-        if isinstance(params, dict) and "requestId" in params and json.dumps(params["requestId"]) in requested:
-            continue
-        kept.append(data)
-    return kept
+        return isinstance(params, dict) and "requestId" in params and json.dumps(params["requestId"]) in requested
+
+    return [data for data, items in zip(case, parsed, strict=True) if not any(map(cancels, items))]
 
 
 # -- the longer run ----------------------------------------------------------------------------------------
@@ -717,10 +735,11 @@ def draw_cases(count: int) -> list[list[bytes]]:
 
 
 async def run_cases(transport: str, backend: str, cases: list[list[bytes]], **options: Any) -> Ledger:
-    """Run `cases` over one connection per era (the first half modern, the rest handshake); the combined books."""
+    """Run `cases` over one connection per era (a third each: modern, handshake, batches); the combined books."""
     total = Ledger()
-    half = len(cases) // 2
-    for era, batch in (("modern", cases[:half]), ("handshake", cases[half:])):
+    third = len(cases) // 3
+    eras = (("modern", cases[:third]), (HANDSHAKE, cases[third : 2 * third]), (BATCH_VERSION, cases[2 * third :]))
+    for era, batch in eras:
         if transport == "memory":
             async with memory_peer(build(**options)[0]) as peer:
                 await _exchange_all(peer, era, batch)
@@ -732,8 +751,8 @@ async def run_cases(transport: str, backend: str, cases: list[list[bytes]], **op
 
 
 async def _exchange_all(peer: Peer, era: str, cases: list[list[bytes]]) -> None:
-    if era == "handshake":
-        await peer.handshake()
+    if era != "modern":
+        await peer.handshake(era)
     for case in cases:
         await peer.exchange(case)
 

@@ -56,13 +56,13 @@ def open_peer(transport: str, backend: str, **options: Any) -> Any:
 
 
 @fuzz_settings
-@given(case=lines, era=st.sampled_from(["modern", "handshake"]))
+@given(case=lines, era=st.sampled_from(["modern", "2025-11-25", "2025-03-26"]))
 async def test_any_case_in_memory_gets_one_reply_per_request_and_the_next_call_works(
     case: list[bytes], era: str
 ) -> None:
     async with memory_peer(build()[0]) as peer:
-        if era == "handshake":
-            await peer.handshake()
+        if era != "modern":
+            await peer.handshake(era)
         await peer.exchange(without_cancellations_of(case))
         assert peer.ledger.lost == 0
 
