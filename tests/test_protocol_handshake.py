@@ -413,6 +413,23 @@ async def test_an_empty_batch_is_an_invalid_request_under_2025_03_26(connect: wi
     assert reply == error(None, -32600)
 
 
+async def test_a_call_inside_a_batch_can_be_cancelled_and_the_batch_answers_without_it(connect: wire.Connect) -> None:
+    async with connect() as peer:
+        await peer.initialize("2025-03-26")
+        await peer.send(
+            [call("slow", "block", {"key": "in-batch"}, progressToken="t"), call("quick", "add", {"a": 1, "b": 2})]
+        )
+        started = await peer.receive()
+        await peer.notify("notifications/cancelled", {"requestId": "slow"})
+        replies = await peer.receive()
+        record = await peer.call("cancellations")
+
+    assert started["method"] == "notifications/progress"
+    assert isinstance(replies, list)
+    assert [reply["id"] for reply in replies] == ["quick"]
+    assert record["result"] == text_result("in-batch")
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2024-11-05"])
 async def test_a_batch_is_an_invalid_request_in_revisions_without_batches(connect: wire.Connect, version: str) -> None:
     async with connect() as peer:

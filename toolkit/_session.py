@@ -53,6 +53,7 @@ __all__ = ["Connection"]
 logger = logging.getLogger("toolkit")
 
 
+_LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _DEFAULT_LOG_LEVEL: LogLevel = "info"
 
@@ -178,21 +179,30 @@ class Connection:
         if "id" not in message:
             await self._on_notification(message)
             return
-        request_id = message["id"]
-        if message["method"] in ("tools/call", "subscriptions/listen"):
-            if request_id in self.in_flight:
-                await self._send(error_response(request_id, INVALID_REQUEST, "Invalid request: id already in use"))
-                return
-            if len(self.in_flight) >= self.server.max_concurrent_requests:
-                await self._send(error_response(request_id, INTERNAL_ERROR, "Too many requests in flight"))
-                return
-            scope = anyio.CancelScope()
-            self.in_flight[request_id] = scope
-            self._spawn(self._run_in_scope, message, scope)
+        if message["method"] in _LONG_RUNNING:
+            admitted = self._admit(message["id"])
+            if isinstance(admitted, dict):
+                await self._send(admitted)
+            else:
+                self._spawn(self._run_in_scope, message, admitted)
             return
         response = await self._respond(message)
         if response is not None:
             await self._send_text(response)
+
+    def _admit(self, request_id: Any) -> anyio.CancelScope | dict[str, Any]:
+        """A cancel scope for a call about to run (registered as in flight), or the error response refusing it."""
+        if request_id in self.in_flight:
+            return error_response(request_id, INVALID_REQUEST, "Invalid request: id already in use")
+        if len(self.in_flight) >= self.server.max_concurrent_requests:
+            return error_response(request_id, INTERNAL_ERROR, "Too many requests in flight")
+        scope = self.in_flight[request_id] = anyio.CancelScope()
+        return scope
+
+    def _finished(self, request_id: Any) -> None:
+        self.in_flight.pop(request_id, None)
+        if not self.in_flight:
+            self._idle.set()
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None
@@ -208,9 +218,7 @@ class Connection:
             if response is not None and not scope.cancel_called:
                 await self._send_text(response)
         finally:
-            self.in_flight.pop(message["id"], None)
-            if not self.in_flight:
-                self._idle.set()
+            self._finished(message["id"])
 
     async def _batch(self, messages: list[Any]) -> None:
         if not messages:
@@ -229,6 +237,19 @@ class Connection:
                 return
             elif "id" not in message:
                 await self._on_notification(message)
+            elif message["method"] in _LONG_RUNNING:  # cancellable and counted, as outside a batch
+                admitted = self._admit(message["id"])
+                if isinstance(admitted, dict):
+                    replies.append(admitted)
+                    return
+                reply = None
+                try:
+                    with admitted:
+                        reply = await self._respond(message)
+                finally:
+                    self._finished(message["id"])
+                if reply is not None and not admitted.cancel_called:
+                    replies.append(decode(reply))
             else:
                 reply = await self._respond(message)
                 if reply is not None:
