@@ -3,7 +3,7 @@
 import base64
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 from pydantic import BaseModel
@@ -390,3 +390,38 @@ async def test_the_servers_wire_shortcut_sends_what_run_returns(value: Any) -> N
         result = await tool_obj.run({})
         assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)
     assert await plain._call_wire({"x": 1}, None) == (wire(await plain.run({"x": 1})), True)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "value",
+    [
+        Weather(city="Oslo", celsius=-3.5),
+        {"city": "Oslo", "celsius": 1},
+        {"city": "Oslo"},
+        None,
+        CallToolResult(content=[TextContent(text="own")], structured_content={"x": 1}, is_error=True),
+        float("nan"),
+    ],
+    ids=["model", "dict", "mismatch", "none", "result", "nan"],
+)
+async def test_the_servers_wire_shortcut_sends_what_run_returns_for_structured_results(value: Any) -> None:
+    @tool
+    def weather() -> Weather:
+        return value  # type: ignore[no-any-return]
+
+    @tool
+    def optional() -> Optional[Weather]:  # noqa: UP045 - the typing spelling, on purpose
+        return value  # type: ignore[no-any-return]
+
+    @tool(structured=True)
+    def number() -> float:
+        return value  # type: ignore[no-any-return]
+
+    @tool
+    def mapping() -> dict[str, Any]:
+        return value  # type: ignore[no-any-return]
+
+    for tool_obj in (weather, optional, number, mapping):
+        result = await tool_obj.run({})
+        assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)

@@ -26,7 +26,6 @@ from ._types import (
 )
 
 __all__ = [
-    "PLAIN_CONVERTERS",
     "Audio",
     "Image",
     "OutputMismatchError",
@@ -35,6 +34,7 @@ __all__ = [
     "structured_converter",
     "to_json_text",
     "unstructured_result",
+    "wire_converter",
 ]
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -192,17 +192,64 @@ def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> 
     def convert(value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):
             return value
-        try:
-            data = adapter.dump_python(adapter.validate_python(value), mode="json")
-        except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
-            )
-            raise OutputMismatchError(problems) from None
-        text = to_json_text(data)
+        data, text = _checked(adapter, value)
         return CallToolResult(content=[TextContent(text=text)], structured_content={"result": data} if wraps else data)
 
     return convert
+
+
+def _checked(adapter: pydantic.TypeAdapter[Any], value: Any) -> tuple[Any, str]:
+    """The value validated against the output schema and dumped to JSON data, and that data as compact JSON."""
+    try:
+        data = adapter.dump_python(adapter.validate_python(value), mode="json")
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise OutputMismatchError(problems) from None
+    return data, to_json_text(data)
+
+
+def wire_converter(
+    convert: Callable[[Any], CallToolResult], output: OutputSchema | None
+) -> Callable[[Any], dict[str, Any]]:
+    """`convert`'s result already dumped to its wire form (`model_dump(mode="json", by_alias=True,
+    exclude_none=True)`), built directly, without the models, for scalars and for structured results.
+
+    Raises:
+        OutputMismatchError: the value does not match the output schema.
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
+    """
+    if output is None:
+
+        def plain(value: Any) -> dict[str, Any]:
+            text = scalar_text(value)
+            if text is None:
+                return _dump(convert(value))
+            return {"content": [{"type": "text", "text": text}], "isError": False}
+
+        return plain
+    adapter, wraps = output.adapter, output.wraps
+
+    def structured(value: Any) -> dict[str, Any]:
+        if isinstance(value, CallToolResult):
+            return _dump(value)
+        data, text = _checked(adapter, value)
+        # What CallToolResult's own dump would do to the data: NaN and infinities become null.
+        data = pydantic_core.to_jsonable_python(data, inf_nan_mode="null")
+        wire: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        if wraps:
+            wire["structuredContent"] = {"result": data}
+        elif data is not None:
+            wire["structuredContent"] = data
+        wire["isError"] = False
+        return wire
+
+    return structured
+
+
+def _dump(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def converter(
@@ -233,10 +280,6 @@ def _plain(value: Any) -> CallToolResult:
 
 def _plain_or_structured(value: Any) -> CallToolResult:
     return unstructured_result(value, allow_structured=True)
-
-
-PLAIN_CONVERTERS = (_plain, _plain_or_structured)
-"""The converters of tools without an output schema: a scalar becomes one text block, unvalidated."""
 
 
 def _is_content_type(annotation: Any) -> bool:

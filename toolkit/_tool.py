@@ -17,7 +17,7 @@ import anyio.to_thread
 import pydantic_core
 from typing_extensions import ParamSpec, Self
 
-from ._content import PLAIN_CONVERTERS, OutputMismatchError, converter, scalar_text, to_json_text
+from ._content import OutputMismatchError, converter, to_json_text, wire_converter
 from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
@@ -132,18 +132,18 @@ class Tool(Generic[P, R]):
         """What [`run`][toolkit.Tool.run] returns, already dumped to its wire form, and whether it is an error.
 
         The same as `run(...).model_dump(mode="json", by_alias=True, exclude_none=True)`, without building the
-        models when the function returns a plain `str`, `int`, `float` or `bool` (the common case). The dict is
-        new on every call: the caller may add to it.
+        models for a plain `str`, `int`, `float` or `bool` and for structured results (the common cases). The dict
+        is new on every call: the caller may add to it.
         """
         value, error = await self._invoke(arguments, context)
-        if error is not None:
-            return {"content": [{"type": "text", "text": error}], "isError": True}, True
-        if self._plain_text:
-            text = scalar_text(value)
-            if text is not None:
-                return {"content": [{"type": "text", "text": text}], "isError": False}, False
-        result = self._result(value)
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True), result.is_error
+        if error is None:
+            try:
+                wire = self._wire(value)
+            except Exception as exc:
+                error = self._conversion_error(exc)
+            else:
+                return wire, wire["isError"]
+        return {"content": [{"type": "text", "text": error}], "isError": True}, True
 
     async def _invoke(self, arguments: Mapping[str, Any] | None, context: Context | None) -> tuple[Any, str | None]:
         """Validate and call: the function's return value, or the error text to send instead."""
@@ -179,12 +179,15 @@ class Tool(Generic[P, R]):
     def _result(self, value: Any) -> CallToolResult:
         try:
             return self._convert(value)
-        except OutputMismatchError as exc:
-            logger.error("tool %r returned a value that does not match its output schema: %s", self.name, exc)
-            return _error_result(f"tool {self.name!r} returned a value that does not match its output schema: {exc}")
         except Exception as exc:
-            logger.error("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
-            return _error_result(f"tool {self.name!r} returned a value that cannot be sent: {_safe_str(exc)}")
+            return _error_result(self._conversion_error(exc))
+
+    def _conversion_error(self, exc: Exception) -> str:
+        if isinstance(exc, OutputMismatchError):
+            logger.error("tool %r returned a value that does not match its output schema: %s", self.name, exc)
+            return f"tool {self.name!r} returned a value that does not match its output schema: {exc}"
+        logger.error("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
+        return f"tool {self.name!r} returned a value that cannot be sent: {_safe_str(exc)}"
 
     def _exception_text(self, exc: BaseException, details: bool) -> str:
         logger.error("tool %r raised %s", self.name, type(exc).__name__, exc_info=exc)
@@ -259,7 +262,7 @@ class Tool(Generic[P, R]):
         call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self._in_thread = opts.run_in_thread and not self._is_async
-        self._plain_text = self._convert in PLAIN_CONVERTERS
+        self._wire = wire_converter(self._convert, output)
         self.show_error_details = opts.show_error_details
 
 
