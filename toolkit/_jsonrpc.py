@@ -15,6 +15,7 @@ __all__ = [
     "PARSE_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "ProtocolError",
+    "check_message",
     "decode",
     "encode",
     "error_response",
@@ -77,3 +78,23 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
+    """The error response for a message that is not a valid request or notification, or None if valid."""
+    request_id = message.get("id")
+    reply_id = request_id if is_valid_id(request_id) else None
+    if message.get("jsonrpc") != "2.0":
+        return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+    if "method" not in message and ("result" in message or "error" in message):
+        return None  # a response; toolkit never sends requests, so there is nothing to match it with
+    if not isinstance(message.get("method"), str):
+        return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
+    if "id" in message and not is_valid_id(request_id):
+        return error_response(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+    params = message.get("params")
+    if params is not None and not isinstance(params, dict):
+        if "id" not in message:
+            return None
+        return error_response(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
+    return None

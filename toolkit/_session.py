@@ -23,6 +23,7 @@ from ._jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     ProtocolError,
+    check_message,
     decode,
     encode,
     error_response,
@@ -150,27 +151,8 @@ class Connection:
             reason = "batches are not supported by this protocol version" if isinstance(message, list) else ""
             await self._send(error_response(None, INVALID_REQUEST, f"Invalid request: expected an object {reason}"))
 
-    def _invalid(self, message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
-        """The error response for a message that is not a valid request or notification, or None if valid."""
-        request_id = message.get("id")
-        reply_id = request_id if is_valid_id(request_id) else None
-        if message.get("jsonrpc") != "2.0":
-            return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
-        if "method" not in message and ("result" in message or "error" in message):
-            return None  # a response; toolkit never sends requests, so there is nothing to match it with
-        if not isinstance(message.get("method"), str):
-            return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
-        if "id" in message and not is_valid_id(request_id):
-            return error_response(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict):
-            if "id" not in message:
-                return None
-            return error_response(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
-        return None
-
     async def _on_message(self, message: dict[str, Any]) -> None:
-        problem = self._invalid(message)
+        problem = check_message(message)
         if problem is not None:
             await self._send(problem)
             return
@@ -230,7 +212,7 @@ class Connection:
             if not isinstance(message, dict):
                 replies.append(error_response(None, INVALID_REQUEST, "Invalid request: expected an object"))
                 return
-            problem = self._invalid(message)
+            problem = check_message(message)
             if problem is not None:
                 replies.append(problem)
             elif "method" not in message:
