@@ -23,6 +23,11 @@ def configured(a: int, *, flag: bool = False) -> dict[str, int]:
     return {"a": a, "flag": int(flag)}
 
 
+@tool(run_in_thread=False)
+def on_loop(a: int) -> int:
+    return a
+
+
 @tool
 async def bare_async(query: str) -> int:
     return len(query)
@@ -56,6 +61,8 @@ def check_sync_tools() -> None:
     bare("two")  # type: ignore[arg-type]
     configured(1, True)  # type: ignore[call-arg]
     assert_type(as_callable(1, "z"), list[str])
+    assert_type(on_loop(1), int)
+    on_loop("one")  # type: ignore[arg-type]
 
 
 async def check_async_tools() -> None:
