@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -163,6 +165,18 @@ async def test_the_server_exits_with_code_0_when_stdin_closes(anyio_backend: str
         code = await peer.wait_closed()
 
     assert (rest, code) == ([], 0)
+
+
+async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_in_a_thread(anyio_backend: str) -> None:
+    stuck = str(Path(__file__).parent / "servers" / "stuck_sync.py")
+    async with wire.stdio([sys.executable, stuck, anyio_backend]) as peer:
+        await peer.initialize()
+        await peer.send({"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}})
+        await peer.close_input()
+        rest = await peer.rest()
+        code = await peer.wait_closed()
+
+    assert (rest, code) == ([], 0)  # cancelled after the shutdown grace: no answer, and the process still exits
 
 
 async def test_the_server_exits_with_code_0_when_stdin_closes_before_any_message(anyio_backend: str) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -226,3 +229,12 @@ class Server:
         """
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(self.serve_stdio, backend=backend)
+        # A sync tool still running on a worker thread (cancelled, but Python cannot stop a thread) would keep
+        # the interpreter alive at exit, joining it. stdin is closed and every answer is written: the stdio
+        # transport says the server should now exit, so do, without waiting for it.
+        if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+            logging.getLogger("toolkit").warning("exiting with tool threads still running")
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(0)
