@@ -8,21 +8,16 @@ in a script costs no pytest import.
 
 from __future__ import annotations
 
-import difflib
-import json
-import os
 import re
-import sys
-from collections.abc import Iterable
 from contextlib import AbstractContextManager, ExitStack
-from pathlib import Path
-from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from . import _snapshots
 from ._client import Client, LogMessage
-from ._server import Server
-from ._tool import Tool
-from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, ToolDefinition
+from ._snapshots import Snapshot, Tools, as_server, assert_tools_snapshot, tools_payload
+from ._stdio_launch import stdio_command, stdio_environment
+from ._types import CallToolResult, ToolDefinition
 
 if TYPE_CHECKING:
     import pytest
@@ -45,17 +40,14 @@ __all__ = [
     "tools_payload",
 ]
 
-Tools = Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]
-"""What the tester accepts: a server, one tool, or several tools (served by a server made for the test)."""
+# The helpers defined in private modules say they come from here, where users import them.
+for _obj in (Snapshot, assert_tools_snapshot, stdio_command, stdio_environment, tools_payload):
+    _obj.__module__ = __name__
+del _obj
 
-Definitions = Server | Tool[Any, Any] | Iterable[Tool[Any, Any] | ToolDefinition]
-"""What the snapshot helpers accept: tools as for `Tools`, or the tool definitions a client listed."""
-
-
-class Snapshot(Protocol):
-    """The type of the `toolkit_snapshot` fixture: `toolkit_snapshot(server)` or `toolkit_snapshot(server, "name")`."""
-
-    def __call__(self, target: Definitions, name: str | None = None, *, protocol: str = MODERN_VERSION) -> None: ...
+# Not public: what the fixtures in toolkit._pytest_plugin import from here.
+Definitions = _snapshots.Definitions
+_compare_snapshot = _snapshots.compare_snapshot
 
 
 class Progress(NamedTuple):
@@ -64,13 +56,6 @@ class Progress(NamedTuple):
     progress: float
     total: float | None
     message: str | None
-
-
-def _as_server(target: Tools) -> Server:
-    if isinstance(target, Server):
-        return target
-    tools = [target] if isinstance(target, Tool) else list(target)
-    return Server("test", tools=tools)
 
 
 class ToolTester(AbstractContextManager["ToolTester"]):
@@ -112,7 +97,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         timeout: float = 30.0,
         log_level: LogLevel = "debug",
     ) -> None:
-        self.server = _as_server(target)
+        self.server = as_server(target)
         """The server under test."""
         self.timeout = timeout
         self.logs: list[LogMessage] = []
@@ -253,141 +238,6 @@ def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = N
         pattern = match.pattern if isinstance(match, re.Pattern) else match
         raise AssertionError(f"the error message {message!r} does not match {pattern!r}")
     return message
-
-
-# -- schema snapshots --------------------------------------------------------------------------------------
-
-
-def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dict[str, Any]:
-    """The `tools/list` result a client of `protocol` receives, as JSON: `{"tools": [...]}`.
-
-    Args:
-        target: A server, a tool, several tools, or tool definitions (from `await client.list_tools()`, for
-            example, to snapshot a server running in another process).
-        protocol: The revision: `"2026-07-28"`, a handshake revision such as `"2025-11-25"`, or `"handshake"`
-            for the newest of those. Ignored for definitions, which are taken as they are.
-    """
-    version = HANDSHAKE_VERSIONS[0] if protocol == "handshake" else protocol
-    if version != MODERN_VERSION and version not in HANDSHAKE_VERSIONS:
-        raise ValueError(f"unknown protocol revision {protocol!r}")
-    if isinstance(target, (Server, Tool)):
-        server = _as_server(target)
-    else:
-        items: list[Tool[Any, Any] | ToolDefinition] = list(target)
-        definitions = [item for item in items if isinstance(item, ToolDefinition)]
-        if len(definitions) == len(items):
-            return {"tools": [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in definitions]}
-        if definitions:
-            raise TypeError("pass either tools or tool definitions, not a mix")
-        server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
-    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
-    return {"tools": tools}
-
-
-def assert_tools_snapshot(
-    target: Definitions,
-    path: str | os.PathLike[str],
-    *,
-    update: bool = False,
-    protocol: str = MODERN_VERSION,
-) -> Literal["matched", "created", "updated"]:
-    """Compare the tools' definitions with the JSON snapshot at `path`, creating it when missing.
-
-    The file holds the `tools/list` payload (see [`tools_payload`][toolkit.testing.tools_payload]), indented,
-    so it reads well in review and `toolkit check` can compare against it.
-
-    Args:
-        target: A server, a tool, several tools, or tool definitions.
-        path: The snapshot file; missing directories are created.
-        update: Rewrite the file when it differs instead of failing.
-        protocol: The protocol revision whose payload to take.
-
-    Returns:
-        What happened: `"matched"`, `"created"` (the file was missing) or `"updated"`.
-
-    Raises:
-        AssertionError: the definitions differ from the snapshot; the message is a unified diff.
-    """
-    __tracebackhide__ = True
-    outcome, diff = _compare_snapshot(target, Path(path), update=update, protocol=protocol, shown_as=str(path))
-    if outcome == "differs":
-        raise AssertionError(diff)
-    return outcome
-
-
-def _compare_snapshot(
-    target: Definitions, path: Path, *, update: bool, protocol: str, shown_as: str
-) -> tuple[Literal["matched", "created", "updated", "differs"], str]:
-    current = json.dumps(tools_payload(target, protocol=protocol), indent=2, ensure_ascii=False) + "\n"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(current, encoding="utf-8")
-        return "created", ""
-    stored = path.read_text(encoding="utf-8")
-    if stored == current:
-        return "matched", ""
-    if update:
-        path.write_text(current, encoding="utf-8")
-        return "updated", ""
-    lines = difflib.unified_diff(
-        stored.splitlines(keepends=True), current.splitlines(keepends=True), f"{shown_as} (snapshot)", "current"
-    )
-    return "differs", f"the tools differ from the snapshot {shown_as}:\n{''.join(lines)}"
-
-
-# -- stdio --------------------------------------------------------------------------------------------------
-
-
-def stdio_command(server: Server) -> list[str]:
-    """A command that serves `server` over stdio in a new Python process: `python -m toolkit serve module:name`.
-
-    The server must be a global of an imported module, so that the new process can import it. Run the command
-    with [`stdio_environment()`][toolkit.testing.stdio_environment] so that it finds the same modules.
-
-    Raises:
-        LookupError: no imported module holds `server` as a global.
-    """
-    return [sys.executable, "-m", "toolkit", "serve", _locate(server)]
-
-
-def stdio_environment() -> dict[str, str]:
-    """Environment variables that give a new Python process this one's import path (`PYTHONPATH`)."""
-    paths = _import_paths()
-    if os.environ.get("PYTHONPATH"):
-        paths.append(os.environ["PYTHONPATH"])
-    return {"PYTHONPATH": os.pathsep.join(paths)}
-
-
-def _locate(server: Server) -> str:
-    found = [
-        (_looks_like_test(name), name, attr)
-        for name, module in list(sys.modules.items())
-        if isinstance(module, ModuleType) and name != "__main__"
-        for attr, value in list(vars(module).items())
-        if value is server and not attr.startswith("_")
-    ]
-    if not found:
-        raise LookupError(
-            f"cannot find server {server.name!r} as a global of an imported module, so a new process cannot "
-            "import it: define it at module level, or override the `toolkit_stdio_command` fixture"
-        )
-    # A server imported into a test module is served from the module that defines it.
-    _, name, attr = min(found)
-    return f"{name}:{attr}"
-
-
-def _looks_like_test(name: str) -> bool:
-    return any(part.startswith("test_") or part in ("conftest", "tests") for part in name.split("."))
-
-
-def _import_paths() -> list[str]:
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    out: list[str] = []
-    for entry in sys.path:
-        full = os.path.realpath(entry or os.getcwd())
-        if os.path.isdir(full) and not any(full.startswith(prefix + os.sep) for prefix in prefixes):
-            out.append(full)
-    return list(dict.fromkeys(out))
 
 
 # -- pytest hooks (the fixtures are in toolkit._pytest_plugin, imported only under pytest) ------------------
