@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
+from ._defs import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, expand_root_ref, inline_defs, merge_defs
 from ._signature import Param, cache_key, first_sentence, type_name
 
 __all__ = [
@@ -29,30 +30,11 @@ __all__ = [
     "TypeInfo",
     "clean_schema",
     "compact_optionals",
-    "inline_defs",
     "input_schema",
     "is_object_like",
     "output_schema",
     "type_info",
 ]
-
-# Schema keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
-_SCHEMA_KEYS = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)
-_SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
-_SCHEMA_MAP_KEYS = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
 
 
 @dataclass(frozen=True)
@@ -118,102 +100,15 @@ def clean_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+        if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
             out[key] = {name: clean_schema(sub) for name, sub in value.items()}
-        elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
+        elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
             out[key] = [clean_schema(sub) for sub in value]
-        elif key in _SCHEMA_KEYS:
+        elif key in SCHEMA_KEYS:
             out[key] = clean_schema(value)
         else:
             out[key] = value
     return out
-
-
-def _refs(schema: Any, found: set[str]) -> None:
-    if isinstance(schema, dict):
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            found.add(ref[8:])
-        for value in schema.values():
-            _refs(value, found)
-    elif isinstance(schema, list):
-        for value in schema:
-            _refs(value, found)
-
-
-def _recursive_defs(defs: Mapping[str, Any]) -> set[str]:
-    """Names of definitions that can reach themselves through `$ref`."""
-    edges: dict[str, set[str]] = {}
-    for name, sub in defs.items():
-        found: set[str] = set()
-        _refs(sub, found)
-        edges[name] = found
-    recursive: set[str] = set()
-    for start in defs:
-        stack = list(edges.get(start, ()))
-        seen: set[str] = set()
-        while stack:
-            node = stack.pop()
-            if node == start:
-                recursive.add(start)
-                break
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.extend(edges.get(node, ()))
-    return recursive
-
-
-def _substitute(schema: Any, defs: Mapping[str, Any], keep: set[str]) -> Any:
-    if isinstance(schema, list):
-        return [_substitute(item, defs, keep) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] not in keep and ref[8:] in defs:
-        target = _substitute(defs[ref[8:]], defs, keep)
-        siblings = {k: _substitute(v, defs, keep) for k, v in schema.items() if k != "$ref"}
-        return {**target, **siblings} if isinstance(target, dict) else target
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
-            out[key] = {name: _substitute(sub, defs, keep) for name, sub in value.items()}
-        elif key in _SCHEMA_LIST_KEYS or key in _SCHEMA_KEYS:
-            out[key] = _substitute(value, defs, keep)
-        else:
-            out[key] = value
-    return out
-
-
-def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Replace every `$ref` to a non-recursive definition by the definition itself.
-
-    Many clients (Claude Desktop, several IDEs) cannot follow `$ref`. Recursive types cannot be inlined, so
-    they stay in `$defs`, with their own non-recursive references inlined.
-    """
-    defs: dict[str, Any] = schema.get("$defs") or {}
-    if not defs:
-        return schema
-    keep = _recursive_defs(defs)
-    body = {k: v for k, v in schema.items() if k != "$defs"}
-    result: dict[str, Any] = _substitute(body, defs, keep)
-    if keep:
-        result["$defs"] = {name: _substitute(defs[name], defs, keep) for name in sorted(keep)}
-    return result
-
-
-def _expand_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
-    """Put the definition a root `$ref` points to at the root, so the root says `type: "object"`.
-
-    pydantic describes a recursive model as `{"$ref": "#/$defs/Node", "$defs": ...}`; clients look for the
-    root's `type` (fastmcp#2455), so the root becomes the definition itself, which keeps its own `$defs`.
-    """
-    ref = schema.get("$ref")
-    defs = schema.get("$defs") or {}
-    if not isinstance(ref, str) or not ref.startswith("#/$defs/") or ref[8:] not in defs:
-        return schema
-    rest = {k: v for k, v in schema.items() if k != "$ref"}
-    return {**defs[ref[8:]], **rest}
 
 
 def is_object_like(annotation: Any) -> bool:
@@ -260,7 +155,7 @@ def input_schema(
                 core_defs.setdefault(definition["ref"], definition)
             inner = inner["schema"]
         schema, fields[p.name] = _property(p, info, inner, compact=optional_style == "compact", problems=problems)
-        _merge_defs(schema, defs)
+        merge_defs(schema, defs)
         properties[p.name] = schema
         if fields[p.name]["required"]:
             required.append(p.name)
@@ -322,10 +217,10 @@ def compact_optionals(schema: Any) -> None:
         return
     _compact_level(schema)
     for key, value in schema.items():
-        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+        if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
             for sub in value.values():
                 compact_optionals(sub)
-        elif key in _SCHEMA_LIST_KEYS or key in _SCHEMA_KEYS:
+        elif key in SCHEMA_LIST_KEYS or key in SCHEMA_KEYS:
             compact_optionals(value)
 
 
@@ -354,31 +249,6 @@ def _drop_null(schema: dict[str, Any]) -> None:
         schema["anyOf"] = rest
 
 
-def _merge_defs(schema: dict[str, Any], into: dict[str, Any]) -> None:
-    """Move `schema`'s `$defs` into `into`, renaming a definition whose name is taken by a different one."""
-    local = schema.pop("$defs", None)
-    if not local:
-        return
-    renames: dict[str, str] = {}
-    for name, definition in local.items():
-        target = name
-        n = 2
-        while target in into and into[target] != definition:
-            target = f"{name}{n}"
-            n += 1
-        if target != name:
-            renames[name] = target
-    if renames:
-        text = json.dumps({"s": schema, "d": local})
-        for old, new in renames.items():
-            text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
-        loaded = json.loads(text)
-        schema.clear()
-        schema.update(loaded["s"])
-        local = {renames.get(k, k): v for k, v in loaded["d"].items()}
-    into.update(local)
-
-
 class OutputSchema(typing.NamedTuple):
     """What a tool derives from its return annotation when it returns structured content."""
 
@@ -402,7 +272,7 @@ def output_schema(annotation: Any, *, inline: bool) -> OutputSchema:
     raw = info.schema()
     if inline and "$defs" in raw:
         raw = inline_defs(raw)
-    raw = _expand_root_ref(raw)
+    raw = expand_root_ref(raw)
     wraps = raw.get("type") != "object"
     if not wraps:
         return OutputSchema(info.adapter, raw, raw, False)

@@ -1,0 +1,143 @@
+"""`$defs` and `$ref` in JSON schemas: inlining definitions, merging the definitions of several schemas.
+
+Many clients (Claude Desktop, several IDEs) cannot follow `$ref`, so toolkit inlines every definition it can;
+recursive types cannot be inlined and keep theirs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SCHEMA_KEYS", "SCHEMA_LIST_KEYS", "SCHEMA_MAP_KEYS", "expand_root_ref", "inline_defs", "merge_defs"]
+
+# Schema keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
+SCHEMA_KEYS = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+SCHEMA_MAP_KEYS = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
+
+
+def _refs(schema: Any, found: set[str]) -> None:
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            found.add(ref[8:])
+        for value in schema.values():
+            _refs(value, found)
+    elif isinstance(schema, list):
+        for value in schema:
+            _refs(value, found)
+
+
+def _recursive_defs(defs: Mapping[str, Any]) -> set[str]:
+    """Names of definitions that can reach themselves through `$ref`."""
+    edges: dict[str, set[str]] = {}
+    for name, sub in defs.items():
+        found: set[str] = set()
+        _refs(sub, found)
+        edges[name] = found
+    recursive: set[str] = set()
+    for start in defs:
+        stack = list(edges.get(start, ()))
+        seen: set[str] = set()
+        while stack:
+            node = stack.pop()
+            if node == start:
+                recursive.add(start)
+                break
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(edges.get(node, ()))
+    return recursive
+
+
+def _substitute(schema: Any, defs: Mapping[str, Any], keep: set[str]) -> Any:
+    if isinstance(schema, list):
+        return [_substitute(item, defs, keep) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] not in keep and ref[8:] in defs:
+        target = _substitute(defs[ref[8:]], defs, keep)
+        siblings = {k: _substitute(v, defs, keep) for k, v in schema.items() if k != "$ref"}
+        return {**target, **siblings} if isinstance(target, dict) else target
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
+            out[key] = {name: _substitute(sub, defs, keep) for name, sub in value.items()}
+        elif key in SCHEMA_LIST_KEYS or key in SCHEMA_KEYS:
+            out[key] = _substitute(value, defs, keep)
+        else:
+            out[key] = value
+    return out
+
+
+def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace every `$ref` to a non-recursive definition by the definition itself.
+
+    Many clients (Claude Desktop, several IDEs) cannot follow `$ref`. Recursive types cannot be inlined, so
+    they stay in `$defs`, with their own non-recursive references inlined.
+    """
+    defs: dict[str, Any] = schema.get("$defs") or {}
+    if not defs:
+        return schema
+    keep = _recursive_defs(defs)
+    body = {k: v for k, v in schema.items() if k != "$defs"}
+    result: dict[str, Any] = _substitute(body, defs, keep)
+    if keep:
+        result["$defs"] = {name: _substitute(defs[name], defs, keep) for name in sorted(keep)}
+    return result
+
+
+def expand_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """Put the definition a root `$ref` points to at the root, so the root says `type: "object"`.
+
+    pydantic describes a recursive model as `{"$ref": "#/$defs/Node", "$defs": ...}`; clients look for the
+    root's `type` (fastmcp#2455), so the root becomes the definition itself, which keeps its own `$defs`.
+    """
+    ref = schema.get("$ref")
+    defs = schema.get("$defs") or {}
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/") or ref[8:] not in defs:
+        return schema
+    rest = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**defs[ref[8:]], **rest}
+
+
+def merge_defs(schema: dict[str, Any], into: dict[str, Any]) -> None:
+    """Move `schema`'s `$defs` into `into`, renaming a definition whose name is taken by a different one."""
+    local = schema.pop("$defs", None)
+    if not local:
+        return
+    renames: dict[str, str] = {}
+    for name, definition in local.items():
+        target = name
+        n = 2
+        while target in into and into[target] != definition:
+            target = f"{name}{n}"
+            n += 1
+        if target != name:
+            renames[name] = target
+    if renames:
+        text = json.dumps({"s": schema, "d": local})
+        for old, new in renames.items():
+            text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
+        loaded = json.loads(text)
+        schema.clear()
+        schema.update(loaded["s"])
+        local = {renames.get(k, k): v for k, v in loaded["d"].items()}
+    into.update(local)
