@@ -91,6 +91,7 @@ EXCEPTIONS: dict[str, Callable[[], BaseException]] = {
     "OSError": lambda: FileNotFoundError(2, "a secret detail", "/srv/secret/path.txt"),
     "KeyboardInterrupt": lambda: KeyboardInterrupt("a secret detail"),
     "SystemExit": lambda: SystemExit(3),
+    "GeneratorExit": lambda: GeneratorExit("a secret detail"),
     "BaseException": lambda: BaseException("a secret detail"),
     "StopIteration": lambda: StopIteration("a secret detail"),
     "StopAsyncIteration": lambda: StopAsyncIteration("a secret detail"),

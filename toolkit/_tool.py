@@ -155,7 +155,7 @@ class Tool(Generic[P, R]):
             kwargs[self._context_param] = context if context is not None else Context()
         try:
             if self._in_thread:
-                value = await anyio.to_thread.run_sync(self._call_kwargs, kwargs, abandon_on_cancel=True)
+                value = await anyio.to_thread.run_sync(self._call_in_thread, kwargs, abandon_on_cancel=True)
             elif self._is_async:
                 value = await self._call_kwargs(kwargs)
             else:
@@ -163,13 +163,25 @@ class Tool(Generic[P, R]):
         except ToolError as exc:
             return None, _safe_str(exc) or f"tool {self.name!r} failed"
         except BaseException as exc:
-            if isinstance(exc, anyio.get_cancelled_exc_class()):
+            if isinstance(exc, _RaisedInThread):
+                exc = exc.raised
+            elif isinstance(exc, anyio.get_cancelled_exc_class()):
                 # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
                 # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
                 await anyio.lowlevel.checkpoint_if_cancelled()
             details = self.show_error_details or (context is not None and context._show_error_details)
             return None, self._exception_text(exc, details)
         return value, None
+
+    def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return self._call_kwargs(kwargs)
+        except Exception:
+            raise
+        except BaseException as exc:
+            # Carried back as an ordinary exception: asyncio would throw a GeneratorExit (or SystemExit) coming
+            # out of a worker thread into the awaiting coroutines, closing the connection's frames on the way.
+            raise _RaisedInThread(exc) from None
 
     def _call_kwargs(self, kwargs: dict[str, Any]) -> Any:
         if self._instance is not None:
@@ -292,6 +304,12 @@ def _brief(value: Any) -> str:
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _RaisedInThread(Exception):
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
 
 
 def _error_result(text: str) -> CallToolResult:
