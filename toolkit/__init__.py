@@ -1,8 +1,9 @@
 """toolkit: turn annotated Python functions into Model Context Protocol tools, serve, document and test them."""
 
 import contextlib
+import importlib
+import typing
 
-from ._client import Client, LogMessage
 from ._content import Audio, Image
 from ._context import Context
 from ._errors import ToolDefinitionError, ToolError
@@ -62,10 +63,35 @@ __all__ = [
     "tool",
 ]
 
-# Public objects say they come from `toolkit`, not from the private module that defines them.
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("toolkit._"):
+if typing.TYPE_CHECKING:
+    from ._client import Client, LogMessage
+
+# Imported on first use: a server process never needs the client (nor subprocess handling).
+_LAZY = {"Client": "._client", "LogMessage": "._client"}
+
+
+def _public(obj: object) -> None:
+    """Public objects say they come from `toolkit`, not from the private module that defines them."""
+    if getattr(obj, "__module__", "").startswith("toolkit._"):
         with contextlib.suppress(AttributeError, TypeError):
-            _obj.__module__ = "toolkit"
-del _name, _obj
+            obj.__module__ = "toolkit"
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    _public(value)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+for _name in __all__:
+    if _name not in _LAZY:
+        _public(globals()[_name])
+del _name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
+from pydantic import TypeAdapter
 
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
@@ -303,10 +305,10 @@ class Client:
         cursor: str | None = None
         while True:
             result = await self._request("tools/list", {"cursor": cursor} if cursor is not None else {})
-            for item in result.get("tools", ()):
-                definition = ToolDefinition.model_validate(item)
+            page = _tool_list_adapter().validate_python(result.get("tools", ()))
+            for definition in page:
                 self._output_schemas[definition.name] = definition.output_schema
-                tools.append(definition)
+            tools.extend(page)
             cursor = result.get("nextCursor")
             if not cursor:
                 return tools
@@ -381,3 +383,9 @@ class Client:
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+@functools.cache
+def _tool_list_adapter() -> TypeAdapter[list[ToolDefinition]]:
+    """One validator for a whole page of tools: a single call into pydantic-core instead of one per tool."""
+    return TypeAdapter(list[ToolDefinition])

@@ -65,7 +65,7 @@ def decode(text: str | bytes) -> Any:
     Raises:
         ValueError: not JSON, or nested deeper than the parser allows.
     """
-    return pydantic_core.from_json(text, allow_inf_nan=False)
+    return pydantic_core.from_json(text, allow_inf_nan=False, cache_strings="keys")
 
 
 def is_valid_id(value: Any) -> bool:

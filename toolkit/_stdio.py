@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -195,6 +194,8 @@ async def spawn_stdio(
     On exit, the stdio way: close its stdin, wait, then terminate, then kill (spec: basic/transports).
     `env` is added to the current environment; the child's stderr is inherited.
     """
+    import subprocess  # only clients spawn servers: a server process never loads it
+
     environment = {**os.environ, **env} if env is not None else None
     process = await anyio.open_process(
         list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=environment, cwd=cwd

@@ -1,0 +1,43 @@
+"""The public namespace: one `toolkit`, every name in `__all__`, nothing heavy imported by `import toolkit`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import toolkit
+
+
+def test_all_lists_every_public_name_and_each_one_resolves() -> None:
+    public = {name for name in dir(toolkit) if not name.startswith("_")}
+    modules = {name for name in public if isinstance(getattr(toolkit, name), types.ModuleType)}
+    assert sorted(public - modules) == sorted(toolkit.__all__)
+    assert len(set(toolkit.__all__)) == len(toolkit.__all__)
+
+
+def test_public_classes_and_functions_say_they_come_from_toolkit() -> None:
+    objects = {name: getattr(toolkit, name) for name in toolkit.__all__}
+    defined = {name: obj for name, obj in objects.items() if isinstance(obj, (type, types.FunctionType))}
+    places = {name: obj.__module__ for name, obj in defined.items()}
+    assert {name: place for name, place in places.items() if place != "toolkit"} == {}
+
+
+def test_an_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        toolkit.NoSuchThing
+
+
+def test_importing_the_server_api_loads_no_client_cli_docstring_parser_or_pytest() -> None:
+    code = (
+        "import json, sys\n"
+        "from toolkit import Server, tool\n"
+        "heavy = ['toolkit._client', 'toolkit._peer', 'toolkit.cli', 'toolkit.testing', 'toolkit._docsgen',\n"
+        "         'griffe', 'pytest', 'subprocess', 'jsonschema']\n"
+        "print(json.dumps([name for name in heavy if name in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(out.stdout) == []
