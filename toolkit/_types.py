@@ -40,7 +40,6 @@ class WireModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="allow",
-        use_attribute_docstrings=True,
         ser_json_inf_nan="null",
         # Build each model's validator on first use: a server that never sends audio never pays for it,
         # and `import toolkit` stays cheap.
