@@ -7,19 +7,18 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
-from typing_extensions import ParamSpec
+from typing_extensions import ParamSpec, Unpack
 
-from ._docstrings import DocstringStyle
 from ._jsonrpc import encode
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
-from ._tool import OptionalStyle, Tool, _Options
+from ._tool import Tool, ToolOptions, _Options
 from ._transport import Transport
-from ._types import Icon, Implementation
+from ._types import Implementation
 from ._versions import shape_implementation, shape_tool
 
 if TYPE_CHECKING:
@@ -138,26 +137,7 @@ class Server:
     @overload
     def tool(self, fn: Callable[P, R], /) -> Tool[P, R]: ...
     @overload
-    def tool(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
-        icons: Sequence[Icon | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        structured: bool | None = None,
-        docstring_style: DocstringStyle | None = None,
-        require_param_docs: bool = False,
-        inline_defs: bool = True,
-        optional_style: OptionalStyle = "compact",
-        show_error_details: bool = False,
-        run_in_thread: bool = True,
-    ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         """Decorate a function to make it a tool of this server: `@server.tool` or `@server.tool(...)`.
 

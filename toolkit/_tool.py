@@ -15,7 +15,7 @@ from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
 import anyio.lowlevel
 import anyio.to_thread
 import pydantic_core
-from typing_extensions import ParamSpec, Self
+from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
 from ._content import OutputMismatchError, converter, to_json_text, wire_converter
 from ._context import Context
@@ -38,7 +38,30 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 OptionalStyle = Literal["compact", "faithful"]
 
 
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of `@tool` and `@server.tool` (documented on [`tool`][toolkit.tool])."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
+    icons: Sequence[Icon | Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    structured: bool | None
+    docstring_style: DocstringStyle | None
+    require_param_docs: bool
+    inline_defs: bool
+    optional_style: OptionalStyle
+    show_error_details: bool
+    run_in_thread: bool
+
+
 class _Options(typing.NamedTuple):
+    """The same options with their defaults, as the decorator stores them."""
+
     name: str | None = None
     title: str | None = None
     description: str | None = None
@@ -322,25 +345,7 @@ def _error_result(text: str) -> CallToolResult:
 @overload
 def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    read_only: bool | None = None,
-    destructive: bool | None = None,
-    idempotent: bool | None = None,
-    open_world: bool | None = None,
-    icons: Sequence[Icon | Mapping[str, Any]] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    structured: bool | None = None,
-    docstring_style: DocstringStyle | None = None,
-    require_param_docs: bool = False,
-    inline_defs: bool = True,
-    optional_style: OptionalStyle = "compact",
-    show_error_details: bool = False,
-    run_in_thread: bool = True,
-) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Make a function an MCP tool.
 
