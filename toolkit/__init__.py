@@ -11,7 +11,7 @@ from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
 from ._server import Server
 from ._stdio import StdioTransport, StreamTransport
-from ._tool import Tool, tool
+from ._tool import Tool, ToolOptions, tool
 from ._transport import MessageError, Transport
 from ._types import (
     AudioContent,
@@ -59,6 +59,7 @@ __all__ = [
     "ToolDefinition",
     "ToolDefinitionError",
     "ToolError",
+    "ToolOptions",
     "Transport",
     "tool",
 ]
