@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 
 from ._context import LOG_LEVELS, LogLevel
 from ._jsonrpc import (
@@ -66,6 +67,7 @@ class Connection:
         self.server = server
         self.transport = transport
         self._thread = threading.get_ident()
+        self._token: anyio.lowlevel.EventLoopToken | None = None
         self.version: str | None = None
         self.initialized = False
         self.client_info: Implementation | None = None
@@ -99,6 +101,7 @@ class Connection:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._token = anyio.lowlevel.current_token()
                 while True:
                     try:
                         text = await self.transport.receive()
@@ -265,8 +268,8 @@ class Connection:
         """Called by the server when its tool list changes."""
         if self._tg is None:
             return
-        if threading.get_ident() != self._thread:  # a sync tool (worker thread) changed the list: hop to the loop
-            anyio.from_thread.run_sync(self.tools_changed)
+        if threading.get_ident() != self._thread:  # a sync tool or another thread changed the list: to the loop
+            anyio.from_thread.run_sync(self.tools_changed, token=self._token)
             return
         if self.version is not None and self.initialized:
             self._tg.start_soon(self._send, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

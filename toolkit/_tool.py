@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
 
 import anyio.lowlevel
-import anyio.to_thread
 import pydantic_core
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
@@ -23,6 +22,7 @@ from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
+from ._threads import run_sync
 from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
 __all__ = ["Tool", "tool"]
@@ -178,7 +178,7 @@ class Tool(Generic[P, R]):
             kwargs[self._context_param] = context if context is not None else Context()
         try:
             if self._in_thread:
-                value = await anyio.to_thread.run_sync(self._call_in_thread, kwargs, abandon_on_cancel=True)
+                value = await run_sync(self._call_in_thread, kwargs)
             elif self._is_async:
                 value = await self._call_kwargs(kwargs)
             else:
@@ -199,11 +199,11 @@ class Tool(Generic[P, R]):
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
         try:
             return self._call_kwargs(kwargs)
-        except Exception:
+        except ToolError:
             raise
         except BaseException as exc:
-            # Carried back as an ordinary exception: asyncio would throw a GeneratorExit (or SystemExit) coming
-            # out of a worker thread into the awaiting coroutines, closing the connection's frames on the way.
+            # Carried back wrapped: asyncio would throw a GeneratorExit (or SystemExit) coming out of a worker
+            # thread into the awaiting coroutines, and a StopIteration cannot cross a coroutine at all (PEP 479).
             raise _RaisedInThread(exc) from None
 
     def _call_kwargs(self, kwargs: dict[str, Any]) -> Any:
