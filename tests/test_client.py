@@ -194,26 +194,6 @@ async def test_pinning_2026_07_28_against_a_handshake_only_server_fails_with_its
 
 # -- the API in both eras ---------------------------------------------------------------------------------------
 
-ALL_TOOLS = [
-    "echo",
-    "add",
-    "wait",
-    "open",
-    "block",
-    "cancellations",
-    "count",
-    "chatter",
-    "fail",
-    "crash",
-    "shout",
-    "media",
-    "whoami",
-    "big",
-    "nap",
-    "grow",
-    "shrink",
-]
-
 
 async def test_list_tools_follows_every_page(transport: str, era: str, anyio_backend: str) -> None:
     if transport == "memory":
@@ -223,7 +203,7 @@ async def test_list_tools_follows_every_page(transport: str, era: str, anyio_bac
     async with client:
         tools = await client.list_tools()
 
-    assert [t.name for t in tools] == ALL_TOOLS
+    assert [t.name for t in tools] == wire.DEMO_TOOLS
 
 
 async def test_a_tool_definition_reads_the_same_in_both_eras_apart_from_the_output_wrapper(
@@ -387,7 +367,7 @@ async def test_the_handshake_client_hears_that_the_tool_list_changed(transport: 
             await changed.wait()
         names = [t.name for t in await client.list_tools()]
 
-    assert names == [*ALL_TOOLS, "extra"]
+    assert names == [*wire.DEMO_TOOLS, "extra"]
 
 
 # -- output validation ----------------------------------------------------------------------------------------

@@ -443,26 +443,6 @@ async def test_a_batch_is_an_invalid_request_in_revisions_without_batches(connec
 
 # -- pagination --------------------------------------------------------------------------------------------
 
-ALL_TOOLS = [
-    "echo",
-    "add",
-    "wait",
-    "open",
-    "block",
-    "cancellations",
-    "count",
-    "chatter",
-    "fail",
-    "crash",
-    "shout",
-    "media",
-    "whoami",
-    "big",
-    "nap",
-    "grow",
-    "shrink",
-]
-
 
 async def test_tools_list_pages_follow_the_registration_order_through_opaque_cursors(connect: wire.Connect) -> None:
     async with connect(page_size=5) as peer:
@@ -473,7 +453,7 @@ async def test_tools_list_pages_follow_the_registration_order_through_opaque_cur
         again = await peer.result("tools/list", {"cursor": pages[1].get("nextCursor")})
 
     names = [[tool["name"] for tool in page["tools"]] for page in pages]
-    assert names == [ALL_TOOLS[i : i + 5] for i in range(0, len(ALL_TOOLS), 5)]
+    assert names == [wire.DEMO_TOOLS[i : i + 5] for i in range(0, len(wire.DEMO_TOOLS), 5)]
     cursors = [page["nextCursor"] for page in pages[:-1]]
     assert all(isinstance(c, str) and c for c in cursors)
     assert again == pages[2]
@@ -484,7 +464,7 @@ async def test_without_a_page_size_all_tools_come_in_one_page(connect: wire.Conn
         await peer.initialize()
         listed = await peer.result("tools/list")
 
-    assert [tool["name"] for tool in listed["tools"]] == ALL_TOOLS
+    assert [tool["name"] for tool in listed["tools"]] == wire.DEMO_TOOLS
     assert "nextCursor" not in listed
 
 
@@ -528,7 +508,7 @@ async def test_a_tool_that_changes_the_list_notifies_its_own_connection(connect:
         after = await peer.receive_many(2)
 
     assert sorted(messages, key=lambda m: "id" in m) == [LIST_CHANGED, response(2, text_result("grown"))]
-    assert [t["name"] for t in listed["tools"]] == [*ALL_TOOLS, "extra"]
+    assert [t["name"] for t in listed["tools"]] == [*wire.DEMO_TOOLS, "extra"]
     assert sorted(after, key=lambda m: "id" in m) == [LIST_CHANGED, response(4, text_result("shrunk"))]
 
 

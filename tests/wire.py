@@ -450,6 +450,28 @@ class StdioPeer(Peer):
         return out
 
 
+#: The demo server's tools, in the order it registers them (and lists them).
+DEMO_TOOLS = [
+    "echo",
+    "add",
+    "wait",
+    "open",
+    "block",
+    "cancellations",
+    "count",
+    "chatter",
+    "fail",
+    "crash",
+    "shout",
+    "media",
+    "whoami",
+    "big",
+    "nap",
+    "grow",
+    "shrink",
+]
+
+
 def demo_command(backend: str, *args: str) -> list[str]:
     """The command line that serves the demo server over stdio on `backend`."""
     return [sys.executable, str(DEMO), "--backend", backend, *args]
