@@ -26,7 +26,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -592,6 +592,13 @@ async def stdio_peer(backend: str, **options: Any) -> AsyncIterator[Peer]:
             code = await process.wait()
         assert code == 0, f"the server exited with {code}"
         assert peer.ledger.lost == 0, f"{peer.ledger.lost} requests were never answered"
+
+
+def open_peer(transport: str, backend: str, **options: Any) -> AbstractAsyncContextManager[Peer]:
+    """`memory_peer` on a fresh fuzz server, or `stdio_peer` on one in a subprocess."""
+    if transport == "memory":
+        return memory_peer(build(**options)[0])
+    return stdio_peer(backend, **options)
 
 
 # -- what the fuzzer sends ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from fuzz_target import (
     LEAKS,
     META,
     build,
-    memory_peer,
+    open_peer,
     serve_command,
     stdio_peer,
 )
@@ -35,12 +35,6 @@ anyio_mark = pytest.mark.anyio
 @pytest.fixture(params=["memory", "stdio"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-def open_peer(transport: str, backend: str, **options: Any) -> Any:
-    if transport == "memory":
-        return memory_peer(build(**options)[0])
-    return stdio_peer(backend, **options)
 
 
 def call_line(request_id: Any, name: str, arguments: dict[str, Any] | None = None, **meta: Any) -> bytes:

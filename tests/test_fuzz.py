@@ -22,6 +22,7 @@ from fuzz_target import (
     expected_replies,
     lines,
     memory_peer,
+    open_peer,
     run_cases,
     stdio_peer,
     without_cancellations_of,
@@ -44,12 +45,6 @@ fuzz_settings = settings(
 @pytest.fixture(params=["memory", "stdio"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-def open_peer(transport: str, backend: str, **options: Any) -> Any:
-    if transport == "memory":
-        return memory_peer(build(**options)[0])
-    return stdio_peer(backend, **options)
 
 
 # -- properties --------------------------------------------------------------------------------------------
