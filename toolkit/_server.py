@@ -16,7 +16,7 @@ from typing_extensions import ParamSpec, Unpack
 
 from ._jsonrpc import encode
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
-from ._tool import Tool, ToolOptions, _Options
+from ._tool import Tool, ToolOptions, _caller_locals, _Options
 from ._transport import Transport
 from ._types import Implementation
 from ._versions import shape_implementation, shape_tool
@@ -143,8 +143,7 @@ class Server:
 
         Takes the same options as [`@tool`][toolkit.tool].
         """
-        frame = sys._getframe(1)
-        localns = None if frame.f_code.co_name == "<module>" else frame.f_locals
+        localns = _caller_locals()
         opts = _Options(**options)
 
         def decorate(func: Callable[P, R]) -> Tool[P, R]:

@@ -385,9 +385,12 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     return decorate
 
 
-def _caller_locals() -> Mapping[str, Any] | None:
-    """Locals of the scope that applied `@tool`, so that types defined in a function body resolve."""
-    frame = sys._getframe(2)
+def _caller_locals(depth: int = 2) -> Mapping[str, Any] | None:
+    """Locals of the scope that applied `@tool`, so that types defined in a function body resolve.
+
+    `depth` counts frames above this one: 2 is the caller of the function that calls this.
+    """
+    frame = sys._getframe(depth)
     if frame.f_code.co_name == "<module>":
         return None
     return frame.f_locals
