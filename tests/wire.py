@@ -2,7 +2,7 @@
 
 The peer sends any text (valid or not) and reads every message the server sends, with every wait bounded.
 Each message it reads is checked against the official MCP JSON Schema of the revision in use
-(`../shared/mcp-schema/<revision>.json`): the JSON-RPC envelope, then the specific result or notification type.
+(vendored in `tests/mcp_schema/<revision>.json`): the JSON-RPC envelope, then the specific result or notification type.
 A field a revision does not define, or a missing required one, fails the test instead of a client.
 """
 
@@ -28,7 +28,7 @@ MODERN = "2026-07-28"
 HANDSHAKE = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST = HANDSHAKE[0]
 TIMEOUT = 10.0  # seconds any one wait may take; generous, so only a hang fails
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "shared" / "mcp-schema"
+SCHEMA_DIR = Path(__file__).resolve().parent / "mcp_schema"  # vendored: see mcp_schema/README.md
 SERVERS = Path(__file__).resolve().parent / "servers"
 DEMO = SERVERS / "protocol_demo.py"
 
@@ -111,7 +111,7 @@ def _schema(version: str) -> dict[str, Any]:
     if not path.is_file():
         raise RuntimeError(
             f"the official MCP schema for {version} is missing: expected {path}. The protocol tests validate every "
-            "server message against it; the shared folder sits beside the clone (../shared/mcp-schema)."
+            "server message against it; the files are vendored in tests/mcp_schema/ (see its README)."
         )
     schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return schema
