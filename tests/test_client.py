@@ -559,11 +559,14 @@ async def test_a_server_process_that_exits_during_a_call_fails_it_and_every_late
 async def test_what_a_server_writes_to_stderr_before_it_answers_is_copied_once_it_does(
     anyio_backend: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    command = [
-        sys.executable,
-        "-c",
-        f"import sys, runpy; print('warming up', file=sys.stderr); sys.argv = {wire.demo_command(anyio_backend)[1:]!r}; runpy.run_path(sys.argv[0], run_name='__main__')",
-    ]
+    demo = wire.demo_command(anyio_backend)[1:]
+    code = (
+        "import runpy, sys\n"
+        "print('warming up', file=sys.stderr)\n"
+        f"sys.argv = {demo!r}\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    command = [sys.executable, "-c", code]
     async with Client.stdio(command) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
 

@@ -149,15 +149,7 @@ class Peer:
                 except MessageError as exc:
                     self._on_unreadable(exc)
                     continue
-                try:
-                    message = decode(text)
-                except ValueError:
-                    self._on_junk(text)
-                    continue
-                self._answered = True
-                for item in message if isinstance(message, list) else [message]:
-                    if isinstance(item, dict):
-                        await self._on_message(item)
+                await self._on_text(text)
         finally:
             if self._junk is not None:
                 closed.message += f"; before that, it wrote what is not JSON-RPC to its output: {self._junk!r}"
@@ -166,6 +158,21 @@ class Peer:
             self._ended.set()
             for pending in self._pending.values():
                 pending.fail(self._closed_error())
+
+    async def _on_text(self, text: str) -> None:
+        try:
+            message = decode(text)
+        except ValueError:
+            self._on_junk(text)
+            return
+        if not self._answered:
+            self._answered = True
+            if self._junk is not None:  # held in case the server failed at start; it did not
+                logger.warning("the server sent something that is not JSON: %s", self._junk)
+                self._junk = None
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict):
+                await self._on_message(item)
 
     def _closed_error(self) -> ConnectionClosedError:
         """A new exception for each caller: one raised in several tasks would collect all their tracebacks."""
