@@ -575,12 +575,47 @@ def test_a_server_command_that_ends_at_start_is_one_line_saying_what_it_did(
         assert run.stderr.endswith(": No module named toolkit\n")
 
 
-def test_output_into_a_closed_pipe_ends_quietly() -> None:
+NO_LOGGING_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    method, reply = message.get("method"), {"jsonrpc": "2.0", "id": message.get("id")}
+    if method == "initialize":
+        info = {"name": "plain", "version": "1"}
+        reply["result"] = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
+    elif method == "tools/list":
+        reply["result"] = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        reply["result"] = {"content": [{"type": "text", "text": "pong"}]}
+    elif "id" in message:
+        reply["error"] = {"code": -32601, "message": "Method not found"}
+    else:
+        continue
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_call_works_with_a_server_that_offers_no_logging() -> None:
+    run = toolkit("call", "--stdio", "ping", "--", PYTHON, "-c", NO_LOGGING_SERVER)
+
+    assert outcome(run) == (0, "pong\n", "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["docs", "examples/notes.py"],
+        ["docs", "examples/notes.py", "--check", "tests/golden/calculator.md"],
+        ["list", "examples/notes.py"],
+        ["call", "examples/calculator.py", "summarize", "values=[1, 2]"],
+    ],
+)
+def test_output_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before the first byte: every write fails with EPIPE
     try:
         run = subprocess.run(
-            [PYTHON, "-m", "toolkit", "docs", "examples/notes.py"],
+            [PYTHON, "-m", "toolkit", *args],
             stdout=writer,
             stderr=subprocess.PIPE,
             text=True,

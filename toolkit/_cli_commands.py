@@ -254,7 +254,8 @@ def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: T
     async def run() -> CallToolResult:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
         async with _connect(args, **options) as client:
-            if not args.quiet:
+            # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
+            if not args.quiet and (client.modern or "logging" in client.capabilities):
                 await client.set_logging_level(args.log_level)
             progress = None if args.quiet else bar.update
             return await client.call_tool(name, arguments, progress=progress, timeout=args.timeout)
