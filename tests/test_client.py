@@ -467,14 +467,26 @@ class IdLastServer:
                     await transport.send(json.dumps({"jsonrpc": "2.0", "result": big, "id": calls[0]}))
             elif message.get("method") == "ping":
                 await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+            elif message.get("method") == "server/discover":
+                capabilities = {"tools": {"listChanged": True}}
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": capabilities}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "subscriptions/listen":
+                acknowledged = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {}}
+                await transport.send(json.dumps(acknowledged))
 
 
-async def test_a_reply_too_large_to_find_its_id_fails_every_waiting_call_rather_than_hang() -> None:
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_a_reply_too_large_to_find_its_id_fails_every_waiting_call_rather_than_hang(protocol: str) -> None:
     mine, theirs = MemoryTransport.pair()
     failures: list[str] = []
+    era: Any = protocol
+    changed: list[None] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(IdLastServer().serve, theirs)
-        async with Client(mine, protocol="handshake", max_message_size=1000) as client:
+        # In 2026-07-28 a subscriptions/listen stream waits too: it ends, the client goes on.
+        options: dict[str, Any] = {"on_tools_changed": lambda: changed.append(None)} if era != "handshake" else {}
+        async with Client(mine, protocol=era, max_message_size=1000, **options) as client:
 
             async def call() -> None:
                 with pytest.raises(MessageError) as caught:

@@ -21,7 +21,7 @@ from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
 from ._peer import Peer
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, spawn_stdio
-from ._transport import Transport
+from ._transport import MessageError, Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
 from ._versions import era_neutral
 
@@ -292,7 +292,9 @@ class Client:
             try:
                 # Open until the client closes: leaving `async with` cancels it, which sends notifications/cancelled.
                 await self._request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-            except ProtocolError as exc:
+            except ConnectionClosedError:
+                pass  # the calls waiting, and every later one, say so
+            except (ProtocolError, MessageError) as exc:
                 logger.warning("the server refused subscriptions/listen: %s", exc)
             finally:
                 acknowledged.set()
