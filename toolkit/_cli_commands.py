@@ -290,7 +290,7 @@ def _output_kept_apart(*, in_memory: bool) -> Iterator[TextIO]:
         yield out
     finally:
         try:
-            out.flush()
+            out.close()  # flushes; the descriptor stays open (closefd=False) until restored below
         finally:
             sys.stdout.flush()  # what the tools printed, to stderr
             os.dup2(real, 1)
