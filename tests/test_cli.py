@@ -425,6 +425,210 @@ def test_a_snapshot_that_is_not_a_tools_list_is_an_error(project: Path, content:
     assert run.stderr.startswith(f"toolkit: error: {message}")
 
 
+# -- call: what the tool says, and how a call can fail -------------------------------------------------------
+
+TALKATIVE_TOOLS = '''
+import os
+import subprocess
+import sys
+
+import anyio
+
+from toolkit import Context, tool
+
+
+@tool
+async def chatty(ctx: Context) -> dict[str, int]:
+    """Log at three levels."""
+    await ctx.debug("details")
+    await ctx.info("starting")
+    await ctx.warning({"disk": "low"})
+    return {"answer": 42}
+
+
+@tool
+def noisy() -> dict[str, int]:
+    """Write to stdout every way there is."""
+    print("print")
+    sys.stdout.flush()
+    os.write(1, b"os.write\\n")
+    subprocess.run([sys.executable, "-c", "print('child')"], check=True)
+    return {"answer": 42}
+
+
+@tool
+async def forever() -> str:
+    """Never finish."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+@tool
+def big(size: int) -> str:
+    """A text of `size` characters."""
+    return "x" * size
+
+'''
+
+
+@pytest.fixture
+def talkative(tmp_path: Path) -> Path:
+    (tmp_path / "talkative.py").write_text(TALKATIVE_TOOLS, encoding="utf-8")
+    (tmp_path / "loud.py").write_text("print('imported')\nfrom talkative import noisy\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("over", ["memory", "stdio"])
+def test_call_shows_the_tools_log_messages_on_stderr_with_their_level(talkative: Path, over: str) -> None:
+    args = ["chatty"] if over == "stdio" else ["talkative.py", "chatty"]
+    stdio = ["--", PYTHON, "-m", "toolkit", "serve", "talkative.py"] if over == "stdio" else []
+    shown = toolkit("call", *(["--stdio"] if stdio else []), *args, *stdio, cwd=talkative)
+    quiet = toolkit("call", "--quiet", *(["--stdio"] if stdio else []), *args, *stdio, cwd=talkative)
+    detailed = toolkit("call", "--log-level", "debug", *(["--stdio"] if stdio else []), *args, *stdio, cwd=talkative)
+
+    assert outcome(shown) == (0, '{\n  "answer": 42\n}\n', 'info: starting\nwarning: {"disk": "low"}\n')
+    assert outcome(quiet) == (0, '{\n  "answer": 42\n}\n', "")
+    assert detailed.stderr == 'debug: details\ninfo: starting\nwarning: {"disk": "low"}\n'
+
+
+def test_in_memory_what_a_tool_writes_to_stdout_goes_to_stderr_so_stdout_holds_only_the_result(
+    talkative: Path,
+) -> None:
+    run = toolkit("call", "loud.py", "noisy", cwd=talkative)
+
+    assert outcome(run) == (0, '{\n  "answer": 42\n}\n', "imported\nprint\nos.write\nchild\n")
+    assert json.loads(run.stdout) == {"answer": 42}
+
+
+@pytest.mark.parametrize("over", ["memory", "stdio"])
+def test_a_call_that_outlasts_its_timeout_exits_124(talkative: Path, over: str) -> None:
+    if over == "stdio":
+        run = toolkit(
+            "call",
+            "--stdio",
+            "--timeout",
+            "0.2",
+            "forever",
+            "--",
+            PYTHON,
+            "-m",
+            "toolkit",
+            "serve",
+            "talkative.py",
+            cwd=talkative,
+        )
+    else:
+        run = toolkit("call", "--timeout", "0.2", "talkative.py", "forever", cwd=talkative)
+
+    assert (run.returncode, run.stdout) == (124, "")
+    assert run.stderr.endswith("toolkit: error: forever gave no result within 0.2 seconds (--timeout)\n")
+
+
+def test_a_reply_over_the_message_size_limit_is_an_error_naming_the_option(talkative: Path) -> None:
+    server = ["--", PYTHON, "-m", "toolkit", "serve", "talkative.py"]
+    refused = toolkit("call", "--stdio", "--max-message-size", "64K", "big", "size=100000", *server, cwd=talkative)
+    accepted = toolkit("call", "--stdio", "--max-message-size", "1M", "big", "size=100000", *server, cwd=talkative)
+    in_memory = toolkit("call", "--max-message-size", "64K", "talkative.py", "big", "size=100000", cwd=talkative)
+
+    expected = (
+        "toolkit: error: the reply to tools/call is larger than max_message_size (65,536 bytes), so it was skipped; "
+        "accept it with --max-message-size\n"
+    )
+    assert outcome(refused) == (2, "", expected)
+    assert outcome(accepted) == (0, "x" * 100_000 + "\n", "")
+    assert outcome(in_memory) == (2, "", expected)
+
+
+def test_a_message_size_that_is_not_a_size_is_a_usage_error() -> None:
+    run = toolkit("list", "--max-message-size", "lots", "examples/calculator.py")
+
+    assert run.returncode == 2
+    assert run.stderr.endswith("argument --max-message-size: 'lots' is not a size such as 20000000, 64K, 32M or 1G\n")
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["-c", "import sys; sys.exit(3)"], "the server process exited with status 3"),
+        (
+            ["-c", "print('hello')"],
+            "the server process exited with status 0; before that, it wrote what is not JSON-RPC to its output: "
+            "'hello'",
+        ),
+        (
+            ["-S", "-m", "toolkit", "serve", "calculator.py"],
+            "the server process exited with status 1; its stderr ended with: ",
+        ),
+    ],
+)
+@pytest.mark.parametrize("verb", ["list", "call"])
+def test_a_server_command_that_ends_at_start_is_one_line_saying_what_it_did(
+    command: list[str], message: str, verb: str, tmp_path: Path
+) -> None:
+    # From an empty folder, so that `python -S` finds toolkit neither in site-packages nor in the checkout.
+    run = toolkit(verb, "--stdio", *(["add"] if verb == "call" else []), "--", PYTHON, *command, cwd=tmp_path)
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith(f"toolkit: error: {message}")
+    assert run.stderr.count("\n") == 1
+    if "-S" in command:  # python without site-packages cannot import toolkit
+        assert run.stderr.endswith(": No module named toolkit\n")
+
+
+NO_LOGGING_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    method, reply = message.get("method"), {"jsonrpc": "2.0", "id": message.get("id")}
+    if method == "initialize":
+        info = {"name": "plain", "version": "1"}
+        reply["result"] = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
+    elif method == "tools/list":
+        reply["result"] = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        reply["result"] = {"content": [{"type": "text", "text": "pong"}]}
+    elif "id" in message:
+        reply["error"] = {"code": -32601, "message": "Method not found"}
+    else:
+        continue
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_call_works_with_a_server_that_offers_no_logging() -> None:
+    run = toolkit("call", "--stdio", "ping", "--", PYTHON, "-c", NO_LOGGING_SERVER)
+
+    assert outcome(run) == (0, "pong\n", "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["docs", "examples/notes.py"],
+        ["docs", "examples/notes.py", "--check", "tests/golden/calculator.md"],
+        ["list", "examples/notes.py"],
+        ["call", "examples/calculator.py", "summarize", "values=[1, 2]"],
+    ],
+)
+def test_output_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the first byte: every write fails with EPIPE
+    try:
+        run = subprocess.run(
+            [PYTHON, "-m", "toolkit", *args],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+
+    assert (run.returncode, run.stderr) == (141, "")
+
+
 # -- serve -----------------------------------------------------------------------------------------------------
 
 

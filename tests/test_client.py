@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -15,9 +16,11 @@ import wire
 from toolkit import (
     CallToolResult,
     Client,
+    ConnectionClosedError,
     Implementation,
     LogMessage,
     MemoryTransport,
+    MessageError,
     ProtocolError,
     Server,
     TextContent,
@@ -411,3 +414,172 @@ async def test_on_tools_changed_fires_in_both_eras_listening_on_a_subscription_i
         with anyio.fail_after(5):
             await changed.wait()
         assert [t.name for t in await client.list_tools()] == ["first", "second"]
+
+
+# -- what the client does when the server misbehaves ------------------------------------------------------------
+
+
+async def test_a_reply_over_max_message_size_fails_its_call_at_once_and_the_others_go_on(
+    open_client: OpenClient,
+) -> None:
+    async with open_client(max_message_size=10_000) as client:
+        async with anyio.create_task_group() as tg:
+            waiting: list[CallToolResult] = []
+
+            async def wait() -> None:
+                waiting.append(await client.call_tool("wait", {"key": "k"}))
+
+            tg.start_soon(wait)
+            with anyio.fail_after(10), pytest.raises(MessageError) as caught:
+                await client.call_tool("big", {"size": 50_000})
+            await client.call_tool("open", {"key": "k"})
+        small = await client.call_tool("big", {"size": 100})
+
+    assert (
+        str(caught.value) == "the reply to tools/call is larger than max_message_size (10,000 bytes), so it was skipped"
+    )
+    assert caught.value.code == -32600
+    assert [result.text for result in waiting] == ["k"]
+    assert small.text == "x" * 100
+
+
+class IdLastServer:
+    """Answers tools/call with a reply whose id comes after a large result, once two calls are waiting."""
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        calls: list[Any] = []
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            if message.get("method") == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"},
+                }
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "tools/call":
+                calls.append(message["id"])
+                if len(calls) == 2:
+                    big = {"content": [{"type": "text", "text": "x" * 5000}]}
+                    await transport.send(json.dumps({"jsonrpc": "2.0", "result": big, "id": calls[0]}))
+            elif message.get("method") == "ping":
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+            elif message.get("method") == "server/discover":
+                capabilities = {"tools": {"listChanged": True}}
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": capabilities}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "subscriptions/listen":
+                acknowledged = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {}}
+                await transport.send(json.dumps(acknowledged))
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_a_reply_too_large_to_find_its_id_fails_every_waiting_call_rather_than_hang(protocol: str) -> None:
+    mine, theirs = MemoryTransport.pair()
+    failures: list[str] = []
+    era: Any = protocol
+    changed: list[None] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(IdLastServer().serve, theirs)
+        # In 2026-07-28 a subscriptions/listen stream waits too: it ends, the client goes on.
+        options: dict[str, Any] = {"on_tools_changed": lambda: changed.append(None)} if era != "handshake" else {}
+        async with Client(mine, protocol=era, max_message_size=1000, **options) as client:
+
+            async def call() -> None:
+                with pytest.raises(MessageError) as caught:
+                    await client.call_tool("anything")
+                failures.append(str(caught.value))
+
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as calls:
+                    calls.start_soon(call)
+                    calls.start_soon(call)
+                await client.ping()
+        await theirs.aclose()
+
+    assert failures == ["the reply to tools/call is larger than max_message_size (1,000 bytes), so it was skipped"] * 2
+
+
+EXITS_DURING_A_CALL = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    elif message.get("method") == "tools/call":
+        print("out of memory", file=sys.stderr, flush=True)
+        sys.exit(5)
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "returncode", "message", "stderr"),
+    [
+        ("import sys; sys.exit(3)", 3, "the server process exited with status 3", ""),
+        (
+            "print('Serving on port 8000')",
+            0,
+            "the server process exited with status 0; before that, it wrote what is not JSON-RPC to its output: "
+            "'Serving on port 8000'",
+            "",
+        ),
+        (
+            "import sys; sys.stderr.write('loading\\n'); import no_such_module",
+            1,
+            "the server process exited with status 1; its stderr ended with: ",
+            "loading\nTraceback (most recent call last):\n",
+        ),
+    ],
+)
+async def test_a_server_process_that_ends_at_start_raises_one_error_saying_how(
+    code: str, returncode: int, message: str, stderr: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with anyio.fail_after(20), pytest.raises(ConnectionClosedError) as caught:
+        async with Client.stdio([sys.executable, "-c", code]):
+            pass
+
+    assert caught.value.message.startswith(message)
+    assert caught.value.returncode == returncode
+    assert caught.value.stderr.startswith(stderr)
+    if stderr:  # the last lines of a traceback: where, and what
+        assert caught.value.message.endswith(" | ModuleNotFoundError: No module named 'no_such_module'")
+        assert caught.value.stderr.endswith("ModuleNotFoundError: No module named 'no_such_module'\n")
+    else:
+        assert caught.value.message == message
+    assert capfd.readouterr().err == ""  # the stderr is in the error, not printed as well
+
+
+async def test_a_server_process_that_exits_during_a_call_fails_it_and_every_later_request(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    async with Client.stdio([sys.executable, "-c", EXITS_DURING_A_CALL], protocol="handshake") as client:
+        with anyio.fail_after(20):
+            with pytest.raises(ConnectionClosedError) as during:
+                await client.call_tool("anything")
+            with pytest.raises(ConnectionClosedError) as after:
+                await client.list_tools()
+
+    assert during.value.message == "the server process exited with status 5; its stderr ended with: out of memory"
+    assert (after.value.message, after.value.returncode) == (during.value.message, 5)
+    assert capfd.readouterr().err == "out of memory\n"  # it had answered: its stderr was copied as it came
+
+
+async def test_what_a_server_writes_to_stderr_before_it_answers_is_copied_once_it_does(
+    anyio_backend: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    demo = wire.demo_command(anyio_backend)[1:]
+    code = (
+        "import runpy, sys\n"
+        "print('warming up', file=sys.stderr)\n"
+        f"sys.argv = {demo!r}\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    command = [sys.executable, "-c", code]
+    async with Client.stdio(command) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+
+    assert capfd.readouterr().err == "warming up\n"

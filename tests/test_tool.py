@@ -474,6 +474,19 @@ async def test_invalid_arguments_give_one_readable_line_per_problem() -> None:
 
 
 @pytest.mark.anyio
+async def test_an_argument_name_with_a_typo_gets_a_hint() -> None:
+    @tool
+    def search(query: str, limit: int = 10) -> None: ...
+
+    result = await search.run({"quer": "cats", "limit": 3})
+    assert result == error(
+        "Invalid arguments for tool 'search':\n"
+        "- query: missing required argument\n"
+        "- quer: unexpected argument; did you mean 'query'? (expected one of: query, limit)"
+    )
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(("arguments", "shown"), [([1, 2], "[1,2]"), ("text", '"text"'), (3, "3")])
 async def test_arguments_that_are_not_an_object_are_an_error_result(arguments: Any, shown: str) -> None:
     @tool

@@ -174,7 +174,9 @@ def test_calling_an_unknown_tool_raises_the_protocol_error() -> None:
 
 def test_a_call_that_takes_longer_than_the_timeout_raises_timeout_error() -> None:
     with ToolTester(server, timeout=0.05) as tester:
-        with pytest.raises(TimeoutError):
+        with pytest.raises(
+            TimeoutError, match=r"^tool 'hang' gave no result within 0.05 seconds \(ToolTester timeout=0.05\)$"
+        ):
             tester.call("hang")
         assert text(tester.call("crawl", pages=1)) == "done"
 

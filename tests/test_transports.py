@@ -116,6 +116,21 @@ async def test_a_line_over_the_size_limit_is_skipped_without_being_held_whole() 
     assert messages == ['{"a":1}', -32600, '{"b":2}']
 
 
+async def test_a_message_that_cannot_be_read_carries_the_members_read_before_the_problem() -> None:
+    too_large = b'{"jsonrpc":"2.0","id":7,"result":{"text":"' + b"y" * 5000 + b'"}}\n'
+    not_utf8 = b'{"jsonrpc":"2.0","id":"a","result":"\xff"}\n'
+    id_last = b'{"result":"' + b"y" * 5000 + b'","id":8}\n'
+    heads = []
+    for data in (too_large, not_utf8, id_last):
+        stream = Chunks(*(data[i : i + 1000] for i in range(0, len(data), 1000)))
+        with pytest.raises(MessageError) as caught:
+            await StreamTransport(stream, stream, max_message_size=1024).receive()
+        heads.append((caught.value.code, caught.value.head))
+
+    # The last member read may be cut short, so it is never among them: the id after a large result is unknown.
+    assert heads == [(-32600, {"jsonrpc": "2.0", "id": 7}), (-32700, {"jsonrpc": "2.0", "id": "a"}), (-32600, {})]
+
+
 async def test_a_message_exactly_at_the_size_limit_is_accepted() -> None:
     message = '{"x":"' + "y" * 1016 + '"}'
     assert len(message) == 1024

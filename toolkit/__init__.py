@@ -6,7 +6,7 @@ import typing
 
 from ._content import Audio, Image
 from ._context import Context
-from ._errors import ToolDefinitionError, ToolError
+from ._errors import ConnectionClosedError, ToolDefinitionError, ToolError
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
 from ._server import Server
@@ -37,6 +37,7 @@ __all__ = [
     "BlobResourceContents",
     "CallToolResult",
     "Client",
+    "ConnectionClosedError",
     "ContentBlock",
     "Context",
     "EmbeddedResource",

@@ -8,25 +8,51 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
+import re
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from ._cli_output import ProgressBar, print_result, print_table
 
 if TYPE_CHECKING:
-    from ._client import Client, Protocol
+    from ._client import Client, LogMessage
     from ._types import CallToolResult
 
-__all__ = ["CommandError", "call_tool", "check_tools", "list_tools", "serve_target", "write_docs"]
+__all__ = [
+    "CommandError",
+    "CommandTimeout",
+    "call_tool",
+    "check_tools",
+    "list_tools",
+    "parse_size",
+    "serve_target",
+    "write_docs",
+]
 
 T = TypeVar("T")
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
 
 class CommandError(Exception):
     """A problem to report in one line, exiting with status 2."""
+
+
+class CommandTimeout(CommandError):
+    """`--timeout` expired: reported in one line, exiting with status 124."""
+
+
+def parse_size(text: str) -> int:
+    """`--max-message-size`: bytes, or with a K, M or G suffix (powers of 1024)."""
+    match = _SIZE.match(text)
+    if match is None or int(match[1]) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 20000000, 64K, 32M or 1G")
+    power = " kmg".index((match[2] or " ").lower())
+    return int(match[1]) * (1 << (10 * power))
 
 
 # -- connecting ------------------------------------------------------------------------------------------------
@@ -42,15 +68,18 @@ def _load(target: str) -> Any:
 
 
 @asynccontextmanager
-async def _connect(args: argparse.Namespace, protocol: Protocol = "auto") -> AsyncIterator[Client]:
+async def _connect(args: argparse.Namespace, **options: Any) -> AsyncIterator[Client]:
     from ._client import Client
 
+    options["protocol"] = args.protocol
+    if args.max_message_size is not None:
+        options["max_message_size"] = args.max_message_size
     if args.stdio:
-        client = Client.stdio(args.command, protocol=protocol)
+        client = Client.stdio(args.command, **options)
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
-        client = Client(server, protocol=protocol)
+        client = Client(server, **options)
     try:
         async with client:
             yield client
@@ -61,7 +90,7 @@ async def _connect(args: argparse.Namespace, protocol: Protocol = "auto") -> Asy
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        async with _connect(args, args.protocol) as client:
+        async with _connect(args) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
@@ -69,18 +98,28 @@ def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _run(fn: Callable[[], Awaitable[T]]) -> T:
-    """`anyio.run(fn)`, with the one error from inside a task group raised as itself."""
+    """`anyio.run(fn)`, with the one error from inside a task group raised as itself, and the connection's
+    failures (the server exited, a reply too large) turned into a `CommandError`."""
     import anyio
 
+    from ._errors import ConnectionClosedError
+    from ._transport import MessageError
+
     try:
-        return anyio.run(fn)
-    except Exception as exc:
-        inner: BaseException = exc
-        while isinstance(getattr(inner, "exceptions", None), tuple) and len(inner.exceptions) == 1:  # type: ignore[attr-defined]
-            inner = inner.exceptions[0]  # type: ignore[attr-defined]
-        if inner is exc:
-            raise
-        raise inner from exc
+        try:
+            return anyio.run(fn)
+        except Exception as exc:
+            inner: BaseException = exc
+            while isinstance(getattr(inner, "exceptions", None), tuple) and len(inner.exceptions) == 1:  # type: ignore[attr-defined]
+                inner = inner.exceptions[0]  # type: ignore[attr-defined]
+            if inner is exc:
+                raise
+            raise inner from exc
+    except ConnectionClosedError as exc:
+        raise CommandError(exc.message) from exc
+    except MessageError as exc:
+        hint = "; accept it with --max-message-size" if exc.code == -32600 else ""
+        raise CommandError(f"{exc}{hint}") from exc
 
 
 # -- commands --------------------------------------------------------------------------------------------------
@@ -185,37 +224,77 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 
 
 def call_tool(args: argparse.Namespace) -> int:
-    """`toolkit call`: call one tool, drawing its progress, and print its result."""
-    from ._jsonrpc import ProtocolError
-
+    """`toolkit call`: call one tool, showing its log messages and progress on stderr, and print its result."""
     words = list(args.words)
     if not args.stdio:
         if len(words) < 2:
             raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
         args.target = words.pop(0)
     name, arguments = words[0], _arguments(words[1:], args.json_args)
-    if not args.stdio:
-        server = _load(args.target)
-        if name not in server.tools:
-            close = difflib.get_close_matches(name, list(server.tools), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(server.tools) or 'none'}"
-            raise CommandError(f"no tool named {name!r}{hint}")
-        args.target = server
+    with _output_kept_apart(in_memory=not args.stdio) as out:
+        if not args.stdio:
+            server = _load(args.target)  # what the module prints as it loads is kept off stdout too
+            if name not in server.tools:
+                close = difflib.get_close_matches(name, list(server.tools), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(server.tools) or 'none'}"
+                raise CommandError(f"no tool named {name!r}{hint}")
+            args.target = server
+        return _call(args, name, arguments, out)
+
+
+def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: TextIO) -> int:
+    from ._jsonrpc import ProtocolError
+
     bar = ProgressBar(sys.stderr)
 
+    def show(log: LogMessage) -> None:
+        data = log.data if isinstance(log.data, str) else json.dumps(log.data, ensure_ascii=False)
+        bar.line(f"{log.level}{f' [{log.logger}]' if log.logger else ''}: {data}")
+
     async def run() -> CallToolResult:
-        async with _connect(args) as client:
-            return await client.call_tool(name, arguments, progress=bar.update, timeout=args.timeout)
+        options: dict[str, Any] = {} if args.quiet else {"on_log": show}
+        async with _connect(args, **options) as client:
+            # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
+            if not args.quiet and (client.modern or "logging" in client.capabilities):
+                await client.set_logging_level(args.log_level)
+            progress = None if args.quiet else bar.update
+            return await client.call_tool(name, arguments, progress=progress, timeout=args.timeout)
 
     try:
         result = _run(run)
     except ProtocolError as exc:
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code})") from exc
     except TimeoutError as exc:
-        raise CommandError(f"no result within {args.timeout} seconds") from exc
+        raise CommandTimeout(f"{name} gave no result within {args.timeout:g} seconds (--timeout)") from exc
     finally:
         bar.close()
-    return print_result(result, raw=args.raw)
+    return print_result(result, raw=args.raw, out=out)
+
+
+@contextmanager
+def _output_kept_apart(*, in_memory: bool) -> Iterator[TextIO]:
+    """Standard output for the result alone: a tool served in this process writes to stderr meanwhile.
+
+    Over stdio, the server's own process keeps its tools' output off the protocol stream. In memory, the tool runs
+    here, so file descriptor 1 points at stderr while it may run (what `print`, `os.write(1, ...)` and child
+    processes write goes there), and the result is written through a duplicate of the real standard output.
+    """
+    if not in_memory:
+        yield sys.stdout
+        return
+    sys.stdout.flush()
+    real = os.dup(1)
+    os.dup2(2, 1)
+    out = open(real, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)  # noqa: SIM115
+    try:
+        yield out
+    finally:
+        try:
+            out.close()  # flushes; the descriptor stays open (closefd=False) until restored below
+        finally:
+            sys.stdout.flush()  # what the tools printed, to stderr
+            os.dup2(real, 1)
+            os.close(real)
 
 
 def _arguments(pairs: Sequence[str], json_args: str | None) -> dict[str, Any]:

@@ -21,25 +21,24 @@ def print_table(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> None:
         print("  ".join(row[i].ljust(widths[i]) for i in padded) + "  " + row[last])
 
 
-def print_result(result: CallToolResult, *, raw: bool) -> int:
+def print_result(result: CallToolResult, *, raw: bool, out: TextIO) -> int:
     """Print a tool's result (its structured content as JSON, else its content as text) and return the exit status.
 
     An error result goes to standard error, with status 1. With `raw`, the whole result is printed as JSON.
     """
     if raw:
-        print(
-            json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2, ensure_ascii=False)
-        )
+        wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        print(json.dumps(wire, indent=2, ensure_ascii=False), file=out)
         return 1 if result.is_error else 0
     if result.is_error:
         print(_content_text(result) or "the tool reported an error", file=sys.stderr)
         return 1
     if result.structured_content is not None:
-        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False), file=out)
     else:
         text = _content_text(result)
         if text:
-            print(text)
+            print(text, file=out)
     return 0
 
 
@@ -61,7 +60,10 @@ def _content_text(result: CallToolResult) -> str:
 
 
 class ProgressBar:
-    """Progress notifications drawn on one line of a terminal, or one line each when stderr is a file."""
+    """Progress notifications drawn on one line of a terminal, or one line each when stderr is a file.
+
+    Other lines (log messages) are printed above the bar, which is drawn again below them.
+    """
 
     width = 30
 
@@ -69,6 +71,14 @@ class ProgressBar:
         self.stream = stream
         self.tty = stream.isatty()
         self.drawn = False
+        self._last = ""
+
+    def line(self, text: str) -> None:
+        if self.drawn and self.tty:
+            self.stream.write(f"\r\x1b[K{text}\n{self._last}")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
 
     def update(self, progress: float, total: float | None, message: str | None) -> None:
         if total:
@@ -78,6 +88,7 @@ class ProgressBar:
             line = f"[{progress:g}]"
         if message:
             line += f" {message}"
+        self._last = line
         if self.tty:
             self.stream.write(f"\r\x1b[K{line}")
         else:

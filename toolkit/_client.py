@@ -16,11 +16,12 @@ import anyio
 import anyio.abc
 from pydantic import TypeAdapter
 
+from ._errors import ConnectionClosedError
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
 from ._peer import Peer
-from ._stdio import spawn_stdio
-from ._transport import Transport
+from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, spawn_stdio
+from ._transport import MessageError, Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
 from ._versions import era_neutral
 
@@ -68,6 +69,9 @@ class Client:
         on_log: Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
         on_tools_changed: Called when the server says its tool list changed.
         validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
+        max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
+            A larger reply is skipped without being held, and the call waiting for it fails at once with a
+            [`MessageError`][toolkit.MessageError].
 
     Example:
         ```python
@@ -105,8 +109,10 @@ class Client:
         on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
         on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
         validate_output: bool = True,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self._target = target
+        self._max_message_size = max_message_size
         self._protocol = protocol
         self._client_info = (client_info or _CLIENT_INFO).model_dump(mode="json", by_alias=True, exclude_none=True)
         self._on_log = on_log
@@ -138,11 +144,20 @@ class Client:
 
         On exit the client closes the server's stdin, waits briefly, then terminates it if needed.
 
+        The server's stderr is copied to this process's stderr, from its first message on; what it writes before
+        is held back, so that a server that exits at start (or prints junk, or cannot import its modules) is
+        reported by one [`ConnectionClosedError`][toolkit.ConnectionClosedError] that gives its exit status and
+        the last lines of its stderr.
+
         Args:
             command: The program and its arguments, e.g. `["python", "server.py"]`.
             env: Variables added to the current environment for the process.
             cwd: The process's working directory.
-            **options: As for `Client(...)`.
+            **options: As for `Client(...)`, `max_message_size` included.
+
+        Raises:
+            OSError: the command cannot be started (raised by `async with`).
+            ConnectionClosedError: the process ended before it answered (raised by `async with`).
         """
         client = cls.__new__(cls)
         cls.__init__(client, MemoryTransport.pair()[0], **options)
@@ -164,7 +179,8 @@ class Client:
             tg = await stack.enter_async_context(anyio.create_task_group())
             transport: Transport
             if self._process_args is not None:
-                transport = await stack.enter_async_context(spawn_stdio(*self._process_args))
+                spawn = spawn_stdio(*self._process_args, max_message_size=self._max_message_size)
+                transport = await stack.enter_async_context(spawn)
             elif isinstance(self._target, Server):
                 transport, theirs = MemoryTransport.pair()
                 tg.start_soon(self._target.serve, theirs)
@@ -174,7 +190,7 @@ class Client:
                 stack.push_async_callback(self._target.aclose)
             stack.callback(tg.cancel_scope.cancel)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
-            self._peer = Peer(transport, self._on_notification)
+            self._peer = Peer(transport, self._on_notification, max_message_size=self._max_message_size)
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
@@ -201,7 +217,10 @@ class Client:
             except (ProtocolError, TimeoutError) as exc:
                 # The stdio transport page: an UnsupportedProtocolVersion error means a modern server that wants
                 # another modern version (do not fall back); any other error or silence means a handshake server.
-                if self._protocol != "auto" or (isinstance(exc, ProtocolError) and exc.code == -32022):
+                # A closed connection means no server at all.
+                if self._protocol != "auto" or isinstance(exc, ConnectionClosedError):
+                    raise
+                if isinstance(exc, ProtocolError) and exc.code == -32022:
                     raise
             else:
                 if MODERN_VERSION in result.get("supportedVersions", ()):
@@ -273,7 +292,9 @@ class Client:
             try:
                 # Open until the client closes: leaving `async with` cancels it, which sends notifications/cancelled.
                 await self._request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-            except ProtocolError as exc:
+            except ConnectionClosedError:
+                pass  # the calls waiting, and every later one, say so
+            except (ProtocolError, MessageError) as exc:
                 logger.warning("the server refused subscriptions/listen: %s", exc)
             finally:
                 acknowledged.set()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolDefinitionError", "ToolError"]
+from ._jsonrpc import ProtocolError
+
+__all__ = ["ConnectionClosedError", "ToolDefinitionError", "ToolError"]
 
 
 class ToolDefinitionError(TypeError):
@@ -26,3 +28,24 @@ class ToolError(Exception):
     The client receives a result with `isError: true` and the message as its text, so the model can read
     it and react. Any other exception is reported without details unless the tool or server opts in.
     """
+
+
+class ConnectionClosedError(ProtocolError):
+    """The connection ended before the reply came: the server exited, crashed or closed its output.
+
+    Every request waiting at that moment fails with it, and so does every later one. For a server started by
+    [`Client.stdio`][toolkit.Client.stdio], the message says how the process ended and how its stderr ended.
+
+    Attributes:
+        returncode: The exit status of a server process that has exited (negative: killed by that signal), else
+            `None`.
+        stderr: What a server process wrote to stderr before its first reply (at most the last 64 KiB); it is not
+            also copied to this process's stderr.
+    """
+
+    def __init__(
+        self, message: str = "the connection closed", *, returncode: int | None = None, stderr: str = ""
+    ) -> None:
+        super().__init__(-32000, message)
+        self.returncode = returncode
+        self.stderr = stderr

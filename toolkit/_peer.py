@@ -10,12 +10,16 @@ from typing import Any
 
 import anyio
 
-from ._jsonrpc import ProtocolError, decode, encode, is_valid_id
+from ._errors import ConnectionClosedError
+from ._jsonrpc import INVALID_REQUEST, ProtocolError, decode, encode, is_valid_id
+from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
 from ._transport import MessageError, Transport
 
 __all__ = ["Peer"]
 
 _CANCEL_NOTICE_SECONDS = 1.0
+# A server that stopped reading its input is exiting: the end of its output, soon after, says why.
+_CLOSE_WAIT_SECONDS = 5.0
 
 logger = logging.getLogger("toolkit.client")
 
@@ -23,12 +27,18 @@ OnNotification = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 class _Pending:
-    __slots__ = ("done", "error", "result")
+    __slots__ = ("done", "error", "failure", "method", "result")
 
-    def __init__(self) -> None:
+    def __init__(self, method: str) -> None:
+        self.method = method
         self.done = anyio.Event()
         self.result: Any = None
         self.error: dict[str, Any] | None = None
+        self.failure: Exception | None = None
+
+    def fail(self, failure: Exception) -> None:
+        self.failure = failure
+        self.done.set()
 
 
 class Peer:
@@ -38,19 +48,44 @@ class Peer:
     must be running in a task for requests to complete.
     """
 
-    def __init__(self, transport: Transport, on_notification: OnNotification) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        on_notification: OnNotification,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
         self.transport = transport
         self._on_notification = on_notification
+        self._max = max_message_size
         self._lock = anyio.Lock(fast_acquire=True)
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
+        self._closed: ConnectionClosedError | None = None
+        self._ended = anyio.Event()
+        self._answered = False  # a first valid message came: junk after it is logged, junk before it is reported
+        self._junk: str | None = None
 
     def next_id(self) -> int:
         return next(self._ids)
 
     async def send(self, message: dict[str, Any]) -> None:
-        async with self._lock:  # requests come from many tasks; a transport's send is never entered twice at once
-            await self.transport.send(encode(message))
+        """Send one message.
+
+        Raises:
+            ConnectionClosedError: the connection is closed, or the server stopped reading.
+        """
+        if self._closed is not None:
+            raise self._closed_error()
+        try:
+            async with self._lock:  # requests come from many tasks; a transport's send is never entered twice at once
+                await self.transport.send(encode(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
+                await self._ended.wait()
+            if self._closed is None:
+                raise ConnectionClosedError("the server stopped reading its input") from None
+            raise self._closed_error() from None
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -64,49 +99,122 @@ class Peer:
         Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it.
 
         Raises:
-            ProtocolError: the peer answered with an error, or the connection closed first.
+            ProtocolError: the peer answered with an error.
+            ConnectionClosedError: the connection closed before the answer came (or before the request was sent).
+            MessageError: the answer could not be read (larger than `max_message_size`, or not UTF-8).
         """
+        if self._closed is not None:
+            raise self._closed_error()
         request_id = next(self._ids)
-        pending = self._pending[request_id] = _Pending()
+        pending = self._pending[request_id] = _Pending(method)
         answered = False
         try:
             await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             await pending.done.wait()
             answered = True
+        except ConnectionClosedError:
+            answered = True  # nobody is left to tell
+            raise
         finally:
+            self._pending.pop(request_id, None)
             if not answered:
-                self._pending.pop(request_id, None)
                 # Shielded, so that the notice goes out although the caller is being cancelled; bounded, so that a
                 # peer which stopped reading cannot hold a timed-out caller forever (the notice is advisory).
                 with anyio.move_on_after(_CANCEL_NOTICE_SECONDS, shield=True):
-                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    with contextlib.suppress(ConnectionClosedError):
                         await self.notify("notifications/cancelled", {"requestId": request_id})
+        if pending.failure is not None:
+            raise pending.failure
         if pending.error is not None:
             error = pending.error
             raise ProtocolError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
         return pending.result
 
     async def run(self) -> None:
-        """Read until the connection closes, then fail every request still waiting."""
-        while True:
-            try:
-                text = await self.transport.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            except MessageError as exc:
-                logger.warning("skipped a message from the server: %s", exc)
-                continue
-            try:
-                message = decode(text)
-            except ValueError:
-                logger.warning("the server sent something that is not JSON: %.200s", text)
-                continue
-            for item in message if isinstance(message, list) else [message]:
-                if isinstance(item, dict):
-                    await self._on_message(item)
-        for pending in self._pending.values():
-            pending.error = {"code": -32000, "message": "the connection closed"}
-            pending.done.set()
+        """Read until the connection closes, then fail every request still waiting, and every later one."""
+        closed = ConnectionClosedError()
+        try:
+            while True:
+                try:
+                    text = await self.transport.receive()
+                    if len(text) > self._max and len(text.encode()) > self._max:
+                        raise MessageError(
+                            f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(text)
+                        )
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                except ConnectionClosedError as exc:  # a process transport saying how the process ended
+                    closed = exc
+                    break
+                except MessageError as exc:
+                    self._on_unreadable(exc)
+                    continue
+                await self._on_text(text)
+        finally:
+            if self._junk is not None:
+                closed.message += f"; before that, it wrote what is not JSON-RPC to its output: {self._junk!r}"
+                closed.args = (closed.message,)
+            self._closed = closed
+            self._ended.set()
+            for pending in self._pending.values():
+                pending.fail(self._closed_error())
+
+    async def _on_text(self, text: str) -> None:
+        try:
+            message = decode(text)
+        except ValueError:
+            self._on_junk(text)
+            return
+        if not self._answered:
+            self._answered = True
+            if self._junk is not None:  # held in case the server failed at start; it did not
+                logger.warning("the server sent something that is not JSON: %s", self._junk)
+                self._junk = None
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict):
+                await self._on_message(item)
+
+    def _closed_error(self) -> ConnectionClosedError:
+        """A new exception for each caller: one raised in several tasks would collect all their tracebacks."""
+        assert self._closed is not None
+        closed = self._closed
+        return ConnectionClosedError(closed.message, returncode=closed.returncode, stderr=closed.stderr)
+
+    def _on_junk(self, text: str) -> None:
+        # The spec forbids anything but messages on a stdio server's stdout. Before the first message, junk is kept
+        # for the error that explains a server failing at start; after, it is only worth a warning.
+        if self._answered or self._junk is not None:
+            logger.warning("the server sent something that is not JSON: %.200s", text)
+        else:
+            self._junk = text[:200]
+
+    def _on_unreadable(self, exc: MessageError) -> None:
+        """A message too large (or not UTF-8) fails the request it answers, or, when its id is unknown, all of them.
+
+        Otherwise their callers would wait for a reply that was skipped and will never come.
+        """
+        head = exc.head
+        if "method" in head:  # a request or notification from the server, not a reply
+            logger.warning("skipped a message from the server: %s", exc)
+            return
+        request_id = head.get("id")
+        if is_valid_id(request_id):
+            pending = self._pending.pop(request_id, None)
+            waiting = [pending] if pending is not None else []
+        else:
+            waiting = list(self._pending.values())
+            self._pending.clear()
+        if not waiting:
+            logger.warning("skipped a message from the server: %s", exc)
+        for pending in waiting:
+            if exc.code == INVALID_REQUEST:
+                text = (
+                    f"the reply to {pending.method} is larger than max_message_size ({self._max:,} bytes), "
+                    "so it was skipped"
+                )
+            else:
+                text = f"the reply to {pending.method} could not be read: {exc}"
+            pending.fail(MessageError(text, exc.code, head=head))
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         if "method" not in message:
@@ -119,7 +227,9 @@ class Peer:
             return
         if "id" in message:  # a request from the server: toolkit's client offers no client features
             error = {"code": -32601, "message": "Method not found"}
-            await self.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
+                async with self._lock:
+                    await self.transport.send(encode({"jsonrpc": "2.0", "id": message["id"], "error": error}))
             return
         params = message.get("params")
         await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})

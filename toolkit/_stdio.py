@@ -6,23 +6,48 @@ non-blocking file descriptors and the event loop's readiness, so no message take
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
+import anyio.abc
 import anyio.to_thread
+import pydantic_core
 
+from ._errors import ConnectionClosedError
 from ._transport import MessageError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport", "spawn_stdio"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport", "read_head", "spawn_stdio"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 _CHUNK = 65536
+_HELD_STDERR = 65536
+_STDERR_TAIL = 4096
+_EXIT_WAIT_SECONDS = 2.0
+
+
+def read_head(data: bytes | bytearray | str) -> dict[str, Any]:
+    """The top-level members at the start of a JSON object that cannot be read whole (too large, or not UTF-8).
+
+    For a reply, `jsonrpc` and `id` come first in practice, so the request it answers can be failed at once. Only
+    the first 64 KiB are parsed; the last member found is dropped, since it may be the one cut short.
+    """
+    if not isinstance(data, str):
+        data = bytes(data[:_CHUNK]).decode("utf-8", "replace")
+    try:
+        value = pydantic_core.from_json(data[:_CHUNK], allow_partial=True)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    members = list(value.items())[:-1]
+    return dict(members)
 
 
 class ByteReader(Protocol):
@@ -84,11 +109,12 @@ class StreamTransport:
                 raise anyio.EndOfStream
             self._scanned = len(self._buffer)
             if len(self._buffer) > self._max:
+                head = read_head(self._buffer) if not self._discarding else {}
                 self._buffer.clear()
                 self._scanned = 0
                 if not self._discarding:
                     self._discarding = True
-                    raise MessageError(f"message larger than {self._max} bytes", -32600)
+                    raise MessageError(f"message larger than {self._max} bytes", -32600, head=head)
             try:
                 chunk = await self._reader.receive(_CHUNK)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -104,7 +130,7 @@ class StreamTransport:
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError:
-            raise MessageError("message is not valid UTF-8", -32700) from None
+            raise MessageError("message is not valid UTF-8", -32700, head=read_head(line)) from None
 
     async def aclose(self) -> None:
         for stream in (self._writer, self._reader):
@@ -185,36 +211,145 @@ class StdioTransport(StreamTransport):
         os.close(self._out_fd)
 
 
+class _HeldStderr:
+    """A server process's stderr, copied to ours once the server has sent its first message.
+
+    Until then it is held back (up to 64 KiB, then copying starts), so that a server which fails at start is
+    reported in one error that quotes it ([`ConnectionClosedError.stderr`][toolkit.ConnectionClosedError]), rather
+    than by its traceback followed by an error.
+    """
+
+    def __init__(self) -> None:
+        self.held = bytearray()
+        self.tail = b""  # the last lines once copying, for the error that says how the process ended
+        self.live = False
+        self.reported = False
+        self.done = anyio.Event()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    async def copy(self, stream: anyio.abc.ByteReceiveStream) -> None:
+        try:
+            async for chunk in stream:
+                if self.live:
+                    self._write(chunk)
+                    self.tail = (self.tail + chunk)[-_STDERR_TAIL:]
+                else:
+                    self.held += chunk
+                    if len(self.held) > _HELD_STDERR:
+                        self.release()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            self.done.set()
+
+    def release(self) -> None:
+        """Copy what was held back, and from now on everything as it comes."""
+        if not self.live:
+            self.live = True
+            held, self.held = bytes(self.held), bytearray()
+            if held and not self.reported:
+                self._write(held)
+
+    def _write(self, data: bytes) -> None:
+        with contextlib.suppress(OSError, ValueError):  # our own stderr closed: nowhere left to say it
+            sys.stderr.write(self._decoder.decode(data))
+            sys.stderr.flush()
+
+
+class _ProcessTransport(StreamTransport):
+    """The client's end of a server process: at the end of its output, says how the process ended."""
+
+    def __init__(
+        self, process: anyio.abc.Process, stderr: _HeldStderr, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    ) -> None:
+        assert process.stdout is not None
+        assert process.stdin is not None
+        super().__init__(process.stdout, process.stdin, max_message_size=max_message_size)
+        self._process = process
+        self._stderr = stderr
+
+    async def receive(self) -> str:
+        try:
+            text = await super().receive()
+        except anyio.EndOfStream:
+            raise await self._ended() from None
+        self._stderr.release()
+        return text
+
+    async def _ended(self) -> ConnectionClosedError:
+        # The output ends a moment before the process does: wait (bounded) for its exit status and last words.
+        with anyio.move_on_after(_EXIT_WAIT_SECONDS):
+            await self._process.wait()
+            await self._stderr.done.wait()
+        code = self._process.returncode
+        if code is None:
+            what = "the server process closed its stdout"
+        elif code < 0:
+            what = f"the server process was killed by signal {-code}"
+        else:
+            what = f"the server process exited with status {code}"
+        held = ""
+        if self._stderr.live:
+            last = self._stderr.tail.decode("utf-8", "replace")
+        else:
+            self._stderr.reported = True
+            held = last = self._stderr.held.decode("utf-8", "replace")
+        lines = [line.strip() for line in last.splitlines() if line.strip()]
+        if lines:
+            what += "; its stderr ended with: " + " | ".join(lines[-3:])
+        return ConnectionClosedError(what, returncode=code, stderr=held)
+
+
 @asynccontextmanager
 async def spawn_stdio(
-    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[StreamTransport]:
     """Start a server process and speak to it over its stdin and stdout.
 
     On exit, the stdio way: close its stdin, wait, then terminate, then kill (spec: basic/transports).
-    `env` is added to the current environment; the child's stderr is inherited.
+    `env` is added to the current environment. The child's stderr is copied to ours (held back until its first
+    message, see `_HeldStderr`); the end of its stdout raises `ConnectionClosedError` saying how it ended.
     """
     import subprocess  # only clients spawn servers: a server process never loads it
 
     environment = {**os.environ, **env} if env is not None else None
     process = await anyio.open_process(
-        list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=environment, cwd=cwd
+        list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=cwd
     )
+    stderr = _HeldStderr()
     try:
-        assert process.stdout is not None
-        assert process.stdin is not None
-        yield StreamTransport(process.stdout, process.stdin)
+        async with anyio.create_task_group() as tg:
+            assert process.stderr is not None
+            tg.start_soon(stderr.copy, process.stderr)
+            try:
+                yield _ProcessTransport(process, stderr, max_message_size=max_message_size)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(process)
+                    # The process is gone; what it wrote last is still in the pipe (or a grandchild holds it open).
+                    with anyio.move_on_after(_EXIT_WAIT_SECONDS):
+                        await stderr.done.wait()
+                tg.cancel_scope.cancel()
     finally:
+        stderr.release()
         with anyio.CancelScope(shield=True):
-            if process.stdin is not None:
-                await process.stdin.aclose()
-            with anyio.move_on_after(2):
-                await process.wait()
-            if process.returncode is None:
-                process.terminate()
-                with anyio.move_on_after(2):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
             await process.aclose()
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    if process.stdin is not None:
+        with contextlib.suppress(Exception):  # closing a broken pipe: nothing left to do
+            await process.stdin.aclose()
+    with anyio.move_on_after(2):
+        await process.wait()
+    if process.returncode is None:
+        process.terminate()
+        with anyio.move_on_after(2):
+            await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()

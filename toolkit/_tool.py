@@ -238,7 +238,12 @@ class Tool(Generic[P, R]):
             if kind == "missing" and len(err["loc"]) == 1:
                 lines.append(f"- {loc}: missing required argument")
             elif kind == "extra_forbidden" and len(err["loc"]) == 1:
-                lines.append(f"- {loc}: unexpected argument (expected one of: {', '.join(self._param_names)})")
+                # A typo is the usual cause. difflib loads on this error path only: `import toolkit` stays light.
+                import difflib
+
+                close = difflib.get_close_matches(loc, self._param_names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                lines.append(f"- {loc}: unexpected argument{hint} (expected one of: {', '.join(self._param_names)})")
             elif kind in ("model_type", "dict_type") and not err["loc"]:
                 lines.append(f"- arguments must be a JSON object, got {_brief(err['input'])}")
             else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["MessageError", "Transport"]
 
@@ -40,8 +40,11 @@ class MessageError(Exception):
 
     Attributes:
         code: The JSON-RPC error code to answer with (-32700 for bytes that are not text).
+        head: The message's top-level members that could be read before the problem, such as `jsonrpc` and `id`
+            of a reply too large to hold, so that the request it answers can fail at once; empty when none.
     """
 
-    def __init__(self, message: str, code: int = -32600) -> None:
+    def __init__(self, message: str, code: int = -32600, *, head: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.head = head if head is not None else {}

@@ -1,16 +1,31 @@
 """The `toolkit` command: serve, list, call, document and check the tools of a module or of any stdio server.
 
 Exit codes: 0 success; 1 when the answer is "no" (a tool call returned `isError`, docs are out of date, a
-breaking change was found); 2 for usage errors and targets that cannot be loaded or reached.
+breaking change was found); 2 for usage errors and targets that cannot be loaded or reached; 124 when `call
+--timeout` expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from ._cli_commands import CommandError, call_tool, check_tools, list_tools, serve_target, write_docs
+from ._cli_commands import (
+    CommandError,
+    CommandTimeout,
+    call_tool,
+    check_tools,
+    list_tools,
+    parse_size,
+    serve_target,
+    write_docs,
+)
+
+_TIMEOUT_STATUS = 124  # as timeout(1)
+_BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell reports for a reader that closed early
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 __all__ = ["main"]
 
@@ -38,11 +53,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_source(parser, args)
         status: int = args.run(args)
+        sys.stdout.flush()
+    except CommandTimeout as exc:
+        print(f"toolkit: error: {exc}", file=sys.stderr)
+        return _TIMEOUT_STATUS
     except CommandError as exc:
         print(f"toolkit: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`toolkit docs | head -1`): nothing more to say, and nobody to say it to. Standard output
+        # points at /dev/null from here, so that the interpreter's last flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return _BROKEN_PIPE_STATUS
     return status
 
 
@@ -75,9 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("words", nargs="+", metavar="ARGUMENT", help="TARGET (unless --stdio), TOOL, key=value pairs")
     call.add_argument("--json", dest="json_args", metavar="OBJECT", help="arguments as one JSON object")
     call.add_argument("--stdio", action="store_true", help="call the server started by the command after --")
-    call.add_argument("--timeout", type=float, help="seconds to wait for the result")
+    call.add_argument("--timeout", type=float, help="seconds to wait for the result (then exit with status 124)")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
-    call.set_defaults(run=call_tool, target=None)
+    call.add_argument("-q", "--quiet", action="store_true", help="do not show the tool's log messages and progress")
+    call.add_argument(
+        "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
+    )
+    _size_option(call)
+    call.set_defaults(run=call_tool, target=None, protocol="auto")
 
     docs = commands.add_parser("docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG)
     _source(docs)
@@ -105,6 +136,17 @@ def _source(parser: argparse.ArgumentParser) -> None:
         choices=("handshake", "2026-07-28"),
         default="handshake",
         help="the protocol era to list tools in (default: handshake, what most clients speak)",
+    )
+    _size_option(parser)
+
+
+def _size_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-message-size",
+        type=parse_size,
+        default=None,
+        metavar="BYTES",
+        help="the largest message to accept from the server, e.g. 64M (default: 16M)",
     )
 
 

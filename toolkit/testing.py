@@ -184,7 +184,12 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         async def call() -> CallToolResult:
             return await client.call_tool(name, arguments, progress=on_progress, timeout=self.timeout)
 
-        return self.portal.call(call)
+        try:
+            return self.portal.call(call)
+        except TimeoutError:
+            raise TimeoutError(
+                f"tool {name!r} gave no result within {self.timeout:g} seconds (ToolTester timeout={self.timeout:g})"
+            ) from None
 
 
 # -- result assertions -------------------------------------------------------------------------------------
