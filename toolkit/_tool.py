@@ -25,7 +25,7 @@ from ._signature import collect_params, in_class_body, signature_args, type_hint
 from ._threads import run_sync
 from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Tool", "check_bound", "tool"]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -102,6 +102,16 @@ class Tool(Generic[P, R]):
     """Send exception details to the client instead of a generic message."""
 
     def __init__(self, fn: Callable[P, R], options: _Options, localns: Mapping[str, Any] | None = None) -> None:
+        if isinstance(fn, classmethod):
+            raise ToolDefinitionError(
+                fn.__func__.__qualname__,
+                [
+                    "@tool cannot wrap a classmethod: define the classmethod without @tool and make a tool of the "
+                    f"method bound to its class once the class exists, tool({fn.__func__.__qualname__})"
+                ],
+            )
+        if isinstance(fn, staticmethod):  # `@tool` above `@staticmethod`: a plain function, as below it
+            fn = fn.__func__
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._instance: object = None
@@ -299,6 +309,30 @@ class Tool(Generic[P, R]):
         self._in_thread = opts.run_in_thread and not self._is_async
         self._wire = wire_converter(self._convert, output)
         self.show_error_details = opts.show_error_details
+
+
+def check_bound(tool: Tool[Any, Any]) -> None:
+    """Refuse to serve a method that has no instance (or class) to call it with: every call would fail.
+
+    Raises:
+        ToolDefinitionError: `tool` was made from a method in a class body and taken from the class, not an instance
+            (`Server(tools=[SomeClass.method])`), or made by `@server.tool` in a class body.
+    """
+    if not tool._is_method or tool._instance is not None:
+        return
+    qualname = tool.fn.__qualname__
+    owner, _, name = qualname.rpartition(".")
+    if signature_args(tool.fn)[0].name == "cls":
+        fix = (
+            f"define it as a plain @classmethod and serve the method bound to its class, "
+            f"server.add_tool(tool({owner}.{name}))"
+        )
+    else:
+        fix = (
+            f"decorate it with @tool (not @server.tool) and serve the bound method of an instance, "
+            f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}])"
+        )
+    raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
 
 
 def _annotations(opts: _Options) -> ToolAnnotations | None:
