@@ -397,8 +397,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         open_world (bool | None): `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
         icons (Sequence[Icon | Mapping[str, Any]] | None): Icons for clients to display.
         meta (Mapping[str, Any] | None): The definition's `_meta`.
-        structured (bool | None): `None` (auto) gives an `outputSchema` for object-like return types;
-            `True` for any type (wrapping non-objects as `{"result": ...}`); `False` never.
+        structured (bool | None): `None` (auto) gives an `outputSchema` for return types that are always JSON
+            objects (models, dataclasses, TypedDicts, `dict`); without one, a value whose JSON is an object is
+            still sent as `structuredContent`. `True` gives any type a schema (wrapping non-objects as
+            `{"result": ...}`); `False` sends neither schema nor `structuredContent`.
         docstring_style (DocstringStyle | None): `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
         require_param_docs (bool): Make a parameter without a description a definition error.
         inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
