@@ -184,8 +184,11 @@ class Tool(Generic[P, R]):
             kwargs = self._validator.validate_python(arguments if arguments is not None else {})
         except pydantic_core.ValidationError as exc:
             return None, self._describe_validation_error(exc)
+        ctx = None
         if self._context_param is not None:
-            kwargs[self._context_param] = context if context is not None else Context()
+            ctx = kwargs[self._context_param] = context if context is not None else Context()
+            if not self._is_async:
+                ctx._start(in_thread=self._in_thread)
         try:
             if self._in_thread:
                 value = await run_sync(self._call_in_thread, kwargs)
@@ -199,6 +202,8 @@ class Tool(Generic[P, R]):
             if isinstance(exc, _RaisedInThread):
                 exc = exc.raised
             elif isinstance(exc, anyio.get_cancelled_exc_class()):
+                if ctx is not None:
+                    ctx._cancel()  # a sync tool's thread runs on: let it see that it may stop
                 # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
                 # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
                 await anyio.lowlevel.checkpoint_if_cancelled()
