@@ -144,7 +144,12 @@ class Server:
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         """Decorate a function to make it a tool of this server: `@server.tool` or `@server.tool(...)`.
 
-        Takes the same options as [`@tool`][toolkit.tool].
+        Takes the same options as [`@tool`][toolkit.tool]. For a method, decorate it with `@tool` in the class body
+        and serve the bound method of an instance instead: the class has no instance yet when this runs.
+
+        Raises:
+            ToolDefinitionError: the function cannot be a tool, or is a method in a class body.
+            ValueError: a tool with that name is already served.
         """
         localns = _caller_locals()
         opts = _Options(**options)
