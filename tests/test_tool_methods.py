@@ -87,8 +87,9 @@ def test_tool_above_and_below_staticmethod_give_the_same_tool() -> None:
 
 def test_a_method_taken_from_its_class_is_refused_when_served() -> None:
     expected = (
-        "a method cannot be served without an instance to call it on: decorate it with @tool (not @server.tool) and "
-        "serve the bound method of an instance, server.add_tool(instance.bump) or Server(tools=[instance.bump])"
+        "a method cannot be served without an instance to call it on: decorate it with @tool in the class body (not "
+        "@server.tool) and serve the bound method of an instance, server.add_tool(instance.bump) or "
+        "Server(tools=[instance.bump]); or serve tool(instance.bump)"
     )
     with pytest.raises(ToolDefinitionError) as info:
         Server("methods", tools=[Counter.bump])
@@ -112,8 +113,9 @@ def test_server_tool_on_a_method_in_a_class_body_is_a_definition_error() -> None
 
     assert info.value.qualname.endswith("Shop.buy")
     assert info.value.problems == [
-        "a method cannot be served without an instance to call it on: decorate it with @tool (not @server.tool) and "
-        "serve the bound method of an instance, server.add_tool(instance.buy) or Server(tools=[instance.buy])"
+        "a method cannot be served without an instance to call it on: decorate it with @tool in the class body (not "
+        "@server.tool) and serve the bound method of an instance, server.add_tool(instance.buy) or "
+        "Server(tools=[instance.buy]); or serve tool(instance.buy)"
     ]
     with pytest.raises(ToolDefinitionError) as info:
 

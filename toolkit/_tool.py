@@ -329,13 +329,13 @@ def check_bound(tool: Tool[Any, Any]) -> None:
     owner, _, name = qualname.rpartition(".")
     if signature_args(tool.fn)[0].name == "cls":
         fix = (
-            f"define it as a plain @classmethod and serve the method bound to its class, "
+            "define it as a plain @classmethod and serve the method bound to its class, "
             f"server.add_tool(tool({owner}.{name}))"
         )
     else:
         fix = (
-            f"decorate it with @tool (not @server.tool) and serve the bound method of an instance, "
-            f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}])"
+            "decorate it with @tool in the class body (not @server.tool) and serve the bound method of an instance, "
+            f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}]); or serve tool(instance.{name})"
         )
     raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
 
