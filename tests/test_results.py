@@ -5,6 +5,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Optional
 
+import anyio
 import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
@@ -13,10 +14,12 @@ from toolkit import (
     Audio,
     AudioContent,
     CallToolResult,
+    Client,
     EmbeddedResource,
     Image,
     ImageContent,
     ResourceLink,
+    Server,
     TextContent,
     TextResourceContents,
     Tool,
@@ -425,3 +428,139 @@ async def test_the_servers_wire_shortcut_sends_what_run_returns_for_structured_r
     for tool_obj in (weather, optional, number, mapping):
         result = await tool_obj.run({})
         assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)
+
+
+# --- the one rule: the annotation gives the output schema, the value gives structured content without one ------
+
+W = {"city": "Oslo", "celsius": 2.5}
+W_TEXT = '{"city":"Oslo","celsius":2.5}'
+W_SCHEMA = {
+    "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
+    "required": ["city", "celsius"],
+    "type": "object",
+}
+
+
+def _oslo() -> Weather:
+    return Weather(city="Oslo", celsius=2.5)
+
+
+@tool
+def unannotated():  # type: ignore[no-untyped-def]
+    return _oslo()
+
+
+@tool
+def any_type() -> Any:
+    return _oslo()
+
+
+@tool
+def model() -> Weather:
+    return _oslo()
+
+
+@tool
+def optional_model() -> Optional[Weather]:  # noqa: UP045 - the typing spelling, on purpose
+    return _oslo()
+
+
+@tool
+def model_or_none() -> Weather | None:
+    return None
+
+
+@tool
+def bare_dict() -> dict:  # type: ignore[type-arg]
+    return {"city": "Oslo"}
+
+
+@tool
+def model_from_dict() -> dict[str, Any]:
+    return _oslo()  # type: ignore[return-value]
+
+
+@tool
+def models() -> list[Weather]:
+    return [_oslo()]
+
+
+@tool(structured=True)
+def models_structured() -> list[Weather]:
+    return [_oslo()]
+
+
+@tool
+def model_or_pair() -> Weather | Pair:
+    return _oslo()
+
+
+@tool(structured=False)
+def model_unstructured() -> Weather:
+    return _oslo()
+
+
+@tool
+def dict_from_int() -> int:
+    return 3
+
+
+MODELS_STRUCTURED = (
+    models_structured,
+    {"type": "object", "properties": {"result": {"type": "array", "items": W_SCHEMA}}, "required": ["result"]},
+    {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "structuredContent": {"result": [W]}, "isError": False},
+)
+RULE = [
+    (unannotated, None, {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False}),
+    (any_type, None, {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False}),
+    (model, W_SCHEMA, {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False}),
+    (optional_model, None, {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False}),
+    (model_or_none, None, {"content": [], "isError": False}),
+    (
+        bare_dict,
+        {"additionalProperties": True, "type": "object"},
+        {
+            "content": [{"type": "text", "text": '{"city":"Oslo"}'}],
+            "structuredContent": {"city": "Oslo"},
+            "isError": False,
+        },
+    ),
+    (
+        model_from_dict,
+        {"additionalProperties": True, "type": "object"},
+        {
+            "content": [
+                {
+                    "type": "text",
+                    "text": "tool 'model_from_dict' returned a value that does not match its output schema: value: "
+                    "Input should be a valid dictionary",
+                }
+            ],
+            "isError": True,
+        },
+    ),
+    (models, None, {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "isError": False}),
+    MODELS_STRUCTURED,
+    (model_or_pair, None, {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False}),
+    (model_unstructured, None, {"content": [{"type": "text", "text": W_TEXT}], "isError": False}),
+    (dict_from_int, None, {"content": [{"type": "text", "text": "3"}], "isError": False}),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_structured_content_follows_one_rule_for_every_annotation(protocol: str) -> None:
+    """With an outputSchema every result carries matching structuredContent (the client checks it); without one, a
+    value whose JSON is an object is structuredContent whatever the annotation says."""
+    server = Server("rule", tools=[t for t, _, _ in RULE])
+    with anyio.fail_after(10):
+        async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
+            definitions = {d.name: d.output_schema for d in await client.list_tools()}
+            got = [(definitions[t.name], wire(await client.call_tool(t.name))) for t, _, _ in RULE]
+    expected = [(schema, result) for _, schema, result in RULE]
+    if protocol == "2026-07-28":  # the revision where outputSchema and structuredContent may be any JSON: unwrapped
+        expected[RULE.index(MODELS_STRUCTURED)] = (
+            {"type": "array", "items": W_SCHEMA},
+            {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "structuredContent": [W], "isError": False},
+        )
+    assert got == expected

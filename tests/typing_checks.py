@@ -5,12 +5,12 @@ they hold deliberately wrong calls. `mypy --strict tests` checks the file. Each 
 that must be rejected: were the type lost, the ignore would be unused and `--strict` (warn_unused_ignores) fails.
 """
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from typing_extensions import assert_type
 
-from toolkit import CallToolResult, Tool, ToolDefinition, tool
+from toolkit import CallToolResult, Context, Tool, ToolDefinition, tool
 
 
 @tool
@@ -91,3 +91,20 @@ def check_tool_api() -> None:
     assert_type(bare.name, str)
     assert_type(bare.output_schema, dict[str, Any] | None)
     assert_type(bare.wraps_result, bool)
+
+
+async def check_context_in_async_tools(ctx: Context) -> None:
+    assert_type(ctx.report_progress(1, total=2, message="half"), Awaitable[None])
+    assert_type(await ctx.info("x"), None)
+    await ctx.log("warning", {"any": "json"}, logger="mine")
+    await ctx.log("loud", "x")  # type: ignore[arg-type]
+    assert_type(ctx.cancelled, bool)
+
+
+def check_context_in_sync_tools(ctx: Context) -> None:
+    ctx.report_progress(1)  # a sync tool calls without await: sent before the call returns
+    ctx.debug("x")
+    ctx.warning("x")
+    ctx.error("x")
+    if ctx.cancelled:
+        return

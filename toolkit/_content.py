@@ -257,7 +257,12 @@ def converter(
 ) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
     """Choose the return-value converter and, for structured results, the output schema.
 
-    Problems (a return type without a JSON schema) are appended to `problems`.
+    The one rule (docs/tools.md, Results): an annotation that always describes a JSON object (or
+    `structured=True`) gives an `outputSchema`, and then every result carries `structuredContent` that matches
+    it. Without an output schema, the value decides: one whose JSON is an object is sent as `structuredContent`
+    too, whatever the annotation says (`Any`, `Model | None`, none at all), so the same value gives the same
+    result. `structured=False` sends none. Problems (a return type without a JSON schema) are appended to
+    `problems`.
     """
     no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
     if structured is False or no_schema or _is_content_type(annotation):
@@ -265,7 +270,7 @@ def converter(
             problems.append("structured=True needs a return annotation describing JSON data")
         return (_plain if structured is False else _plain_or_structured), None
     if structured is None and not is_object_like(annotation):
-        return _plain, None
+        return _plain_or_structured, None
     try:
         output = output_schema(annotation, inline=inline)
     except Exception as exc:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Literal
+
+import anyio.from_thread
+import anyio.lowlevel
 
 from ._types import Implementation
 
@@ -22,11 +26,16 @@ _logger = logging.getLogger("toolkit.tools")
 
 
 class Context:
-    """What a tool can ask of the request it serves: progress, logging, and who is calling.
+    """What a tool can ask of the request it serves: progress, logging, cancellation, and who is calling.
 
     Declare a parameter annotated `Context` (or `Context | None`) and toolkit passes it in; it never appears in
     the tool's schema. Outside a server (calling `tool.run()` directly) the context is detached: progress goes
     nowhere and log messages go to Python's `logging` (logger `toolkit.tools`).
+
+    An async tool awaits the methods. A sync tool, which runs on a worker thread, calls them without `await`: each
+    call is sent on the event loop's thread and returns once it is sent. A sync tool made with
+    `run_in_thread=False` runs on the event loop itself and cannot wait for anything, so its calls raise
+    `RuntimeError`.
 
     Example:
         ```python
@@ -38,15 +47,28 @@ class Context:
                 await ctx.report_progress(done, total=pages)
             await ctx.info(f"crawled {pages} pages")
             return "done"
+
+        @tool
+        def scan(files: int, ctx: Context) -> str:
+            for done in range(1, files + 1):
+                if ctx.cancelled:
+                    return "stopped"
+                ctx.report_progress(done, total=files)
+            ctx.info(f"scanned {files} files")
+            return "done"
         ```
     """
 
     __slots__ = (
+        "_cancelled",
         "_last_progress",
         "_log_level",
+        "_loop_thread",
         "_notify",
         "_progress_token",
         "_show_error_details",
+        "_sync_on_loop",
+        "_token",
         "client_info",
         "protocol_version",
         "request_id",
@@ -74,9 +96,25 @@ class Context:
         self._notify = notify
         self._show_error_details = show_error_details  # the server's opt-in: exception details reach the client
         self._last_progress: float | None = None
+        self._loop_thread = threading.get_ident()  # where the event loop runs: elsewhere, calls are sent from there
+        self._token: anyio.lowlevel.EventLoopToken | None = None  # the way back to the loop, for sync tools
+        self._sync_on_loop = False  # a sync tool running on the loop itself (run_in_thread=False)
+        self._cancelled = False
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Tell the client how far the call has got.
+    @property
+    def cancelled(self) -> bool:
+        """True once the call is cancelled (by the client, by `tool_timeout`, or because the server is closing).
+
+        Python cannot interrupt a thread, so a sync tool goes on running after its call is cancelled; its result
+        is dropped, and from then on its progress and log messages are too. A long sync tool should check this and
+        return early. An async tool is cancelled at its next `await` instead, by the event loop.
+        """
+        return self._cancelled
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> Awaitable[None]:
+        """Tell the client how far the call has got: `await` it in an async tool, call it in a sync one.
 
         Sent only when the client asked for progress (its request carried a progress token); otherwise a no-op.
 
@@ -87,21 +125,24 @@ class Context:
 
         Raises:
             ValueError: `progress` did not increase.
+            RuntimeError: called from a sync tool made with `run_in_thread=False`.
         """
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
         if self._notify is None or self._progress_token is None:
-            return
+            return self._deliver(None, _NO_PARAMS)
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._notify("notifications/progress", params)
+        return self._deliver("notifications/progress", params)
 
-    async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
+    def log(self, level: LogLevel, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Send a log message to the client, if it asked for messages at this level or above.
+
+        `await` it in an async tool; call it in a sync one.
 
         Args:
             level: One of `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`.
@@ -110,33 +151,82 @@ class Context:
 
         Raises:
             ValueError: unknown level.
+            RuntimeError: called from a sync tool made with `run_in_thread=False`.
         """
         rank = _RANK.get(level)
         if rank is None:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         if self._notify is None:
             _logger.log(_PY_LEVELS.get(level, logging.ERROR), "%s", data)
-            return
+            return self._deliver(None, _NO_PARAMS)
         threshold = self._log_level() if self._log_level is not None else None
         if threshold is None or rank < _RANK[threshold]:
-            return
+            return self._deliver(None, _NO_PARAMS)
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._notify("notifications/message", params)
+        return self._deliver("notifications/message", params)
 
-    async def debug(self, data: Any, logger: str | None = None) -> None:
+    def debug(self, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Log at `debug` level."""
-        await self.log("debug", data, logger)
+        return self.log("debug", data, logger)
 
-    async def info(self, data: Any, logger: str | None = None) -> None:
+    def info(self, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Log at `info` level."""
-        await self.log("info", data, logger)
+        return self.log("info", data, logger)
 
-    async def warning(self, data: Any, logger: str | None = None) -> None:
+    def warning(self, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Log at `warning` level."""
-        await self.log("warning", data, logger)
+        return self.log("warning", data, logger)
 
-    async def error(self, data: Any, logger: str | None = None) -> None:
+    def error(self, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Log at `error` level."""
-        await self.log("error", data, logger)
+        return self.log("error", data, logger)
+
+    # -- delivery ------------------------------------------------------------------------------------
+
+    def _deliver(self, method: str | None, params: dict[str, Any]) -> Awaitable[None]:
+        """Send a notification (`method` None: nothing to send) the way the calling thread allows.
+
+        On the event loop's thread: a coroutine for the tool to await. Even when there is nothing to send it is a
+        coroutine, so that a forgotten `await` always draws Python's "coroutine ... was never awaited" warning, not
+        only when the client happens to want the message. On any other thread (a sync tool's worker): sent now,
+        through the loop, and an awaitable that is already done comes back.
+        """
+        if threading.get_ident() != self._loop_thread:
+            if method is not None and not self._cancelled:  # after cancellation nobody is listening
+                anyio.from_thread.run(self._send, method, params, token=self._token)
+            return _SENT
+        if self._sync_on_loop:
+            raise RuntimeError(
+                "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the Context: "
+                "make the tool async (and await the call), or let it run in a worker thread"
+            )
+        return self._send(method, params)
+
+    async def _send(self, method: str | None, params: dict[str, Any]) -> None:
+        if method is not None and self._notify is not None:
+            await self._notify(method, params)
+
+    def _start(self, *, in_thread: bool) -> None:
+        """Called on the event loop as a sync tool's call starts: where the loop is, and how to get back to it."""
+        self._loop_thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token() if in_thread else None
+        self._sync_on_loop = not in_thread
+
+    def _cancel(self) -> None:
+        self._cancelled = True
+
+
+class _Sent:
+    """What a Context method returns on a worker thread: the message is already sent; awaiting this is a no-op."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # a generator that finishes at once
+
+
+_SENT = _Sent()
+_NO_PARAMS: dict[str, Any] = {}

@@ -119,6 +119,8 @@ def is_object_like(annotation: Any) -> bool:
     if isinstance(annotation, type):
         if issubclass(annotation, pydantic.BaseModel) or dataclasses.is_dataclass(annotation):
             return True
+        if annotation is dict or annotation is Mapping:  # bare, like `typing.Dict`: `dict[Any, Any]`
+            return True
         if is_typeddict(annotation):
             return True
     if origin in (dict, Mapping, typing.Mapping, typing.Dict):  # noqa: UP006

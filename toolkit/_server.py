@@ -16,7 +16,7 @@ from typing_extensions import ParamSpec, Unpack
 
 from ._jsonrpc import encode
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
-from ._tool import Tool, ToolOptions, _caller_locals, _Options
+from ._tool import Tool, ToolOptions, _caller_locals, _Options, check_bound
 from ._transport import Transport
 from ._types import Implementation
 from ._versions import shape_implementation, shape_tool
@@ -115,10 +115,13 @@ class Server:
         """Serve `tool`; connected clients are told the list changed.
 
         Raises:
+            ToolDefinitionError: `tool` is a method taken from its class (`SomeClass.method`), not bound to an
+                instance, so no call could succeed.
             ValueError: a tool with that name is already served.
         """
         if not isinstance(tool, Tool):
             raise TypeError(f"add_tool takes a toolkit.Tool (decorate the function with @tool), got {tool!r}")
+        check_bound(tool)
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
@@ -141,7 +144,12 @@ class Server:
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         """Decorate a function to make it a tool of this server: `@server.tool` or `@server.tool(...)`.
 
-        Takes the same options as [`@tool`][toolkit.tool].
+        Takes the same options as [`@tool`][toolkit.tool]. For a method, decorate it with `@tool` in the class body
+        and serve the bound method of an instance instead: the class has no instance yet when this runs.
+
+        Raises:
+            ToolDefinitionError: the function cannot be a tool, or is a method in a class body.
+            ValueError: a tool with that name is already served.
         """
         localns = _caller_locals()
         opts = _Options(**options)

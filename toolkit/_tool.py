@@ -25,7 +25,7 @@ from ._signature import collect_params, in_class_body, signature_args, type_hint
 from ._threads import run_sync
 from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Tool", "check_bound", "tool"]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -102,6 +102,16 @@ class Tool(Generic[P, R]):
     """Send exception details to the client instead of a generic message."""
 
     def __init__(self, fn: Callable[P, R], options: _Options, localns: Mapping[str, Any] | None = None) -> None:
+        if isinstance(fn, classmethod):
+            raise ToolDefinitionError(
+                fn.__func__.__qualname__,
+                [
+                    "@tool cannot wrap a classmethod: define the classmethod without @tool and make a tool of the "
+                    f"method bound to its class once the class exists, tool({fn.__func__.__qualname__})"
+                ],
+            )
+        if isinstance(fn, staticmethod):  # `@tool` above `@staticmethod`: a plain function, as below it
+            fn = fn.__func__
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._instance: object = None
@@ -174,8 +184,11 @@ class Tool(Generic[P, R]):
             kwargs = self._validator.validate_python(arguments if arguments is not None else {})
         except pydantic_core.ValidationError as exc:
             return None, self._describe_validation_error(exc)
+        ctx = None
         if self._context_param is not None:
-            kwargs[self._context_param] = context if context is not None else Context()
+            ctx = kwargs[self._context_param] = context if context is not None else Context()
+            if not self._is_async:
+                ctx._start(in_thread=self._in_thread)
         try:
             if self._in_thread:
                 value = await run_sync(self._call_in_thread, kwargs)
@@ -189,6 +202,8 @@ class Tool(Generic[P, R]):
             if isinstance(exc, _RaisedInThread):
                 exc = exc.raised
             elif isinstance(exc, anyio.get_cancelled_exc_class()):
+                if ctx is not None:
+                    ctx._cancel()  # a sync tool's thread runs on: let it see that it may stop
                 # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
                 # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
                 await anyio.lowlevel.checkpoint_if_cancelled()
@@ -306,6 +321,30 @@ class Tool(Generic[P, R]):
         self.show_error_details = opts.show_error_details
 
 
+def check_bound(tool: Tool[Any, Any]) -> None:
+    """Refuse to serve a method that has no instance (or class) to call it with: every call would fail.
+
+    Raises:
+        ToolDefinitionError: `tool` was made from a method in a class body and taken from the class, not an instance
+            (`Server(tools=[SomeClass.method])`), or made by `@server.tool` in a class body.
+    """
+    if not tool._is_method or tool._instance is not None:
+        return
+    qualname = tool.fn.__qualname__
+    owner, _, name = qualname.rpartition(".")
+    if signature_args(tool.fn)[0].name == "cls":
+        fix = (
+            "define it as a plain @classmethod and serve the method bound to its class, "
+            f"server.add_tool(tool({owner}.{name}))"
+        )
+    else:
+        fix = (
+            "decorate it with @tool in the class body (not @server.tool) and serve the bound method of an instance, "
+            f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}]); or serve tool(instance.{name})"
+        )
+    raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
+
+
 def _annotations(opts: _Options) -> ToolAnnotations | None:
     flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
     if all(flag is None for flag in flags) and opts.title is None:
@@ -368,8 +407,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         open_world (bool | None): `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
         icons (Sequence[Icon | Mapping[str, Any]] | None): Icons for clients to display.
         meta (Mapping[str, Any] | None): The definition's `_meta`.
-        structured (bool | None): `None` (auto) gives an `outputSchema` for object-like return types;
-            `True` for any type (wrapping non-objects as `{"result": ...}`); `False` never.
+        structured (bool | None): `None` (auto) gives an `outputSchema` for return types that are always JSON
+            objects (models, dataclasses, TypedDicts, `dict`); without one, a value whose JSON is an object is
+            still sent as `structuredContent`. `True` gives any type a schema (wrapping non-objects as
+            `{"result": ...}`); `False` sends neither schema nor `structuredContent`.
         docstring_style (DocstringStyle | None): `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
         require_param_docs (bool): Make a parameter without a description a definition error.
         inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
