@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._defs import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, inline_defs
+from ._defs import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, inline_defs, recursive_defs
 
 __all__ = ["PROFILES", "AdaptedTool", "Problem", "Profile", "Restore", "Rule", "adapt", "get_profile", "profile_names"]
 
@@ -391,6 +391,14 @@ _CLAUDE_DESKTOP = Profile(
             rejects=False,
         ),
         Rule(
+            "null-union-complex",
+            "no `anyOf` with `null`",
+            "report",
+            "none: toolkit writes `x: T | None = None` without the null (the default, compact style)",
+            "anthropics/claude-code#56263",
+            rejects=False,
+        ),
+        Rule(
             "no-ref",
             "no `$ref`",
             "lossless",
@@ -557,7 +565,7 @@ class _Walk:
         self.defs = dict(defs) if isinstance(defs, dict) else {}
         cut = "recursion" in self.has and self.profile.rule("recursion").fix == "lossy"  # type: ignore[union-attr]
         if self.defs and "recursion" in self.has and not cut:
-            for def_name in self.defs:
+            for def_name in sorted(recursive_defs(self.defs)):
                 self.problem("recursion", f"inputSchema.$defs.{def_name}", "$ref", f"{def_name} refers to itself")
         body = {k: v for k, v in schema.items() if k != "$defs"}
         self.def_plans = {n: Restore() for n in self.defs}
@@ -670,12 +678,19 @@ class _Walk:
             self.problem("nullable", path, "anyOf", "a union with null")
             s["nullable"] = True
         elif "null-union" in self.has:
-            self.problem("null-union", path, "anyOf", "a union with null")
+            simple = all(isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in rest)
             if len(rest) == 1 and isinstance(rest[0].get("type"), str) and "enum" not in rest[0]:
+                self.problem("null-union", path, "anyOf", "a union with null")
                 del s["anyOf"]
                 merged = {**rest[0], **s, "type": [rest[0]["type"], "null"]}
                 s.clear()
                 s.update(merged)
+            elif simple and rest:
+                self.problem("null-union", path, "anyOf", "a union with null")
+                del s["anyOf"]
+                s["type"] = [*(b["type"] for b in rest), "null"]
+            else:
+                self.problem("null-union-complex", path, "anyOf", "a union of complex types with null")
             return
         else:
             return
