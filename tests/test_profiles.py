@@ -519,3 +519,11 @@ def test_assert_portable_lists_every_problem_one_line_each() -> None:
     ]
     with pytest.raises(AssertionError, match="gemini/nullable"):
         assert_portable(nullable_union, "gemini")
+
+
+def test_the_docs_tables_list_every_rule_of_every_profile_with_its_fix() -> None:
+    text = (Path(__file__).parent.parent / "docs" / "profiles.md").read_text(encoding="utf-8")
+    for name, profile in PROFILES.items():
+        section = text.split(f"### `{name}`\n", 1)[1].split("\n### ", 1)[0]
+        rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]
+        assert [(row[0].strip("| `"), row[2].split(" ")[0]) for row in rows] == [(r.id, r.fix) for r in profile.rules]

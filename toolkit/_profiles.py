@@ -224,7 +224,7 @@ _OPENAI = Profile(
             "every array schema has `items`",
             "lossless",
             "adds `items` (a tuple's item types, as `anyOf`), keeping `prefixItems`",
-            "https://community.openai.com/t/array-schema-missing-items/ (API error 'array schema missing items')",
+            'OpenAI API error "array schema missing items" (mark3labs/mcphost#35, streamnative/streamnative-mcp-server#26)',
         ),
     ),
 )

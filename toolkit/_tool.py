@@ -251,7 +251,7 @@ class Tool(Generic[P, R]):
     # -- provider profiles (toolkit/_profiles.py) ---------------------------------------------------
 
     def adapted(self, profile: str | Profile) -> AdaptedTool:
-        """The definition adapted to a [schema profile](../profiles.md), with every problem of the original.
+        """The definition adapted to a [schema profile](profiles.md), with every problem of the original.
 
         Computed once per profile and kept: a server with `schema_profile` prepares it when the tool is added.
 
