@@ -527,3 +527,85 @@ def test_the_docs_tables_list_every_rule_of_every_profile_with_its_fix() -> None
         section = text.split(f"### `{name}`\n", 1)[1].split("\n### ", 1)[0]
         rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]
         assert [(row[0].strip("| `"), row[2].split(" ")[0]) for row in rows] == [(r.id, r.fix) for r in profile.rules]
+
+
+# -- schemas toolkit never writes, from other MCP servers (toolkit check --stdio) -----------------------------------
+
+
+def adapted_schema(schema: dict[str, Any], profile: str) -> tuple[dict[str, Any], list[str]]:
+    from toolkit._profiles import adapt
+
+    result = adapt({"name": "t", "inputSchema": schema}, profile)
+    return result.tool["inputSchema"], [f"{p.path}: {p.rule.id}" for p in result.problems]
+
+
+def test_gemini_turns_type_lists_all_of_and_one_of_into_its_subset() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["string", "null"]},
+            "b": {"type": ["integer", "boolean"]},
+            "c": {"allOf": [{"type": "string", "minLength": 2}], "description": "C."},
+            "d": {"oneOf": [{"type": "string"}, {"type": "integer"}], "discriminator": {"propertyName": "x"}},
+            "e": {"allOf": [{"type": "string"}, {"maxLength": 3}]},
+        },
+    }
+    out, problems = adapted_schema(schema, "gemini")
+    assert out == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "nullable": True},
+            "b": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+            "c": {"type": "string", "minLength": 2, "description": "C."},
+            "d": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "e": {"description": 'allOf: [{"type": "string"}, {"maxLength": 3}].'},  # toolkit still validates it
+        },
+    }
+    assert problems == [
+        "inputSchema.properties.a: nullable",
+        "inputSchema.properties.b: nullable",
+        "inputSchema.properties.c: all-of",
+        "inputSchema.properties.d: one-of",
+        "inputSchema.properties.d: keyword",
+        "inputSchema.properties.e: keyword",
+    ]
+
+
+def test_a_root_that_is_not_an_object_and_oversized_schemas_are_reported() -> None:
+    _, problems = adapted_schema({"type": "string"}, "openai")
+    assert problems == ["inputSchema: root-object"]
+    many = {"type": "object", "properties": {f"p{i}": {"enum": list(range(2))} for i in range(5001)}}
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(11):
+        deep = {"type": "object", "properties": {"x": deep}, "required": ["x"]}
+    problems = adapted_schema(many, "openai-strict")[1] + adapted_schema(deep, "openai-strict")[1]
+    assert [p for p in problems if p.endswith("limits")] == [
+        "inputSchema: limits",
+        "inputSchema: limits",
+        "inputSchema: limits",
+    ]
+
+
+def test_openai_adds_items_to_arrays_without_them_and_claude_desktop_flattens_null_unions() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "any": {"type": "array"},
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+            "u": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+            "m": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "null"}]},
+            "e": {"anyOf": [{"enum": ["a"]}, {"type": "array", "items": {}}, {"type": "null"}]},
+        },
+    }
+    out, problems = adapted_schema(schema, "openai")
+    assert problems == ["inputSchema.properties.any: array-items", "inputSchema.properties.pair: array-items"]
+    assert out["properties"]["any"] == {"type": "array", "items": {}}
+    assert out["properties"]["pair"]["items"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    desktop, desktop_problems = adapted_schema(schema, "claude-desktop")
+    assert desktop["properties"]["u"] == {"type": ["integer", "string", "null"]}
+    assert desktop["properties"]["m"] == {"type": ["object", "null"], "properties": {"a": {"type": "string"}}}
+    assert desktop_problems == [
+        "inputSchema.properties.u: null-union",
+        "inputSchema.properties.m: null-union",
+        "inputSchema.properties.e: null-union-complex",
+    ]

@@ -172,7 +172,13 @@ _OPENAI_STRICT = Profile(
         ),
         Rule("default", "no `default`", "lossy", "moves the default into the description", _OPENAI_AGENTS),
         Rule("one-of", "`anyOf`, not `oneOf`", "lossless", "turns `oneOf` into `anyOf`", _OPENAI_SO),
-        Rule("all-of", "no `allOf`", "lossless", "merges a single-entry `allOf` (more: reported)", _OPENAI_AGENTS),
+        Rule(
+            "all-of",
+            "no `allOf`",
+            "lossless",
+            "merges a single-entry `allOf` (more: into the description)",
+            _OPENAI_AGENTS,
+        ),
         Rule("tuple", "no `prefixItems`", "lossy", "lists the item types in order in the description", _OPENAI_SO),
         Rule("keyword", "only the supported keywords", "lossy", _KEYWORD_NOTE, _OPENAI_SO),
         Rule("format", "only the supported string formats", "lossy", _KEYWORD_NOTE, _OPENAI_SO),
@@ -224,7 +230,8 @@ _OPENAI = Profile(
             "every array schema has `items`",
             "lossless",
             "adds `items` (a tuple's item types, as `anyOf`), keeping `prefixItems`",
-            'OpenAI API error "array schema missing items" (mark3labs/mcphost#35, streamnative/streamnative-mcp-server#26)',
+            'OpenAI API error "array schema missing items" (mark3labs/mcphost#35, '
+            "streamnative/streamnative-mcp-server#26)",
         ),
     ),
 )
@@ -266,7 +273,13 @@ _GEMINI = Profile(
             _GEMINI_SCHEMA,
         ),
         Rule("one-of", "no `oneOf`", "lossless", "turns `oneOf` into `anyOf`", _GEMINI_SCHEMA),
-        Rule("all-of", "no `allOf`", "lossless", "merges a single-entry `allOf` (more: reported)", _GEMINI_SCHEMA),
+        Rule(
+            "all-of",
+            "no `allOf`",
+            "lossless",
+            "merges a single-entry `allOf` (more: into the description)",
+            _GEMINI_SCHEMA,
+        ),
         Rule("tuple", "no `prefixItems`", "lossy", "lists the item types in order in the description", _GEMINI_SCHEMA),
         Rule("keyword", "only the Schema object's fields", "lossy", _KEYWORD_NOTE, _GEMINI_SCHEMA),
         Rule(
@@ -668,8 +681,6 @@ class _Walk:
                 merged = {**parts[0], **s}
                 s.clear()
                 s.update(merged)
-            else:
-                self.problem("keyword", path, "allOf", "an `allOf` of several schemas")
         branches = s.get("anyOf")
         if not isinstance(branches, list) or {"type": "null"} not in branches:
             return
