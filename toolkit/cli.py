@@ -98,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _source(check)
     mode = check.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--against", metavar="SNAPSHOT", help="report changes since SNAPSHOT; exit 1 if any breaks")
+    mode.add_argument("--write", metavar="SNAPSHOT", help="save today's tools to SNAPSHOT")
     mode.add_argument(
         "--profile",
         action="append",
@@ -105,8 +107,6 @@ def _parser() -> argparse.ArgumentParser:
         help="report what PROFILE's provider rejects or changes; exit 1 if a tool would be rejected "
         "(repeatable; `all` for every profile)",
     )
-    mode.add_argument("--against", metavar="SNAPSHOT", help="report changes since SNAPSHOT; exit 1 if any breaks")
-    mode.add_argument("--write", metavar="SNAPSHOT", help="save today's tools to SNAPSHOT")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools)
     return parser
