@@ -60,6 +60,8 @@ class Profile:
     formats: frozenset[str] | None = None
     """The string formats it accepts (None: any)."""
     name_pattern: str = r"^[A-Za-z0-9_-]{1,64}$"
+    max_min_items: int | None = None
+    """The largest `minItems` the provider accepts (None: any)."""
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule called `rule_id`, or None when the profile does not have it."""
@@ -335,6 +337,7 @@ _ANTHROPIC_STRICT_PROFILE = Profile(
     provider="anthropic",
     summary="Anthropic strict tool use (`strict: true`): grammar-constrained inputs, a JSON Schema subset.",
     strict=True,
+    max_min_items=1,
     rules=(
         *_ANTHROPIC_RULES,
         Rule(
@@ -828,14 +831,13 @@ class _Walk:
         if allowed is None:
             return
         for key in [k for k in s if k not in allowed]:
-            if key == "minItems" and "enum-type" in self.has:
-                continue
             value = s.pop(key)
             self.problem("keyword", path, key, f"keyword {key!r}")
             note = _note(key, value) if key not in _DROPPED else ""
             if note:
                 notes.append(note)
-        if "enum-type" in self.has and s.get("minItems") not in (None, 0, 1):
+        largest = self.profile.max_min_items
+        if largest is not None and isinstance(s.get("minItems"), int) and s["minItems"] > largest:
             self.problem("keyword", path, "minItems", "`minItems` above 1")
             notes.append(_note("minItems", s.pop("minItems")))
 
