@@ -299,7 +299,7 @@ def test_a_function_without_arguments_can_build_the_server(project: Path) -> Non
         (["list", "--stdio"], "--stdio needs the server's command after --, e.g. --stdio -- python server.py"),
         (["list", "x.py", "--stdio", "--", "python"], "give either TARGET or --stdio -- COMMAND, not both"),
         (["list", "x.py", "--", "python"], "a command after -- needs --stdio"),
-        (["check", "examples/notes.py"], "one of the arguments --against --write is required"),
+        (["check", "examples/notes.py"], "one of the arguments --against --write --profile is required"),
     ],
 )
 def test_usage_errors_exit_2_with_the_usage(args: list[str], message: str) -> None:

@@ -9,6 +9,7 @@ from ._context import Context
 from ._errors import ConnectionClosedError, ToolDefinitionError, ToolError
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
+from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -32,6 +33,8 @@ from ._types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "PROFILES",
+    "AdaptedTool",
     "Audio",
     "AudioContent",
     "BlobResourceContents",
@@ -48,8 +51,11 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "Problem",
+    "Profile",
     "ProtocolError",
     "ResourceLink",
+    "Rule",
     "Server",
     "StdioTransport",
     "StreamTransport",

@@ -157,7 +157,10 @@ def write_docs(args: argparse.Namespace) -> int:
     from ._docsgen import render_json, render_markdown
 
     tools = _payload(args)
-    text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
+    if args.format in ("openai", "anthropic", "gemini"):
+        text = _definitions(tools, args.format, args.profile)
+    else:
+        text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
     if args.check:
         return _compare_file(Path(args.check), text, args)
     if args.output:
@@ -188,6 +191,8 @@ def check_tools(args: argparse.Namespace) -> int:
     from ._compat import compare, format_changes
     from ._docsgen import render_json
 
+    if args.profile:
+        return _check_profiles(args)
     tools = _payload(args)
     if args.write:
         Path(args.write).write_text(render_json(tools), encoding="utf-8")
@@ -205,6 +210,34 @@ def check_tools(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_changes(changes))
     return 1 if any(c.severity == "breaking" for c in changes) else 0
+
+
+def _check_profiles(args: argparse.Namespace) -> int:
+    from ._portability import check_tools, expand_profiles, format_problems, problems_json
+
+    try:
+        profiles = expand_profiles(args.profile)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    tools = _payload(args)
+    problems = check_tools(tools, profiles)
+    sys.stdout.write(
+        problems_json(problems) if args.format == "json" else format_problems(problems, len(tools), profiles)
+    )
+    return 1 if any(p.rejects for p in problems) else 0
+
+
+def _definitions(tools: list[dict[str, Any]], provider: str, profile: str | None) -> str:
+    from ._portability import render_definitions
+    from ._profiles import get_profile
+
+    try:
+        chosen = get_profile(profile or provider)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    if chosen.provider != provider:
+        raise CommandError(f"profile {chosen.name!r} is not for {provider} (its provider is {chosen.provider})")
+    return render_definitions(tools, chosen.name)
 
 
 def _read_snapshot(path: Path) -> list[dict[str, Any]]:

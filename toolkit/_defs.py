@@ -10,7 +10,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SCHEMA_KEYS", "SCHEMA_LIST_KEYS", "SCHEMA_MAP_KEYS", "expand_root_ref", "inline_defs", "merge_defs"]
+__all__ = [
+    "SCHEMA_KEYS",
+    "SCHEMA_LIST_KEYS",
+    "SCHEMA_MAP_KEYS",
+    "expand_root_ref",
+    "inline_defs",
+    "merge_defs",
+    "recursive_defs",
+]
 
 # Schema keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 SCHEMA_KEYS = frozenset(
@@ -43,7 +51,7 @@ def _refs(schema: Any, found: set[str]) -> None:
             _refs(value, found)
 
 
-def _recursive_defs(defs: Mapping[str, Any]) -> set[str]:
+def recursive_defs(defs: Mapping[str, Any]) -> set[str]:
     """Names of definitions that can reach themselves through `$ref`."""
     edges: dict[str, set[str]] = {}
     for name, sub in defs.items():
@@ -96,7 +104,7 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     defs: dict[str, Any] = schema.get("$defs") or {}
     if not defs:
         return schema
-    keep = _recursive_defs(defs)
+    keep = recursive_defs(defs)
     body = {k: v for k, v in schema.items() if k != "$defs"}
     result: dict[str, Any] = _substitute(body, defs, keep)
     if keep:

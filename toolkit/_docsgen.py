@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ._portability import compatibility
 from ._schematext import code_span, constraints, describe_type, example_arguments
 
 __all__ = [
@@ -266,6 +267,7 @@ def _tool_section(tool: Mapping[str, Any], level: str) -> list[str]:
     out += ["**Example call** (`tools/call` params)", "", "```json", json.dumps(call, indent=2), "```", ""]
     chars, tokens = definition_size(tool)
     out += [f"Definition size: {chars:,} characters, ≈ {tokens:,} tokens (characters / 4).", ""]
+    out += [compatibility(tool), ""]
     return out
 
 

@@ -152,6 +152,8 @@ async def call_tool(
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+    if server.schema_profile is not None:
+        arguments = tool.arguments_from(server.schema_profile, arguments)
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     context = Context(

@@ -15,6 +15,7 @@ import anyio
 from typing_extensions import ParamSpec, Unpack
 
 from ._jsonrpc import encode
+from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
 from ._tool import Tool, ToolOptions, _caller_locals, _Options, check_bound
 from ._transport import Transport
@@ -51,6 +52,9 @@ class Server:
             (and answer) before they are cancelled.
         ttl_ms: How long (milliseconds) 2026-07-28 clients may cache `tools/list` and `server/discover`.
         cache_scope: `"public"` (no user-specific data) or `"private"` for those cached results.
+        schema_profile: Serve every tool adapted to this [schema profile](profiles.md) (`"gemini"`,
+            `"openai-strict"`, ...), for clients that hand the tools to one provider; arguments coming back are
+            mapped to the tools' own shape before validation.
 
     Example:
         ```python
@@ -81,6 +85,7 @@ class Server:
         shutdown_grace: float = 5.0,
         ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
+        schema_profile: str | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -96,6 +101,7 @@ class Server:
         self.shutdown_grace = shutdown_grace
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
+        self.schema_profile = get_profile(schema_profile).name if schema_profile is not None else None
         self.info = Implementation(name=name, version=self.version, title=title)
         self._info_wire = self.info.model_dump(mode="json", by_alias=True, exclude_none=True)
         self._tools: dict[str, Tool[Any, Any]] = {}
@@ -124,6 +130,8 @@ class Server:
         check_bound(tool)
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        if self.schema_profile is not None:
+            tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
         self._tools[tool.name] = tool
         self._changed()
 
@@ -173,7 +181,9 @@ class Server:
             payloads = [
                 encode(
                     shape_tool(
-                        t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
+                        t.adapted(self.schema_profile).tool
+                        if self.schema_profile is not None
+                        else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
                         version,
                         t.output_schema,
                     )

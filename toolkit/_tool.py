@@ -20,6 +20,8 @@ from ._content import OutputMismatchError, converter, to_json_text, wire_convert
 from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
+from ._function_calling import envelope
+from ._profiles import AdaptedTool, Profile, adapt
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._threads import run_sync
@@ -115,6 +117,7 @@ class Tool(Generic[P, R]):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._instance: object = None
+        self._adapted: dict[str, AdaptedTool] = {}
         self._build(fn, options, localns)
 
     @property
@@ -264,6 +267,68 @@ class Tool(Generic[P, R]):
             else:
                 lines.append(f"- {loc}: {err['msg']} (got {_brief(err['input'])})")
         return "\n".join(lines)
+
+    # -- provider profiles (toolkit/_profiles.py) ---------------------------------------------------
+
+    def adapted(self, profile: str | Profile) -> AdaptedTool:
+        """The definition adapted to a [schema profile](profiles.md), with every problem of the original.
+
+        Computed once per profile and kept: a server with `schema_profile` prepares it when the tool is added.
+
+        Raises:
+            ValueError: there is no such profile.
+        """
+        name = profile if isinstance(profile, str) else profile.name
+        found = self._adapted.get(name)
+        if found is None:
+            found = self._adapted[name] = adapt(
+                self.definition.model_dump(mode="json", by_alias=True, exclude_none=True), profile
+            )
+        return found
+
+    def definition_for(self, profile: str | Profile) -> dict[str, Any]:
+        """The tool as that provider's function-calling definition, its schema adapted to the profile.
+
+        `"openai"`/`"openai-strict"` give a Chat Completions tool, `"anthropic"`/`"anthropic-strict"` a Messages
+        API tool, `"gemini"` a function declaration, `"claude-desktop"` the MCP definition. Arguments the model
+        sends for it go through [`call_from`][toolkit.Tool.call_from].
+
+        Raises:
+            ValueError: there is no such profile.
+        """
+        return copy.deepcopy(envelope(self.adapted(profile)))
+
+    def arguments_from(self, profile: str | Profile, arguments: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """Arguments shaped by the profile's schema, mapped back to the tool's own (not yet validated).
+
+        For `openai-strict`, an optional parameter the model had to send as `null` is left out, so that its
+        default applies; nothing else changes shape.
+        """
+        plan = self.adapted(profile).restore
+        if plan is None or not isinstance(arguments, dict):
+            return arguments
+        restored: Mapping[str, Any] = plan.apply(arguments)
+        return restored
+
+    async def call_from(
+        self, profile: str | Profile, arguments: Mapping[str, Any] | None, context: Context | None = None
+    ) -> CallToolResult:
+        """Run the tool on a provider's tool call: arguments mapped back, then as [`run`][toolkit.Tool.run] does.
+
+        Args:
+            profile: The profile the definition was made with (`definition_for`).
+            arguments: The call's arguments, parsed from the provider's JSON.
+            context: The request's context; a detached one is made when not given.
+        """
+        return await self.run(self.arguments_from(profile, arguments), context)
+
+    def call_from_sync(self, profile: str | Profile, arguments: Mapping[str, Any] | None) -> CallToolResult:
+        """[`call_from`][toolkit.Tool.call_from] for synchronous code: runs it on a new event loop (asyncio).
+
+        Raises:
+            RuntimeError: called from inside a running event loop (await `call_from` there).
+        """
+        return anyio.run(self.call_from, profile, arguments)
 
     # -- deriving ----------------------------------------------------------------------------------
 

@@ -113,16 +113,31 @@ def _parser() -> argparse.ArgumentParser:
     docs = commands.add_parser("docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG)
     _source(docs)
     docs.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    docs.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    docs.add_argument(
+        "--format",
+        choices=("markdown", "json", "openai", "anthropic", "gemini"),
+        default="markdown",
+        help="openai, anthropic, gemini: the tools as that provider's function definitions (a JSON array)",
+    )
+    docs.add_argument("--profile", help="with --format openai|anthropic: the profile, e.g. openai-strict")
     docs.add_argument("--title", default="Tools", help="the top heading (default: Tools)")
     docs.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
     docs.set_defaults(run=write_docs)
 
-    check = commands.add_parser("check", help="compare the tools with a snapshot", epilog=_EPILOG)
+    check = commands.add_parser(
+        "check", help="compare the tools with a snapshot, or check them against provider profiles", epilog=_EPILOG
+    )
     _source(check)
     mode = check.add_mutually_exclusive_group(required=True)
     mode.add_argument("--against", metavar="SNAPSHOT", help="report changes since SNAPSHOT; exit 1 if any breaks")
     mode.add_argument("--write", metavar="SNAPSHOT", help="save today's tools to SNAPSHOT")
+    mode.add_argument(
+        "--profile",
+        action="append",
+        metavar="PROFILE",
+        help="report what PROFILE's provider rejects or changes; exit 1 if a tool would be rejected "
+        "(repeatable; `all` for every profile)",
+    )
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools)
     return parser

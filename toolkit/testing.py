@@ -32,6 +32,7 @@ __all__ = [
     "ToolTester",
     "assert_error",
     "assert_ok",
+    "assert_portable",
     "assert_tools_snapshot",
     "stdio_command",
     "stdio_environment",
@@ -243,6 +244,34 @@ def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = N
         pattern = match.pattern if isinstance(match, re.Pattern) else match
         raise AssertionError(f"the error message {message!r} does not match {pattern!r}")
     return message
+
+
+# -- provider profiles -------------------------------------------------------------------------------------
+
+
+def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) -> None:
+    """Check that no provider of `profiles` would reject the tools (problems it only mishandles pass).
+
+    Args:
+        target: A server, a tool, several tools, or tool definitions, checked as a client receives them (a
+            server with `schema_profile` serves adapted schemas).
+        profiles: Profile names (`"gemini"`, `"openai-strict"`, ...), or `"all"`.
+        adapted: Check what toolkit's adaptation leaves (what `tool.definition_for(profile)` and
+            `Server(schema_profile=...)` send), instead of the definitions as they are.
+
+    Raises:
+        AssertionError: a tool would be rejected; the message lists every problem, one line each.
+    """
+    __tracebackhide__ = True
+    from ._portability import check_tools
+
+    problems = check_tools(tools_payload(target)["tools"], profiles or ("all",))
+    failing = [p for p in problems if p.rejects and not (adapted and p.fixable)]
+    if failing:
+        raise AssertionError(
+            f"{len(failing)} problem{'' if len(failing) == 1 else 's'} a provider would reject:\n"
+            + "\n".join(f"- {p}" for p in failing)
+        )
 
 
 # -- pytest hooks (the fixtures are in toolkit._pytest_plugin, imported only under pytest) ------------------
