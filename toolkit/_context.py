@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 from ._types import Implementation
 
@@ -20,13 +22,19 @@ Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 _logger = logging.getLogger("toolkit.tools")
 
+#: The type of the lifespan's value; a bare `Context` is `Context[Any]`.
+StateT = TypeVar("StateT", default=Any)
+_NO_STATE: Any = object()
 
-class Context:
-    """What a tool can ask of the request it serves: progress, logging, and who is calling.
+
+class Context(Generic[StateT]):
+    """What a tool can ask of the request it serves: progress, logging, who is calling, the server's state.
 
     Declare a parameter annotated `Context` (or `Context | None`) and toolkit passes it in; it never appears in
-    the tool's schema. Outside a server (calling `tool.run()` directly) the context is detached: progress goes
-    nowhere and log messages go to Python's `logging` (logger `toolkit.tools`).
+    the tool's schema. `Context[AppState]` says what the server's lifespan yields, so that type checkers check
+    the use of [`lifespan_context`][toolkit.Context.lifespan_context]; toolkit treats it as `Context`. Outside a
+    server (calling `tool.run()` directly) the context is detached: progress goes nowhere and log messages go to
+    Python's `logging` (logger `toolkit.tools`).
 
     Example:
         ```python
@@ -43,6 +51,7 @@ class Context:
 
     __slots__ = (
         "_last_progress",
+        "_lifespan_context",
         "_log_level",
         "_notify",
         "_progress_token",
@@ -62,6 +71,7 @@ class Context:
         log_level: Callable[[], LogLevel | None] | None = None,
         notify: Notify | None = None,
         show_error_details: bool = False,
+        lifespan_context: StateT = _NO_STATE,
     ) -> None:
         self.request_id = request_id
         """The JSON-RPC id of the request being served (`None` when detached)."""
@@ -74,6 +84,24 @@ class Context:
         self._notify = notify
         self._show_error_details = show_error_details  # the server's opt-in: exception details reach the client
         self._last_progress: float | None = None
+        self._lifespan_context = lifespan_context
+
+    @property
+    def lifespan_context(self) -> StateT:
+        """What the server's lifespan yielded (`None` for a server without one), shared by every call.
+
+        A plain attribute read, so sync tools on worker threads use it as async tools do. In a unit test that
+        calls `tool.run(arguments, Context(lifespan_context=fake))`, it is the value given.
+
+        Raises:
+            RuntimeError: the context is detached and was given no `lifespan_context`.
+        """
+        if self._lifespan_context is _NO_STATE:
+            raise RuntimeError(
+                "this Context has no lifespan state: the tool is not running in a server; pass "
+                "Context(lifespan_context=...) to tool.run() to give it one"
+            )
+        return self._lifespan_context
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call has got.
