@@ -6,10 +6,10 @@ import typing
 
 from ._content import Audio, Image
 from ._context import Context
-from ._errors import ToolDefinitionError, ToolError
+from ._errors import StartupError, ToolDefinitionError, ToolError
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
-from ._server import Server
+from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
 from ._transport import MessageError, Transport
@@ -44,12 +44,14 @@ __all__ = [
     "Image",
     "ImageContent",
     "Implementation",
+    "Lifespan",
     "LogMessage",
     "MemoryTransport",
     "MessageError",
     "ProtocolError",
     "ResourceLink",
     "Server",
+    "StartupError",
     "StdioTransport",
     "StreamTransport",
     "TextContent",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolDefinitionError", "ToolError"]
+__all__ = ["StartupError", "ToolDefinitionError", "ToolError"]
 
 
 class ToolDefinitionError(TypeError):
@@ -26,3 +26,17 @@ class ToolError(Exception):
     The client receives a result with `isError: true` and the message as its text, so the model can read
     it and react. Any other exception is reported without details unless the tool or server opts in.
     """
+
+
+class StartupError(RuntimeError):
+    """The server's lifespan failed to start, so nothing was served. The original exception is `__cause__`.
+
+    Attributes:
+        server_name: The name of the server that could not start.
+    """
+
+    def __init__(self, server_name: str, cause: BaseException) -> None:
+        self.server_name = server_name
+        reason = str(cause).replace("\n", " ").strip()
+        what = f"{type(cause).__name__}: {reason}" if reason else type(cause).__name__
+        super().__init__(f"server {server_name!r} failed to start: {what}")
