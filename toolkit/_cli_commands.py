@@ -18,6 +18,7 @@ from ._cli_output import ProgressBar, print_result, print_table
 
 if TYPE_CHECKING:
     from ._client import Client, Protocol
+    from ._server import Lifespan, Server
     from ._types import CallToolResult
 
 __all__ = ["CommandError", "call_tool", "check_tools", "list_tools", "serve_target", "write_docs"]
@@ -42,7 +43,15 @@ def _load(target: str) -> Any:
 
 
 @asynccontextmanager
-async def _connect(args: argparse.Namespace, protocol: Protocol = "auto") -> AsyncIterator[Client]:
+async def _definitions_only(server: Server) -> AsyncIterator[None]:
+    """The lifespan of list, docs and check: they read definitions, so a server's own (its database) never opens."""
+    yield
+
+
+@asynccontextmanager
+async def _connect(
+    args: argparse.Namespace, protocol: Protocol = "auto", lifespan: Lifespan | None = None
+) -> AsyncIterator[Client]:
     from ._client import Client
 
     if args.stdio:
@@ -50,7 +59,7 @@ async def _connect(args: argparse.Namespace, protocol: Protocol = "auto") -> Asy
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
-        client = Client(server, protocol=protocol)
+        client = Client(server, protocol=protocol, lifespan=lifespan)
     try:
         async with client:
             yield client
@@ -61,7 +70,7 @@ async def _connect(args: argparse.Namespace, protocol: Protocol = "auto") -> Asy
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        async with _connect(args, args.protocol) as client:
+        async with _connect(args, args.protocol, _definitions_only) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
@@ -186,6 +195,7 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 
 def call_tool(args: argparse.Namespace) -> int:
     """`toolkit call`: call one tool, drawing its progress, and print its result."""
+    from ._errors import StartupError
     from ._jsonrpc import ProtocolError
 
     words = list(args.words)
@@ -213,6 +223,8 @@ def call_tool(args: argparse.Namespace) -> int:
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code})") from exc
     except TimeoutError as exc:
         raise CommandError(f"no result within {args.timeout} seconds") from exc
+    except StartupError as exc:
+        raise CommandError(str(exc)) from exc
     finally:
         bar.close()
     return print_result(result, raw=args.raw)
