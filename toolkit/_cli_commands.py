@@ -18,7 +18,7 @@ from ._cli_output import ProgressBar, print_result, print_table
 
 if TYPE_CHECKING:
     from ._client import Client, Protocol
-    from ._server import Lifespan, Server
+    from ._server import Lifespan
     from ._types import CallToolResult
 
 __all__ = ["CommandError", "call_tool", "check_tools", "list_tools", "serve_target", "write_docs"]
@@ -43,12 +43,6 @@ def _load(target: str) -> Any:
 
 
 @asynccontextmanager
-async def _definitions_only(server: Server) -> AsyncIterator[None]:
-    """The lifespan of list, docs and check: they read definitions, so a server's own (its database) never opens."""
-    yield
-
-
-@asynccontextmanager
 async def _connect(
     args: argparse.Namespace, protocol: Protocol = "auto", lifespan: Lifespan | None = None
 ) -> AsyncIterator[Client]:
@@ -70,7 +64,9 @@ async def _connect(
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        async with _connect(args, args.protocol, _definitions_only) as client:
+        from ._server import definitions_only
+
+        async with _connect(args, args.protocol, definitions_only) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 

@@ -26,7 +26,7 @@ from ._versions import shape_implementation, shape_tool
 if TYPE_CHECKING:
     from ._session import Connection
 
-__all__ = ["Lifespan", "Server"]
+__all__ = ["Lifespan", "Server", "definitions_only"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -37,6 +37,13 @@ tools read as `ctx.lifespan_context` (an `@asynccontextmanager` function that ta
 
 logger = logging.getLogger("toolkit")
 _NOT_RUNNING: Any = object()
+
+
+@contextlib.asynccontextmanager
+async def definitions_only(server: Server) -> AsyncIterator[None]:
+    """The lifespan of what only reads definitions (`toolkit list/docs/check`, the mkdocs plugin): documenting a
+    server never opens its database."""
+    yield
 
 
 class Server:
