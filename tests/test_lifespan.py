@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -310,6 +311,47 @@ async def test_a_server_can_start_again_after_it_stopped() -> None:
     assert journal.events == ["start real", "call", "stop real"] * 2
 
 
+async def test_a_client_that_connects_during_shutdown_waits_and_gets_a_fresh_lifespan() -> None:
+    stopping = anyio.Event()
+    release = anyio.Event()
+    events: list[str] = []
+
+    @asynccontextmanager
+    async def lingering(server: Server) -> AsyncIterator[AppState]:
+        number = events.count("start") + 1
+        events.append("start")
+        yield AppState(f"lifespan {number}")
+        stopping.set()
+        await release.wait()
+        events.append("stop")
+
+    server = Server("lingering", lifespan=lingering)
+
+    @server.tool
+    def whoami(ctx: Context[AppState]) -> str:
+        return ctx.lifespan_context.name
+
+    async def first() -> None:
+        async with Client(server) as client:
+            await client.call_tool("whoami")
+
+    names: list[str] = []
+
+    async def second() -> None:
+        await stopping.wait()
+        async with Client(server) as client:
+            names.append((await client.call_tool("whoami")).text)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(first)
+        tg.start_soon(second)
+        await stopping.wait()
+        await anyio.wait_all_tasks_blocked()
+        assert events == ["start"]  # the second client waits for the first lifespan to finish shutting down
+        release.set()
+    assert (events, names) == (["start", "stop", "start", "stop"], ["lifespan 2"])
+
+
 # -- replacing it in tests ----------------------------------------------------------------------------------
 
 
@@ -460,6 +502,29 @@ def test_list_docs_and_check_never_enter_the_lifespan(tmp_path: Path) -> None:
         2,
         "toolkit: error: server 'broken' failed to start: ConnectionError: no database at db.example (is it running?)",
     )
+
+
+def test_the_mkdocs_plugin_documents_a_server_without_entering_its_lifespan(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    (tmp_path / "marked.py").write_text(MARKED_SERVER, encoding="utf-8")
+    (tmp_path / "broken.py").write_text(FAILING_SERVER, encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\nplugins:\n  - toolkit-tools\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    page = "::: toolkit-tools marked.py\n\n::: toolkit-tools broken.py\n"
+    (tmp_path / "docs" / "index.md").write_text(page, encoding="utf-8")
+    run = subprocess.run(
+        [PYTHON, "-m", "mkdocs", "build", "-q", "-d", "site"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=120,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert ('id="greet"' in html, 'id="ping"' in html) == (True, True)
+    assert not (tmp_path / "entered").exists()
 
 
 # -- the pytest plugin ----------------------------------------------------------------------------------------
