@@ -3,9 +3,11 @@ last reply; its value reaches tools through their Context, and tests can replace
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -525,6 +527,38 @@ def test_the_mkdocs_plugin_documents_a_server_without_entering_its_lifespan(tmp_
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert ('id="greet"' in html, 'id="ping"' in html) == (True, True)
     assert not (tmp_path / "entered").exists()
+
+
+def docs_block(first_line: str) -> str:
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text(encoding="utf-8")
+    start = guide.index(f"```python\n{first_line}\n") + len("```python\n")
+    return guide[start : guide.index("```\n", start)]
+
+
+async def test_the_guide_s_sqlite_server_keeps_its_counts_in_one_connection(tmp_path: Path) -> None:
+    (tmp_path / "visits.py").write_text(docs_block("# visits.py"), encoding="utf-8")
+    async with Client.stdio([PYTHON, "visits.py"], cwd=tmp_path) as client:
+        assert [(await client.call_tool("record_visit", {"page": p})).text for p in ("/", "/a", "/")] == ["1", "1", "2"]
+        assert (await client.call_tool("top_pages", {"limit": 1})).text == '["/"]'
+    with contextlib.closing(sqlite3.connect(tmp_path / "visits.db")) as db:
+        assert db.execute("SELECT page, count FROM visits ORDER BY page").fetchall() == [("/", 2), ("/a", 1)]
+
+
+def test_the_guide_s_failed_startup_is_what_the_guide_shows(tmp_path: Path) -> None:
+    (tmp_path / "visits.py").write_text(docs_block("# visits.py"), encoding="utf-8")
+    (tmp_path / "visits.db").mkdir()
+    run = subprocess.run(
+        [PYTHON, "visits.py"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text(encoding="utf-8")
+    assert (run.returncode, run.stdout) == (1, "")
+    assert f"python visits.py < /dev/null\n{run.stderr}$ echo $?\n1\n" in guide
 
 
 # -- the pytest plugin ----------------------------------------------------------------------------------------
