@@ -221,6 +221,28 @@ async def test_a_client_of_a_server_that_cannot_start_raises_on_connecting() -> 
         server.lifespan_context
 
 
+async def test_a_startup_cancelled_midway_leaves_the_server_ready_to_start_again() -> None:
+    journal = Journal()
+    hang = anyio.Event()
+
+    @asynccontextmanager
+    async def hanging(server: Server) -> AsyncIterator[AppState]:
+        journal.events.append("start hanging")
+        await hang.wait()
+        yield AppState("never")
+
+    server = make_server(journal)
+    with anyio.move_on_after(0) as scope:
+        async with server.running(lifespan=hanging):
+            pytest.fail("started")
+    assert scope.cancelled_caught
+    with pytest.raises(RuntimeError, match="not running"):
+        server.lifespan_context
+    async with Client(server) as client:
+        assert (await client.call_tool("whoami")).text == "real"
+    assert journal.events == ["start hanging", "start real", "call", "stop real"]
+
+
 async def test_a_failing_shutdown_is_logged_and_loses_no_reply(caplog: pytest.LogCaptureFixture) -> None:
     journal = Journal()
     server = make_server(journal, fail_stop=True)
