@@ -68,9 +68,11 @@ async def serve(server: Server, *, port: int = 0, task_status: TaskStatus[int] =
 
     Each connection gets its own `TcpTransport` (the server keeps per-connection state). Start it with
     `port = await task_group.start(serve, server)`: port 0 picks a free port, and `start` returns it.
+    The server's lifespan starts before the port opens to clients and lasts until the listener stops, however
+    many connections come and go (a failing startup raises `StartupError` from `start`).
     """
     listener = await anyio.create_tcp_listener(local_host=HOST, local_port=port)
-    async with listener:
+    async with listener, server.running():
         task_status.started(listener.extra(SocketAttribute.local_port))
         await listener.serve(lambda stream: server.serve(TcpTransport(stream)))
 

@@ -1,15 +1,20 @@
 """Every module in `examples/` imports, and its tools work through a real client."""
 
 import base64
+import contextlib
 import importlib.util
+import sqlite3
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from toolkit import CallToolResult, Client, ImageContent, Server, Tool
+from toolkit.testing import ToolTester
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -40,10 +45,16 @@ def outcome(result: CallToolResult) -> tuple[bool, str]:
 
 def test_every_example_module_is_tested() -> None:
     # tcp_transport.py is a transport, not a tool module: tests/test_tcp_example.py drives it end to end.
-    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == ["calculator", "files", "notes", "tcp_transport"]
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == [
+        "calculator",
+        "files",
+        "inventory",
+        "notes",
+        "tcp_transport",
+    ]
 
 
-@pytest.mark.parametrize("name", ["calculator", "files", "notes"])
+@pytest.mark.parametrize("name", ["calculator", "files", "inventory", "notes"])
 def test_every_example_imports_and_defines_tools(name: str) -> None:
     module = load(name)
     tools = [value for value in vars(module).values() if isinstance(value, Tool)]
@@ -150,3 +161,49 @@ async def test_files_tools_stay_inside_their_sandbox(tmp_path: Path) -> None:
         assert progress == [(1, 2), (2, 2)]
         shown = await client.call_tool("view_image", {"path": "logo.png"})
         assert shown.content == [ImageContent(data=base64.b64encode(PNG).decode(), mime_type="image/png")]
+
+
+@pytest.mark.anyio
+async def test_inventory_tools_share_the_database_its_lifespan_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inventory = load("inventory")
+    database = tmp_path / "stock.db"
+    monkeypatch.setenv("INVENTORY_DB", str(database))
+    async with Client(inventory.server) as client:
+        added = await client.call_tool("add_item", {"sku": "TEA-001", "name": "Green tea", "quantity": 3})
+        assert added.structured_content == {"sku": "TEA-001", "name": "Green tea", "quantity": 3}
+        await client.call_tool("add_item", {"sku": "JAM-002", "name": "Plum jam"})
+        assert (await client.call_tool("receive_delivery", {"sku": "JAM-002", "quantity": 5})).structured_content == {
+            "sku": "JAM-002",
+            "name": "Plum jam",
+            "quantity": 5,
+        }
+        sold = await client.call_tool("record_sale", {"sku": "TEA-001", "quantity": 2})
+        assert sold.structured_content["quantity"] == 1
+        assert outcome(await client.call_tool("record_sale", {"sku": "TEA-001", "quantity": 2})) == error(
+            "Only 1 of 'TEA-001' in stock; cannot take 2."
+        )
+        assert outcome(await client.call_tool("receive_delivery", {"sku": "NOPE", "quantity": 1})) == error(
+            "No item with SKU 'NOPE'; add it with add_item first."
+        )
+        low = await client.call_tool("stock_report", {"below": 2})
+        assert low.text == '[{"sku":"TEA-001","name":"Green tea","quantity":1}]'
+    # The lifespan committed and closed the database: a new server process would find the stock.
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        assert db.execute("SELECT sku, quantity FROM items ORDER BY sku").fetchall() == [("JAM-002", 5), ("TEA-001", 1)]
+
+
+def test_inventory_tools_run_on_a_fake_stock_in_a_unit_test() -> None:
+    inventory = load("inventory")
+
+    @contextlib.asynccontextmanager
+    async def fake_stock(server: Server) -> AsyncIterator[Any]:
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.execute("CREATE TABLE items (sku TEXT PRIMARY KEY, name TEXT NOT NULL, quantity INTEGER)")
+        db.execute("INSERT INTO items VALUES ('SOAP-9', 'Olive soap', 0)")
+        yield inventory.Stock(db)
+        db.close()
+
+    with ToolTester(inventory.server, lifespan=fake_stock) as tester:
+        assert tester.call("stock_report").text == '[{"sku":"SOAP-9","name":"Olive soap","quantity":0}]'

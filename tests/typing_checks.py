@@ -5,12 +5,16 @@ they hold deliberately wrong calls. `mypy --strict tests` checks the file. Each 
 that must be rejected: were the type lost, the ignore would be unused and `--strict` (warn_unused_ignores) fails.
 """
 
-from collections.abc import Awaitable, Callable, Coroutine
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import assert_type
 
-from toolkit import CallToolResult, Context, Tool, ToolDefinition, tool
+from toolkit import CallToolResult, Client, Context, Server, Tool, ToolDefinition, tool
+from toolkit.testing import ToolTester
 
 
 @tool
@@ -108,3 +112,48 @@ def check_context_in_sync_tools(ctx: Context) -> None:
     ctx.error("x")
     if ctx.cancelled:
         return
+
+
+@dataclass
+class AppState:
+    db: sqlite3.Connection
+
+
+@asynccontextmanager
+async def lifespan(server: Server) -> AsyncIterator[AppState]:
+    yield AppState(sqlite3.connect(":memory:"))
+
+
+@asynccontextmanager
+async def no_server() -> AsyncIterator[AppState]:
+    yield AppState(sqlite3.connect(":memory:"))
+
+
+stateful = Server("stateful", lifespan=lifespan)
+Server("wrong", lifespan=no_server)  # type: ignore[arg-type]
+
+
+@stateful.tool
+def count_rows(table: str, ctx: Context[AppState]) -> int:
+    return int(ctx.lifespan_context.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def check_lifespan_context(typed: Context[AppState], bare: Context, stateless: Context[None]) -> None:
+    assert_type(typed.lifespan_context, AppState)
+    assert_type(typed.lifespan_context.db, sqlite3.Connection)
+    typed.lifespan_context.cache  # type: ignore[attr-defined]
+    assert_type(bare.lifespan_context, Any)
+    assert_type(stateless.lifespan_context, None)
+    assert_type(Context(lifespan_context=AppState(sqlite3.connect(":memory:"))), Context[AppState])
+    assert_type(count_rows("t", typed), int)
+    count_rows("t", stateless)  # type: ignore[arg-type]
+
+
+async def check_running() -> None:
+    async with stateful.running() as state:
+        assert_type(state, Any)
+    async with stateful.running(lifespan=lifespan), Client(stateful, lifespan=lifespan):
+        pass
+    with ToolTester(stateful, lifespan=lifespan):
+        pass
+    Client(stateful, lifespan=no_server)  # type: ignore[arg-type]

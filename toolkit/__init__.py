@@ -6,11 +6,11 @@ import typing
 
 from ._content import Audio, Image
 from ._context import Context
-from ._errors import ConnectionClosedError, ToolDefinitionError, ToolError
+from ._errors import ConnectionClosedError, StartupError, ToolDefinitionError, ToolError
 from ._jsonrpc import ProtocolError
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
-from ._server import Server
+from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
 from ._transport import MessageError, Transport
@@ -48,6 +48,7 @@ __all__ = [
     "Image",
     "ImageContent",
     "Implementation",
+    "Lifespan",
     "LogMessage",
     "MemoryTransport",
     "MessageError",
@@ -57,6 +58,7 @@ __all__ = [
     "ResourceLink",
     "Rule",
     "Server",
+    "StartupError",
     "StdioTransport",
     "StreamTransport",
     "TextContent",

@@ -20,6 +20,7 @@ from ._cli_output import ProgressBar, print_result, print_table
 
 if TYPE_CHECKING:
     from ._client import Client, LogMessage
+    from ._server import Lifespan
     from ._types import CallToolResult
 
 __all__ = [
@@ -68,7 +69,7 @@ def _load(target: str) -> Any:
 
 
 @asynccontextmanager
-async def _connect(args: argparse.Namespace, **options: Any) -> AsyncIterator[Client]:
+async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **options: Any) -> AsyncIterator[Client]:
     from ._client import Client
 
     options["protocol"] = args.protocol
@@ -79,7 +80,7 @@ async def _connect(args: argparse.Namespace, **options: Any) -> AsyncIterator[Cl
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
-        client = Client(server, **options)
+        client = Client(server, lifespan=lifespan, **options)
     try:
         async with client:
             yield client
@@ -90,7 +91,9 @@ async def _connect(args: argparse.Namespace, **options: Any) -> AsyncIterator[Cl
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        async with _connect(args) as client:
+        from ._server import definitions_only
+
+        async with _connect(args, definitions_only) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
@@ -276,6 +279,7 @@ def call_tool(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: TextIO) -> int:
+    from ._errors import StartupError
     from ._jsonrpc import ProtocolError
 
     bar = ProgressBar(sys.stderr)
@@ -299,6 +303,8 @@ def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: T
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code})") from exc
     except TimeoutError as exc:
         raise CommandTimeout(f"{name} gave no result within {args.timeout:g} seconds (--timeout)") from exc
+    except StartupError as exc:
+        raise CommandError(str(exc)) from exc
     finally:
         bar.close()
     return print_result(result, raw=args.raw, out=out)

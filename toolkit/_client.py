@@ -27,7 +27,7 @@ from ._versions import era_neutral
 
 if TYPE_CHECKING:
     from ._context import LogLevel
-    from ._server import Server
+    from ._server import Lifespan, Server
 
 __all__ = ["Client", "LogMessage", "ProgressCallback"]
 
@@ -72,6 +72,9 @@ class Client:
         max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
             A larger reply is skipped without being held, and the call waiting for it fails at once with a
             [`MessageError`][toolkit.MessageError].
+        lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
+            way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
+            so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
 
     Example:
         ```python
@@ -110,9 +113,11 @@ class Client:
         on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
         validate_output: bool = True,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        lifespan: Lifespan | None = None,
     ) -> None:
         self._target = target
         self._max_message_size = max_message_size
+        self._lifespan = lifespan
         self._protocol = protocol
         self._client_info = (client_info or _CLIENT_INFO).model_dump(mode="json", by_alias=True, exclude_none=True)
         self._on_log = on_log
@@ -176,6 +181,11 @@ class Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            if isinstance(self._target, Server):
+                # Entered here, in the task that opens the client, so that it is left by the same task.
+                await stack.enter_async_context(self._target.running(lifespan=self._lifespan))
+            elif self._lifespan is not None:
+                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
             tg = await stack.enter_async_context(anyio.create_task_group())
             transport: Transport
             if self._process_args is not None:

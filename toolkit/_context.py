@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Literal
+from typing import Any, Generic, Literal
 
 import anyio.from_thread
 import anyio.lowlevel
+from typing_extensions import TypeVar
 
 from ._types import Implementation
 
@@ -24,13 +25,20 @@ Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 _logger = logging.getLogger("toolkit.tools")
 
+#: The type of the lifespan's value; a bare `Context` is `Context[Any]`.
+StateT = TypeVar("StateT", default=Any)
+_NO_STATE: Any = object()
 
-class Context:
-    """What a tool can ask of the request it serves: progress, logging, cancellation, and who is calling.
+
+class Context(Generic[StateT]):
+    """What a tool can ask of the request it serves: progress, logging, cancellation, who is calling, the server's
+    state.
 
     Declare a parameter annotated `Context` (or `Context | None`) and toolkit passes it in; it never appears in
-    the tool's schema. Outside a server (calling `tool.run()` directly) the context is detached: progress goes
-    nowhere and log messages go to Python's `logging` (logger `toolkit.tools`).
+    the tool's schema. `Context[AppState]` says what the server's lifespan yields, so that type checkers check
+    the use of [`lifespan_context`][toolkit.Context.lifespan_context]; toolkit treats it as `Context`. Outside a
+    server (calling `tool.run()` directly) the context is detached: progress goes nowhere and log messages go to
+    Python's `logging` (logger `toolkit.tools`).
 
     An async tool awaits the methods. A sync tool, which runs on a worker thread, calls them without `await`: each
     call is sent on the event loop's thread and returns once it is sent. A sync tool made with
@@ -62,6 +70,7 @@ class Context:
     __slots__ = (
         "_cancelled",
         "_last_progress",
+        "_lifespan_context",
         "_log_level",
         "_loop_thread",
         "_notify",
@@ -84,6 +93,7 @@ class Context:
         log_level: Callable[[], LogLevel | None] | None = None,
         notify: Notify | None = None,
         show_error_details: bool = False,
+        lifespan_context: StateT = _NO_STATE,
     ) -> None:
         self.request_id = request_id
         """The JSON-RPC id of the request being served (`None` when detached)."""
@@ -100,6 +110,24 @@ class Context:
         self._token: anyio.lowlevel.EventLoopToken | None = None  # the way back to the loop, for sync tools
         self._sync_on_loop = False  # a sync tool running on the loop itself (run_in_thread=False)
         self._cancelled = False
+        self._lifespan_context = lifespan_context
+
+    @property
+    def lifespan_context(self) -> StateT:
+        """What the server's lifespan yielded (`None` for a server without one), shared by every call.
+
+        A plain attribute read, so sync tools on worker threads use it as async tools do. In a unit test that
+        calls `tool.run(arguments, Context(lifespan_context=fake))`, it is the value given.
+
+        Raises:
+            RuntimeError: the context is detached and was given no `lifespan_context`.
+        """
+        if self._lifespan_context is _NO_STATE:
+            raise RuntimeError(
+                "this Context has no lifespan state: the tool is not running in a server; pass "
+                "Context(lifespan_context=...) to tool.run() to give it one"
+            )
+        return self._lifespan_context
 
     @property
     def cancelled(self) -> bool:

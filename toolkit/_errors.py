@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._jsonrpc import ProtocolError
 
-__all__ = ["ConnectionClosedError", "ToolDefinitionError", "ToolError"]
+__all__ = ["ConnectionClosedError", "StartupError", "ToolDefinitionError", "ToolError"]
 
 
 class ToolDefinitionError(TypeError):
@@ -49,3 +49,17 @@ class ConnectionClosedError(ProtocolError):
         super().__init__(-32000, message)
         self.returncode = returncode
         self.stderr = stderr
+
+
+class StartupError(RuntimeError):
+    """The server's lifespan failed to start, so nothing was served. The original exception is `__cause__`.
+
+    Attributes:
+        server_name: The name of the server that could not start.
+    """
+
+    def __init__(self, server_name: str, cause: BaseException) -> None:
+        self.server_name = server_name
+        reason = str(cause).replace("\n", " ").strip()
+        what = f"{type(cause).__name__}: {reason}" if reason else type(cause).__name__
+        super().__init__(f"server {server_name!r} failed to start: {what}")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ._client import Client
-from ._server import Server
+from ._server import Lifespan, Server
 from ._types import MODERN_VERSION
 from .testing import Definitions, Snapshot, ToolTester, _compare_snapshot, stdio_command, stdio_environment
 
@@ -50,6 +50,12 @@ class Plugin:
         return "auto"
 
     @pytest.fixture
+    def toolkit_lifespan(self) -> Lifespan | None:
+        """A lifespan to run instead of the server's own in `toolkit_client` and `toolkit_tester`; `None` (the
+        default) runs the server's. Override it to give the tools a fake state instead of a real database."""
+        return None
+
+    @pytest.fixture
     def toolkit_stdio_command(self, toolkit_server: Server) -> list[str]:
         """The command that serves `toolkit_server` over stdio; by default `python -m toolkit serve module:name`."""
         try:
@@ -67,9 +73,16 @@ class Plugin:
         anyio_backend: Any,
     ) -> AsyncIterator[Client]:
         """A `toolkit.Client` connected to `toolkit_server` over `toolkit_transport` (use in `anyio` tests)."""
+        toolkit_lifespan: Lifespan | None = request.getfixturevalue("toolkit_lifespan")
         if toolkit_transport == "memory":
-            client = Client(toolkit_server, protocol=toolkit_protocol)
+            client = Client(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan)
         elif toolkit_transport == "stdio":
+            if toolkit_lifespan is not None:
+                pytest.fail(
+                    "toolkit: toolkit_lifespan cannot replace the lifespan of a server in another process "
+                    "(toolkit_transport='stdio'); override toolkit_lifespan to return None for this test",
+                    pytrace=False,
+                )
             command = request.getfixturevalue("toolkit_stdio_command")
             client = Client.stdio(command, env=stdio_environment(), protocol=toolkit_protocol)
         else:
@@ -78,9 +91,11 @@ class Plugin:
             yield client
 
     @pytest.fixture
-    def toolkit_tester(self, toolkit_server: Server, toolkit_protocol: Any) -> Iterator[ToolTester]:
+    def toolkit_tester(
+        self, toolkit_server: Server, toolkit_protocol: Any, toolkit_lifespan: Lifespan | None
+    ) -> Iterator[ToolTester]:
         """A [`ToolTester`][toolkit.testing.ToolTester] over `toolkit_server`, for plain (synchronous) tests."""
-        with ToolTester(toolkit_server, protocol=toolkit_protocol) as tester:
+        with ToolTester(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan) as tester:
             yield tester
 
     @pytest.fixture

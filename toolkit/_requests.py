@@ -164,6 +164,7 @@ async def call_tool(
         log_level=log_level,
         notify=notify,
         show_error_details=server.show_error_details,
+        lifespan_context=server.lifespan_context,
     )
     timeout = server.tool_timeout
     if timeout is None:

@@ -7,13 +7,15 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
+from ._errors import StartupError
 from ._jsonrpc import encode
 from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
@@ -25,10 +27,24 @@ from ._versions import shape_implementation, shape_tool
 if TYPE_CHECKING:
     from ._session import Connection
 
-__all__ = ["Server"]
+__all__ = ["Lifespan", "Server", "definitions_only"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+"""What `Server(lifespan=...)` takes: called with the server, it gives an async context manager whose value
+tools read as `ctx.lifespan_context` (an `@asynccontextmanager` function that takes the server and yields)."""
+
+logger = logging.getLogger("toolkit")
+_NOT_RUNNING: Any = object()
+
+
+@contextlib.asynccontextmanager
+async def definitions_only(server: Server) -> AsyncIterator[None]:
+    """The lifespan of what only reads definitions (`toolkit list/docs/check`, the mkdocs plugin): documenting a
+    server never opens its database."""
+    yield
 
 
 class Server:
@@ -55,6 +71,8 @@ class Server:
         schema_profile: Serve every tool adapted to this [schema profile](profiles.md) (`"gemini"`,
             `"openai-strict"`, ...), for clients that hand the tools to one provider; arguments coming back are
             mapped to the tools' own shape before validation.
+        lifespan: Opens what the tools share (a database, an HTTP client) before the first message is read and
+            closes it after the last reply; see [`running`][toolkit.Server.running].
 
     Example:
         ```python
@@ -86,6 +104,7 @@ class Server:
         ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
         schema_profile: str | None = None,
+        lifespan: Lifespan | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -107,6 +126,15 @@ class Server:
         self._tools: dict[str, Tool[Any, Any]] = {}
         self._payloads: dict[str, list[str]] = {}
         self.connections: set[Connection] = set()
+        self.lifespan = lifespan
+        """The server's lifespan factory, or `None`."""
+        # The one running lifespan of this server: its value, its context manager, the factory it came from,
+        # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
+        self._state: Any = _NOT_RUNNING
+        self._lifespan_cm: AbstractAsyncContextManager[Any] | None = None
+        self._running_with: Lifespan | None = None
+        self._users = 0
+        self._changing: anyio.Event | None = None
         for t in tools:
             self.add_tool(t)
 
@@ -196,20 +224,103 @@ class Server:
     def info_for(self, version: str) -> dict[str, Any]:
         return shape_implementation(self._info_wire, version)
 
+    # -- the lifespan --------------------------------------------------------------------------------
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded (`None` without a lifespan), while the server is running.
+
+        Raises:
+            RuntimeError: the server is not running.
+        """
+        if self._state is _NOT_RUNNING:
+            raise RuntimeError(f"server {self.name!r} is not running: use it inside `async with server.running()`")
+        return self._state
+
+    @contextlib.asynccontextmanager
+    async def running(self, *, lifespan: Lifespan | None = None) -> AsyncIterator[Any]:
+        """Run the server's lifespan around the block, or join it if it already runs; yield its value.
+
+        The entry point every way of serving goes through: [`serve`][toolkit.Server.serve] (so stdio and
+        [`run`][toolkit.Server.run]), [`Client(server)`][toolkit.Client] and the testing tools enter it, and an
+        HTTP server would enter it once per worker, at ASGI lifespan startup. Blocks that overlap share one
+        lifespan: the first to enter starts it, the last to leave shuts it down (after its connections have
+        sent their last replies). A server that accepts many connections (over TCP, say) enters it once around
+        its accept loop, so that the lifespan starts before the first client and is not restarted when the
+        connections come and go. A lifespan that holds task-bound objects (an anyio task group, a cancel scope)
+        must be left by the task that entered it: nested blocks do that; overlapping ones may not.
+
+        Shutdown runs the code after the lifespan's `yield` whatever ended the block (end of input,
+        cancellation, an error), shielded from cancellation; an exception it raises is logged (logger
+        `toolkit`), not raised.
+
+        Args:
+            lifespan: Run this lifespan instead of the server's own (a fake in a test, for example).
+
+        Raises:
+            StartupError: the lifespan failed to start; nothing is served.
+            RuntimeError: `lifespan` was given while the server runs another one.
+        """
+        factory = lifespan if lifespan is not None else self.lifespan
+        while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
+            await self._changing.wait()
+        if self._users:
+            if lifespan is not None and lifespan is not self._running_with:
+                raise RuntimeError(f"server {self.name!r} is already running with another lifespan")
+            self._users += 1
+        else:
+            changing = self._changing = anyio.Event()
+            try:
+                cm = factory(self) if factory is not None else None
+                state = await cm.__aenter__() if cm is not None else None
+            except Exception as exc:
+                raise StartupError(self.name, exc) from exc
+            finally:
+                self._changing = None
+                changing.set()
+            self._state, self._lifespan_cm, self._running_with, self._users = state, cm, factory, 1
+        try:
+            yield self._state
+        finally:
+            await self._leave()
+
+    async def _leave(self) -> None:
+        self._users -= 1
+        if self._users:
+            return
+        cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
+        if cm is None:
+            return
+        changing = self._changing = anyio.Event()
+        try:
+            with anyio.CancelScope(shield=True):
+                # Told nothing of why the block ended: the code after `yield` runs, as after a clean end.
+                await cm.__aexit__(None, None, None)
+        except Exception:
+            logger.exception("server %r: the lifespan failed to shut down", self.name)
+        finally:
+            self._changing = None
+            changing.set()
+
     # -- serving -------------------------------------------------------------------------------------
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection over `transport` until the peer closes it.
+        """Serve one connection over `transport` until the peer closes it, inside [`running`][toolkit.Server.running].
 
         Calls still running when the peer goes away are cancelled. The transport is closed on return.
+
+        Raises:
+            StartupError: the lifespan failed to start; nothing was read from the transport.
         """
         from ._session import Connection
 
-        connection = Connection(self, transport)
         try:
-            await connection.run()
+            async with self.running():
+                await Connection(self, transport).run()
+                # Closed before the lifespan shuts down: the peer has every reply and need not wait for cleanup.
+                await transport.aclose()
         finally:
-            await transport.aclose()
+            await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
 
     async def serve_stdio(self) -> None:
         """Serve MCP's stdio transport until stdin closes."""
@@ -218,14 +329,23 @@ class Server:
     def run(self, *, backend: Literal["asyncio", "trio"] = "asyncio") -> None:
         """Serve over stdio until stdin closes: the entry point of a server script.
 
+        When the lifespan fails to start, nothing is served: one line on stderr, and the process exits with
+        status 1.
+
         Example:
             ```python
             if __name__ == "__main__":
                 server.run()
             ```
         """
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(self.serve_stdio, backend=backend)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                anyio.run(self.serve_stdio, backend=backend)
+        except StartupError as exc:
+            logger.debug("startup failed", exc_info=exc)
+            sys.stderr.write(f"toolkit: error: {exc}\n")
+            sys.stderr.flush()
+            raise SystemExit(1) from None
         # A sync tool still running on a worker thread (cancelled, but Python cannot stop a thread) would keep
         # the interpreter alive at exit, joining it. stdin is closed and every answer is written: the stdio
         # transport says the server should now exit, so do, without waiting for it.

@@ -226,6 +226,8 @@ def _is_context(annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, Context):
         return True
     origin = get_origin(annotation)
+    if isinstance(origin, type) and issubclass(origin, Context):  # Context[AppState]
+        return True
     if origin is typing.Union or origin is types.UnionType:
         args = [a for a in get_args(annotation) if a is not type(None)]
         return len(args) == 1 and _is_context(args[0])

@@ -95,13 +95,14 @@ def _list_tools(target: str, base: Path) -> list[dict[str, Any]]:
     import anyio
 
     from ._client import Client
+    from ._server import definitions_only
     from ._target import load_server
 
     server = load_server(target, base=base)
 
     async def fetch() -> list[dict[str, Any]]:
         # The handshake era is what most clients see, and what `toolkit docs` shows by default.
-        async with Client(server, protocol="handshake") as client:
+        async with Client(server, protocol="handshake", lifespan=definitions_only) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 

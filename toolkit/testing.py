@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ._client import Protocol as ProtocolChoice
     from ._context import LogLevel
+    from ._server import Lifespan
 
 __all__ = [
     "Progress",
@@ -74,6 +75,8 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         timeout: Seconds any one call may take before it fails with `TimeoutError`, so a hanging tool fails
             the test instead of hanging it.
         log_level: The least severe log level to receive.
+        lifespan: Run this lifespan instead of the server's own, for example one that yields a fake state. The
+            lifespan (this one or the server's) starts on entering `with` and shuts down on leaving it.
 
     Example:
         ```python
@@ -97,6 +100,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         backend: Literal["asyncio", "trio"] = "asyncio",
         timeout: float = 30.0,
         log_level: LogLevel = "debug",
+        lifespan: Lifespan | None = None,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -108,6 +112,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self._protocol: ProtocolChoice = protocol
         self._backend = backend
         self._log_level: LogLevel = log_level
+        self._lifespan = lifespan
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None
@@ -119,7 +124,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             portal = stack.enter_context(start_blocking_portal(self._backend))
             # Made on the portal's event loop: anyio primitives bind to the event loop running where they are made,
             # which, in a fixture of an async test, is the test's (perhaps trio), not the portal's.
-            client = portal.call(lambda: Client(self.server, protocol=self._protocol, on_log=self.logs.append))
+            client = portal.call(
+                lambda: Client(self.server, protocol=self._protocol, on_log=self.logs.append, lifespan=self._lifespan)
+            )
             stack.enter_context(portal.wrap_async_context_manager(client))
             portal.call(client.set_logging_level, self._log_level)
             self._stack, self._portal, self._client = stack.pop_all(), portal, client
