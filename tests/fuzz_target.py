@@ -425,6 +425,11 @@ class Peer:
         self.modern = True
         self.version = MODERN
         self.last_case: list[bytes] = []
+        self.reading = anyio.Event()  # the background reader reads nothing before this is set
+
+    def start_reading(self) -> None:
+        """Let the background reader begin (for a peer opened with `reading=False`)."""
+        self.reading.set()
 
     async def send_line(self, data: bytes, replies: list[Any] | None = None) -> None:
         """Send one message (over stdio: a line) and book the replies it deserves (or the ids in `replies`)."""
@@ -517,8 +522,11 @@ class Peer:
 
 
 @asynccontextmanager
-async def memory_peer(server: Server) -> AsyncIterator[Peer]:
-    """A peer on `server` through `MemoryTransport`, served in this event loop."""
+async def memory_peer(server: Server, *, reading: bool = True) -> AsyncIterator[Peer]:
+    """A peer on `server` through `MemoryTransport`, served in this event loop.
+
+    With `reading=False` the peer reads nothing until `peer.start_reading()`.
+    """
     mine, theirs = MemoryTransport.pair()
     served = anyio.Event()
 
@@ -526,6 +534,8 @@ async def memory_peer(server: Server) -> AsyncIterator[Peer]:
         await mine.send(data.decode())
 
     peer = Peer(write, framed=False)
+    if reading:
+        peer.start_reading()
 
     async def serve() -> None:
         try:
@@ -534,6 +544,7 @@ async def memory_peer(server: Server) -> AsyncIterator[Peer]:
             served.set()
 
     async def read() -> None:
+        await peer.reading.wait()
         while True:
             try:
                 text = await mine.receive()
@@ -545,6 +556,7 @@ async def memory_peer(server: Server) -> AsyncIterator[Peer]:
         tg.start_soon(serve)
         tg.start_soon(read)
         yield peer
+        peer.start_reading()
         await mine.aclose()
         with anyio.fail_after(TIMEOUT):
             await served.wait()
@@ -557,8 +569,11 @@ def serve_command(backend: str, **options: Any) -> list[str]:
 
 
 @asynccontextmanager
-async def stdio_peer(backend: str, **options: Any) -> AsyncIterator[Peer]:
-    """A peer on a fuzz server subprocess; on exit stdin closes, all replies must have come, and the exit code be 0."""
+async def stdio_peer(backend: str, *, reading: bool = True, **options: Any) -> AsyncIterator[Peer]:
+    """A peer on a fuzz server subprocess; on exit stdin closes, all replies must have come, and the exit code be 0.
+
+    With `reading=False` the peer reads nothing until `peer.start_reading()`.
+    """
     process = await anyio.open_process(
         serve_command(backend, **options), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -566,9 +581,12 @@ async def stdio_peer(backend: str, **options: Any) -> AsyncIterator[Peer]:
     assert process.stdout is not None
     stdout = BufferedByteReceiveStream(process.stdout)
     peer = Peer(process.stdin.send, framed=True)
+    if reading:
+        peer.start_reading()
     done = anyio.Event()
 
     async def read() -> None:
+        await peer.reading.wait()
         try:
             while True:
                 line = await stdout.receive_until(b"\n", 256 * 1024 * 1024)
@@ -586,6 +604,7 @@ async def stdio_peer(backend: str, **options: Any) -> AsyncIterator[Peer]:
         except BaseException:
             process.kill()
             raise
+        peer.start_reading()
         await process.stdin.aclose()
         with anyio.fail_after(TIMEOUT):
             await done.wait()
@@ -594,11 +613,13 @@ async def stdio_peer(backend: str, **options: Any) -> AsyncIterator[Peer]:
         assert peer.ledger.lost == 0, f"{peer.ledger.lost} requests were never answered"
 
 
-def open_peer(transport: str, backend: str, **options: Any) -> AbstractAsyncContextManager[Peer]:
+def open_peer(
+    transport: str, backend: str, *, reading: bool = True, **options: Any
+) -> AbstractAsyncContextManager[Peer]:
     """`memory_peer` on a fresh fuzz server, or `stdio_peer` on one in a subprocess."""
     if transport == "memory":
-        return memory_peer(build(**options)[0])
-    return stdio_peer(backend, **options)
+        return memory_peer(build(**options)[0], reading=reading)
+    return stdio_peer(backend, reading=reading, **options)
 
 
 # -- what the fuzzer sends ---------------------------------------------------------------------------------
@@ -785,11 +806,14 @@ def serve(argv: list[str]) -> None:
     parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     parser.add_argument("--max-message-size", type=int, default=None)
     parser.add_argument("--max-concurrent-requests", type=int, default=None)
+    parser.add_argument("--max-queued-messages", type=int, default=None)
+    parser.add_argument("--max-queued-bytes", type=int, default=None)
     parser.add_argument("--tool-timeout", type=float, default=None)
     parser.add_argument("--shutdown-grace", type=float, default=0.5)
     args = parser.parse_args(argv)
     options: dict[str, Any] = {"shutdown_grace": args.shutdown_grace}
-    for name in ("max_message_size", "max_concurrent_requests", "tool_timeout"):
+    limits = ("max_message_size", "max_concurrent_requests", "max_queued_messages", "max_queued_bytes")
+    for name in (*limits, "tool_timeout"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     build(**options)[0].run(backend=args.backend)

@@ -1,7 +1,8 @@
 """Any fault: whatever a tool or a client does, the server keeps serving, loses no request and leaks nothing.
 
 Tools that raise every kind of exception, hang, return what cannot be sent, print to stdout, start threads;
-clients that vanish mid-call, keep 1,000 calls in flight and cancel at random, or stop reading.
+clients that vanish mid-call, keep 1,000 calls in flight and cancel at random, write before they read, or stop
+reading.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from fuzz_target import (
     stdio_peer,
 )
 
-from toolkit import Client, MemoryTransport
+from toolkit import Client, MemoryTransport, Server, Transport
 
 anyio_mark = pytest.mark.anyio
 
@@ -312,34 +313,127 @@ async def test_calls_beyond_max_concurrent_requests_are_refused_at_once_and_acce
     assert text_of(reply) == (False, "accepted")
 
 
-# -- a client that does not read ---------------------------------------------------------------------------
+# -- a client that pipelines, or does not read -------------------------------------------------------------
+
+
+def pipelined(count: int, holds: list[str], cancelled: list[str], big: str) -> list[bytes]:
+    """`count` lines a pipelining client writes before it reads: calls and malformed lines, ten echoes of `big`,
+    five lines of `big` cut short, deep nesting, and `hold` calls (first) of which `cancelled` are cancelled; the
+    last line releases the other holds."""
+    specials = [call_line(f"big-{k}", "echo", {"text": big}) for k in range(10)]
+    specials += [b'{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"text":"' + big.encode()] * 5
+    specials += [b"[" * 10_000 + b"]" * 10_000, b'{"a":' * 300 + b"1" + b"}" * 300] * 5
+    specials += [cancel_line(key) for key in cancelled]
+    fillers = []
+    for n in range(count - len(holds) - len(specials) - 1):
+        fillers.append(
+            (
+                call_line(f"echo-{n}", "echo", {"text": str(n)}),
+                b"{not json %d" % n,
+                call_line(f"add-{n}", "add", {"a": n, "b": 1}),
+                json.dumps({"jsonrpc": "2.0", "id": f"bad-{n}", "method": 7}).encode(),
+            )[n % 4]
+        )
+    body = fillers + specials
+    random.Random(11).shuffle(body)
+    lines = [call_line(key, "hold", {"key": key}, progressToken=key) for key in holds]
+    return [*lines, *body, call_line("release", "release")]
 
 
 @anyio_mark
-async def test_a_client_that_stops_reading_stops_the_server_reading_instead_of_growing_its_memory() -> None:
-    server, _ = build(max_concurrent_requests=16)
+async def test_a_client_that_writes_5000_messages_before_reading_gets_every_reply_exactly_once(
+    transport: str, anyio_backend: str
+) -> None:
+    big = "x" * 2_000_000
+    holds = [f"hold-{k}" for k in range(50)]
+    cancelled = holds[::2]
+    lines = pipelined(5000, holds, cancelled, big)
+    # Every call admitted (sync tools queue for worker threads, so more than the default 1,000 may be running and
+    # would be refused): this test is about the replies waiting for the client, with the default bounds.
+    async with open_peer(transport, anyio_backend, reading=False, max_concurrent_requests=5000) as peer:
+        with anyio.fail_after(60):  # the server reads all of it although nobody reads a reply
+            for line in lines:
+                if line.startswith(b'{"jsonrpc": "2.0", "method": "notifications/cancelled"'):
+                    peer.ledger.forget(json.loads(line)["params"]["requestId"])
+                await peer.send_line(line)
+        peer.start_reading()
+        await peer.settle()
+        after = text_of(await peer.call("echo", {"text": "still here"}))
+
+    order = [(m.get("method"), m.get("id") or m.get("params", {}).get("progressToken")) for m in peer.messages]
+    released = [key for key in holds if key not in cancelled]
+    assert len(lines) == 5000
+    assert peer.ledger.settled()  # every reply exactly once: the books also fail on a second reply to any id
+    # Every line deserves one reply but the cancellations and the calls they cancel; plus the call after.
+    assert peer.ledger.replies == sum(peer.ledger.expected.values()) == 5000 - 2 * len(cancelled) + 1
+    assert [text_of(peer.reply(f"big-{k}")) for k in range(10)] == [(False, big)] * 10
+    assert [text_of(peer.reply(key)) for key in released] == [(False, key) for key in released]
+    assert all(order.index(("notifications/progress", key)) < order.index((None, key)) for key in released)
+    assert not any(key in {m.get("id") for m in peer.messages} for key in cancelled)
+    assert after == (False, "still here")
+
+
+class CountingTransport:
+    """A transport that counts the messages the server has read through it."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.received = 0
+
+    async def send(self, message: str, /) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        message = await self.inner.receive()
+        self.received += 1
+        return message
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@anyio_mark
+@pytest.mark.parametrize(
+    ("bound", "size", "held"),
+    [({"max_queued_messages": 50}, 10, 50), ({"max_queued_bytes": 1_000_000}, 100_000, 10)],
+    ids=["messages", "bytes"],
+)
+async def test_a_client_that_never_reads_stops_the_server_reading_once_the_outbox_is_full(
+    bound: dict[str, int], size: int, held: int
+) -> None:
+    server, _ = build(max_concurrent_requests=16, **bound)
     mine, theirs = MemoryTransport.pair(buffer=8)
-    sent = 0
+    counting = CountingTransport(theirs)
 
     async def flood() -> None:
-        nonlocal sent
         for n in range(2000):
-            await mine.send(call_line(n, "abig", {"size": 100_000}).decode())
-            sent += 1
+            await mine.send(call_line(n, "abig", {"size": size}).decode())
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, theirs)
+        tg.start_soon(server.serve, counting)
         tg.start_soon(flood)
         await anyio.wait_all_tasks_blocked()
-        stalled_at = sent
-        replies = [json.loads(await mine.receive()) for _ in range(2000)]
+        stalled_at = counting.received
+        with anyio.fail_after(20):
+            replies = [json.loads(await mine.receive()) for _ in range(2000)]
+            await mine.send(call_line("last", "abig", {"size": 1}).decode())
+            last = json.loads(await mine.receive())
         await mine.aclose()
 
-    # What the server holds while the client does not read: the pipes' 8 + 8 messages, 16 calls in flight, and
-    # the one reply it is sending; not 2,000 replies of 100 kB.
-    assert stalled_at <= 8 + 8 + 16 + 2
+    # Read while there was room, then stopped: the client's pipe holds 8 replies, the outbox `held`, one is being
+    # written, and each of the 16 calls in flight waits with its reply; the 2,000 replies never pile up.
+    assert 8 + held <= stalled_at <= 8 + held + 1 + 16 + 1
+    assert text_of(last) == (False, "x")
     assert sorted(r["id"] for r in replies) == list(range(2000))
-    assert all("result" in r or r["error"]["code"] == -32603 for r in replies)
+    refused = {"code": -32603, "message": "Too many requests in flight"}  # the 17th call while 16 wait for room
+    assert all(r["error"] == refused if "error" in r else text_of(r) == (False, "x" * size) for r in replies)
+
+
+def test_outbox_bounds_below_one_are_refused_when_the_server_is_made() -> None:
+    with pytest.raises(ValueError, match=r"^max_queued_messages and max_queued_bytes must be at least 1$"):
+        Server("s", max_queued_messages=0)
+    with pytest.raises(ValueError, match=r"^max_queued_messages and max_queued_bytes must be at least 1$"):
+        Server("s", max_queued_bytes=0)
 
 
 def vm(pid: int, field: str) -> int:
@@ -354,7 +448,8 @@ def vm(pid: int, field: str) -> int:
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads memory figures from /proc")
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_a_stdio_server_whose_client_stops_reading_stops_reading_too_with_bounded_memory(backend: str) -> None:
-    command = serve_command(backend, max_concurrent_requests=8)
+    bound = 20_000_000
+    command = serve_command(backend, max_concurrent_requests=8, max_queued_messages=1000, max_queued_bytes=bound)
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
         assert process.stdin is not None
         assert process.stdout is not None
@@ -379,8 +474,11 @@ def test_a_stdio_server_whose_client_stops_reading_stops_reading_too_with_bounde
         process.stdin.close()
         code = process.wait(20)
 
-    assert sent < 5000, "the server kept reading although nobody read its replies"
-    assert peak - baseline < 100_000_000, f"the server grew by {(peak - baseline) / 1e6:.0f} MB"
+    # It read while its outbox had room (for 20 replies of 1 MB, or 1,000 messages: calls beyond the 8 in flight
+    # are refused), then stopped; beyond the outbox it holds the replies of the 8 calls in flight and the one
+    # being written. What it read beyond that waited in the pipe and its 64 kB read buffer (about 700 lines).
+    assert bound // 1_000_000 <= sent < 3000, "the server kept reading although nobody read its replies"
+    assert peak - baseline < bound + 30_000_000, f"the server grew by {(peak - baseline) / 1e6:.0f} MB"
     assert sorted(r["id"] for r in replies) == list(range(sent))
     assert code == 0
     assert not any(leak in json.dumps(r) for r in replies for leak in LEAKS)

@@ -63,6 +63,10 @@ class Server:
         show_error_details: Send exception types and messages of failing tools to the client.
         max_message_size: Largest message (bytes) the stdio transport accepts.
         max_concurrent_requests: Calls one connection may have in flight; more are answered with an error.
+        max_queued_messages: Messages (replies and notifications) one connection may hold while the client is
+            slow to read them; once it holds this many, the server stops reading that client until it has room.
+        max_queued_bytes: The same bound in bytes of JSON text (characters): the server stops reading once it
+            holds this much (one message of any size is always accepted, so the bound may be passed by one).
         tool_timeout: Seconds a tool call may take before it is cancelled and reported as an error.
         shutdown_grace: Seconds calls still running when the client closes the connection may take to finish
             (and answer) before they are cancelled.
@@ -99,6 +103,8 @@ class Server:
         show_error_details: bool = False,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_concurrent_requests: int = 1000,
+        max_queued_messages: int = 10_000,
+        max_queued_bytes: int = 64 * 1024 * 1024,
         tool_timeout: float | None = None,
         shutdown_grace: float = 5.0,
         ttl_ms: int = 0,
@@ -108,6 +114,8 @@ class Server:
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
+        if max_queued_messages < 1 or max_queued_bytes < 1:
+            raise ValueError("max_queued_messages and max_queued_bytes must be at least 1")
         self.name = name
         self.version = version or "0.0.0"
         self.title = title
@@ -116,6 +124,8 @@ class Server:
         self.show_error_details = show_error_details
         self.max_message_size = max_message_size
         self.max_concurrent_requests = max_concurrent_requests
+        self.max_queued_messages = max_queued_messages
+        self.max_queued_bytes = max_queued_bytes
         self.tool_timeout = tool_timeout
         self.shutdown_grace = shutdown_grace
         self.ttl_ms = ttl_ms

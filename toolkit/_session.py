@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,115 @@ _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _DEFAULT_LOG_LEVEL: LogLevel = "info"
 
 
+class _Outbox:
+    """The messages of one connection on their way out, in order, bounded; a writer task hands them to the transport.
+
+    Putting a message never waits for the peer to read, only for room, so the connection's reader goes on reading
+    while the peer is slow (JSON-RPC lets a client write all its requests before it reads a reply) and stops only
+    when the outbox is full. The bounds are high-water marks, so that a message of any size fits: the outbox holds
+    at most `max_messages` messages, and `max_bytes` characters of JSON plus one message.
+    """
+
+    __slots__ = (
+        "_empty",
+        "_lock",
+        "_max_bytes",
+        "_max_messages",
+        "_queue",
+        "_ready",
+        "_room",
+        "_size",
+        "_transport",
+        "_writing",
+    )
+
+    def __init__(self, transport: Transport, max_messages: int, max_bytes: int) -> None:
+        self._transport = transport
+        self._queue: deque[str] = deque()
+        self._size = 0  # characters queued; a message counts until the transport has taken all of it
+        self._max_messages = max_messages
+        self._max_bytes = max_bytes
+        self._writing = False  # a message is being handed to the transport (by the writer or by `send`)
+        self._lock = anyio.Lock(fast_acquire=True)  # FIFO among the producers waiting for room
+        self._ready: anyio.Event | None = None  # the writer waits for work
+        self._room: anyio.Event | None = None  # producers and the reader wait for room
+        self._empty: anyio.Event | None = None  # end of input waits for everything to be written
+
+    @property
+    def full(self) -> bool:
+        return len(self._queue) >= self._max_messages or self._size >= self._max_bytes
+
+    async def wait_for_room(self) -> None:
+        while self.full:
+            if self._room is None:
+                self._room = anyio.Event()
+            await self._room.wait()
+
+    async def put(self, text: str) -> None:
+        """Queue `text` behind everything put before it, once there is room (uncontended: without a checkpoint)."""
+        async with self._lock:
+            await self.wait_for_room()
+            self._queue.append(text)
+            self._size += len(text)
+            self._wake()
+
+    async def send(self, text: str) -> None:
+        """Write `text` now if nothing is ahead of it, else `put` it: a task that may wait for the peer saves the
+        writer a wake-up (a tenth of an in-memory call). Never from the connection's reader, nor from inside a
+        cancel scope of a call (a cancelled write could leave half a line on a byte stream).
+        """
+        if self._writing or self._queue or self._lock.locked():
+            await self.put(text)
+            return
+        self._writing = True
+        try:
+            await self._write(text)
+        finally:
+            self._writing = False
+            self._wake()
+
+    async def flush(self) -> None:
+        """Wait until the transport has taken every message put so far, and those waiting for room."""
+        while self._queue or self._writing or self._lock.locked():
+            self._empty = anyio.Event()
+            await self._empty.wait()
+
+    async def run(self) -> None:
+        """Hand the queued messages to the transport, one at a time, until cancelled."""
+        queue = self._queue
+        while True:
+            while self._writing or not queue:
+                self._ready = anyio.Event()
+                await self._ready.wait()
+            text = queue[0]
+            self._writing = True
+            try:
+                await self._write(text)
+            finally:
+                self._writing = False
+            queue.popleft()
+            self._size -= len(text)
+            if self._room is not None and not self.full:
+                self._room.set()
+                self._room = None
+            self._wake()
+
+    async def _write(self, text: str) -> None:
+        try:
+            await self._transport.send(text)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            logger.debug("dropped a message: the transport is closed")
+
+    def _wake(self) -> None:
+        if self._queue:
+            if self._ready is not None and not self._writing:
+                self._ready.set()
+                self._ready = None
+        elif self._empty is not None and not self._writing:
+            self._empty.set()
+            self._empty = None
+
+
 class Connection:
     """The state of one client connection and the dispatch of its messages."""
 
@@ -75,7 +185,7 @@ class Connection:
         self.log_level: LogLevel = _DEFAULT_LOG_LEVEL
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
-        self._send_lock = anyio.Lock(fast_acquire=True)
+        self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
         self._modern_info = server.info_for(MODERN_VERSION)
         self._idle = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
@@ -102,7 +212,10 @@ class Connection:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 self._token = anyio.lowlevel.current_token()
+                tg.start_soon(self._outbox.run)
                 while True:
+                    if self._outbox.full:  # a peer that does not read: stop reading until it does
+                        await self._outbox.wait_for_room()
                     try:
                         text = await self.transport.receive()
                     except anyio.EndOfStream:
@@ -112,6 +225,7 @@ class Connection:
                         continue
                     await self._on_text(text)
                 await self._drain()
+                await self._outbox.flush()
                 tg.cancel_scope.cancel()
         finally:
             self.server.connections.discard(self)
@@ -119,7 +233,8 @@ class Connection:
     async def _drain(self) -> None:
         """At end of input, let running calls finish and answer (a client may close stdin and still read).
 
-        Subscriptions end at once; calls get `server.shutdown_grace` seconds, then are cancelled.
+        Subscriptions end at once; calls get `server.shutdown_grace` seconds, then are cancelled. What is already
+        in the outbox is written after this, however long the client takes to read it.
         """
         for request_id in list(self.listeners):
             scope = self.in_flight.get(request_id)
@@ -129,16 +244,11 @@ class Connection:
             while self.in_flight:
                 self._idle = anyio.Event()
                 await self._idle.wait()
+        for scope in self.in_flight.values():  # past the grace: cancelled, so they add nothing to the outbox
+            scope.cancel()
 
     async def _send(self, message: dict[str, Any] | list[Any]) -> None:
-        await self._send_text(encode(message))
-
-    async def _send_text(self, text: str) -> None:
-        async with self._send_lock:
-            try:
-                await self.transport.send(text)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                logger.debug("dropped a message: the transport is closed")
+        await self._outbox.put(encode(message))
 
     async def _on_text(self, text: str) -> None:
         try:
@@ -173,7 +283,7 @@ class Connection:
             return
         response = await self._respond(message)
         if response is not None:
-            await self._send_text(response)
+            await self._outbox.put(response)
 
     def _admit(self, request_id: Any) -> anyio.CancelScope | dict[str, Any]:
         """A cancel scope for a call about to run (registered as in flight), or the error response refusing it."""
@@ -194,14 +304,14 @@ class Connection:
         self._tg.start_soon(func, *args)
 
     async def _run_in_scope(self, message: dict[str, Any], scope: anyio.CancelScope) -> None:
-        # A call counts as in flight until its reply is sent: a client that stops reading then meets
-        # max_concurrent_requests, instead of the server holding ever more finished replies in memory.
+        # A call counts as in flight until the outbox has its reply: calls whose replies wait for room (a client
+        # that does not read) still count against max_concurrent_requests, so they too are bounded.
         try:
             response = None
             with scope:
                 response = await self._respond(message)
             if response is not None and not scope.cancel_called:
-                await self._send_text(response)
+                await self._outbox.send(response)
         finally:
             self._finished(message["id"])
 
@@ -386,7 +496,7 @@ class Connection:
         agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
         try:
             # Registered before the acknowledgement is written, so that no change between the two is missed; the
-            # acknowledgement still goes first, as it takes the (FIFO) send lock before any change notice can.
+            # acknowledgement still goes first, as it enters the (FIFO) outbox before any change notice can.
             if agreed:
                 self.listeners.add(request.id)
             await self._notify(
