@@ -175,18 +175,14 @@ async def test_startup_comes_before_the_first_read_and_shutdown_after_the_last_r
     server = make_server(journal)
     # End of input right after the call: the server still answers it, then stops.
     await server.serve(Scripted(journal, INITIALIZE, CALL))
-    assert journal.events == [
-        "start real",
-        "receive",
-        "send 1",
-        "receive",
-        "receive",
-        "call",
-        "send 2",
-        "close",
-        "stop real",
-        "close",
-    ]
+    events = journal.events
+    # The server may read ahead of its replies (its outbox lets it), so only the order that matters is pinned:
+    # the lifespan starts before the first read, and stops after the last reply is sent and the transport closed.
+    assert events[0] == "start real"
+    assert events.count("receive") == 3
+    assert [e for e in events if e.startswith("send") or e == "call"] == ["send 1", "call", "send 2"]
+    assert events[-3:] == ["close", "stop real", "close"]
+    assert events.index("send 2") < events.index("stop real")
 
 
 async def test_cancelling_the_server_still_shuts_the_lifespan_down() -> None:
