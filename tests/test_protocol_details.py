@@ -12,6 +12,8 @@ import pytest
 import wire
 from wire import SUBSCRIPTION_KEY, error, meta
 
+from toolkit import Client, Server
+
 pytestmark = pytest.mark.anyio
 
 
@@ -159,3 +161,62 @@ async def test_a_batch_where_batches_do_not_exist_says_both_things_apart(connect
         == "Invalid request: expected an object; batches are not supported by this protocol version"
     )
     assert scalar["error"]["message"] == "Invalid request: expected an object"
+
+
+# -- the server's Implementation -----------------------------------------------------------------------------
+
+ICON = {"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}
+FULL_INFO = {
+    "name": "described",
+    "version": "2.0",
+    "title": "Described server",
+    "description": "Serves tools, with a description.",
+    "icons": [ICON],
+    "websiteUrl": "https://example.com",
+}
+
+
+def described_server() -> Server:
+    return Server(
+        "described",
+        version="2.0",
+        title="Described server",
+        description="Serves tools, with a description.",
+        icons=[ICON],
+        website_url="https://example.com",
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2025-11-25", FULL_INFO),
+        ("2025-06-18", {"name": "described", "version": "2.0", "title": "Described server"}),
+        ("2025-03-26", {"name": "described", "version": "2.0"}),
+        ("2024-11-05", {"name": "described", "version": "2.0"}),
+    ],
+)
+async def test_server_info_carries_every_field_the_revision_defines(version: str, expected: dict[str, Any]) -> None:
+    async with wire.memory(described_server()) as peer:
+        result = await peer.initialize(version)
+
+    assert result["serverInfo"] == expected
+
+
+async def test_2026_07_28_results_and_discovery_carry_the_full_server_info() -> None:
+    async with wire.memory(described_server()) as peer:
+        await peer.send(modern(1, "server/discover"))
+        discovered = await peer.receive()
+        await peer.send(modern(2, "tools/list"))
+        listed = await peer.receive()
+
+    assert discovered["result"]["_meta"] == {wire.SERVER_INFO_KEY: FULL_INFO}
+    assert listed["result"]["_meta"] == {wire.SERVER_INFO_KEY: FULL_INFO}
+
+
+async def test_the_client_sees_the_servers_description_icons_and_website() -> None:
+    async with Client(described_server()) as client:
+        info = client.server_info
+
+    assert info is not None
+    assert info.model_dump(mode="json", by_alias=True, exclude_none=True) == FULL_INFO
