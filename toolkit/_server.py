@@ -16,6 +16,7 @@ from typing_extensions import ParamSpec, Unpack
 
 from ._jsonrpc import encode
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
+from ._threads import running_calls
 from ._tool import Tool, ToolOptions, _caller_locals, _Options
 from ._transport import Transport
 from ._types import Icon, Implementation
@@ -223,6 +224,14 @@ class Server:
         """
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(self.serve_stdio, backend=backend)
+        stuck = running_calls()
+        if stuck:  # cancelled at end of input, but Python cannot stop a thread: say so rather than leave silently
+            logging.getLogger("toolkit").warning(
+                "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
+                "a thread cannot be stopped, so it is abandoned)",
+                stuck,
+                "" if stuck == 1 else "s",
+            )
         # A sync tool still running on a worker thread (cancelled, but Python cannot stop a thread) would keep
         # the interpreter alive at exit, joining it. stdin is closed and every answer is written: the stdio
         # transport says the server should now exit, so do, without waiting for it.
