@@ -220,3 +220,29 @@ async def test_the_client_sees_the_servers_description_icons_and_website() -> No
 
     assert info is not None
     assert info.model_dump(mode="json", by_alias=True, exclude_none=True) == FULL_INFO
+
+
+# -- what toolkit covers: tools only -------------------------------------------------------------------------
+
+NOT_SERVED = [
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+]
+
+
+async def test_a_server_declares_only_tools_and_logging_and_refuses_resources_and_prompts(
+    connect: wire.Connect,
+) -> None:
+    async with connect() as peer:
+        initialized = await peer.initialize()
+        handshake = [await peer.request(method, {}) for method in NOT_SERVED]
+        discovered = await peer.request("server/discover", {"_meta": meta()})
+        stateless = [await peer.request(method, {"_meta": meta()}) for method in NOT_SERVED]
+
+    assert sorted(initialized["capabilities"]) == sorted(discovered["result"]["capabilities"]) == ["logging", "tools"]
+    assert [reply["error"]["code"] for reply in handshake + stateless] == [-32601] * 2 * len(NOT_SERVED)
