@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,7 +25,7 @@ MESSAGES = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"
 CALL = {"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}}
 
 
-async def _exit_with(calls: list[dict[str, object]], backend: str) -> tuple[int, list[object], str]:
+async def _exit_with(calls: list[dict[str, Any]], backend: str) -> tuple[int, list[Any], str]:
     """Send the handshake and `calls`, wait until each stuck call runs, close stdin: exit code, replies, stderr."""
     process = await anyio.open_process(
         [sys.executable, STUCK, backend], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -57,7 +58,7 @@ async def test_a_sync_tool_stuck_at_end_of_input_is_reported_on_stderr_and_the_s
     code, replies, stderr = await _exit_with([CALL], anyio_backend)
 
     assert code == 0
-    assert [reply["id"] for reply in replies] == [1]  # type: ignore[index]  # the stuck call is never answered
+    assert [reply["id"] for reply in replies] == [1]  # the stuck call is never answered
     warnings = [line for line in stderr.splitlines() if "still running" in line]
     assert warnings == [
         "exiting with 1 sync tool call still running on a worker thread (cancelled at end of input; a thread cannot "
