@@ -404,8 +404,8 @@ class Connection:
             # The stream stays open until the client cancels the request (this task is then cancelled) or its
             # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
             # `notifications/cancelled` for the listen request's id, end of input gets the notification: on stdio
-            # it is the server's one way to terminate a stream (schema.ts, CancelledNotification), and the
-            # request did not complete, it was cut short because the client went away (docs/protocol.md).
+            # the schema gives it to servers for exactly this (CancelledNotification), and the stream did not wind
+            # down, it was cut short because the client went away (docs/protocol.md).
             await self._closing.wait()
         finally:
             self.listeners.discard(request.id)
