@@ -19,6 +19,7 @@ __all__ = [
     "decode",
     "encode",
     "error_response",
+    "error_text",
     "is_valid_id",
 ]
 
@@ -42,6 +43,7 @@ class ProtocolError(Exception):
     """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
+        message = error_text(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -73,8 +75,19 @@ def is_valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
+def error_text(summary: str, *details: str | None) -> str:
+    """The one shape of an error message: `"Summary: detail; detail"`, stripped, empty details left out.
+
+    Every error message is built here (or passes through here), so that an optional part can never leave a
+    trailing space or run two clauses together.
+    """
+    parts = [stripped for part in details if part and (stripped := part.strip())]
+    return f"{summary.strip()}: {'; '.join(parts)}" if parts else summary.strip()
+
+
+def error_response(request_id: Any, code: int, message: str, *details: str | None, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response; `message` and `details` are joined by `error_text`."""
+    error: dict[str, Any] = {"code": code, "message": error_text(message, *details)}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
@@ -85,16 +98,16 @@ def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PL
     request_id = message.get("id")
     reply_id = request_id if is_valid_id(request_id) else None
     if message.get("jsonrpc") != "2.0":
-        return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+        return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"jsonrpc" must be "2.0"')
     if "method" not in message and ("result" in message or "error" in message):
         return None  # a response; toolkit never sends requests, so there is nothing to match it with
     if not isinstance(message.get("method"), str):
-        return error_response(reply_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
+        return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"method" must be a string')
     if "id" in message and not is_valid_id(request_id):
-        return error_response(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+        return error_response(None, INVALID_REQUEST, "Invalid request", "id must be a string or an integer")
     params = message.get("params")
     if params is not None and not isinstance(params, dict):
         if "id" not in message:
             return None
-        return error_response(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
+        return error_response(request_id, INVALID_PARAMS, "Invalid params", "params must be an object")
     return None

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -19,9 +19,10 @@ from ._errors import StartupError
 from ._jsonrpc import encode
 from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
+from ._threads import running_calls
 from ._tool import Tool, ToolOptions, _caller_locals, _Options, check_bound
 from ._transport import Transport
-from ._types import Implementation
+from ._types import Icon, Implementation
 from ._versions import shape_implementation, shape_tool
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ class Server:
         name: The server's name, as clients display it.
         version: The server's version.
         title: A human-readable name.
+        description: What the server does, for people choosing or inspecting servers (2025-11-25 and later).
+        icons: Icons a client may show for the server (2025-11-25 and later).
+        website_url: The server's website (2025-11-25 and later).
         instructions: Guidance for the model on how to use the server (clients may add it to the prompt).
         tools: Tools to serve from the start.
         page_size: Tools per `tools/list` page; `None` sends all tools in one page.
@@ -97,6 +101,9 @@ class Server:
         *,
         version: str | None = None,
         title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon | Mapping[str, Any]] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
         tools: Iterable[Tool[Any, Any]] = (),
         page_size: int | None = None,
@@ -131,7 +138,16 @@ class Server:
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
         self.schema_profile = get_profile(schema_profile).name if schema_profile is not None else None
-        self.info = Implementation(name=name, version=self.version, title=title)
+        self.info = Implementation(
+            name=name,
+            version=self.version,
+            title=title,
+            description=description,
+            website_url=website_url,
+            icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
+            if icons is not None
+            else None,
+        )
         self._info_wire = self.info.model_dump(mode="json", by_alias=True, exclude_none=True)
         self._tools: dict[str, Tool[Any, Any]] = {}
         self._payloads: dict[str, list[str]] = {}
@@ -356,6 +372,14 @@ class Server:
             sys.stderr.write(f"toolkit: error: {exc}\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
+        stuck = running_calls()
+        if stuck:  # cancelled at end of input, but Python cannot stop a thread: say so rather than leave silently
+            logging.getLogger("toolkit").warning(
+                "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
+                "a thread cannot be stopped, so it is abandoned)",
+                stuck,
+                "" if stuck == 1 else "s",
+            )
         # A sync tool still running on a worker thread (cancelled, but Python cannot stop a thread) would keep
         # the interpreter alive at exit, joining it. stdin is closed and every answer is written: the stdio
         # transport says the server should now exit, so do, without waiting for it.

@@ -61,6 +61,10 @@ _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _DEFAULT_LOG_LEVEL: LogLevel = "info"
 
 
+def _id_in_use(request_id: Any) -> dict[str, Any]:
+    return error_response(request_id, INVALID_REQUEST, "Invalid request", "id already in use by a request in flight")
+
+
 class _Outbox:
     """The messages of one connection on their way out, in order, bounded; a writer task hands them to the transport.
 
@@ -188,6 +192,7 @@ class Connection:
         self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
         self._modern_info = server.info_for(MODERN_VERSION)
         self._idle = anyio.Event()
+        self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._tg: anyio.abc.TaskGroup | None = None
         self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
         # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
@@ -233,13 +238,11 @@ class Connection:
     async def _drain(self) -> None:
         """At end of input, let running calls finish and answer (a client may close stdin and still read).
 
-        Subscriptions end at once; calls get `server.shutdown_grace` seconds, then are cancelled. What is already
-        in the outbox is written after this, however long the client takes to read it.
+        Subscriptions end at once (each tells its client so, see `_listen`); calls get `server.shutdown_grace`
+        seconds, then are cancelled. What is already in the outbox is written after this, however long the client
+        takes to read it.
         """
-        for request_id in list(self.listeners):
-            scope = self.in_flight.get(request_id)
-            if scope is not None:
-                scope.cancel()
+        self._closing.set()
         with anyio.move_on_after(self.server.shutdown_grace):
             while self.in_flight:
                 self._idle = anyio.Event()
@@ -254,15 +257,15 @@ class Connection:
         try:
             message = decode(text)
         except ValueError as exc:
-            await self._send(error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+            await self._send(error_response(None, PARSE_ERROR, "Parse error", str(exc)))
             return
         if isinstance(message, dict):
             await self._on_message(message)
         elif isinstance(message, list) and self.version == _BATCH_VERSION:
             self._spawn(self._batch, message)
         else:
-            reason = "batches are not supported by this protocol version" if isinstance(message, list) else ""
-            await self._send(error_response(None, INVALID_REQUEST, f"Invalid request: expected an object {reason}"))
+            reason = "batches are not supported by this protocol version" if isinstance(message, list) else None
+            await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object", reason))
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         problem = check_message(message)
@@ -273,6 +276,9 @@ class Connection:
             return
         if "id" not in message:
             await self._on_notification(message)
+            return
+        if message["id"] in self.in_flight:  # any method: a second reply with that id would be ambiguous
+            await self._send(_id_in_use(message["id"]))
             return
         if message["method"] in _LONG_RUNNING:
             admitted = self._admit(message["id"])
@@ -288,7 +294,7 @@ class Connection:
     def _admit(self, request_id: Any) -> anyio.CancelScope | dict[str, Any]:
         """A cancel scope for a call about to run (registered as in flight), or the error response refusing it."""
         if request_id in self.in_flight:
-            return error_response(request_id, INVALID_REQUEST, "Invalid request: id already in use")
+            return _id_in_use(request_id)
         if len(self.in_flight) >= self.server.max_concurrent_requests:
             return error_response(request_id, INTERNAL_ERROR, "Too many requests in flight")
         scope = self.in_flight[request_id] = anyio.CancelScope()
@@ -317,13 +323,13 @@ class Connection:
 
     async def _batch(self, messages: list[Any]) -> None:
         if not messages:
-            await self._send(error_response(None, INVALID_REQUEST, "Invalid request: empty batch"))
+            await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "empty batch"))
             return
         replies: list[Any] = []
 
         async def one(message: Any) -> None:
             if not isinstance(message, dict):
-                replies.append(error_response(None, INVALID_REQUEST, "Invalid request: expected an object"))
+                replies.append(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object"))
                 return
             problem = check_message(message)
             if problem is not None:
@@ -345,6 +351,8 @@ class Connection:
                     self._finished(message["id"])
                 if reply is not None and not admitted.cancel_called:
                     replies.append(decode(reply))
+            elif message["id"] in self.in_flight:
+                replies.append(_id_in_use(message["id"]))
             else:
                 reply = await self._respond(message)
                 if reply is not None:
@@ -503,6 +511,15 @@ class Connection:
                 "notifications/subscriptions/acknowledged",
                 {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request.id}},
             )
-            await anyio.sleep_forever()  # the stream stays open until the client cancels the request
+            # The stream stays open until the client cancels the request (this task is then cancelled) or its
+            # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
+            # `notifications/cancelled` for the listen request's id, end of input gets the notification: on stdio
+            # the schema gives it to servers for exactly this (CancelledNotification), and the stream did not wind
+            # down, it was cut short because the client went away (docs/protocol.md).
+            await self._closing.wait()
         finally:
             self.listeners.discard(request.id)
+        await self._notify(
+            "notifications/cancelled",
+            {"requestId": request.id, "reason": "the server's input ended", "_meta": {SUBSCRIPTION_KEY: request.id}},
+        )

@@ -25,12 +25,31 @@ if TYPE_CHECKING:
     Loop = asyncio.AbstractEventLoop
     _Job = tuple[Loop, asyncio.Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
 
-__all__ = ["MAX_THREADS", "run_sync"]
+__all__ = ["MAX_THREADS", "run_sync", "running_calls"]
 
 T = TypeVar("T")
 
 #: Threads the asyncio pool may start; calls beyond wait for a free one (anyio's default limit is the same).
 MAX_THREADS = 40
+
+_running = 0  # functions running on a worker thread now, abandoned ones included
+_running_lock = threading.Lock()
+
+
+def running_calls() -> int:
+    """How many sync functions are running on worker threads now, on any backend (cancelled ones included)."""
+    return _running
+
+
+def _counted(func: Callable[..., T], *args: Any) -> T:
+    global _running  # noqa: PLW0603 - one process-wide count, as threads are process-wide
+    with _running_lock:
+        _running += 1
+    try:
+        return func(*args)
+    finally:
+        with _running_lock:
+            _running -= 1
 
 
 class _Worker(threading.Thread):
@@ -44,7 +63,7 @@ class _Worker(threading.Thread):
         while True:
             loop, future, context, func, args = self.jobs.get()
             try:
-                result, error = context.run(func, *args), None
+                result, error = context.run(_counted, func, *args), None
             except BaseException as exc:  # handed to the awaiting task, which decides what it means
                 result, error = None, exc
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
@@ -116,7 +135,7 @@ async def run_sync(func: Callable[..., T], *args: Any) -> T:
     aio = sys.modules.get("asyncio")  # not imported: not running on asyncio (and toolkit need not load it)
     loop: asyncio.AbstractEventLoop | None = aio._get_running_loop() if aio is not None else None
     if loop is None:  # trio (or no asyncio loop): anyio's threads
-        return await anyio.to_thread.run_sync(func, *args, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(_counted, func, *args, abandon_on_cancel=True)
     got = _POOL.acquire(loop)
     if isinstance(got, _Worker):
         worker = got

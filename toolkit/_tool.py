@@ -21,6 +21,7 @@ from ._context import Context
 from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import ToolDefinitionError, ToolError
 from ._function_calling import envelope
+from ._meta import meta_key_problems
 from ._profiles import AdaptedTool, Profile, adapt
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
@@ -36,6 +37,8 @@ T = TypeVar("T")
 
 logger = logging.getLogger("toolkit")
 
+#: What `schema_dialect=True` puts in `$schema`: JSON Schema 2020-12, the dialect MCP assumes when none is named.
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 OptionalStyle = Literal["compact", "faithful"]
 
@@ -56,6 +59,7 @@ class ToolOptions(TypedDict, total=False):
     docstring_style: DocstringStyle | None
     require_param_docs: bool
     inline_defs: bool
+    schema_dialect: bool
     optional_style: OptionalStyle
     show_error_details: bool
     run_in_thread: bool
@@ -77,6 +81,7 @@ class _Options(typing.NamedTuple):
     docstring_style: DocstringStyle | None = None
     require_param_docs: bool = False
     inline_defs: bool = True
+    schema_dialect: bool = False
     optional_style: OptionalStyle = "compact"
     show_error_details: bool = False
     run_in_thread: bool = True
@@ -359,8 +364,12 @@ class Tool(Generic[P, R]):
         self._convert, output = converter(
             hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
         )
+        if opts.meta is not None:
+            problems.extend(meta_key_problems(opts.meta))
         if problems:
             raise ToolDefinitionError(qualname, problems)
+        if opts.schema_dialect:
+            schema = {"$schema": SCHEMA_DIALECT, **schema}
 
         description = opts.description if opts.description is not None else doc.description
         self.definition = ToolDefinition(
@@ -471,7 +480,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         idempotent (bool | None): `idempotentHint`: calling twice with the same arguments has no further effect.
         open_world (bool | None): `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
         icons (Sequence[Icon | Mapping[str, Any]] | None): Icons for clients to display.
-        meta (Mapping[str, Any] | None): The definition's `_meta`.
+        meta (Mapping[str, Any] | None): The definition's `_meta`. Keys follow the spec's format (`name` or
+            `com.example/name`); prefixes whose second label is `modelcontextprotocol` or `mcp` are MCP's.
         structured (bool | None): `None` (auto) gives an `outputSchema` for return types that are always JSON
             objects (models, dataclasses, TypedDicts, `dict`); without one, a value whose JSON is an object is
             still sent as `structuredContent`. `True` gives any type a schema (wrapping non-objects as
@@ -479,6 +489,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         docstring_style (DocstringStyle | None): `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
         require_param_docs (bool): Make a parameter without a description a definition error.
         inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
+        schema_dialect (bool): Name the dialect in the `inputSchema`: `"$schema":
+            "https://json-schema.org/draft/2020-12/schema"` (MCP's default dialect, so off by default).
         optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
             `"faithful"` keeps `anyOf [T, null]` with `default: null`.
         show_error_details (bool): Send exception types and messages to the client (off: a generic message).

@@ -16,6 +16,7 @@ _TOOL_FIELDS: dict[str, frozenset[str]] = {
     "2025-03-26": frozenset({"name", "description", "inputSchema", "annotations"}),
     "2025-06-18": frozenset({"name", "description", "inputSchema", "annotations", "title", "outputSchema", "_meta"}),
 }
+# Implementation fields (serverInfo): 2025-11-25 added description, icons and websiteUrl.
 _IMPLEMENTATION_FIELDS: dict[str, frozenset[str]] = {
     "2024-11-05": frozenset({"name", "version"}),
     "2025-03-26": frozenset({"name", "version"}),

@@ -14,6 +14,7 @@ never = threading.Event()
 @server.tool
 def stuck() -> str:
     """Block forever on a worker thread (Python cannot stop a thread)."""
+    print("stuck: started", file=sys.stderr, flush=True)  # lets a test know the thread is running
     never.wait()
     return "unreachable"
 

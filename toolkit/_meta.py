@@ -1,0 +1,42 @@
+"""The `_meta` key format (`MetaObject` in the spec's schema.ts) and the prefixes it reserves for MCP."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["TOOL_META_KEYS", "meta_key_problems"]
+
+# A key is an optional prefix (dot-separated labels, then "/") and a name. Labels start with a letter and end with
+# a letter or digit; a name, unless empty, starts and ends with a letter or digit.
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_KEY = re.compile(
+    rf"(?:(?P<prefix>{_LABEL}(?:\.{_LABEL})*)/)?(?P<name>(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?)"
+)
+# "Any prefix where the second label is `modelcontextprotocol` or `mcp` is reserved for MCP use."
+_RESERVED_LABELS = frozenset({"modelcontextprotocol", "mcp"})
+
+#: Keys under a reserved prefix that the spec defines for a tool definition's `_meta` (2024-11-05 to 2026-07-28:
+#: none; the ones it defines belong to requests, results and notifications).
+TOOL_META_KEYS: frozenset[str] = frozenset()
+
+
+def meta_key_problems(keys: Iterable[object], allowed: frozenset[str] = TOOL_META_KEYS) -> list[str]:
+    """One line per key of a `_meta` object that breaks the key format or uses a prefix reserved for MCP."""
+    problems = []
+    for key in keys:
+        match = _KEY.fullmatch(key) if isinstance(key, str) else None
+        if match is None:
+            problems.append(
+                f"_meta key {key!r} is not a valid key: an optional prefix of dot-separated labels (letters, digits, "
+                "'-'; starting with a letter) followed by '/', then a name that starts and ends with a letter or digit "
+                "(inside: letters, digits, '-', '_', '.'); for example 'com.example/my-key'"
+            )
+            continue
+        labels = (match["prefix"] or "").split(".")
+        if len(labels) > 1 and labels[1] in _RESERVED_LABELS and key not in allowed:
+            problems.append(
+                f"_meta key {key!r}: the prefix {match['prefix'] + '/'!r} is reserved for MCP, and the spec defines "
+                "no such key for a tool; use a prefix of your own (reverse DNS, e.g. 'com.example/')"
+            )
+    return problems
