@@ -29,7 +29,7 @@ from ._sides import FLOOR, FRAMEWORKS
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 PLOTS = ROOT / "docs" / "img"
-WORKER_TIMEOUT = 600
+WORKER_TIMEOUT = 1200  # fastmcp registering 10,000 tools on a busy machine takes minutes
 DISTRIBUTIONS = {"toolkit": "mcp-toolkit", "mcp": "mcp", "fastmcp": "fastmcp", "pydantic": "pydantic"}
 
 
@@ -201,7 +201,7 @@ def _run(rows: list[_plan.Row], sides: list[str], pythons: dict[str, str], round
                 if first.max_rounds is not None and round_index >= first.max_rounds:
                     continue
                 for side in order:
-                    if side == FLOOR and not first.floor:
+                    if (side == FLOOR and not first.floor) or round_index >= first.side_rounds.get(side, rounds):
                         continue
                     started = time.perf_counter()
                     try:
@@ -219,7 +219,9 @@ def _print_tables(rows: list[_plan.Row], records: list[dict[str, Any]], sides: l
     for section in dict.fromkeys(r.section for r in rows):
         chosen = [(r, rec) for r, rec in zip(rows, records, strict=True) if r.section == section]
         capped = {r.max_rounds for r, _ in chosen if r.max_rounds is not None}
-        note = f"{', '.join(map(str, capped))} round(s) at most, " if capped else ""
+        fewer = {f"{s} {n}" for r, _ in chosen for s, n in r.side_rounds.items() if s in sides}
+        note = f"{', '.join(map(str, sorted(capped)))} round(s) at most, " if capped else ""
+        note += f"{', '.join(sorted(fewer))} for the slowest side, " if fewer else ""
         print(f"\n{section} ({note}{run.seconds.get(section, 0):.0f} s):\n")
         print(_report.table([rec for _, rec in chosen], sides, [r for r, _ in chosen]))
     if "mcp" in sides:
