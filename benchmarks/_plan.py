@@ -230,9 +230,9 @@ def _many_tools_rows(*, quick: bool) -> list[Row]:
         Row("tools-10k-page", f"`tools/list`, {n}: one page of {PAGE_SIZE}", "many-tools", "ms", False, paged),
     ]
     metrics = ("spawn", "first", "list", "rss", "list", "page")
-    # Three rounds: mcp takes 20-40 s to register 10,000 tools on a busy machine, each time; fastmcp, whose
+    # Three rounds: mcp takes 15-25 s to register 10,000 tools on a busy machine, each time; fastmcp, whose
     # cost per tool grows with the tools already registered (8 ms for the first thousand, 18 ms at 4,000),
-    # takes minutes, so it runs once.
+    # takes a minute or more, so it runs once.
     return [
         replace(
             r,

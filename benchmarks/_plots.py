@@ -78,7 +78,7 @@ def _concurrency(plt: Any, f: _Figures, directory: Path) -> Path | None:
     rate.set(xlabel="calls in flight on one connection", ylabel="calls/s (median, min-max)")
     rate.set_title("Throughput: async tool awaiting 1 ms", fontsize=9)
     rate.set_ylim(bottom=0)
-    rate.legend(fontsize=8)
+    rate.legend(fontsize=8, loc="upper left")
     latency.set(yscale="log", xlabel="calls in flight on one connection", ylabel="latency (ms, median)")
     latency.set_title("Latency per call: p50 (solid), p99 (dashed)", fontsize=9)
     latency.legend(fontsize=7, ncol=2)
@@ -96,11 +96,17 @@ def _bars(axes: Any, f: _Figures, keys: list[str], labels: list[str], unit: str,
             continue
         errors = list(zip(*(f.spread(k, side) for _, _, k in shown), strict=True))
         axes.bar(
-            [x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=errors, color=COLOURS[side], label=side
+            [x for x, _, _ in shown],
+            [v for _, v, _ in shown],
+            width,
+            yerr=errors,
+            color=COLOURS[side],
+            label=side,
+            error_kw={"elinewidth": 0.8, "ecolor": "0.35", "capsize": 2},
         )
-        for x, v, _ in shown:
+        for (x, v, _), top in zip(shown, errors[1], strict=True):
             axes.annotate(
-                _short(v), (x, v), ha="center", va="bottom", fontsize=6, xytext=(0, 2), textcoords="offset points"
+                _short(v), (x, v + top), ha="center", va="bottom", fontsize=6, xytext=(0, 2), textcoords="offset points"
             )
     axes.set_xticks(range(len(keys)), labels, fontsize=8)
     axes.set_ylabel(unit)
@@ -150,8 +156,9 @@ def _many_tools(plt: Any, f: _Figures, directory: Path) -> Path | None:
     )
     _bars(memory, f, ["tools-10k-rss"], ["RSS after\nlisting"], "MiB")
     figure.suptitle(f"A stdio server with {_plan.MANY_TOOLS:,} tools (hand-written client)", fontsize=10)
-    listing.legend(fontsize=8)
-    return _save(plt, figure, directory / "scale-many-tools.png")
+    handles, labels = listing.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    return _save(plt, figure, directory / "scale-many-tools.png", bottom=0.07)
 
 
 def _long_run(plt: Any, f: _Figures, directory: Path) -> Path | None:
@@ -175,8 +182,8 @@ def _long_run(plt: Any, f: _Figures, directory: Path) -> Path | None:
     return _save(plt, figure, directory / "scale-long-run.png")
 
 
-def _save(plt: Any, figure: Any, path: Path) -> Path:
-    figure.tight_layout()
+def _save(plt: Any, figure: Any, path: Path, *, bottom: float = 0.0) -> Path:
+    figure.tight_layout(rect=(0, bottom, 1, 1))
     figure.savefig(path)
     plt.close(figure)
     return path

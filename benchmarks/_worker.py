@@ -54,12 +54,6 @@ def _skip_reason(measure: str, side: str, params: dict[str, Any]) -> str | None:
             return NO_PAGES
         if side == "floor":
             return "the floor sends every tool in one page"
-        if side == "fastmcp" and params["tools"] > 2000:
-            # Measured with 2,000 tools (--quick): about 1 s a page of 100, 20 s for the list.
-            return (
-                "fastmcp builds the whole list for every page, and registering 10,000 tools takes it minutes "
-                "(its cost per tool grows with the tools registered): one run would take over 10 minutes"
-            )
     return None
 
 
