@@ -136,8 +136,7 @@ def serve_target(args: argparse.Namespace) -> int:
 
 def list_tools(args: argparse.Namespace) -> int:
     """`toolkit list`: print the tools as a table."""
-    from ._docsgen import badges
-    from ._schematext import describe_type
+    from .docs import badges, describe_type
 
     tools = _payload(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
@@ -157,7 +156,7 @@ def list_tools(args: argparse.Namespace) -> int:
 
 def write_docs(args: argparse.Namespace) -> int:
     """`toolkit docs`: write (or, with `--check`, compare) the Markdown or JSON reference of the tools."""
-    from ._docsgen import render_json, render_markdown
+    from .docs import render_json, render_markdown
 
     tools = _payload(args)
     if args.format in ("openai", "anthropic", "gemini"):
@@ -192,7 +191,7 @@ def _compare_file(path: Path, text: str, args: argparse.Namespace) -> int:
 def check_tools(args: argparse.Namespace) -> int:
     """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
     from ._compat import compare, format_changes
-    from ._docsgen import render_json
+    from .docs import render_json
 
     if args.profile:
         return _check_profiles(args)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._schematext import describe_type
+from .docs import describe_type
 
 __all__ = ["Finding", "Walk", "compare_schemas"]
 

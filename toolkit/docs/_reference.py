@@ -12,8 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ._portability import compatibility
-from ._schematext import code_span, constraints, describe_type, example_arguments
+from toolkit._portability import compatibility
+
+from ._schema_text import code_span, constraints, describe_type, example_arguments
 
 __all__ = [
     "LARGE_TOOL_TOKENS",
