@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from ._types import CallToolResult
+from toolkit import CallToolResult
 
 __all__ = ["ProgressBar", "print_result", "print_table"]
 
