@@ -19,14 +19,14 @@ import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
 from toolkit._portability import check_tools as check_profiles
-from toolkit._portability import expand_profiles, format_problems, problems_json, render_definitions
+from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
 from toolkit._server import definitions_only
 from toolkit._target import TargetError, load_server
-from toolkit.docs import badges, describe_type, render_json, render_markdown
+from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 
 from ._breaking_changes import compare, format_changes
-from ._output import ProgressBar, print_result, print_table
+from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 
 if TYPE_CHECKING:
     # Imported where a command connects: `toolkit serve` runs a server, which never needs the client.
