@@ -94,7 +94,6 @@ def check_tool_api() -> None:
     assert_type(bare.definition, ToolDefinition)
     assert_type(bare.name, str)
     assert_type(bare.output_schema, dict[str, Any] | None)
-    assert_type(bare.wraps_result, bool)
 
 
 async def check_context_in_async_tools(ctx: Context) -> None:

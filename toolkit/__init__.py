@@ -6,14 +6,22 @@ import typing
 
 from ._content import Audio, Image
 from ._context import Context
-from ._errors import ConnectionClosedError, StartupError, ToolDefinitionError, ToolError
-from ._jsonrpc import ProtocolError
+from ._errors import (
+    ConnectionClosedError,
+    MessageError,
+    OutputMismatchError,
+    ProtocolError,
+    StartupError,
+    ToolDefinitionError,
+    ToolError,
+    ToolkitError,
+)
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
-from ._transport import MessageError, Transport
+from ._transport import Transport
 from ._types import (
     AudioContent,
     BlobResourceContents,
@@ -52,6 +60,7 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "OutputMismatchError",
     "Problem",
     "Profile",
     "ProtocolError",
@@ -69,6 +78,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolOptions",
+    "ToolkitError",
     "Transport",
     "tool",
 ]

@@ -105,8 +105,8 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
     failures (the server exited, a reply too large) turned into a `CommandError`."""
     import anyio
 
-    from ._errors import ConnectionClosedError
-    from ._transport import MessageError
+    from ._errors import ConnectionClosedError, MessageError
+    from ._jsonrpc import INVALID_REQUEST
 
     try:
         try:
@@ -121,7 +121,7 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
     except ConnectionClosedError as exc:
         raise CommandError(exc.message) from exc
     except MessageError as exc:
-        hint = "; accept it with --max-message-size" if exc.code == -32600 else ""
+        hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
 
 
@@ -279,8 +279,7 @@ def call_tool(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: TextIO) -> int:
-    from ._errors import StartupError
-    from ._jsonrpc import ProtocolError
+    from ._errors import ProtocolError, StartupError
 
     bar = ProgressBar(sys.stderr)
 

@@ -16,12 +16,13 @@ import anyio
 import anyio.abc
 from pydantic import TypeAdapter
 
-from ._errors import ConnectionClosedError
-from ._jsonrpc import ProtocolError
+from ._errors import ConnectionClosedError, MessageError, ProtocolError
+from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ._memory import MemoryTransport
+from ._meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
 from ._peer import Peer
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, spawn_stdio
-from ._transport import MessageError, Transport
+from ._transport import Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
 from ._versions import era_neutral
 
@@ -230,18 +231,18 @@ class Client:
                 # A closed connection means no server at all.
                 if self._protocol != "auto" or isinstance(exc, ConnectionClosedError):
                     raise
-                if isinstance(exc, ProtocolError) and exc.code == -32022:
+                if isinstance(exc, ProtocolError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise
             else:
                 if MODERN_VERSION in result.get("supportedVersions", ()):
                     self.protocol_version = MODERN_VERSION
                     self.capabilities = result.get("capabilities") or {}
                     self.instructions = result.get("instructions")
-                    info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+                    info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
                     self.server_info = Implementation.model_validate(info) if info else None
                     return
                 if self._protocol != "auto":
-                    raise ProtocolError(-32022, "the server does not support 2026-07-28", result)
+                    raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
         result = await self._request(
             "initialize",
             {"protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {}, "clientInfo": self._client_info},
@@ -249,7 +250,7 @@ class Client:
         )
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
-            raise ProtocolError(-32602, f"the server chose an unsupported protocol version: {version}")
+            raise ProtocolError(INVALID_PARAMS, f"the server chose an unsupported protocol version: {version}")
         self.protocol_version = version
         self.capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
@@ -276,12 +277,12 @@ class Client:
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": self._client_info,
+            VERSION_KEY: MODERN_VERSION,
+            CAPABILITIES_KEY: {},
+            CLIENT_INFO_KEY: self._client_info,
         }
         if self._log_level is not None:
-            meta["io.modelcontextprotocol/logLevel"] = self._log_level
+            meta[LOG_LEVEL_KEY] = self._log_level
         return meta
 
     async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
@@ -395,7 +396,7 @@ class Client:
         if schema is None:
             return
         if result.structured_content is None:
-            raise ProtocolError(-32603, f"tool {name!r} has an outputSchema but returned no structuredContent")
+            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
         validator = self._validators.get(name)
         if validator is None:
             try:
@@ -406,7 +407,7 @@ class Client:
         errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
         if errors:
             raise ProtocolError(
-                -32603,
+                INTERNAL_ERROR,
                 f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
             )
 

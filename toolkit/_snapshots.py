@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ._connection import tool_payloads
 from ._server import Server
 from ._tool import Tool
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, ToolDefinition
@@ -66,7 +67,7 @@ def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dic
         if definitions:
             raise TypeError("pass either tools or tool definitions, not a mix")
         server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
-    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
+    tools = [json.loads(payload) for payload in tool_payloads(server, version)]
     return {"tools": tools}
 
 
