@@ -55,7 +55,15 @@ if TYPE_CHECKING:  # annotations only: `_server` imports this module (docs/archi
     from ._server import Server
     from ._transport import Transport
 
-__all__ = ["CAPABILITIES", "Connection", "SessionState"]
+__all__ = [
+    "CAPABILITIES",
+    "Connection",
+    "SessionState",
+    "running_connections",
+    "server_info",
+    "tool_payloads",
+    "tools_changed",
+]
 
 logger = logging.getLogger("toolkit")
 
@@ -109,6 +117,21 @@ def _catalog(server: Server) -> _Catalog:
     if found is None or found.tools is not server.tools:
         found = _catalogs[server] = _Catalog(server.tools)
     return found
+
+
+# The connections running for each live server, which `tools_changed` tells of a new tool list.
+_running: weakref.WeakKeyDictionary[Server, set[Connection]] = weakref.WeakKeyDictionary()
+
+
+def tools_changed(server: Server) -> None:
+    """Tell every connection `server` runs that its tool list changed (called by the server)."""
+    for connection in list(_running.get(server, ())):
+        connection.tools_changed()
+
+
+def running_connections(server: Server) -> int:
+    """How many connections of `server` are running now."""
+    return len(_running.get(server, ()))
 
 
 def tool_payloads(server: Server, version: str) -> list[str]:
@@ -346,12 +369,17 @@ class Connection:
 
     async def run(self) -> None:
         """Serve until the peer ends its input, every call has answered and every reply is written."""
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            self._token = anyio.lowlevel.current_token()
-            tg.start_soon(self._outbox.run)
-            # The reader is a task of its own, so that the caller's frames are not resumed for every message.
-            tg.start_soon(self._read)
+        running = _running.setdefault(self.server, set())
+        running.add(self)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._token = anyio.lowlevel.current_token()
+                tg.start_soon(self._outbox.run)
+                # The reader is a task of its own, so that the caller's frames are not resumed for every message.
+                tg.start_soon(self._read)
+        finally:
+            running.discard(self)
 
     async def _read(self) -> None:
         outbox = self._outbox

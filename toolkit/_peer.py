@@ -227,11 +227,15 @@ class Peer:
                 pending.error = message.get("error") if "error" in message else None
                 pending.done.set()
             return
-        if "id" in message:  # a request from the server: toolkit's client offers no client features
-            error = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+        if "id" in message:  # a request from the server: ping is answered; no other client feature is offered yet
+            if message["method"] == "ping":
+                reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            else:
+                error = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
                 async with self._lock:
-                    await self.transport.send(encode({"jsonrpc": "2.0", "id": message["id"], "error": error}))
+                    await self.transport.send(encode(reply))
             return
         params = message.get("params")
         await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
-from ._connection import Connection
+from ._connection import Connection, tools_changed
 from ._errors import StartupError
 from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
@@ -145,7 +145,6 @@ class Server:
         self._tools: dict[str, Tool[Any, Any]] = {}
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType(self._tools)
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
-        self._connections: set[Connection] = set()  # served by `serve`, told when the tool list changes
         self.lifespan = lifespan
         """The server's lifespan factory, or `None`."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
@@ -217,8 +216,7 @@ class Server:
         # prepared payloads (`_connection`) know they are stale by the view's identity.
         self._tools = tools
         self.tools = MappingProxyType(tools)
-        for connection in list(self._connections):
-            connection.tools_changed()
+        tools_changed(self)
 
     # -- the lifespan --------------------------------------------------------------------------------
 
@@ -310,12 +308,7 @@ class Server:
         """
         try:
             async with self.running():
-                connection = Connection(self, transport)
-                self._connections.add(connection)
-                try:
-                    await connection.run()
-                finally:
-                    self._connections.discard(connection)
+                await Connection(self, transport).run()
                 # Closed before the lifespan shuts down: the peer has every reply and need not wait for cleanup.
                 await transport.aclose()
         finally:
