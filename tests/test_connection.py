@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+import toolkit
 from toolkit import Client, ConnectionClosedError, Context, MemoryTransport, ProtocolError, Server, tool
 from toolkit._connection import Connection, SessionState
 from toolkit._jsonrpc import METHOD_NOT_FOUND
@@ -31,6 +32,12 @@ async def chatty(ctx: Context) -> str:
     await ctx.report_progress(1, total=1)
     await ctx.info("working")
     return "done"
+
+
+@tool
+def late() -> str:
+    """Added while connected."""
+    return "late"
 
 
 class Recording:
@@ -87,7 +94,7 @@ async def served(
         await mine.aclose()
 
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {"elicitation": {}, "roots": {"listChanged": True}},
     "clientInfo": {"name": "raw", "version": "1"},
@@ -111,7 +118,9 @@ async def test_the_server_pings_the_client_and_the_toolkit_client_answers(versio
                 await connection.ping(timeout=TIMEOUT)
             assert connection.session is not None
             assert connection.session.version == client.protocol_version == "2025-11-25"
-    assert connection.session.client_info == {"name": "toolkit", "version": "0.1.0"}
+    assert connection.session is not None
+    # The client reports the one version string, `toolkit.__version__`.
+    assert connection.session.client_info == {"name": "toolkit", "version": toolkit.__version__}
 
 
 async def test_a_client_error_answer_fails_the_request_with_its_code() -> None:
@@ -221,7 +230,7 @@ async def test_every_message_is_tagged_with_the_request_it_relates_to() -> None:
                 ping = await raw.receive()
                 await raw.send({"id": ping["id"], "result": {}})
                 await asked.wait()
-        server.add_tool(tool(lambda: "x", name="late"))
+        server.add_tool(late)
         assert (await raw.receive())["method"] == "notifications/tools/list_changed"
         await raw.send({"id": 2, "method": "bogus"})
         await raw.reply(2)
@@ -253,7 +262,7 @@ async def test_subscription_notifications_relate_to_the_listen_request() -> None
         params = {"notifications": {"toolsListChanged": True}, "_meta": meta}
         await raw.send({"id": "sub", "method": "subscriptions/listen", "params": params})
         assert (await raw.receive())["method"] == "notifications/subscriptions/acknowledged"
-        server.add_tool(tool(lambda: "x", name="late"))
+        server.add_tool(late)
         assert (await raw.receive())["method"] == "notifications/tools/list_changed"
     assert [related for _, related in recording.sent] == ["sub", "sub", "sub"]
     assert recording.sent[-1][0]["method"] == "notifications/cancelled"
@@ -288,8 +297,7 @@ async def test_a_connection_made_from_a_session_state_serves_without_initialize(
 
 async def test_initialize_keeps_the_clients_capabilities_and_info_as_the_session() -> None:
     async with served(Server("kept")) as (connection, raw, _):
-        assert connection.session is None
-        assert connection.client_capabilities == {}
+        assert (connection.session, connection.client_capabilities) == (None, {})
         await raw.send({"id": 1, "method": "initialize", "params": INITIALIZE})
         await raw.reply(1)
         before_initialized = connection.session

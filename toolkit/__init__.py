@@ -5,7 +5,8 @@ import importlib
 import typing
 
 from ._content import Audio, Image
-from ._context import Context
+from ._context import Context, LogLevel
+from ._docstrings import DocstringStyle
 from ._errors import (
     ConnectionClosedError,
     MessageError,
@@ -51,19 +52,23 @@ __all__ = [
     "ConnectionClosedError",
     "ContentBlock",
     "Context",
+    "DocstringStyle",
     "EmbeddedResource",
     "Icon",
     "Image",
     "ImageContent",
     "Implementation",
     "Lifespan",
+    "LogLevel",
     "LogMessage",
     "MemoryTransport",
     "MessageError",
     "OutputMismatchError",
     "Problem",
     "Profile",
+    "ProgressCallback",
     "ProtocolError",
+    "ProtocolMode",
     "ResourceLink",
     "Rule",
     "Server",
@@ -80,14 +85,15 @@ __all__ = [
     "ToolOptions",
     "ToolkitError",
     "Transport",
+    "__version__",
     "tool",
 ]
 
 if typing.TYPE_CHECKING:
-    from ._client import Client, LogMessage
+    from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
 
 # Imported on first use: a server process never needs the client (nor subprocess handling).
-_LAZY = {"Client": "._client", "LogMessage": "._client"}
+_LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
 
 
 def _public(obj: object) -> None:

@@ -16,6 +16,7 @@ import anyio
 import anyio.abc
 from pydantic import TypeAdapter
 
+from . import __version__
 from ._errors import ConnectionClosedError, MessageError, ProtocolError
 from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ._memory import MemoryTransport
@@ -30,15 +31,17 @@ if TYPE_CHECKING:
     from ._context import LogLevel
     from ._server import Lifespan, Server
 
-__all__ = ["Client", "LogMessage", "ProgressCallback"]
+__all__ = ["Client", "LogMessage", "ProgressCallback", "ProtocolMode"]
 
 logger = logging.getLogger("toolkit.client")
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
 """Called with `(progress, total, message)` for each progress notification of a call."""
 
-Protocol = Literal["auto", "2026-07-28", "handshake"]
-_CLIENT_INFO = Implementation(name="toolkit", version="0.1.0")
+ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
+"""What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
+`"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
+_CLIENT_INFO = Implementation(name="toolkit", version=__version__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,7 @@ class Client:
         self,
         target: Server | Transport,
         *,
-        protocol: Protocol = "auto",
+        protocol: ProtocolMode = "auto",
         client_info: Implementation | None = None,
         on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
         on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
@@ -131,6 +134,7 @@ class Client:
         self._progress: dict[Any, ProgressCallback] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
+        self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
         self.protocol_version = None
         self.server_info = None
@@ -390,6 +394,10 @@ class Client:
         return result
 
     async def _check_output(self, name: str, result: CallToolResult) -> None:
+        if self._can_validate is None:
+            self._can_validate = _can_validate()
+        if not self._can_validate:  # without jsonschema nothing can be checked: do not fetch the schemas either
+            return
         if name not in self._output_schemas:
             await self.list_tools()
         schema = self._output_schemas.get(name)
@@ -399,10 +407,8 @@ class Client:
             raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
         validator = self._validators.get(name)
         if validator is None:
-            try:
-                import jsonschema
-            except ImportError:  # optional: validation needs the `jsonschema` package
-                return
+            import jsonschema
+
             validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
         errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
         if errors:
@@ -415,6 +421,15 @@ class Client:
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+def _can_validate() -> bool:
+    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @functools.cache

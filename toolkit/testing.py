@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pytest
     from anyio.from_thread import BlockingPortal
 
-    from ._client import Protocol as ProtocolChoice
+    from ._client import ProtocolMode as ProtocolChoice
     from ._context import LogLevel
     from ._server import Lifespan
 
