@@ -18,7 +18,7 @@ import pytest
 import toolkit
 from toolkit import Client, ConnectionClosedError, Context, MemoryTransport, ProtocolError, Server, tool
 from toolkit._connection import Connection, SessionState
-from toolkit._jsonrpc import METHOD_NOT_FOUND
+from toolkit._jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND
 
 pytestmark = pytest.mark.anyio
 
@@ -151,6 +151,7 @@ async def test_requests_use_the_servers_own_ids_and_match_each_response() -> Non
             await raw.send({"id": second["id"], "result": {"echo": second["params"]["name"]}})
             await raw.send({"id": first["id"], "result": {"echo": first["params"]["name"]}})
             await raw.send({"id": 99, "result": {}})  # answers nothing: skipped, the connection goes on
+            await raw.send({"id": [1], "error": {"code": 1, "message": "odd"}})  # an id no request has
     assert results == {"a": {"echo": "a"}, "b": {"echo": "b"}}
 
 
@@ -310,3 +311,20 @@ async def test_initialize_keeps_the_clients_capabilities_and_info_as_the_session
     )
     assert after == SessionState("2025-11-25", INITIALIZE["capabilities"], INITIALIZE["clientInfo"], True, "info")
     assert connection.client_capabilities == {"elicitation": {}, "roots": {"listChanged": True}}
+
+
+async def test_a_malformed_error_answer_still_fails_the_request_as_an_internal_error() -> None:
+    async with served(Server("malformed")) as (connection, raw, _):
+        failures: list[ProtocolError] = []
+
+        async def ask() -> None:
+            try:
+                await connection.request("ping")
+            except ProtocolError as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            sent = await raw.receive()
+            await raw.send({"id": sent["id"], "error": "not an object"})
+    assert [(failure.code, failure.message) for failure in failures] == [(INTERNAL_ERROR, "")]

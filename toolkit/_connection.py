@@ -649,7 +649,8 @@ class Connection:
         # Anything else (roots/list_changed, progress for requests we never sent...) needs no action.
 
     def _on_response(self, message: dict[str, Any]) -> None:
-        waiting = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
+        request_id = message.get("id")
+        waiting = self._waiting.get(request_id) if type(request_id) is int else None  # the server's ids are ints
         if waiting is None:  # not ours, or it came after the request timed out or was cancelled
             logger.debug("skipped a response to no request in flight: id %r", message.get("id"))
             return
