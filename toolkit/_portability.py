@@ -1,4 +1,4 @@
-"""Provider-profile checks over a `tools/list` payload, with `all` standing for every profile that is not strict: what
+"""Provider-profile checks over a `tools/list` payload, with `all` standing for every non-strict profile: what
 `toolkit check --profile` and `toolkit.testing.assert_portable` share.
 
 Like the docs code, it works on the wire form, so it reports on any MCP server.
