@@ -22,9 +22,9 @@ class Row:
     params: dict[str, Any] = field(default_factory=dict)
     floor: bool = True
     """Whether the floor runs this measure too (it has no `@tool` and no client of its own)."""
-    target: tuple[str, float, str] | None = None
-    """Issue 7's target for toolkit: (reference side, least advantage over it as `_report.advantage` counts
-    it, the issue's wording)."""
+    targets: tuple[tuple[str, float, str], ...] = ()
+    """toolkit's targets (issue 7's, raised by issue 16): each (reference side, least advantage over it as
+    `_report.advantage` counts it, the issue's wording); the row meets them when it meets every one."""
     metric: str | None = None
     """Which of a multi-valued measurement's metrics this row shows (`None`: the measure returns one value)."""
     section: str = "issue 7"
@@ -61,7 +61,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             False,
             {"tools": 500},
             False,
-            ("mcp", 5, ">= 5x mcp"),
+            targets=(("mcp", 5, ">= 5x mcp"),),
         ),
         Row(
             "define-1500",
@@ -71,7 +71,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             False,
             {"tools": 1500},
             False,
-            ("mcp", 5, ">= 5x mcp"),
+            targets=(("mcp", 5, ">= 5x mcp"),),
         ),
         Row(
             "list-memory",
@@ -80,7 +80,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "ms",
             False,
             {"tools": 500, "lists": 5 if quick else 20},
-            target=("mcp", 20, ">= 20x mcp"),
+            targets=(("mcp", 20, ">= 20x mcp"),),
         ),
         Row(
             "call-memory-sync",
@@ -89,7 +89,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"tool": "add", "calls": calls},
-            target=("mcp", 5, ">= 5x mcp"),
+            targets=(("mcp", 3, ">= 3x mcp"),),
         ),
         Row(
             "call-memory-async",
@@ -98,7 +98,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"tool": "add_async", "calls": calls},
-            target=("mcp", 5, ">= 5x mcp"),
+            targets=(("mcp", 5, ">= 5x mcp"), ("floor", 0.7, ">= 70% of floor")),
         ),
         Row(
             "call-stdio-raw",
@@ -107,7 +107,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "/s",
             True,
             {"calls": calls},
-            target=("floor", 0.5, ">= 50% of floor"),
+            targets=(("floor", 0.6, ">= 60% of floor"),),
         ),
         Row(
             "call-stdio-client",
@@ -117,16 +117,16 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             True,
             {"calls": client_calls},
             False,
-            ("mcp", 5, ">= 5x mcp"),
+            targets=(("mcp", 5, ">= 5x mcp"),),
         ),
-        # "at most 15 % of mcp's time" is an advantage of 1 / 0.15, and so on.
+        # "at most 10 % of mcp's time" is an advantage of 1 / 0.10, and so on.
         Row(
             "import",
             "`import` of the server API (fresh interpreter)",
             "import",
             "ms",
             False,
-            target=("mcp", 1 / 0.15, "<= 15% of mcp's"),
+            targets=(("mcp", 1 / 0.10, "<= 10% of mcp's"),),
         ),
         Row(
             "spawn-1",
@@ -135,7 +135,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "ms",
             False,
             {"tools": 0},
-            target=("mcp", 5, "<= 20% of mcp's"),
+            targets=(("mcp", 5, "<= 20% of mcp's"),),
         ),
         Row(
             "spawn-501",
@@ -144,7 +144,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "ms",
             False,
             {"tools": 500},
-            target=("mcp", 5, "<= 20% of mcp's"),
+            targets=(("mcp", 5, "<= 20% of mcp's"),),
         ),
         Row(
             "rss-501",
@@ -153,7 +153,7 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             "MiB",
             False,
             {"tools": 500},
-            target=("mcp", 2, "<= 50% of mcp's"),
+            targets=(("mcp", 2, "<= 50% of mcp's"),),
         ),
     ]
 

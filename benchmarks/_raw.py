@@ -16,9 +16,10 @@ class RawClient:
     def __init__(self, argv: list[str], *, buffered: bool = False) -> None:
         """Spawn `argv`.
 
-        Unbuffered (as issue 7's rows have always been measured), `readline` reads the child's stdout one byte
-        per system call, which takes seconds for a line of megabytes; `buffered=True` reads in chunks of
-        64 KiB (the scale rows, whose replies reach megabytes).
+        Unbuffered, `readline` reads the child's stdout one byte per system call: 3-5x slower than the floor
+        server for a short reply and seconds for a line of megabytes. `buffered=True` reads in chunks of
+        64 KiB; every throughput row uses it (`call-stdio-raw` since issue 16, the scale rows always), while
+        start-up and RSS rows, which read one reply, keep the default.
         """
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         stdin, stdout = self.process.stdin, self.process.stdout

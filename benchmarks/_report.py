@@ -74,14 +74,14 @@ def _ratio(value: float | None, *, percent: bool) -> str:
 
 
 def met(row: Row, record: dict[str, Any]) -> str:
-    """Whether toolkit's per-round ratio reaches the target: "yes", "no", or "" when it cannot be told."""
-    if row.target is None or "toolkit" not in record["ratios"]:
+    """Whether toolkit's per-round ratios reach every target: "yes", "no", or "" when it cannot be told."""
+    if not row.targets or "toolkit" not in record["ratios"]:
         return ""
-    against, least, _ = row.target
-    ratio = record["ratios"]["toolkit"]["vs_mcp" if against == BASELINE else "vs_floor"]
-    if ratio is None:
+    toolkit = record["ratios"]["toolkit"]
+    ratios = [toolkit["vs_mcp" if against == BASELINE else "vs_floor"] for against, _, _ in row.targets]
+    if any(ratio is None for ratio in ratios):
         return ""
-    return "yes" if ratio >= least else "no"
+    return "yes" if all(r >= least for r, (_, least, _) in zip(ratios, row.targets, strict=True)) else "no"
 
 
 def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> str:
@@ -93,7 +93,7 @@ def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> s
         header += [f"{s} vs mcp" for s in frameworks if s != BASELINE]
     if FLOOR in sides:
         header += [f"{s} vs floor" for s in frameworks]
-    targets = "toolkit" in frameworks and any(r.target for r in rows)
+    targets = "toolkit" in frameworks and any(r.targets for r in rows)
     if targets:
         header += ["toolkit target", "met"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -105,6 +105,6 @@ def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> s
         if FLOOR in sides:
             cells += [_ratio(record["ratios"][s]["vs_floor"], percent=True) for s in frameworks]
         if targets:
-            cells += [row.target[2] if row.target else "", met(row, record)]
+            cells += [", ".join(t[2] for t in row.targets), met(row, record)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

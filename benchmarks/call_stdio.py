@@ -13,8 +13,12 @@ from .call_memory import WARMUP, check
 
 
 def run_raw(side_name: str, params: dict[str, Any]) -> float:
-    """Return calls per second, the client being raw JSON lines over the child's pipes."""
-    client = _raw.RawClient(_sides.serve_argv(sys.executable, side_name, params["tools_dir"], 0))
+    """Return calls per second, the client being raw JSON lines over the child's pipes.
+
+    Buffered for every side: an unbuffered `readline` costs one system call per byte of the reply, which held
+    the floor itself back 3-5x and made "share of the floor" read too high for everyone (issue 16).
+    """
+    client = _raw.RawClient(_sides.serve_argv(sys.executable, side_name, params["tools_dir"], 0), buffered=True)
     try:
         client.initialize()
         for i in range(WARMUP):

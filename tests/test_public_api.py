@@ -40,12 +40,14 @@ def test_an_unknown_attribute_is_an_attribute_error() -> None:
         toolkit.NoSuchThing
 
 
-def test_importing_the_server_api_loads_no_client_cli_docstring_parser_or_pytest() -> None:
+def test_importing_the_server_api_loads_no_client_cli_profiles_docstring_parser_or_pytest() -> None:
+    # importlib.metadata: pydantic's plugin scan, which must not run at import (it costs ~10 ms of start-up)
     code = (
         "import json, sys\n"
         "from toolkit import Server, tool\n"
         "heavy = ['toolkit._client', 'toolkit._peer', 'toolkit.cli', 'toolkit.testing', 'toolkit.docs',\n"
-        "         'griffe', 'pytest', 'subprocess', 'jsonschema']\n"
+        "         'toolkit._profiles', 'griffe', 'pytest', 'subprocess', 'jsonschema',\n"
+        "         'importlib.metadata']\n"
         "print(json.dumps([name for name in heavy if name in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

@@ -18,7 +18,6 @@ from ._errors import (
     ToolkitError,
 )
 from ._memory import MemoryTransport
-from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -91,9 +90,12 @@ __all__ = [
 
 if typing.TYPE_CHECKING:
     from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
+    from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 
 # Imported on first use: a server process never needs the client (nor subprocess handling).
 _LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
+# Nor the schema profiles, unless a tool is adapted or a server serves a profile.
+_LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
 
 
 def _public(obj: object) -> None:

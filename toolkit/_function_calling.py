@@ -15,9 +15,10 @@ The envelopes:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._profiles import AdaptedTool
+if TYPE_CHECKING:  # `_profiles` loads when a tool is first adapted, not with the server API
+    from ._profiles import AdaptedTool
 
 __all__ = ["envelope"]
 

@@ -15,7 +15,6 @@ from typing_extensions import ParamSpec, Unpack
 
 from ._connection import Connection, tools_changed
 from ._errors import StartupError
-from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
 from ._threads import running_calls
 from ._tool import Options, Tool, ToolOptions, caller_locals, check_bound
@@ -131,7 +130,11 @@ class Server:
         self.shutdown_grace = shutdown_grace
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
-        self.schema_profile = get_profile(schema_profile).name if schema_profile is not None else None
+        self.schema_profile: str | None = None
+        if schema_profile is not None:
+            from ._profiles import get_profile  # deferred: most servers serve no profile
+
+            self.schema_profile = get_profile(schema_profile).name
         self.info = Implementation(
             name=name,
             version=self.version,

@@ -9,7 +9,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, TypeVar, overload
 
 import anyio.lowlevel
 import pydantic_core
@@ -21,12 +21,14 @@ from ._docstrings import DocstringStyle, parse_docstring
 from ._errors import OutputMismatchError, ToolDefinitionError, ToolError
 from ._function_calling import envelope
 from ._meta import meta_key_problems
-from ._profiles import AdaptedTool, Profile, adapt
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._threads import run_sync
 from ._types import LATEST_HANDSHAKE_VERSION, MODERN_VERSION, CallToolResult, Icon, ToolAnnotations, ToolDefinition
 from ._versions import shape_result
+
+if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
+    from ._profiles import AdaptedTool, Profile
 
 __all__ = ["Options", "Tool", "call_tool", "caller_locals", "check_bound", "tool"]
 
@@ -223,6 +225,8 @@ class Tool(Generic[P, R]):
         name = profile if isinstance(profile, str) else profile.name
         found = self._adapted.get(name)
         if found is None:
+            from ._profiles import adapt  # deferred: most servers never adapt a tool
+
             found = self._adapted[name] = adapt(
                 self.definition.model_dump(mode="json", by_alias=True, exclude_none=True), profile
             )
