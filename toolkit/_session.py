@@ -7,10 +7,12 @@ The core reads no file and opens no socket: the transport moves text, this modul
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._transport import Transport
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "SessionState"]
 
 logger = logging.getLogger("toolkit")
 
@@ -59,6 +61,25 @@ logger = logging.getLogger("toolkit")
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _DEFAULT_LOG_LEVEL: LogLevel = "info"
+
+
+# -- interim (issue 14): the connection <-> HTTP contract of /work/notes/interface-http.md, until issue 12's
+# `_connection.py` implements it. Outgoing messages are tagged with the request they relate to (a transport with
+# `send_related` receives the tag), and a connection can start in the handshake era's operating state.
+
+
+@dataclass
+class SessionState:
+    """The small state of a handshake-era session: what a connection needs to serve it without its `initialize`."""
+
+    version: str
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    client_info: dict[str, Any] | None = None
+    initialized: bool = True
+    log_level: LogLevel = "info"
+
+
+# -- end interim
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -82,6 +103,7 @@ class _Outbox:
         "_queue",
         "_ready",
         "_room",
+        "_send_related",
         "_size",
         "_transport",
         "_writing",
@@ -89,7 +111,8 @@ class _Outbox:
 
     def __init__(self, transport: Transport, max_messages: int, max_bytes: int) -> None:
         self._transport = transport
-        self._queue: deque[str] = deque()
+        self._send_related = getattr(transport, "send_related", None)  # interim (issue 14)
+        self._queue: deque[tuple[str, Any]] = deque()
         self._size = 0  # characters queued; a message counts until the transport has taken all of it
         self._max_messages = max_messages
         self._max_bytes = max_bytes
@@ -109,25 +132,25 @@ class _Outbox:
                 self._room = anyio.Event()
             await self._room.wait()
 
-    async def put(self, text: str) -> None:
+    async def put(self, text: str, related: Any = None) -> None:
         """Queue `text` behind everything put before it, once there is room (uncontended: without a checkpoint)."""
         async with self._lock:
             await self.wait_for_room()
-            self._queue.append(text)
+            self._queue.append((text, related))
             self._size += len(text)
             self._wake()
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, related: Any = None) -> None:
         """Write `text` now if nothing is ahead of it, else `put` it: a task that may wait for the peer saves the
         writer a wake-up (a tenth of an in-memory call). Never from the connection's reader, nor from inside a
         cancel scope of a call (a cancelled write could leave half a line on a byte stream).
         """
         if self._writing or self._queue or self._lock.locked():
-            await self.put(text)
+            await self.put(text, related)
             return
         self._writing = True
         try:
-            await self._write(text)
+            await self._write(text, related)
         finally:
             self._writing = False
             self._wake()
@@ -145,10 +168,10 @@ class _Outbox:
             while self._writing or not queue:
                 self._ready = anyio.Event()
                 await self._ready.wait()
-            text = queue[0]
+            text, related = queue[0]
             self._writing = True
             try:
-                await self._write(text)
+                await self._write(text, related)
             finally:
                 self._writing = False
             queue.popleft()
@@ -158,9 +181,12 @@ class _Outbox:
                 self._room = None
             self._wake()
 
-    async def _write(self, text: str) -> None:
+    async def _write(self, text: str, related: Any) -> None:
         try:
-            await self._transport.send(text)
+            if self._send_related is not None:  # interim (issue 14)
+                await self._send_related(text, related)
+            else:
+                await self._transport.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("dropped a message: the transport is closed")
 
@@ -177,7 +203,7 @@ class _Outbox:
 class Connection:
     """The state of one client connection and the dispatch of its messages."""
 
-    def __init__(self, server: Server, transport: Transport) -> None:
+    def __init__(self, server: Server, transport: Transport, *, session: SessionState | None = None) -> None:
         self.server = server
         self.transport = transport
         self._thread = threading.get_ident()
@@ -187,6 +213,12 @@ class Connection:
         self.client_info: Implementation | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.log_level: LogLevel = _DEFAULT_LOG_LEVEL
+        if session is not None:  # interim (issue 14): a session served by a process that did not see initialize
+            self.version = session.version
+            self.initialized = session.initialized
+            self.client_info = parse_client_info(session.client_info)
+            self.client_capabilities = dict(session.client_capabilities)
+            self.log_level = session.log_level
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
         self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
@@ -208,6 +240,14 @@ class Connection:
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
         }
+
+    @property
+    def session(self) -> SessionState | None:
+        """The handshake-era state once `initialize` succeeded (a copy), else None. Interim (issue 14)."""
+        if self.version is None:
+            return None
+        info = self.client_info.model_dump(mode="json", by_alias=True, exclude_none=True) if self.client_info else None
+        return SessionState(self.version, dict(self.client_capabilities), info, self.initialized, self.log_level)
 
     # -- the loop ------------------------------------------------------------------------------------
 
@@ -250,8 +290,8 @@ class Connection:
         for scope in self.in_flight.values():  # past the grace: cancelled, so they add nothing to the outbox
             scope.cancel()
 
-    async def _send(self, message: dict[str, Any] | list[Any]) -> None:
-        await self._outbox.put(encode(message))
+    async def _send(self, message: dict[str, Any] | list[Any], related: Any = None) -> None:
+        await self._outbox.put(encode(message), related)
 
     async def _on_text(self, text: str) -> None:
         try:
@@ -270,7 +310,7 @@ class Connection:
     async def _on_message(self, message: dict[str, Any]) -> None:
         problem = check_message(message)
         if problem is not None:
-            await self._send(problem)
+            await self._send(problem, problem["id"])
             return
         if "method" not in message:
             return
@@ -278,18 +318,18 @@ class Connection:
             await self._on_notification(message)
             return
         if message["id"] in self.in_flight:  # any method: a second reply with that id would be ambiguous
-            await self._send(_id_in_use(message["id"]))
+            await self._send(_id_in_use(message["id"]), message["id"])
             return
         if message["method"] in _LONG_RUNNING:
             admitted = self._admit(message["id"])
             if isinstance(admitted, dict):
-                await self._send(admitted)
+                await self._send(admitted, message["id"])
             else:
                 self._spawn(self._run_in_scope, message, admitted)
             return
         response = await self._respond(message)
         if response is not None:
-            await self._outbox.put(response)
+            await self._outbox.put(response, message["id"])
 
     def _admit(self, request_id: Any) -> anyio.CancelScope | dict[str, Any]:
         """A cancel scope for a call about to run (registered as in flight), or the error response refusing it."""
@@ -317,7 +357,7 @@ class Connection:
             with scope:
                 response = await self._respond(message)
             if response is not None and not scope.cancel_called:
-                await self._outbox.send(response)
+                await self._outbox.send(response, message["id"])
         finally:
             self._finished(message["id"])
 
@@ -397,7 +437,7 @@ class Connection:
                 "method": "notifications/tools/list_changed",
                 "params": {"_meta": {SUBSCRIPTION_KEY: subscription_id}},
             }
-            self._tg.start_soon(self._send, note)
+            self._tg.start_soon(self._send, note, subscription_id)
 
     # -- requests ------------------------------------------------------------------------------------
 
@@ -486,7 +526,8 @@ class Connection:
         return {}
 
     async def _tools_call(self, request: Request) -> dict[str, Any]:
-        return await call_tool(self.server, request, self._level_getter(request), self._notify, self._modern_info)
+        notify = functools.partial(self._notify, related=request.id)  # interim (issue 14): tagged with the call
+        return await call_tool(self.server, request, self._level_getter(request), notify, self._modern_info)
 
     def _level_getter(self, request: Request) -> Callable[[], LogLevel | None]:
         if request.modern:
@@ -494,8 +535,8 @@ class Connection:
             return lambda: level
         return lambda: self.log_level
 
-    async def _notify(self, method: str, params: dict[str, Any]) -> None:
-        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+    async def _notify(self, method: str, params: dict[str, Any], related: Any = None) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params}, related)
 
     async def _listen(self, request: Request) -> None:
         wanted = request.params.get("notifications")
@@ -510,6 +551,7 @@ class Connection:
             await self._notify(
                 "notifications/subscriptions/acknowledged",
                 {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request.id}},
+                request.id,
             )
             # The stream stays open until the client cancels the request (this task is then cancelled) or its
             # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
@@ -522,4 +564,5 @@ class Connection:
         await self._notify(
             "notifications/cancelled",
             {"requestId": request.id, "reason": "the server's input ended", "_meta": {SUBSCRIPTION_KEY: request.id}},
+            request.id,
         )
