@@ -77,6 +77,8 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
         options["max_message_size"] = args.max_message_size
     if args.stdio:
         client = Client.stdio(args.command, **options)
+    elif is_url(args.target):
+        client = Client.http(args.target, headers=_headers(args.headers), **options)
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
@@ -86,6 +88,20 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
             yield client
     except OSError as exc:
         raise CommandError(f"cannot start {' '.join(args.command)!r}: {exc}") from exc
+
+
+def is_url(target: Any) -> bool:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
+    headers = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition(":")
+        if not sep or not name.strip():
+            raise CommandError(f"a header is 'Name: value', got {pair!r}")
+        headers[name.strip()] = value.strip()
+    return headers
 
 
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -129,8 +145,20 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
 
 
 def serve_target(args: argparse.Namespace) -> int:
-    """`toolkit serve`: serve the target over stdio until the client leaves."""
-    _load(args.target).run()
+    """`toolkit serve`: serve the target over stdio until the client leaves, or over HTTP until interrupted."""
+    if not args.http:
+        _load(args.target).run()
+        return 0
+    options: dict[str, Any] = {}
+    if args.allowed_hosts:
+        options["allowed_hosts"] = args.allowed_hosts
+    if args.workers > 1:
+        from ._serve_http import serve_workers
+
+        _load(args.target)  # a target that cannot load is reported here, once, not by each worker
+        serve_workers(args.target, host=args.host, port=args.port, workers=args.workers, options=options)
+    else:
+        _load(args.target).run(transport="http", host=args.host, port=args.port, **options)
     return 0
 
 
@@ -268,7 +296,7 @@ def call_tool(args: argparse.Namespace) -> int:
         args.target = words.pop(0)
     name, arguments = words[0], _arguments(words[1:], args.json_args)
     with _output_kept_apart(in_memory=not args.stdio) as out:
-        if not args.stdio:
+        if not args.stdio and not is_url(args.target):
             server = _load(args.target)  # what the module prints as it loads is kept off stdout too
             if name not in server.tools:
                 close = difflib.get_close_matches(name, list(server.tools), n=1)

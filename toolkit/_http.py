@@ -664,13 +664,15 @@ class HttpApp:
                     await writer.start_sse()
                     while True:
                         with anyio.move_on_after(self.sse_ping) as idle:
-                            item = await messages.receive()
-                        if idle.cancelled_caught:
+                            try:
+                                text, _ = await messages.receive()
+                            except anyio.EndOfStream:  # the session ended (DELETE) or the server is closing
+                                break
+                        if idle.cancelled_caught:  # a comment keeps proxies from closing an idle stream
                             await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
                             continue
-                        await writer.event(item[0])
-        except anyio.EndOfStream:
-            pass
+                        await writer.event(text)
+                    tg.cancel_scope.cancel()
         finally:
             self._live.discard(exchange)
             exchange.close()
