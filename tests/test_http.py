@@ -239,7 +239,7 @@ async def test_an_unsupported_modern_version_gets_400_listing_the_supported_ones
         assert reply == wire.error(1, -32020)
 
 
-@pytest.mark.parametrize("method", ["unknown/method", "ping", "logging/setLevel"])
+@pytest.mark.parametrize("method", ["unknown/method", "ping", "logging/setLevel", "initialize"])
 async def test_an_unknown_or_removed_method_gets_404_method_not_found(method: str) -> None:
     async with http_client(make_server().http_app()) as client:
         message = modern_message(method, {"level": "info"} if method == "logging/setLevel" else None, request_id=3)

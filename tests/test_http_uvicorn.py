@@ -8,11 +8,8 @@ The server process says where it listens once its socket accepts connections; th
 from __future__ import annotations
 
 import os
-import queue
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,64 +18,16 @@ import anyio
 import httpx
 import mcp
 import pytest
+from served import TIMEOUT, Served
 
 from toolkit import Client
 
-HERE = Path(__file__).parent
-DEMO = HERE / "servers" / "http_demo.py"
-TIMEOUT = 30.0  # any one wait; only a hang reaches it
-
-
-class Served:
-    """A `toolkit serve --http` process and the URL it announced."""
-
-    def __init__(self, *args: str) -> None:
-        command = [sys.executable, "-m", "toolkit", "serve", str(DEMO), "--http", "--port", "0", *args]
-        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
-        lines: queue.Queue[str] = queue.Queue()
-        self.stderr: list[str] = []
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.stderr.append(line)
-                lines.put(line)
-            lines.put("")
-
-        self.reader = threading.Thread(target=read, daemon=True)
-        self.reader.start()
-        while True:
-            try:
-                line = lines.get(timeout=TIMEOUT)
-            except queue.Empty:
-                self.close()
-                raise AssertionError(f"the server did not say where it listens: {self.stderr}") from None
-            if line.startswith("toolkit: serving on "):
-                self.url = line.removeprefix("toolkit: serving on ").strip()
-                return
-            if not line:
-                raise AssertionError(f"the server exited: {''.join(self.stderr)}")
-
-    def close(self) -> None:
-        """Stop the server with SIGTERM, as a process manager does, and check it shut down cleanly."""
-        self.process.terminate()
-        try:
-            status = self.process.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise
-        finally:
-            self.reader.join(timeout=TIMEOUT)
-            if self.process.stderr is not None:
-                self.process.stderr.close()
-        # uvicorn shuts down gracefully, then re-raises the signal it caught, so that the parent sees it.
-        assert status in (0, -signal.SIGTERM), self.stderr
-        assert "Traceback" not in "".join(self.stderr), "".join(self.stderr)
+DEMO = Path(__file__).parent / "servers" / "http_demo.py"
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    server = Served()
+    server = Served(DEMO)
     yield server
     server.close()
 
@@ -153,7 +102,7 @@ def test_the_toolkit_command_takes_a_url(served: Served) -> None:
 
 
 def test_two_workers_serve_one_session_whichever_gets_each_request() -> None:
-    served = Served("--workers", "2")
+    served = Served(DEMO, "--workers", "2")
     try:
         # A fresh connection per request, so that the kernel hands requests to either worker.
         with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=TIMEOUT) as http:

@@ -454,13 +454,9 @@ class HttpApp:
         meta = params.get("_meta") if isinstance(params, dict) else None
         # 2026-07-28 versioning: a request carrying the per-request _meta is served statelessly, initialize opens
         # a session; the version header alone also marks a modern request (then missing _meta is its error).
-        if (
-            method != "initialize"
-            and method is not None
-            and (
-                (isinstance(meta, dict) and VERSION_KEY in meta)
-                or headers.get("mcp-protocol-version") == MODERN_VERSION
-            )
+        modern_meta = isinstance(meta, dict) and VERSION_KEY in meta
+        if method is not None and (
+            modern_meta or (method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION)
         ):
             await self._modern(post, repeated)
         elif method == "initialize" and self.legacy:
@@ -477,6 +473,12 @@ class HttpApp:
         if mismatch is not None:
             body = _error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
             await _plain(post.send, 400, body, [_JSON])
+        elif message["method"] == "initialize":
+            # 2026-07-28 has no handshake: an initialize carrying the per-request _meta names a removed method.
+            body = _error_body(
+                message["id"], METHOD_NOT_FOUND, "Method not found: initialize", "no handshake in 2026-07-28"
+            )
+            await _plain(post.send, 404, body, [_JSON])
         elif message["method"] == "subscriptions/listen" and not post.sse_ok:
             await _plain(post.send, 406)
         else:
