@@ -16,7 +16,7 @@ import httpx
 import pytest
 import wire
 
-from toolkit import Client, Context, ProtocolError, Server, tool
+from toolkit import Client, Context, Identity, ProtocolError, RateLimit, Server, StaticTokenVerifier, tool
 from toolkit._asgi_transport import StreamingASGITransport
 
 pytestmark = pytest.mark.anyio
@@ -650,3 +650,140 @@ async def test_client_http_ends_its_session_on_exit() -> None:
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         response, _ = await post(http, message, legacy_headers(session), wire.LATEST)
     assert response.status_code == 404
+
+
+# -- authentication and limits --------------------------------------------------------------------------
+
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789ab"
+
+
+def auth_server() -> Server:
+    server = make_server()
+
+    @server.tool
+    def whoami(ctx: Context) -> str:
+        """The caller's subject and scopes."""
+        identity = ctx.identity
+        return "nobody" if identity is None else f"{identity.subject}:{','.join(sorted(identity.scopes))}"
+
+    @server.tool
+    def delete_everything() -> str:
+        """Needs the admin scope."""
+        return "deleted"
+
+    return server
+
+
+def auth_app(**options: Any) -> Any:
+    verifier = StaticTokenVerifier(
+        {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"tools", "admin"}))}
+    )
+    return auth_server().http_app(
+        auth=verifier,
+        authorization_servers=["https://auth.example.com"],
+        scopes_supported=["tools", "admin"],
+        required_scopes={"delete_everything": {"admin"}},
+        **options,
+    )
+
+
+def call_message(name: str, request_id: Any = 1) -> Any:
+    return modern_message("tools/call", {"name": name, "arguments": {}}, request_id=request_id)
+
+
+async def test_a_request_without_a_token_gets_401_pointing_at_the_resource_metadata() -> None:
+    async with http_client(auth_app()) as client:
+        message = call_message("whoami")
+        response, [reply] = await post(client, message, modern_headers(message))
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == (
+            'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp", '
+            'scope="admin tools"'
+        )
+        assert reply == wire.error(None, -32600)
+        metadata = await client.get("/.well-known/oauth-protected-resource/mcp")
+    assert metadata.status_code == 200
+    assert metadata.json() == {
+        "resource": "http://127.0.0.1:8000/mcp",
+        "authorization_servers": ["https://auth.example.com"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "http-demo",
+        "scopes_supported": ["admin", "tools"],
+    }
+
+
+async def test_an_invalid_token_gets_401_invalid_token_and_is_never_echoed() -> None:
+    async with http_client(auth_app(resource_url="https://mcp.example.com/mcp")) as client:
+        message = call_message("whoami")
+        headers = {**modern_headers(message), "authorization": "Bearer not-a-valid-token-at-all"}
+        response, _ = await post(client, message, headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == (
+        'Bearer error="invalid_token", error_description="The access token is invalid or expired", '
+        'resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"'
+    )
+    assert "not-a-valid-token" not in response.text
+
+
+async def test_tools_see_the_callers_identity_and_scopes_are_checked_per_tool() -> None:
+    async with http_client(auth_app()) as client:
+        for token, name, status, text in [
+            (ALICE, "whoami", 200, "alice:tools"),
+            (BOB, "whoami", 200, "bob:admin,tools"),
+            (ALICE, "delete_everything", 403, None),
+            (BOB, "delete_everything", 200, "deleted"),
+        ]:
+            message = call_message(name, request_id=name)
+            headers = {**modern_headers(message), "authorization": f"Bearer {token}"}
+            response, [reply] = await post(client, message, headers)
+            assert response.status_code == status, (token, name)
+            if text is not None:
+                assert reply["result"]["content"] == [{"type": "text", "text": text}]
+            else:
+                assert reply == wire.error(name, -32600)
+                assert response.headers["www-authenticate"].startswith(
+                    'Bearer error="insufficient_scope", scope="admin tools", resource_metadata="'
+                )
+
+
+async def test_a_session_belongs_to_the_user_who_opened_it() -> None:
+    async with http_client(auth_app()) as client:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        }
+        base = {"accept": ACCEPT, "content-type": "application/json"}
+        response, _ = await post(client, init, {**base, "authorization": f"Bearer {ALICE}"}, wire.LATEST)
+        session = response.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        for token, status in [(ALICE, 200), (BOB, 404)]:
+            headers = {**legacy_headers(session), "authorization": f"Bearer {token}"}
+            response, _ = await post(client, listing, headers, wire.LATEST)
+            assert response.status_code == status, token
+
+
+async def test_client_http_sends_its_headers_with_every_request() -> None:
+    async with (
+        http_client(auth_app()) as http,
+        Client.http(URL, http_client=http, headers={"Authorization": f"Bearer {BOB}"}, protocol="handshake") as client,
+    ):
+        assert (await client.call_tool("whoami")).text == "bob:admin,tools"
+
+
+async def test_tool_calls_over_the_rate_limit_get_429_with_retry_after() -> None:
+    app = make_server().http_app(rate_limit=RateLimit(calls=2, per=3600.0))
+    async with http_client(app) as client:
+        statuses = []
+        for i in range(3):
+            message = modern_message("tools/call", {"name": "add", "arguments": {"a": i, "b": 0}}, request_id=i)
+            response, [reply] = await post(client, message, modern_headers(message))
+            statuses.append(response.status_code)
+        assert statuses == [200, 200, 429]
+        assert reply == wire.error(2, -31001)
+        assert int(response.headers["retry-after"]) >= 1
+        message = modern_message("tools/list")  # only tool calls are limited
+        response, _ = await post(client, message, modern_headers(message))
+        assert response.status_code == 200

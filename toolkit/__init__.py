@@ -4,10 +4,12 @@ import contextlib
 import importlib
 import typing
 
+from ._auth import Identity, StaticTokenVerifier, TokenVerifier
 from ._content import Audio, Image
 from ._context import Context
 from ._errors import ConnectionClosedError, StartupError, ToolDefinitionError, ToolError
 from ._jsonrpc import ProtocolError
+from ._limits import RateLimit
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Lifespan, Server
@@ -33,7 +35,6 @@ from ._types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "PROFILES",
     "AdaptedTool",
     "Audio",
     "AudioContent",
@@ -45,6 +46,7 @@ __all__ = [
     "Context",
     "EmbeddedResource",
     "Icon",
+    "Identity",
     "Image",
     "ImageContent",
     "Implementation",
@@ -52,17 +54,21 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "PROFILES",
     "Problem",
     "Profile",
     "ProtocolError",
+    "RateLimit",
     "ResourceLink",
     "Rule",
     "Server",
     "StartupError",
+    "StaticTokenVerifier",
     "StdioTransport",
     "StreamTransport",
     "TextContent",
     "TextResourceContents",
+    "TokenVerifier",
     "Tool",
     "ToolAnnotations",
     "ToolDefinition",

@@ -15,9 +15,10 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import math
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
@@ -26,6 +27,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
+from ._auth import BearerAuth, Identity, Refusal, TokenVerifier, current_identity, to_verifier
 from ._errors import StartupError
 from ._jsonrpc import (
     INTERNAL_ERROR,
@@ -40,6 +42,7 @@ from ._jsonrpc import (
     encode,
     error_response,
 )
+from ._limits import RateLimit, RateLimiter
 from ._requests import VERSION_KEY
 from ._session import Connection, SessionState
 from ._sessions import SessionCodec, SessionId
@@ -59,6 +62,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 #: 2026-07-28 (schema.ts `HEADER_MISMATCH`): the request's metadata headers disagree with its body.
 HEADER_MISMATCH = -32020
+#: Too many tool calls (an application error: outside the range JSON-RPC and MCP reserve, basic/index).
+RATE_LIMITED = -31001
 
 # 2026-07-28 streamable-http: these errors are answered with 400 (-32601 with 404); any other error is a result of
 # the method and travels with 200, as the SDKs do.
@@ -99,6 +104,12 @@ class HttpOptions(TypedDict, total=False):
     secret: bytes | str | Sequence[bytes | str] | None
     session_ttl: float
     sse_ping: float
+    auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None
+    resource_url: str | None
+    authorization_servers: Sequence[str]
+    scopes_supported: Sequence[str] | None
+    required_scopes: Mapping[str, Collection[str]]
+    rate_limit: RateLimit | None
 
 
 def _error_body(request_id: Any, code: int, message: str, *details: str | None, data: Any = None) -> bytes:
@@ -196,6 +207,16 @@ class _Post:
     send: Send
     json_ok: bool
     sse_ok: bool
+    caller: _Caller
+
+
+@dataclass(slots=True)
+class _Caller:
+    """Who sent a request: the verified identity (with `auth=`), the rate limit's key, the URL base for challenges."""
+
+    identity: Identity | None
+    key: str
+    base: str
 
 
 class _Writer:
@@ -273,6 +294,12 @@ class HttpApp:
         secret: bytes | str | Sequence[bytes | str] | None = None,
         session_ttl: float = 24 * 3600.0,
         sse_ping: float = 15.0,
+        auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None = None,
+        resource_url: str | None = None,
+        authorization_servers: Sequence[str] = (),
+        scopes_supported: Sequence[str] | None = None,
+        required_scopes: Mapping[str, Collection[str]] | None = None,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
@@ -292,6 +319,22 @@ class HttpApp:
         self._live: set[_Exchange] = set()
         self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
         self._allow = _ALLOW_LEGACY if legacy else _ALLOW_MODERN
+        self._auth = (
+            BearerAuth(
+                to_verifier(auth),
+                self.path,
+                resource_url=resource_url,
+                authorization_servers=authorization_servers,
+                scopes_supported=scopes_supported,
+                required_scopes=required_scopes or {},
+                resource_name=server.title or server.name,
+            )
+            if auth is not None
+            else None
+        )
+        if required_scopes and auth is None:
+            raise ValueError("required_scopes= needs auth=: without a verified token there are no scopes to check")
+        self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
@@ -336,9 +379,12 @@ class HttpApp:
         root: str = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :]
+        metadata = False
         if path != self.path and path.rstrip("/") != self.path:
-            await _plain(send, 404)
-            return
+            metadata = self._auth is not None and path in self._auth.metadata_paths and scope["method"] == "GET"
+            if not metadata:
+                await _plain(send, 404)
+                return
         headers: dict[str, str] = {}
         repeated: set[str] = set()
         for raw_name, raw_value in scope["headers"]:
@@ -351,15 +397,36 @@ class HttpApp:
             status, body = problem
             await _plain(send, status, body, [_JSON])
             return
+        caller = await self._identify(scope, headers, send, metadata)
+        if caller is None:
+            return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, repeated, receive, send)
+            await self._post(headers, repeated, receive, send, caller)
         elif method == "GET" and self.legacy:
-            await self._get(headers, receive, send)
+            await self._get(headers, receive, send, caller)
         elif method == "DELETE" and self.legacy:
-            await self._delete(headers, send)
+            await self._delete(headers, send, caller)
         else:
             await _plain(send, 405, headers=[self._allow])
+
+    async def _identify(self, scope: Scope, headers: dict[str, str], send: Send, metadata: bool) -> _Caller | None:
+        """Who is calling; None when the request was answered here (401, or the RFC 9728 metadata)."""
+        client = scope.get("client")
+        if self._auth is None:
+            return _Caller(None, client[0] if client else "", "")
+        # Checked on every request (security best practices: sessions are never authentication); after the Host
+        # and Origin checks, so that rebinding probes never reach the verifier.
+        base = f"{scope.get('scheme', 'http')}://{headers['host']}{scope.get('root_path', '')}"
+        if metadata:  # RFC 9728: public, for any origin
+            await _plain(send, 200, self._auth.metadata(base), [_JSON, (b"access-control-allow-origin", b"*")])
+            return None
+        outcome = await self._auth.authenticate(headers.get("authorization"), base)
+        if isinstance(outcome, Refusal):
+            await _plain(send, outcome.status, outcome.body, outcome.headers)
+            return None
+        current_identity.set(outcome)  # in this request's task: the call's task and worker thread inherit it
+        return _Caller(outcome, outcome.subject, base)
 
     # -- checks --------------------------------------------------------------------------------------
 
@@ -423,7 +490,9 @@ class HttpApp:
 
     # -- POST ----------------------------------------------------------------------------------------
 
-    async def _post(self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: _Caller
+    ) -> None:
         content_type = headers.get("content-type", "")
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
             await _plain(send, 415)
@@ -448,7 +517,7 @@ class HttpApp:
         if problem is not None:
             await _plain(send, 400, encode(problem).encode(), [_JSON])
             return
-        post = _Post(message, body, headers, receive, send, json_ok, sse_ok or not json_ok)
+        post = _Post(message, body, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
         method = message.get("method")
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -504,7 +573,7 @@ class HttpApp:
                 f"Bad request: unsupported MCP-Protocol-Version (supported: {', '.join(HANDSHAKE_VERSIONS)})",
             )
         else:
-            session = self._session(post.headers["mcp-session-id"])
+            session = self._session(post.headers["mcp-session-id"], post.caller)
             refusal = None
         if refusal is not None:
             status, code, text = refusal
@@ -542,6 +611,8 @@ class HttpApp:
     ) -> None:
         """Serve one request on a connection of its own; its messages go on this request's response."""
         request_id = post.message["id"]
+        if post.message["method"] == "tools/call" and await self._refused(post):
+            return
         out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
         exchange = _Exchange(post.body.decode("utf-8", "replace"), request_id, out)
         connection = Connection(self.server, exchange, session=state)
@@ -569,7 +640,7 @@ class HttpApp:
                         if modern and kind == _ERROR:
                             status = _status(text)
                         elif initialize:
-                            self._initialized(connection, writer)
+                            self._initialized(connection, writer, post.caller)
                         elif record is not None:
                             record.log_level = connection.log_level
                         await writer.final(text, status)
@@ -584,6 +655,24 @@ class HttpApp:
             if record is not None:
                 record.calls.pop(request_id, None)
 
+    async def _refused(self, post: _Post) -> bool:
+        """Answer a tool call the caller may not make (scopes) or not make now (rate limit); False to serve it."""
+        message, caller = post.message, post.caller
+        params = message.get("params") or {}
+        if self._auth is not None and caller.identity is not None:
+            refusal = self._auth.check_scopes(params.get("name"), caller.identity, caller.base, message["id"])
+            if refusal is not None:
+                await _plain(post.send, refusal.status, refusal.body, refusal.headers)
+                return True
+        if self._limiter is not None:
+            wait = self._limiter.acquire(caller.key)
+            if wait is not None:
+                seconds = max(1, math.ceil(wait))
+                body = _error_body(message["id"], RATE_LIMITED, "Rate limit exceeded", f"retry in {seconds} s")
+                await _plain(post.send, 429, body, [_JSON, (b"retry-after", str(seconds).encode())])
+                return True
+        return False
+
     async def _watch(
         self, receive: Receive, scope: anyio.CancelScope, writer: _Writer, cancel: anyio.CancelScope | None
     ) -> None:
@@ -596,18 +685,23 @@ class HttpApp:
             if cancel is not None:
                 cancel.cancel()
 
-    def _initialized(self, connection: Connection, writer: _Writer) -> None:
+    def _initialized(self, connection: Connection, writer: _Writer, caller: _Caller) -> None:
         state = connection.session
         if state is not None:  # initialize succeeded: a fresh id, whatever the client sent (no fixation)
-            session = self._codec.mint(state)
+            session = self._codec.mint(state, caller.identity.subject if caller.identity is not None else None)
             self._record(session)
             writer.headers.append((b"mcp-session-id", session.token.encode()))
 
     # -- sessions ------------------------------------------------------------------------------------
 
-    def _session(self, token: str) -> SessionId | None:
+    def _session(self, token: str, caller: _Caller) -> SessionId | None:
         session = self._codec.verify(token)
         if session is None or session.nonce in self._ended:
+            return None
+        # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
+        subject = caller.identity.subject if caller.identity is not None else None
+        expected = self._codec.subject_hash(subject) if subject is not None else None
+        if session.subject_hash != expected:
             return None
         return session
 
@@ -626,7 +720,7 @@ class HttpApp:
 
     # -- GET and DELETE (2025-11-25) -----------------------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send, caller: _Caller) -> None:
         _, sse_ok = _accepts(headers.get("accept"))
         if not sse_ok:
             await _plain(send, 406)
@@ -636,7 +730,7 @@ class HttpApp:
             body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
             await _plain(send, 400, body, [_JSON])
             return
-        session = self._session(token)
+        session = self._session(token, caller)
         if session is None:
             await _session_gone(send)
             return
@@ -682,13 +776,13 @@ class HttpApp:
                 record.stream = None
         await writer.end()
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+    async def _delete(self, headers: dict[str, str], send: Send, caller: _Caller) -> None:
         token = headers.get("mcp-session-id")
         if token is None:
             body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
             await _plain(send, 400, body, [_JSON])
             return
-        session = self._session(token)
+        session = self._session(token, caller)
         if session is None:
             await _session_gone(send)
             return
