@@ -16,8 +16,17 @@ import httpx
 import pytest
 import wire
 
-from toolkit import Client, Context, Identity, ProtocolError, RateLimit, Server, StaticTokenVerifier, tool
-from toolkit._asgi_transport import StreamingASGITransport
+from toolkit import (
+    Client,
+    Context,
+    Identity,
+    ProtocolError,
+    RateLimit,
+    Server,
+    StaticTokenVerifier,
+    StreamingASGITransport,
+    tool,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -35,6 +35,7 @@ from ._types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "PROFILES",
     "AdaptedTool",
     "Audio",
     "AudioContent",
@@ -54,7 +55,6 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
-    "PROFILES",
     "Problem",
     "Profile",
     "ProtocolError",
@@ -66,6 +66,7 @@ __all__ = [
     "StaticTokenVerifier",
     "StdioTransport",
     "StreamTransport",
+    "StreamingASGITransport",
     "TextContent",
     "TextResourceContents",
     "TokenVerifier",
@@ -80,10 +81,11 @@ __all__ = [
 ]
 
 if typing.TYPE_CHECKING:
+    from ._asgi_transport import StreamingASGITransport
     from ._client import Client, LogMessage
 
-# Imported on first use: a server process never needs the client (nor subprocess handling).
-_LAZY = {"Client": "._client", "LogMessage": "._client"}
+# Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
+_LAZY = {"Client": "._client", "LogMessage": "._client", "StreamingASGITransport": "._asgi_transport"}
 
 
 def _public(obj: object) -> None:
