@@ -8,7 +8,7 @@ as over a socket) and tells the app `http.disconnect` when the client closes the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from types import TracebackType
 from typing import Any
 
@@ -28,9 +28,16 @@ class _Body(httpx.AsyncByteStream):
         self._chunks = chunks
         self._gone = gone
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._chunks:
-            yield chunk
+    # An iterator, not an async generator: a response left early (a client closing an SSE stream) then leaves no
+    # unfinished generator for the event loop to collect (trio warns about those).
+    def __aiter__(self) -> _Body:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._chunks.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
         self._gone.set()

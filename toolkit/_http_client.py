@@ -121,7 +121,7 @@ class HttpTransport:
                     await self._answer(response, request_id, method)
         except httpx.HTTPError as exc:
             if request_id is not None:
-                await self._fail(request_id, f"HTTP request failed: {exc}")
+                await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
         finally:
             self._modern_calls.pop(request_id, None)
         if method == "notifications/initialized" and self.session_id is not None and not self._stream_open:
