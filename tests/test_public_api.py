@@ -35,7 +35,7 @@ def test_importing_the_server_api_loads_no_client_cli_docstring_parser_or_pytest
     code = (
         "import json, sys\n"
         "from toolkit import Server, tool\n"
-        "heavy = ['toolkit._client', 'toolkit._peer', 'toolkit.cli', 'toolkit.testing', 'toolkit._docsgen',\n"
+        "heavy = ['toolkit._client', 'toolkit._peer', 'toolkit.cli', 'toolkit.testing', 'toolkit.docs',\n"
         "         'griffe', 'pytest', 'subprocess', 'jsonschema',\n"
         "         'toolkit._http', 'toolkit._http_client', 'toolkit._serve_http', 'uvicorn', 'httpx', 'h11']\n"
         "print(json.dumps([name for name in heavy if name in sys.modules]))\n"

@@ -9,9 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ._server import Server
-from ._tool import Tool
-from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, ToolDefinition
+from toolkit import Server, Tool, ToolDefinition
+from toolkit._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
     "Definitions",
