@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -163,6 +165,57 @@ async def _measure(url: str, era: str, calls: int, concurrency: int) -> dict[str
     }
 
 
+_WRK_SCRIPT = """
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, string.format(BODY, counter))
+end
+"""
+
+
+def _wrk(url: str, era: str, seconds: int, concurrency: int) -> dict[str, Any]:
+    """Throughput and latency measured by wrk (a C load generator: the client no longer competes as Python)."""
+    driver = Driver(url, era)
+    anyio.run(_open_session, driver)
+    message = driver.call(0)
+    message["id"] = 999999  # placeholder for the per-request id
+    message["params"]["arguments"]["a"] = 1
+    body = json.dumps(message).replace("%", "%%").replace("999999", "%d")
+    headers = driver.headers("tools/call")
+    lua = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
+    script = f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\n{_WRK_SCRIPT}'
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
+        file.write(script)
+    try:
+        out = subprocess.run(
+            ["wrk", "-t2", f"-c{concurrency}", f"-d{seconds}s", "--latency", "-s", file.name, url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(file.name)
+    figures: dict[str, Any] = {"load": "wrk"}
+    for line in out.splitlines():
+        parts = line.split()
+        if line.startswith("Requests/sec:"):
+            figures["calls_per_s"] = float(parts[1])
+        elif parts and parts[0] in ("50%", "99%"):
+            value = parts[1]
+            unit = 1000.0 if value.endswith("us") else (1.0 if value.endswith("ms") else 0.001)
+            figures[f"p{parts[0][:-1]}_ms"] = float(value.rstrip("mus")) / unit
+        elif "Non-2xx" in line:
+            figures["errors"] = int(parts[-1])
+    figures.setdefault("errors", 0)
+    return figures
+
+
+async def _open_session(driver: Driver) -> None:
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        await driver.open(http)
+
+
 async def _idle_sessions(url: str, pid: int, count: int) -> float:
     async with httpx.AsyncClient(timeout=30.0) as http:
         await Driver(url, LEGACY).open(http)  # warm up
@@ -181,6 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--sessions", type=int, default=500, help="idle sessions opened for the memory figure")
     parser.add_argument("--quick", action="store_true", help="a smoke run: few calls, toolkit only")
+    parser.add_argument(
+        "--load",
+        choices=("auto", "wrk", "httpx"),
+        default="auto",
+        help="the load generator: wrk when installed (auto), else the Python httpx client",
+    )
+    parser.add_argument("--seconds", type=int, default=10, help="with wrk: seconds per measurement")
     args = parser.parse_args(argv)
     if args.serve:
         _serve(args.serve)
@@ -195,10 +255,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             assert process.stdout is not None
             url = f"http://127.0.0.1:{process.stdout.readline().strip()}/mcp"
+            use_wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") and not args.quick)
             for era in (LEGACY, MODERN):
                 try:
-                    figures = anyio.run(_measure, url, era, calls, args.concurrency)
-                except (httpx.HTTPError, ValueError, KeyError) as exc:
+                    if use_wrk:
+                        figures = _wrk(url, era, args.seconds, args.concurrency)
+                    else:
+                        figures = anyio.run(_measure, url, era, calls, args.concurrency)
+                except (httpx.HTTPError, ValueError, KeyError, subprocess.CalledProcessError) as exc:
                     figures = {"failed": type(exc).__name__}
                 rows.append({"side": side, "era": era, **figures})
             memory = anyio.run(_idle_sessions, url, process.pid, sessions)

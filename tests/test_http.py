@@ -796,3 +796,113 @@ async def test_tool_calls_over_the_rate_limit_get_429_with_retry_after() -> None
         message = modern_message("tools/list")  # only tool calls are limited
         response, _ = await post(client, message, modern_headers(message))
         assert response.status_code == 200
+
+
+# -- edges ----------------------------------------------------------------------------------------------
+
+
+def test_options_that_cannot_work_are_refused_when_the_app_is_made() -> None:
+    server = make_server()
+    verifier = StaticTokenVerifier(ALICE)
+    with pytest.raises(ValueError, match="path"):
+        server.http_app(path="mcp")
+    with pytest.raises(ValueError, match="needs auth="):
+        server.http_app(required_scopes={"add": {"x"}})
+    with pytest.raises(ValueError, match="authorization_servers"):
+        server.http_app(auth=verifier)
+    with pytest.raises(ValueError, match="16 bytes"):
+        server.http_app(secret="short")
+    with pytest.raises(ValueError, match="16 characters"):
+        StaticTokenVerifier("short")
+    with pytest.raises(ValueError, match="calls"):
+        RateLimit(calls=0)
+    with pytest.raises(TypeError, match="auth="):
+        server.http_app(auth="a-token-is-not-a-verifier", authorization_servers=["https://a.example"])  # type: ignore[arg-type]
+
+
+async def test_a_verifier_may_be_an_async_function() -> None:
+    async def verify(token: str) -> Identity | None:
+        return Identity(token[:5]) if token.startswith("good-") else None
+
+    app = auth_server().http_app(auth=verify, authorization_servers=["https://auth.example.com"])
+    async with http_client(app) as client:
+        message = call_message("whoami")
+        for token, status in [("good-token", 200), ("bad-token", 401)]:
+            headers = {**modern_headers(message), "authorization": f"Bearer {token}"}
+            response, _ = await post(client, message, headers)
+            assert response.status_code == status
+
+
+async def test_a_lifespan_that_fails_gives_500_and_a_websocket_is_closed() -> None:
+    @asynccontextmanager
+    async def broken(server: Server) -> AsyncIterator[None]:
+        if server.name == "broken":
+            raise RuntimeError("no database")
+        yield
+
+    app = Server("broken", lifespan=broken).http_app()
+    async with http_client(app) as client:
+        message = modern_message("tools/list")
+        response, _ = await post(client, message, modern_headers(message))
+    assert response.status_code == 500
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        return {"type": "websocket.connect"}
+
+    await app({"type": "websocket"}, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1000}]
+
+
+async def test_get_and_delete_need_a_valid_session_and_a_stream_client() -> None:
+    async with http_client(make_server().http_app()) as client:
+        session = await initialize(client)
+        sse = {"accept": "text/event-stream"}
+        assert (await client.get("/mcp", headers={"accept": "application/json"})).status_code == 406
+        assert (await client.get("/mcp", headers=sse)).status_code == 400
+        assert (await client.get("/mcp", headers={**sse, "mcp-session-id": session + "x"})).status_code == 404
+        assert (await client.delete("/mcp")).status_code == 400
+
+
+async def test_a_modern_only_app_refuses_sessions() -> None:
+    async with http_client(make_server().http_app(legacy=False)) as client:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        }
+        base = {"accept": ACCEPT, "content-type": "application/json"}
+        response, [reply] = await post(client, init, base, wire.LATEST)
+        assert (response.status_code, reply) == (404, wire.error(0, -32601))
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        response, [reply] = await post(client, listing, base, wire.LATEST)
+        assert (response.status_code, reply) == (400, wire.error(1, -32602))
+
+
+async def test_a_repeated_routing_header_or_a_bad_base64_name_is_a_header_mismatch() -> None:
+    async with http_client(make_server().http_app()) as client:
+        message = modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+        headers = [*modern_headers(message).items(), ("mcp-method", "tools/call")]
+        response = await client.post("/mcp", content=json.dumps(message), headers=headers)
+        assert (response.status_code, response.json()["error"]["code"]) == (400, -32020)
+        bad = {**modern_headers(message), "mcp-name": "=?base64?SGVs!!!bG8=?="}
+        response, [reply] = await post(client, message, bad)
+        assert (response.status_code, reply) == (400, wire.error(1, -32020))
+
+
+async def test_a_session_at_its_limit_of_calls_in_flight_refuses_more() -> None:
+    waiter = Wait()
+    server = Server("busy", tools=[waiter.tool()], max_concurrent_requests=1)
+    async with http_client(server.http_app()) as client:
+        headers = legacy_headers(await initialize(client))
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post, client, call, headers, wire.LATEST)
+            await waiter.started.wait()
+            _, [reply] = await post(client, {**call, "id": 2}, headers, wire.LATEST)
+            waiter.release.set()
+    assert reply == wire.error(2, -32603)
