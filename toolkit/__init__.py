@@ -6,16 +6,25 @@ import typing
 
 from ._auth import Identity, StaticTokenVerifier, TokenVerifier
 from ._content import Audio, Image
-from ._context import Context
-from ._errors import ConnectionClosedError, StartupError, ToolDefinitionError, ToolError
-from ._jsonrpc import ProtocolError
+from ._context import Context, LogLevel
+from ._docstrings import DocstringStyle
+from ._errors import (
+    ConnectionClosedError,
+    MessageError,
+    OutputMismatchError,
+    ProtocolError,
+    StartupError,
+    ToolDefinitionError,
+    ToolError,
+    ToolkitError,
+)
 from ._limits import RateLimit
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
-from ._transport import MessageError, Transport
+from ._transport import Transport
 from ._types import (
     AudioContent,
     BlobResourceContents,
@@ -45,6 +54,7 @@ __all__ = [
     "ConnectionClosedError",
     "ContentBlock",
     "Context",
+    "DocstringStyle",
     "EmbeddedResource",
     "Icon",
     "Identity",
@@ -52,12 +62,16 @@ __all__ = [
     "ImageContent",
     "Implementation",
     "Lifespan",
+    "LogLevel",
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "OutputMismatchError",
     "Problem",
     "Profile",
+    "ProgressCallback",
     "ProtocolError",
+    "ProtocolMode",
     "RateLimit",
     "ResourceLink",
     "Rule",
@@ -76,16 +90,21 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolOptions",
+    "ToolkitError",
     "Transport",
+    "__version__",
     "tool",
 ]
 
 if typing.TYPE_CHECKING:
     from ._asgi_transport import StreamingASGITransport
-    from ._client import Client, LogMessage
+    from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
-_LAZY = {"Client": "._client", "LogMessage": "._client", "StreamingASGITransport": "._asgi_transport"}
+_LAZY = {
+    **dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client"),
+    "StreamingASGITransport": "._asgi_transport",
+}
 
 
 def _public(obj: object) -> None:

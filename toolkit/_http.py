@@ -19,7 +19,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
 
@@ -28,13 +28,13 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
 from ._auth import BearerAuth, Identity, Refusal, TokenVerifier, current_identity, to_verifier
+from ._connection import Connection, SessionState
 from ._errors import StartupError
 from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     check_message,
@@ -43,8 +43,7 @@ from ._jsonrpc import (
     error_response,
 )
 from ._limits import RateLimit, RateLimiter
-from ._requests import VERSION_KEY
-from ._session import Connection, SessionState
+from ._meta import VERSION_KEY
 from ._sessions import SessionCodec, SessionId
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
@@ -62,6 +61,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 #: 2026-07-28 (schema.ts `HEADER_MISMATCH`): the request's metadata headers disagree with its body.
 HEADER_MISMATCH = -32020
+#: 2026-07-28 (schema.ts `MISSING_REQUIRED_CLIENT_CAPABILITY`): answered with 400 over HTTP.
+MISSING_CLIENT_CAPABILITY = -32021
 #: Too many tool calls (an application error: outside the range JSON-RPC and MCP reserve, basic/index).
 RATE_LIMITED = -31001
 
@@ -90,6 +91,7 @@ _SSE_HEADERS = [
 ]
 _ALLOW_LEGACY = (b"allow", b"GET, POST, DELETE")
 _ALLOW_MODERN = (b"allow", b"POST")
+_UNSET: Any = object()
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer.
 _EVENT, _RESULT, _ERROR = 0, 1, 2
 
@@ -139,7 +141,7 @@ class _Record:
 
     def __init__(self, expires: float) -> None:
         self.expires = expires
-        self.log_level: Any = None  # set by logging/setLevel here; None: the default
+        self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
         self.calls: dict[Any, anyio.CancelScope] = {}  # requests in flight, for notifications/cancelled
         self.stream: _Exchange | None = None  # the GET stream, if open on this process
 
@@ -596,8 +598,8 @@ class HttpApp:
                 await _plain(post.send, 200, body, [_JSON])
                 return
             state = session.state
-            if record.log_level is not None:
-                state.log_level = record.log_level
+            if record.log_level is not _UNSET:
+                state = replace(state, log_level=record.log_level)
             await self._serve(post, record, state=state)
 
     async def _serve(
@@ -641,8 +643,8 @@ class HttpApp:
                             status = _status(text)
                         elif initialize:
                             self._initialized(connection, writer, post.caller)
-                        elif record is not None:
-                            record.log_level = connection.log_level
+                        elif record is not None and connection.session is not None:
+                            record.log_level = connection.session.log_level
                         await writer.final(text, status)
                         answered = True
                         break

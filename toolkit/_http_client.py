@@ -21,7 +21,7 @@ import anyio.abc
 import httpx
 
 from ._jsonrpc import decode, encode, error_response, is_valid_id
-from ._requests import VERSION_KEY
+from ._meta import VERSION_KEY
 from ._types import HANDSHAKE_VERSIONS
 
 __all__ = ["HttpTransport", "open_http"]

@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ._connection import SessionState
 from ._jsonrpc import decode, encode
-from ._session import SessionState
 from ._types import HANDSHAKE_VERSIONS
 
 __all__ = ["SessionCodec", "SessionId"]
@@ -140,7 +140,9 @@ class SessionCodec:
         info = payload.get("i")
         client_info = {"name": info[0], "version": info[1]} if isinstance(info, list) and len(info) == 2 else None
         capabilities = payload.get("c")
-        state = SessionState(str(version), capabilities if isinstance(capabilities, dict) else {}, client_info)
+        # A valid id means initialize succeeded; `initialized` may have gone to another worker: take it as sent.
+        caps = capabilities if isinstance(capabilities, dict) else {}
+        state = SessionState(str(version), caps, client_info, initialized=True)
         subject_hash = payload.get("u")
         return SessionId(token, str(nonce), state, expires, subject_hash if isinstance(subject_hash, str) else None)
 

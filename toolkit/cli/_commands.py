@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
+from toolkit._jsonrpc import INVALID_REQUEST
 from toolkit._portability import check_tools as check_profiles
 from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
@@ -125,7 +126,7 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
     except ConnectionClosedError as exc:
         raise CommandError(exc.message) from exc
     except MessageError as exc:
-        hint = "; accept it with --max-message-size" if exc.code == -32600 else ""
+        hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
 
 

@@ -6,9 +6,8 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from toolkit import CallToolResult, Client, Lifespan, LogMessage, ToolDefinition
-from toolkit._client import Protocol as ProtocolChoice
-from toolkit._context import LogLevel
+from toolkit import CallToolResult, Client, Lifespan, LogLevel, LogMessage, ToolDefinition
+from toolkit import ProtocolMode as ProtocolChoice
 
 from ._snapshots import Tools, as_server
 
