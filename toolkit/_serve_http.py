@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._http import HttpApp
 
-__all__ = ["serve_http", "worker_app"]
+__all__ = ["OPTIONS_ENV", "SECRET_ENV", "TARGET_ENV", "serve_http", "serve_workers"]
 
-# What `toolkit serve --workers N` hands its worker processes (read only by `worker_app`, never at import).
-_TARGET_ENV = "TOOLKIT_HTTP_TARGET"
-_SECRET_ENV = "TOOLKIT_HTTP_SECRET"
-_OPTIONS_ENV = "TOOLKIT_HTTP_OPTIONS"
+# What `toolkit serve --workers N` hands its worker processes (read only by the workers' app factory, never at import).
+TARGET_ENV = "TOOLKIT_HTTP_TARGET"
+SECRET_ENV = "TOOLKIT_HTTP_SECRET"
+OPTIONS_ENV = "TOOLKIT_HTTP_OPTIONS"
 
 
 def _uvicorn() -> Any:
@@ -66,19 +66,27 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
 
 
 def serve_workers(
-    target: str, *, host: str, port: int, workers: int, options: dict[str, Any], log_level: str = "warning"
+    factory: str,
+    target: str,
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    options: dict[str, Any],
+    log_level: str = "warning",
 ) -> None:
     """Serve the server of `target` (a file or module) in `workers` uvicorn processes sharing one socket.
 
-    Every worker gets the same fresh session key, so any of them serves any request of a session.
+    `factory` is the import string of the function each worker calls for its app. Every worker gets the same
+    fresh session key, so any of them serves any request of a session.
     """
     uvicorn = _uvicorn()
-    os.environ[_TARGET_ENV] = target
-    os.environ.setdefault(_SECRET_ENV, secrets.token_hex(32))
-    os.environ[_OPTIONS_ENV] = json.dumps(options)
+    os.environ[TARGET_ENV] = target
+    os.environ.setdefault(SECRET_ENV, secrets.token_hex(32))
+    os.environ[OPTIONS_ENV] = json.dumps(options)
     sock = _bind(host, port)
     config = uvicorn.Config(
-        "toolkit._serve_http:worker_app",
+        factory,
         factory=True,
         lifespan="on",
         log_level=log_level,
@@ -90,12 +98,3 @@ def serve_workers(
     extra = {"target": uvicorn.Server(config).run} if "target" in inspect.signature(Multiprocess).parameters else {}
     _announce(sock, options.get("path", "/mcp"))
     Multiprocess(config, sockets=[sock], **extra).run()
-
-
-def worker_app() -> HttpApp:
-    """The app of one worker started by `serve_workers` (an import-string factory for uvicorn)."""
-    from ._target import load_server
-
-    options = json.loads(os.environ.get(_OPTIONS_ENV, "{}"))
-    server = load_server(os.environ[_TARGET_ENV])
-    return server.http_app(secret=os.environ[_SECRET_ENV], **options)

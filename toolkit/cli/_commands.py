@@ -145,7 +145,8 @@ def serve_target(args: argparse.Namespace) -> int:
         from toolkit._serve_http import serve_workers
 
         _load(args.target)  # a target that cannot load is reported here, once, not by each worker
-        serve_workers(args.target, host=args.host, port=args.port, workers=args.workers, options=options)
+        factory = "toolkit.cli._commands:worker_app"
+        serve_workers(factory, args.target, host=args.host, port=args.port, workers=args.workers, options=options)
     else:
         _load(args.target).run(transport="http", host=args.host, port=args.port, **options)
     return 0
@@ -356,3 +357,11 @@ def _arguments(pairs: Sequence[str], json_args: str | None) -> dict[str, Any]:
         except ValueError:
             arguments[key] = text
     return arguments
+
+
+def worker_app() -> Any:
+    """The app of one worker of `toolkit serve --http --workers N` (uvicorn calls it in each worker process)."""
+    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, TARGET_ENV
+
+    options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
+    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], **options)
