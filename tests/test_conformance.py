@@ -67,17 +67,6 @@ ALLOWED = {
     ("json-schema-2020-12", "sep-2106-composition-keywords-preserved"): "schema: no allOf from annotations",
     ("json-schema-2020-12", "sep-2106-conditional-keywords-preserved"): "schema: no if/then/else from annotations",
     ("json-schema-2020-12", "sep-2106-anchor-keyword-preserved"): "schema: no $anchor",
-    # x-mcp-header parameters (Mcp-Param-*) are not supported yet.
-    **{
-        ("http-custom-header-server-validation", check): "no x-mcp-header parameters yet"
-        for check in (
-            "sep-2243-server-no-xmcp-tool",
-            "sep-2243-server-decode-base64",
-            "sep-2243-server-validate-param-match",
-            "sep-2243-server-reject-invalid-param-chars",
-            "sep-2243-server-reject-param-mismatch",
-        )
-    },
 }
 # Scenarios that record no check at all against toolkit, and why.
 SILENT = {

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import anyio
 import httpx
 import pytest
 import wire
+from pydantic import Field
 
 from toolkit import (
     Client,
@@ -906,3 +907,55 @@ async def test_a_session_at_its_limit_of_calls_in_flight_refuses_more() -> None:
             _, [reply] = await post(client, {**call, "id": 2}, headers, wire.LATEST)
             waiter.release.set()
     assert reply == wire.error(2, -32603)
+
+
+def region_server() -> Server:
+    server = Server("regions")
+
+    @server.tool
+    def weather(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+        days: Annotated[int | None, Field(json_schema_extra={"x-mcp-header": "Days"})] = None,
+    ) -> str:
+        """The weather of a region."""
+        return f"{region}: {days}"
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent", "status"),
+    [
+        ({"region": "eu-west"}, {"mcp-param-region": "eu-west"}, 200),
+        ({"region": "Zürich"}, {"mcp-param-region": "=?base64?WsO8cmljaA==?="}, 200),
+        ({"region": "eu", "days": 3}, {"mcp-param-region": "eu", "mcp-param-days": "3.0"}, 200),
+        ({"region": "eu"}, {}, 400),  # the body has it: the header is required
+        ({"region": "eu"}, {"mcp-param-region": "us"}, 400),
+        ({"region": "eu"}, {"mcp-param-region": "=?base64?SGVsbG8?="}, 400),  # bad padding
+        ({"region": "eu", "days": 3}, {"mcp-param-region": "eu", "mcp-param-days": "4"}, 400),
+    ],
+)
+async def test_parameters_marked_x_mcp_header_must_match_their_mcp_param_headers(
+    arguments: dict[str, Any], sent: dict[str, str], status: int
+) -> None:
+    async with http_client(region_server().http_app()) as client:
+        message = modern_message("tools/call", {"name": "weather", "arguments": arguments}, request_id=5)
+        response, [reply] = await post(client, message, {**modern_headers(message), **sent})
+    assert response.status_code == status
+    if status == 400:
+        assert reply == wire.error(5, -32020)
+
+
+async def test_client_http_sends_the_mcp_param_headers_a_tool_declares() -> None:
+    seen: list[dict[bytes, bytes]] = []
+    app = region_server().http_app()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(dict(scope["headers"]))
+        await app(scope, receive, send)
+
+    async with http_client(recording) as http, Client.http(URL, http_client=http) as client:
+        await client.list_tools()
+        assert (await client.call_tool("weather", {"region": "Zürich", "days": 2})).text == "Zürich: 2"
+    assert seen[-1][b"mcp-param-region"] == b"=?base64?WsO8cmljaA==?="
+    assert seen[-1][b"mcp-param-days"] == b"2"

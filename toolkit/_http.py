@@ -337,6 +337,7 @@ class HttpApp:
         if required_scopes and auth is None:
             raise ValueError("required_scopes= needs auth=: without a verified token there are no scopes to check")
         self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._param_headers: dict[str, tuple[Any, tuple[tuple[str, str, str], ...]]] = {}
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
@@ -540,7 +541,7 @@ class HttpApp:
         if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
             await _plain(post.send, 202)
             return
-        mismatch = _header_mismatch(message, post.headers, repeated)
+        mismatch = _header_mismatch(message, post.headers, repeated) or self._param_mismatch(message, post.headers)
         if mismatch is not None:
             body = _error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
             await _plain(post.send, 400, body, [_JSON])
@@ -554,6 +555,31 @@ class HttpApp:
             await _plain(post.send, 406)
         else:
             await self._serve(post, None, modern=True)
+
+    def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
+        params = message.get("params") or {}
+        name = params.get("name")
+        tool = self.server.tools.get(name) if message["method"] == "tools/call" and isinstance(name, str) else None
+        if tool is None:
+            return None
+        cached = self._param_headers.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            cached = self._param_headers[tool.name] = (tool, _param_headers(tool.definition.input_schema))
+        arguments = params.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        for prop, header, kind in cached[1]:
+            value = arguments.get(prop)
+            sent = headers.get(header)
+            if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+                return f"the {header} header has characters a header value cannot carry"
+            if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
+                continue
+            if sent is None:
+                return f"the {header} header is required (the body has {prop})"
+            if not _same_value(_decode_header_value(sent), value, kind):
+                return f"{header} header value does not match body value of {prop}"
+        return None
 
     async def _legacy(self, post: _Post) -> None:
         message = post.message
@@ -836,6 +862,30 @@ def _header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated:
         if sent != value:
             return f"{header} header value does not match body value {value!r}"
     return None
+
+
+def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """`(property, header name, type)` of each top-level parameter marked `x-mcp-header`."""
+    found = []
+    for prop, sub in (schema.get("properties") or {}).items():
+        header = sub.get("x-mcp-header") if isinstance(sub, dict) else None
+        if isinstance(header, str) and header:
+            found.append((prop, f"mcp-param-{header.lower()}", str(sub.get("type", "string"))))
+    return tuple(found)
+
+
+def _same_value(sent: str | None, value: Any, kind: str) -> bool:
+    """Whether a decoded header value stands for the body's `value` (numbers compare as numbers, 42.0 == 42)."""
+    if sent is None:
+        return False
+    if isinstance(value, bool) or kind == "boolean":
+        return sent == ("true" if value is True else "false" if value is False else None)
+    if isinstance(value, (int, float)):
+        try:
+            return float(sent) == value
+        except ValueError:
+            return False
+    return bool(sent == value)
 
 
 def _decode_header_value(value: str) -> str | None:

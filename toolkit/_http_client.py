@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import logging
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -77,6 +78,8 @@ class HttpTransport:
         self.protocol_version: str | None = None
         """The negotiated handshake revision (None before `initialize`, and in 2026-07-28)."""
         self._modern_calls: dict[Any, anyio.CancelScope] = {}
+        # Each tool's parameters marked `x-mcp-header`, learned from the tools/list answers that pass through.
+        self._param_headers: dict[str, list[tuple[str, str]]] = {}
         self._stream_open = False
 
     async def send(self, message: str, /) -> None:
@@ -101,6 +104,13 @@ class HttpTransport:
             name = params.get(key) if key is not None else None
             if isinstance(name, str):
                 headers["mcp-name"] = header_value(name)
+            arguments = params.get("arguments")
+            if method == "tools/call" and isinstance(name, str) and isinstance(arguments, dict):
+                for prop, header in self._param_headers.get(name, ()):
+                    value = arguments.get(prop)
+                    if value is not None:  # streamable-http: no header for an absent or null value
+                        text = value if isinstance(value, str) else json.dumps(value)
+                        headers[header] = header_value(text)
         else:
             if self.protocol_version is not None:
                 headers["mcp-protocol-version"] = self.protocol_version
@@ -145,6 +155,8 @@ class HttpTransport:
             except ValueError:
                 answer = None
             if isinstance(answer, dict) and ("result" in answer or "error" in answer):
+                if method == "tools/list":
+                    self._learn(answer.get("result"))
                 if method == "initialize" and isinstance(answer.get("result"), dict):
                     version = answer["result"].get("protocolVersion")
                     self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
@@ -157,6 +169,21 @@ class HttpTransport:
             await self._fail(request_id, "the session has ended or expired (HTTP 404): connect again")
         else:
             await self._fail(request_id, f"HTTP {response.status_code} {response.reason_phrase}")
+
+    def _learn(self, result: Any) -> None:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else ():
+            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            if not isinstance(properties, dict):
+                continue
+            marked = [
+                (prop, f"Mcp-Param-{sub['x-mcp-header']}")
+                for prop, sub in properties.items()
+                if isinstance(sub, dict) and isinstance(sub.get("x-mcp-header"), str)
+            ]
+            if marked:
+                self._param_headers[str(tool.get("name"))] = marked
 
     async def _fail(self, request_id: Any, message: str) -> None:
         await self._in.send(encode(error_response(request_id, -32603, message)))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolkit import (
     Audio,
@@ -131,6 +131,12 @@ def test_trigger_tool_change() -> str:
 def json_schema_2020_12_tool(name: str, address: Address) -> str:
     """Take an argument described with `$defs` and `$ref` (JSON Schema 2020-12)."""
     return f"{name} lives in {address.city}"
+
+
+@server.tool
+def test_custom_header(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Echo a parameter that HTTP clients also send as the `Mcp-Param-Region` header (2026-07-28)."""
+    return f"region: {region}"
 
 
 @tool(name="test_dynamic_tool")
