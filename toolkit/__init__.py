@@ -4,6 +4,7 @@ import contextlib
 import importlib
 import typing
 
+from ._auth import Identity, StaticTokenVerifier, TokenVerifier
 from ._content import Audio, Image
 from ._context import Context, LogLevel
 from ._docstrings import DocstringStyle
@@ -17,6 +18,7 @@ from ._errors import (
     ToolError,
     ToolkitError,
 )
+from ._limits import RateLimit
 from ._memory import MemoryTransport
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
@@ -54,6 +56,7 @@ __all__ = [
     "DocstringStyle",
     "EmbeddedResource",
     "Icon",
+    "Identity",
     "Image",
     "ImageContent",
     "Implementation",
@@ -68,14 +71,18 @@ __all__ = [
     "ProgressCallback",
     "ProtocolError",
     "ProtocolMode",
+    "RateLimit",
     "ResourceLink",
     "Rule",
     "Server",
     "StartupError",
+    "StaticTokenVerifier",
     "StdioTransport",
     "StreamTransport",
+    "StreamingASGITransport",
     "TextContent",
     "TextResourceContents",
+    "TokenVerifier",
     "Tool",
     "ToolAnnotations",
     "ToolDefinition",
@@ -89,11 +96,13 @@ __all__ = [
 ]
 
 if typing.TYPE_CHECKING:
+    from ._asgi_transport import StreamingASGITransport
     from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
     from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 
-# Imported on first use: a server process never needs the client (nor subprocess handling).
+# Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
+_LAZY["StreamingASGITransport"] = "._asgi_transport"
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
 

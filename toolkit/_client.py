@@ -7,7 +7,7 @@ import logging
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,6 +28,8 @@ from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implemen
 from ._versions import era_neutral
 
 if TYPE_CHECKING:
+    import httpx
+
     from ._context import LogLevel
     from ._server import Lifespan, Server
 
@@ -128,6 +130,7 @@ class Client:
         self._on_tools_changed = on_tools_changed
         self._validate_output = validate_output
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
+        self._open: Callable[[], AbstractAsyncContextManager[Transport]] | None = None  # Client.http
         self._peer: Peer | None = None
         self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
@@ -174,6 +177,37 @@ class Client:
         client._process_args = (list(command), env, cwd)
         return client
 
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        http_client: httpx.AsyncClient | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for an MCP server's Streamable HTTP endpoint (needs the `http` extra: httpx), in either era.
+
+        With the default `protocol="auto"` it asks `server/discover` (2026-07-28) and falls back to a 2025-11-25
+        session (`initialize`, `Mcp-Session-Id`, a GET stream for the server's own messages, DELETE on exit).
+
+        Args:
+            url: The endpoint, e.g. `"http://127.0.0.1:8000/mcp"`.
+            headers: Sent with every request (`{"Authorization": "Bearer ..."}`).
+            timeout: Seconds to connect, write and wait for a pool connection (reads have no timeout: an SSE
+                stream may stay quiet; bound a call with `anyio.fail_after`).
+            http_client: An `httpx.AsyncClient` to use (its own transport, proxies, TLS settings); the caller
+                opens and closes it.
+            **options: As for `Client(...)`.
+        """
+        from ._http_client import open_http
+
+        client = cls.__new__(cls)
+        cls.__init__(client, MemoryTransport.pair()[0], **options)
+        client._open = functools.partial(open_http, url, headers, timeout, http_client)
+        return client
+
     @property
     def modern(self) -> bool:
         return self.protocol_version == MODERN_VERSION
@@ -193,7 +227,9 @@ class Client:
                 raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
             tg = await stack.enter_async_context(anyio.create_task_group())
             transport: Transport
-            if self._process_args is not None:
+            if self._open is not None:
+                transport = await stack.enter_async_context(self._open())
+            elif self._process_args is not None:
                 spawn = spawn_stdio(*self._process_args, max_message_size=self._max_message_size)
                 transport = await stack.enter_async_context(spawn)
             elif isinstance(self._target, Server):

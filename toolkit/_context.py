@@ -11,6 +11,7 @@ import anyio.from_thread
 import anyio.lowlevel
 from typing_extensions import TypeVar
 
+from ._auth import Identity, current_identity
 from ._types import Implementation
 
 __all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "mark_cancelled"]
@@ -128,6 +129,12 @@ class Context(Generic[StateT]):
                 "Context(lifespan_context=...) to tool.run() to give it one"
             )
         return self._lifespan_context
+
+    @property
+    def identity(self) -> Identity | None:
+        """Who is calling: the [`Identity`][toolkit.Identity] the HTTP app's `auth=` verifier gave the request's
+        bearer token; `None` over stdio and in memory, and over HTTP without `auth=`."""
+        return current_identity.get()
 
     @property
     def cancelled(self) -> bool:

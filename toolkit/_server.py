@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 from typing_extensions import ParamSpec, Unpack
@@ -20,6 +20,9 @@ from ._threads import running_calls
 from ._tool import Options, Tool, ToolOptions, caller_locals, check_bound
 from ._transport import Transport
 from ._types import Icon, Implementation
+
+if TYPE_CHECKING:
+    from ._http import HttpApp, HttpOptions
 
 __all__ = ["Lifespan", "Server", "definitions_only"]
 
@@ -321,8 +324,29 @@ class Server:
         """Serve MCP's stdio transport until stdin closes."""
         await self.serve(StdioTransport(max_message_size=self.max_message_size))
 
-    def run(self, *, backend: Literal["asyncio", "trio"] = "asyncio") -> None:
-        """Serve over stdio until stdin closes: the entry point of a server script.
+    def http_app(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> HttpApp:
+        """This server as a plain ASGI application: MCP Streamable HTTP at `path`, both protocol eras.
+
+        Serve it with any ASGI server (`uvicorn module:app`), or mount it in Starlette or FastAPI. See
+        [HTTP](http.md) for the options: allowed hosts and origins, the body limit, the session key.
+        """
+        from ._http import HttpApp
+
+        return HttpApp(self, path, **options)
+
+    def run(
+        self,
+        *,
+        backend: Literal["asyncio", "trio"] = "asyncio",
+        transport: Literal["stdio", "http"] = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        **options: Any,
+    ) -> None:
+        """Serve over stdio until stdin closes, or over HTTP on uvicorn: the entry point of a server script.
+
+        `transport="http"` serves [`http_app(**options)`][toolkit.Server.http_app] on `host:port` (loopback by
+        default) until interrupted; it needs the `http` extra.
 
         When the lifespan fails to start, nothing is served: one line on stderr, and the process exits with
         status 1.
@@ -333,6 +357,11 @@ class Server:
                 server.run()
             ```
         """
+        if transport == "http":
+            from ._serve_http import serve_http
+
+            serve_http(self.http_app(**options), host=host, port=port)
+            return
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 anyio.run(self.serve_stdio, backend=backend)

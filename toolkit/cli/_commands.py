@@ -74,6 +74,8 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
         options["max_message_size"] = args.max_message_size
     if args.stdio:
         client = Client.stdio(args.command, **options)
+    elif is_url(args.target):
+        client = Client.http(args.target, headers=_headers(args.headers), **options)
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
@@ -83,6 +85,20 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
             yield client
     except OSError as exc:
         raise CommandError(f"cannot start {' '.join(args.command)!r}: {exc}") from exc
+
+
+def is_url(target: Any) -> bool:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
+    headers = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition(":")
+        if not sep or not name.strip():
+            raise CommandError(f"a header is 'Name: value', got {pair!r}")
+        headers[name.strip()] = value.strip()
+    return headers
 
 
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -128,8 +144,21 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
 
 
 def serve_target(args: argparse.Namespace) -> int:
-    """`toolkit serve`: serve the target over stdio until the client leaves."""
-    _load(args.target).run()
+    """`toolkit serve`: serve the target over stdio until the client leaves, or over HTTP until interrupted."""
+    if not args.http:
+        _load(args.target).run()
+        return 0
+    options: dict[str, Any] = {}
+    if args.allowed_hosts:
+        options["allowed_hosts"] = args.allowed_hosts
+    if args.workers > 1:
+        from toolkit._serve_http import serve_workers
+
+        _load(args.target)  # a target that cannot load is reported here, once, not by each worker
+        factory = "toolkit.cli._commands:worker_app"
+        serve_workers(factory, args.target, host=args.host, port=args.port, workers=args.workers, options=options)
+    else:
+        _load(args.target).run(transport="http", host=args.host, port=args.port, **options)
     return 0
 
 
@@ -276,7 +305,7 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
         args.target = words.pop(0)
     name, pairs = words[0], _pairs(words[1:])
     given = _json_arguments(args.json_args)
-    if not args.stdio:
+    if not args.stdio and not is_url(args.target):
         server = _load(args.target)
         if name not in server.tools:
             raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
@@ -417,3 +446,11 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
         each = [_types(m, root, depth + 1) for m in members]
         found = set().union(*each) if all(each) else set()
     return found
+
+
+def worker_app() -> Any:
+    """The app of one worker of `toolkit serve --http --workers N` (uvicorn calls it in each worker process)."""
+    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, TARGET_ENV
+
+    options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
+    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], **options)

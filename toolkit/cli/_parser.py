@@ -17,7 +17,8 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
 _EPILOG = """\
 TARGET is package.module, package.module:attr, path/to/file.py or path/to/file.py:attr. Without :attr the
-module's Server is used, or its @tool functions are collected into one. With --stdio, put the server's command
+module's Server is used, or its @tool functions are collected into one. A URL (http://127.0.0.1:8000/mcp) is a
+server served over Streamable HTTP. With --stdio, put the server's command
 after `--`: toolkit list --stdio -- python server.py
 """
 
@@ -60,8 +61,19 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="serve TARGET over stdio", epilog=_EPILOG)
+    serve = commands.add_parser("serve", help="serve TARGET over stdio, or over HTTP with --http", epilog=_EPILOG)
     serve.add_argument("target", metavar="TARGET")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
+    serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    serve.add_argument("--workers", type=int, default=1, help="with --http: worker processes sharing the port")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
+    )
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
 
@@ -86,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         help="arguments as one JSON object; `-` reads it from standard input, `@FILE` from FILE",
     )
     call.add_argument("--stdio", action="store_true", help="call the server started by the command after --")
+    _header_option(call)
     call.add_argument("--timeout", type=float, help="seconds to wait for the result (then exit with status 124)")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     call.add_argument("-q", "--quiet", action="store_true", help="do not show the tool's log messages and progress")
@@ -132,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 def _source(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", nargs="?", metavar="TARGET")
     parser.add_argument("--stdio", action="store_true", help="ask the server started by the command after --")
+    _header_option(parser)
     parser.add_argument(
         "--protocol",
         choices=("handshake", "2026-07-28"),
@@ -164,6 +178,17 @@ def _traceback_option(parser: argparse.ArgumentParser, default: object = argpars
     # so that `toolkit --traceback list app.py` and `toolkit list app.py --traceback` both work.
     parser.add_argument(
         "--traceback", action="store_true", default=default, help="on an error, print the full Python traceback too"
+    )
+
+
+def _header_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        dest="headers",
+        metavar="'NAME: VALUE'",
+        help="with a URL as TARGET: an HTTP header to send (repeatable), e.g. -H 'Authorization: Bearer ...'",
     )
 
 

