@@ -1,0 +1,245 @@
+"""How a running tool asks the client: live requests (handshake era) or replayed answers (2026-07-28).
+
+One `Asker` per call, made by the connection only for a call whose tool asks (a call that never asks pays
+nothing). It knows the revision and what the client declared, checks every question against them ("Servers
+**MUST NOT** send elicitation requests with modes that are not supported by the client"), and hands the question
+to the channel of the era: a server-to-client request, or the round's `Replay`.
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.from_thread
+
+from ._answer import Answer
+from ._elicitation import ElicitResult, Form, form_of, parse_answer
+from ._errors import ClientCapabilityError, ClientRequestError
+from ._mrtr import Replay
+from ._sampling import SampleResult, sampling_params
+from ._types import MODERN_VERSION
+
+if TYPE_CHECKING:
+    import anyio.lowlevel
+
+__all__ = ["Asker", "SendRequest", "elicitation_modes"]
+
+A = TypeVar("A", bound=Answer)
+
+SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
+"""Sends a server-to-client request (method, params, timeout) and returns the client's result.
+
+Raises `ClientRequestError` for an error reply, `TimeoutError` when the timeout passes."""
+
+_FIRST_ELICITATION = "2025-06-18"
+_FIRST_URL_MODE = "2025-11-25"
+
+
+def elicitation_modes(capabilities: Mapping[str, Any]) -> frozenset[str]:
+    """The elicitation modes a client declared. client/elicitation: "an empty capabilities object is equivalent to
+    declaring support for `form` mode only"; `{url: {}}` alone is URL mode only."""
+    declared = capabilities.get("elicitation")
+    if not isinstance(declared, Mapping):
+        return frozenset()
+    modes = {mode for mode in ("form", "url") if isinstance(declared.get(mode), Mapping)}
+    return frozenset(modes or {"form"})
+
+
+class Asker:
+    """The questions of one call: checked against the client's capabilities, sent through this era's channel.
+
+    Args:
+        version: The call's protocol revision.
+        capabilities: What the client declared (at `initialize`, or in this request's `_meta`).
+        send: The connection's server-to-client request (handshake era).
+        replay: The round's recorded answers (2026-07-28).
+        timeout: The server's `client_request_timeout`, for a question without its own.
+    """
+
+    __slots__ = ("_scopes", "_timeout", "capabilities", "replay", "send", "version")
+
+    def __init__(
+        self,
+        version: str,
+        capabilities: Mapping[str, Any],
+        *,
+        send: SendRequest | None = None,
+        replay: Replay | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.version = version
+        self.capabilities = capabilities
+        self.send = send
+        self.replay = replay
+        self._timeout = timeout
+        self._scopes: set[anyio.CancelScope] = set()
+
+    # -- what the client can do -----------------------------------------------------------------------
+
+    def can_elicit(self, mode: str = "form") -> bool:
+        floor = _FIRST_URL_MODE if mode == "url" else _FIRST_ELICITATION
+        return self.version >= floor and mode in elicitation_modes(self.capabilities)
+
+    def can_sample(self, *, tools: bool = False) -> bool:
+        sampling = self.capabilities.get("sampling")
+        if not isinstance(sampling, Mapping):
+            return False
+        return not tools or (self.version >= "2025-11-25" and isinstance(sampling.get("tools"), Mapping))
+
+    def _require_elicitation(self, mode: str) -> None:
+        if self.can_elicit(mode):
+            return
+        floor = _FIRST_URL_MODE if mode == "url" else _FIRST_ELICITATION
+        if self.version < floor:
+            raise ClientCapabilityError(
+                f"protocol {self.version} cannot ask the user ({mode}-mode elicitation arrived in {floor})",
+                {"elicitation": {mode: {}}},
+            )
+        raise ClientCapabilityError(
+            f"the client cannot ask the user (it did not declare {mode}-mode elicitation)",
+            {"elicitation": {mode: {}}},
+        )
+
+    # -- questions --------------------------------------------------------------------------------------
+
+    def elicit(
+        self, ctx_thread: _Thread, message: str, schema: Any, key: str | None, timeout: float | None
+    ) -> ElicitResult[Any]:
+        form = form_of(schema)
+        self._require_elicitation("form")
+        try:
+            params = form.params(message, self.version)
+        except ValueError as exc:
+            raise ClientCapabilityError(str(exc), {"elicitation": {"form": {}}}) from None
+        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=_form_answer(form))
+
+    def elicit_url(
+        self, ctx_thread: _Thread, message: str, url: str, key: str | None, timeout: float | None
+    ) -> ElicitResult[None]:
+        check_url(url)
+        self._require_elicitation("url")
+        params, elicitation_id = url_params(message, url, self.version)
+
+        def finish(raw: Any) -> ElicitResult[None]:
+            action, _ = _parsed(raw)
+            return ElicitResult(action, elicitation_id=elicitation_id)
+
+        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
+
+    def sample(
+        self, ctx_thread: _Thread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
+    ) -> SampleResult:
+        params = sampling_params(messages, self.version, self.capabilities, **options)
+        return self._ask(
+            ctx_thread,
+            "sampling/createMessage",
+            params,
+            key=key,
+            timeout=timeout,
+            finish=_sample_answer,
+            kind=SampleResult,
+        )
+
+    def _ask(
+        self,
+        where: _Thread,
+        method: str,
+        params: dict[str, Any],
+        *,
+        key: str | None,
+        timeout: float | None,
+        finish: Callable[[Any], A],
+        kind: type[Answer] = ElicitResult,
+    ) -> A:
+        if self.replay is not None:
+            # Pure bookkeeping, no waiting: the same on the loop and on a sync tool's worker thread.
+            return finish(self.replay.answer(method.partition("/")[0], method, params, key))
+        send = self.send
+        if send is None:
+            raise ClientCapabilityError("this call cannot ask the client anything", {})
+        wait = timeout if timeout is not None else self._timeout
+
+        async def ask() -> A:
+            with anyio.CancelScope() as scope:
+                self._scopes.add(scope)
+                try:
+                    return finish(await send(method, params, wait))
+                finally:
+                    self._scopes.discard(scope)
+            raise anyio.get_cancelled_exc_class()  # cancelled by `cancel()`: the sync tool's call is over
+
+        if threading.get_ident() != where.loop_thread:
+            return anyio.from_thread.run(ask, token=where.token)
+        if where.on_loop:
+            raise RuntimeError(
+                "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the client: "
+                "make the tool async (and await the call), or let it run in a worker thread"
+            )
+        pending: A = kind._waiting(ask())  # type: ignore[assignment]
+        return pending
+
+    def cancel(self) -> None:
+        """Stop every question a sync tool is waiting for: its call was cancelled (the thread cannot be)."""
+        for scope in list(self._scopes):
+            scope.cancel()
+
+
+class _Thread:
+    """Where a call's tool runs, as the Context knows it: the loop's thread, a token to reach it, on the loop."""
+
+    __slots__ = ("loop_thread", "on_loop", "token")
+
+    def __init__(self, loop_thread: int, token: anyio.lowlevel.EventLoopToken | None, on_loop: bool) -> None:
+        self.loop_thread = loop_thread
+        self.token = token
+        self.on_loop = on_loop
+
+
+def _parsed(raw: Any) -> tuple[Any, dict[str, Any] | None]:
+    try:
+        return parse_answer(raw)
+    except ValueError as exc:
+        raise ClientRequestError(0, f"the client's answer to the elicitation is malformed: {exc}") from None
+
+
+def _form_answer(form: Form[Any]) -> Callable[[Any], ElicitResult[Any]]:
+    def finish(raw: Any) -> ElicitResult[Any]:
+        action, content = _parsed(raw)
+        if action != "accept":
+            return ElicitResult(action)
+        return ElicitResult("accept", form.validate(content if content is not None else {}), content=content)
+
+    return finish
+
+
+def _sample_answer(raw: Any) -> SampleResult:
+    try:
+        return SampleResult.from_wire(raw)
+    except ValueError as exc:
+        raise ClientRequestError(0, f"the client's sampling result is malformed: {exc}") from None
+
+
+def check_url(url: str) -> None:
+    """client/elicitation: "The `url` parameter **MUST** contain a valid URL."
+
+    Raises:
+        ValueError: `url` has no scheme or no host.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        raise ValueError(f"elicit_url needs an absolute URL with a scheme and a host, not {url!r}")
+
+
+def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], str | None]:
+    """URL-mode params and the elicitation id (2025-11-25 only: 2026-07-28 dropped `elicitationId`)."""
+    params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+    if version == MODERN_VERSION:
+        return params, None
+    elicitation_id = uuid.uuid4().hex  # "must be unique within the context of the server"
+    params["elicitationId"] = elicitation_id
+    return params, elicitation_id
