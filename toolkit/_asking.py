@@ -8,26 +8,39 @@ to the channel of the era: a server-to-client request, or the round's `Replay`.
 
 from __future__ import annotations
 
+import string
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 
 from ._answer import Answer
-from ._elicitation import ElicitResult, Form, form_of, parse_answer
-from ._errors import ClientCapabilityError, ClientRequestError
-from ._mrtr import Replay
+from ._elicitation import ElicitResult, Form, empty_form, form_of, parse_answer
+from ._errors import ClientCapabilityError, ClientRequestError, URLElicitationRequired
+from ._jsonrpc import MISSING_CLIENT_CAPABILITY, ProtocolError
+from ._mrtr import Replay, input_required, open_round
 from ._sampling import SampleResult, sampling_params
+from ._seal import Sealer
 from ._types import MODERN_VERSION
 
 if TYPE_CHECKING:
     import anyio.lowlevel
 
-__all__ = ["Asker", "SendRequest", "elicitation_modes"]
+__all__ = [
+    "URL_ELICITATION_REQUIRED",
+    "Asker",
+    "ConfirmFallback",
+    "SendRequest",
+    "call_asking",
+    "confirm_call",
+    "confirm_problems",
+    "confirm_text",
+    "elicitation_modes",
+]
 
 A = TypeVar("A", bound=Answer)
 
@@ -36,6 +49,7 @@ SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
 
 Raises `ClientRequestError` for an error reply, `TimeoutError` when the timeout passes."""
 
+URL_ELICITATION_REQUIRED = -32042
 _FIRST_ELICITATION = "2025-06-18"
 _FIRST_URL_MODE = "2025-11-25"
 
@@ -61,7 +75,7 @@ class Asker:
         timeout: The server's `client_request_timeout`, for a question without its own.
     """
 
-    __slots__ = ("_scopes", "_timeout", "capabilities", "replay", "send", "version")
+    __slots__ = ("_scopes", "_timeout", "capabilities", "missing", "replay", "send", "version")
 
     def __init__(
         self,
@@ -78,6 +92,8 @@ class Asker:
         self.replay = replay
         self._timeout = timeout
         self._scopes: set[anyio.CancelScope] = set()
+        self.missing: dict[str, Any] | None = None
+        """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
 
     # -- what the client can do -----------------------------------------------------------------------
 
@@ -96,14 +112,15 @@ class Asker:
             return
         floor = _FIRST_URL_MODE if mode == "url" else _FIRST_ELICITATION
         if self.version < floor:
-            raise ClientCapabilityError(
-                f"protocol {self.version} cannot ask the user ({mode}-mode elicitation arrived in {floor})",
-                {"elicitation": {mode: {}}},
-            )
-        raise ClientCapabilityError(
-            f"the client cannot ask the user (it did not declare {mode}-mode elicitation)",
-            {"elicitation": {mode: {}}},
-        )
+            reason = f"protocol {self.version} cannot ask the user ({mode}-mode elicitation arrived in {floor})"
+        else:
+            reason = f"the client cannot ask the user (it did not declare {mode}-mode elicitation)"
+        raise self.refused(ClientCapabilityError(reason, {"elicitation": {mode: {}}}))
+
+    def refused(self, error: ClientCapabilityError) -> ClientCapabilityError:
+        """Remember what the client lacked (2026-07-28 answers -32021 with it), and return `error` to raise."""
+        self.missing = error.required
+        return error
 
     # -- questions --------------------------------------------------------------------------------------
 
@@ -115,7 +132,7 @@ class Asker:
         try:
             params = form.params(message, self.version)
         except ValueError as exc:
-            raise ClientCapabilityError(str(exc), {"elicitation": {"form": {}}}) from None
+            raise self.refused(ClientCapabilityError(str(exc), {"elicitation": {"form": {}}})) from None
         return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=_form_answer(form))
 
     def elicit_url(
@@ -123,7 +140,7 @@ class Asker:
     ) -> ElicitResult[None]:
         check_url(url)
         self._require_elicitation("url")
-        params, elicitation_id = url_params(message, url, self.version)
+        params, elicitation_id = url_params(message, url, self.version)  # checked by _require_elicitation
 
         def finish(raw: Any) -> ElicitResult[None]:
             action, _ = _parsed(raw)
@@ -134,7 +151,10 @@ class Asker:
     def sample(
         self, ctx_thread: _Thread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
     ) -> SampleResult:
-        params = sampling_params(messages, self.version, self.capabilities, **options)
+        try:
+            params = sampling_params(messages, self.version, self.capabilities, **options)
+        except ClientCapabilityError as exc:
+            raise self.refused(exc) from None
         return self._ask(
             ctx_thread,
             "sampling/createMessage",
@@ -243,3 +263,132 @@ def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], st
     elicitation_id = uuid.uuid4().hex  # "must be unique within the context of the server"
     params["elicitationId"] = elicitation_id
     return params, elicitation_id
+
+
+# -- the tools/call driver ------------------------------------------------------------------------------
+
+RunTool = Callable[[Asker], Awaitable[dict[str, Any]]]
+"""Runs the tool with a Context that asks through the given Asker; returns the wire result."""
+
+
+async def call_asking(
+    run: RunTool,
+    params: Mapping[str, Any],
+    *,
+    version: str,
+    capabilities: Mapping[str, Any],
+    send: SendRequest | None,
+    sealer: Sealer,
+    bind: Mapping[str, str],
+    ttl: float,
+    question_timeout: float | None,
+    max_size: int,
+) -> dict[str, Any]:
+    """Run a `tools/call` whose tool may ask the client: the wire result, or 2026-07-28's `InputRequiredResult`.
+
+    Raises:
+        ProtocolError: -32602 for a bad requestState or inputResponses; -32021 (2026-07-28) when the client lacks
+            a capability the call needs; -32042 (2025-11-25) when the tool needs a URL elicitation completed.
+    """
+    replay = None
+    if version == MODERN_VERSION:
+        replay = open_round(sealer, params, bind, max_size) or Replay()
+    asker = Asker(version, capabilities, send=send if replay is None else None, replay=replay, timeout=question_timeout)
+    try:
+        wire = await run(asker)
+    except URLElicitationRequired as exc:
+        wire = _url_required(asker, exc)
+    if replay is not None and replay.pending:
+        return input_required(replay, sealer, bind, ttl)
+    if replay is not None and asker.missing is not None and wire.get("isError"):
+        # basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError` (-32021)".
+        names = ", ".join(_capability_names(asker.missing))
+        raise ProtocolError(
+            MISSING_CLIENT_CAPABILITY,
+            f"Server requires the {names} capability for this request",
+            {"requiredCapabilities": asker.missing},
+        )
+    return wire
+
+
+def _capability_names(required: Mapping[str, Any], prefix: str = "") -> list[str]:
+    names: list[str] = []
+    for name, sub in required.items():
+        inner = _capability_names(sub, f"{prefix}{name}.") if isinstance(sub, Mapping) and sub else []
+        names.extend(inner or [f"{prefix}{name}"])
+    return names
+
+
+def _url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
+    """A tool that cannot go on until a URL flow completes (client/elicitation, URLElicitationRequiredError)."""
+    try:
+        check_url(exc.url)
+        asker._require_elicitation("url")
+    except (ValueError, ClientCapabilityError) as problem:
+        return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
+    params, _ = url_params(exc.message, exc.url, asker.version)
+    if asker.replay is not None:
+        # Not recorded: each retry runs the tool again, and the tool checks again whether the flow completed.
+        asker.replay.ask_later("url_required", "elicitation/create", params)
+        return {"content": [], "isError": True}
+    raise ProtocolError(URL_ELICITATION_REQUIRED, "This request requires more information.", {"elicitations": [params]})
+
+
+# -- @tool(confirm=...) -----------------------------------------------------------------------------------
+
+ConfirmFallback = Literal["auto", "refuse", "run"]
+
+
+def confirm_problems(confirm: bool | str, parameters: Sequence[str]) -> list[str]:
+    """What is wrong with a `confirm=` template, checked when the tool is defined."""
+    if isinstance(confirm, bool):
+        return []
+    if not isinstance(confirm, str) or not confirm.strip():
+        return ["confirm must be True or a message such as 'Delete {path}?'"]
+    if "confirm" in parameters:
+        return ["a confirming tool cannot have a parameter named 'confirm' (the confirmation's input request key)"]
+    problems: list[str] = []
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(confirm) if name is not None]
+    except ValueError as exc:
+        return [f"confirm message {confirm!r} is not a valid format string: {exc}"]
+    for name in fields:
+        if name not in parameters:
+            problems.append(f"confirm message names {{{name}}}, which is not a parameter of the tool")
+    return problems
+
+
+def confirm_text(confirm: bool | str, arguments: Mapping[str, Any], name: str) -> str:
+    """The question to ask: the template formatted with the validated arguments, or one made from the call."""
+    if isinstance(confirm, str):
+        return confirm.format_map(arguments)  # values are not re-parsed: they cannot inject format syntax
+    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return f"Allow {name} to run with {shown}?" if shown else f"Allow {name} to run?"
+
+
+async def confirm_call(
+    asker: Asker, where: _Thread, message: str, name: str, *, fallback: ConfirmFallback, destructive: bool
+) -> str | None:
+    """Ask the user to confirm a call: None to run it, else the error text to answer with.
+
+    Raises:
+        ClientCapabilityError: the client cannot ask and the fallback says refuse.
+    """
+    if not asker.can_elicit("form"):
+        if fallback == "run" or (fallback == "auto" and not destructive):
+            return None
+        raise asker.refused(
+            ClientCapabilityError(
+                f"{name} runs only once the user confirms, and the client cannot ask the user "
+                "(it did not declare form-mode elicitation)",
+                {"elicitation": {"form": {}}},
+            )
+        )
+    answer = await asker.elicit(where, message, empty_form(), "confirm", None)
+    if answer.accepted:
+        return None
+    if answer.declined:
+        return f"The user declined to run {name}."
+    return f"The user cancelled {name} without deciding; nothing was done."
