@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import anyio
+
 from ._elicitation import ElicitResult
 from ._errors import ClientRequestError
 from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
@@ -22,6 +24,7 @@ __all__ = [
     "SampleRequest",
     "SamplingHandler",
     "answer_request",
+    "call_with_input",
     "client_capabilities",
 ]
 
@@ -184,3 +187,47 @@ def _sample_request(params: Mapping[str, Any], key: str | None) -> SampleRequest
         raw=dict(params),
         key=key,
     )
+
+
+AnswerInput = Callable[[str, Any, str], Awaitable[dict[str, Any]]]
+"""Answers one input request: `(method, params, key)` to its result (see `answer_request`)."""
+_STATE_ONLY_BACKOFF = (0.05, 0.1, 0.2)  # seconds before retrying a result that asked for nothing: never a tight loop
+
+
+async def call_with_input(
+    send: Callable[[dict[str, Any]], Awaitable[Any]],
+    params: dict[str, Any],
+    answer: AnswerInput,
+    *,
+    max_rounds: int,
+) -> Any:
+    """Send a request and, while the server answers `input_required` (2026-07-28, basic/patterns/mrtr), answer its
+    input requests and retry: the final result.
+
+    Each retry carries the same params, this round's `inputResponses`, and the `requestState` exactly as received
+    (none when the server sent none). Input requests are answered one at a time, in the server's order: people
+    answer one question at a time, and scripts stay predictable.
+
+    Raises:
+        ProtocolError: the server asked for input more than `max_rounds` times, sent malformed input requests, or
+            asked for what this client cannot answer (the handler's error, or -32601).
+    """
+    result = await send(params)
+    rounds = 0
+    while isinstance(result, dict) and result.get("resultType") == "input_required":
+        rounds += 1
+        if rounds > max_rounds:
+            raise ProtocolError(INTERNAL_ERROR, f"the server asked for input more than {max_rounds} times")
+        requests = result.get("inputRequests") or {}
+        if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
+            raise ProtocolError(INTERNAL_ERROR, "the server sent malformed inputRequests")
+        responses = {key: await answer(str(r.get("method")), r.get("params"), key) for key, r in requests.items()}
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if responses:
+            retry["inputResponses"] = responses
+        else:
+            await anyio.sleep(_STATE_ONLY_BACKOFF[min(rounds, len(_STATE_ONLY_BACKOFF)) - 1])
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        result = await send(retry)
+    return result
