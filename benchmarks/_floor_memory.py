@@ -53,3 +53,63 @@ async def memory_client(server: side_floor.FloorServer) -> AsyncIterator[Session
         await session._request("initialize", {"protocolVersion": "2025-11-25"})
         yield session
         await to_server.aclose()
+
+
+class ConcurrentSession:
+    """A client that may have many requests in flight: a reader task hands each reply to its waiting caller."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self._id = 0
+        self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
+
+    async def read(self, receive: Any) -> None:
+        async for text in receive:
+            message = json.loads(text)
+            event, slot = self._waiting.pop(message["id"])
+            slot.append(message["result"])
+            event.set()
+
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        self._id += 1
+        event, slot = self._waiting[self._id] = anyio.Event(), []
+        await self._send.send(json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}))
+        await event.wait()
+        return slot[0]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> object:
+        return await self._request("tools/call", {"name": name, "arguments": arguments})
+
+
+async def _answer_call(server: side_floor.FloorServer, message: dict[str, Any], send: Any) -> None:
+    params = message["params"]
+    value = await server.functions[params["name"]](**params.get("arguments", {}))
+    await send.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": side_floor.result(value)}))
+
+
+async def _serve_concurrently(server: side_floor.FloorServer, receive: Any, send: Any) -> None:
+    async with anyio.create_task_group() as calls:
+        async for text in receive:
+            message = json.loads(text)
+            if message["method"] == "tools/call":
+                calls.start_soon(_answer_call, server, message, send)
+            else:
+                await send.send(json.dumps(side_floor.reply(server, message)))
+    await send.aclose()  # ends the client's reader
+
+
+@asynccontextmanager
+async def concurrent_memory_client(server: side_floor.FloorServer) -> AsyncIterator[ConcurrentSession]:
+    """The floor for calls in flight at once: a task per call on the server, replies matched by id on the client.
+
+    Only async tools: the loop awaits what the tool returns.
+    """
+    to_server, server_inbox = anyio.create_memory_object_stream[str](0)
+    to_client, client_inbox = anyio.create_memory_object_stream[str](0)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_serve_concurrently, server, server_inbox, to_client)
+        session = ConcurrentSession(to_server)
+        tasks.start_soon(session.read, client_inbox)
+        await session._request("initialize", {"protocolVersion": "2025-11-25"})
+        yield session
+        await to_server.aclose()

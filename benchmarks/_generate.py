@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 MODULE = "bench_tools"
-FLOOR_FILE = "bench_tools_floor.json"
+MANY_MODULE = "bench_tools_many"
+"""The scale rows' 10,000 tools live in a module of their own: importing them would weigh on the start-up rows."""
+
+
+def floor_file(module: str) -> str:
+    """The JSON file of hand-written wire definitions beside `module`."""
+    return f"{module}_floor.json"
+
+
+FLOOR_FILE = floor_file(MODULE)
 
 # (parameter name, annotation, default source or None, JSON Schema the floor serves)
 _PARAMETERS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
@@ -94,8 +103,8 @@ def _function(index: int) -> tuple[str, dict[str, Any]]:
     return source, {"name": name, "description": summary, "inputSchema": schema}
 
 
-def write(directory: Path, count: int) -> None:
-    """Write `bench_tools.py` (with `TOOLS`, the functions in order) and the floor's JSON into `directory`."""
+def write(directory: Path, count: int, module: str = MODULE) -> None:
+    """Write `<module>.py` (with `TOOLS`, the functions in order) and the floor's JSON into `directory`."""
     parts = [_HEADER.format(count=count)]
     definitions = []
     for index in range(count):
@@ -104,8 +113,8 @@ def write(directory: Path, count: int) -> None:
         definitions.append(definition)
     names = ", ".join(f"tool_{index:04d}" for index in range(count))
     parts.append(f"\n\nTOOLS = [{names}]\n")
-    source_path = directory / f"{MODULE}.py"
+    source_path = directory / f"{module}.py"
     source_path.write_text("".join(parts), encoding="utf-8")
     # Compiled once here, so that no measured process pays for (or keeps the memory of) compiling it.
     py_compile.compile(str(source_path), doraise=True)
-    (directory / FLOOR_FILE).write_text(json.dumps(definitions), encoding="utf-8")
+    (directory / floor_file(module)).write_text(json.dumps(definitions), encoding="utf-8")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
-from typing import Any
+from typing import IO, Any
 
 PROTOCOL_VERSION = "2025-11-25"
 
@@ -12,12 +13,19 @@ PROTOCOL_VERSION = "2025-11-25"
 class RawClient:
     """Spawns a stdio server and speaks JSON-RPC to it one line at a time."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], *, buffered: bool = False) -> None:
+        """Spawn `argv`.
+
+        Unbuffered (as issue 7's rows have always been measured), `readline` reads the child's stdout one byte
+        per system call, which takes seconds for a line of megabytes; `buffered=True` reads in chunks of
+        64 KiB (the scale rows, whose replies reach megabytes).
+        """
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         stdin, stdout = self.process.stdin, self.process.stdout
         if stdin is None or stdout is None:
             raise RuntimeError("Popen gave no pipes")
-        self._stdin, self._stdout = stdin, stdout
+        self._stdin = stdin
+        self._stdout: IO[bytes] = io.BufferedReader(stdout, 1 << 16) if buffered else stdout
         self._id = 0
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ RANGE = f"min{EN_DASH}max"
 
 
 def number(value: float) -> str:
-    """Three significant figures at most, thousands separated: 1,926 / 47.6 / 0.93."""
+    """Three significant figures at most, thousands separated: 1,926 / 47.6 / 0.93 / -0.41."""
+    if value < 0:
+        return f"-{number(-value)}"
     if value >= 100:
         return f"{value:,.0f}"
     if value >= 10:
@@ -29,8 +31,10 @@ def advantage(row: Row, value: float, reference: float) -> float:
 
 def per_round_ratio(row: Row, samples: dict[str, list[float | None]], side: str, reference: str) -> float | None:
     """The median over rounds of `side`'s advantage over `reference` measured in the same round."""
+    if not row.ratios:
+        return None
     pairs = zip(samples.get(side, []), samples.get(reference, []), strict=False)
-    ratios = [advantage(row, a, b) for a, b in pairs if a is not None and b is not None]
+    ratios = [advantage(row, a, b) for a, b in pairs if a is not None and b is not None and a > 0 and b > 0]
     return statistics.median(ratios) if ratios else None
 
 
@@ -89,7 +93,7 @@ def table(records: list[dict[str, Any]], sides: list[str], rows: list[Row]) -> s
         header += [f"{s} vs mcp" for s in frameworks if s != BASELINE]
     if FLOOR in sides:
         header += [f"{s} vs floor" for s in frameworks]
-    targets = "toolkit" in frameworks
+    targets = "toolkit" in frameworks and any(r.target for r in rows)
     if targets:
         header += ["toolkit target", "met"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]

@@ -26,6 +26,16 @@ def load(name: str) -> ModuleType:
     return importlib.import_module(f"benchmarks.side_{name}")
 
 
-def serve_argv(python: str, side: str, tools_dir: str, tools: int) -> list[str]:
-    """The command that starts `side`'s stdio server with `add` and the first `tools` generated tools."""
-    return [python, str(SERVE_SCRIPT), side, tools_dir, str(tools)]
+def serve_argv(
+    python: str, side: str, tools_dir: str, tools: int, *, module: str | None = None, page_size: int | None = None
+) -> list[str]:
+    """The command that starts `side`'s stdio server with `add` and the first `tools` generated tools.
+
+    `module` names the generated module (default `bench_tools`); `page_size` sets the server's page size.
+    """
+    argv = [python, str(SERVE_SCRIPT), side, tools_dir, str(tools)]
+    if module is not None or page_size is not None:
+        argv.append(module or "bench_tools")
+    if page_size is not None:
+        argv.append(str(page_size))
+    return argv

@@ -1,6 +1,9 @@
 """One measurement in a fresh process: `python -m benchmarks._worker MEASURE SIDE PARAMS_JSON`.
 
-Prints one JSON line: `{"value": ...}`, or `{"skipped": reason}` when the side cannot run the measure yet.
+Prints one JSON line: `{"value": ...}`; for a measure that returns several figures, `{"metrics": {...}}`
+(with `"series"` beside it when it also sampled something along the way, such as memory, and `"missing"`,
+the reason, when some metrics are null); or
+`{"skipped": reason}` when the side cannot run the measure.
 With `--profile FILE`, the measurement runs under cProfile and the stats are written to FILE (for the
 measures that run in this process; stdio servers are children, profile those with py-spy).
 """
@@ -13,9 +16,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import call_memory, call_stdio, define, list_tools, rss, startup
+from . import call_memory, call_stdio, concurrency, define, list_tools, long_run, many_tools, rss, size, startup
 
-MEASURES: dict[str, Callable[[str, dict[str, Any]], float]] = {
+MEASURES: dict[str, Callable[[str, dict[str, Any]], Any]] = {
     "define": define.run,
     "list-memory": list_tools.run,
     "call-memory": call_memory.run,
@@ -24,13 +27,19 @@ MEASURES: dict[str, Callable[[str, dict[str, Any]], float]] = {
     "import": startup.run_import,
     "spawn": startup.run_spawn,
     "rss": rss.run,
+    "concurrency": concurrency.run_in_flight,
+    "connections": concurrency.run_connections,
+    "size-call": size.run,
+    "size-stdio": size.run_stdio,
+    "many-tools": many_tools.run,
+    "long-run": long_run.run,
 }
 
 # toolkit measures that need `Server`; before it lands they are skipped rather than failed.
-_NEEDS_SERVER = {"list-memory", "call-memory", "call-stdio-raw", "call-stdio-client", "import", "spawn", "rss"}
+_NEEDS_SERVER = set(MEASURES) - {"define"}
 
 
-def _skip_reason(measure: str, side: str) -> str | None:
+def _skip_reason(measure: str, side: str, params: dict[str, Any]) -> str | None:
     if side == "toolkit" and measure in _NEEDS_SERVER:
         import toolkit
 
@@ -38,6 +47,13 @@ def _skip_reason(measure: str, side: str) -> str | None:
             return "toolkit.Server does not exist yet"
     if side == "floor" and measure in {"define", "call-stdio-client"}:
         return "the floor has no such measure"
+    if measure == "many-tools" and params.get("page_size") is not None:
+        if side == "mcp":
+            from .side_mcp import NO_PAGES
+
+            return NO_PAGES
+        if side == "floor":
+            return "the floor sends every tool in one page"
     return None
 
 
@@ -48,7 +64,7 @@ def main() -> None:
     parser.add_argument("params", type=json.loads)
     parser.add_argument("--profile", metavar="FILE")
     args = parser.parse_args()
-    reason = _skip_reason(args.measure, args.side)
+    reason = _skip_reason(args.measure, args.side, args.params)
     if reason is not None:
         print(json.dumps({"skipped": reason}))
         return
@@ -59,7 +75,11 @@ def main() -> None:
         profiler.dump_stats(args.profile)
     else:
         value = measure(args.side, args.params)
-    print(json.dumps({"value": value}))
+    if isinstance(value, dict):
+        extra = {k: value.pop(k) for k in ("series", "missing") if k in value}
+        print(json.dumps({"metrics": value, **extra}))
+    else:
+        print(json.dumps({"value": value}))
 
 
 if __name__ == "__main__":

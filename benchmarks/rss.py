@@ -8,7 +8,8 @@ from typing import Any
 from . import _raw, _sides
 
 
-def _rss_kib(pid: int) -> int:
+def rss_kib(pid: int | str = "self") -> int:
+    """Resident memory of process `pid` (default: this one), in KiB, from Linux `/proc`."""
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
         for line in status:
             if line.startswith("VmRSS:"):
@@ -28,6 +29,6 @@ def run(side_name: str, params: dict[str, Any]) -> float:
             listed += len(page["tools"])
         if listed != params["tools"] + 1:
             raise RuntimeError(f"{side_name} listed {listed} tools, expected {params['tools'] + 1}")
-        return _rss_kib(client.process.pid) / 1024
+        return rss_kib(client.process.pid) / 1024
     finally:
         client.close()

@@ -1,8 +1,9 @@
-"""Start one side's stdio server: `python benchmarks/serve.py SIDE TOOLS_DIR N`.
+"""Start one side's stdio server: `python benchmarks/serve.py SIDE TOOLS_DIR N [MODULE [PAGE_SIZE]]`.
 
-It serves `add` plus the first N generated tools. Run by path, not with `-m`, and with nothing but `sys`
-and `os.path` (both loaded by the interpreter already) before the side's own imports, so start-up time and
-memory belong to the framework.
+It serves `add` plus the first N generated tools of MODULE (default `bench_tools`), in `tools/list` pages
+of PAGE_SIZE when given; a MODULE inside `benchmarks` is imported and all of its `TOOLS` are served. Run by
+path, not with `-m`, and with nothing but `sys` and `os.path` (both loaded by the interpreter already) before
+the side's own imports, so start-up time and memory belong to the framework.
 """
 
 import os.path
@@ -11,18 +12,21 @@ import sys
 
 def main() -> None:
     side_name, tools_dir, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    module = sys.argv[4] if len(sys.argv) > 4 else "bench_tools"
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path.insert(1, tools_dir)
     side = __import__(f"benchmarks.side_{side_name}", fromlist=["side"])
     from benchmarks._fixtures import add
 
-    server = side.new_server()
-    if count and hasattr(side, "register_generated"):
-        side.register_generated(server, tools_dir, count)
+    server = side.new_server(page_size=int(sys.argv[5])) if len(sys.argv) > 5 else side.new_server()
+    if module.startswith("benchmarks."):  # hand-written tools (`TOOLS`): every side, the floor too, registers them
+        __import__(module)
+        for fn in sys.modules[module].TOOLS:
+            side.register(server, fn)
+    elif count and hasattr(side, "register_generated"):
+        side.register_generated(server, tools_dir, count, module)
     elif count:
-        from bench_tools import TOOLS  # type: ignore[import-not-found]
-
-        for fn in TOOLS[:count]:
+        for fn in __import__(module).TOOLS[:count]:
             side.register(server, fn)
     side.register(server, add)
     side.run_stdio(server)

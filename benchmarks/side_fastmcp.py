@@ -10,8 +10,8 @@ import fastmcp
 from fastmcp.client.transports import StdioTransport
 
 
-def new_server() -> fastmcp.FastMCP:
-    return fastmcp.FastMCP("bench")
+def new_server(*, page_size: int | None = None) -> fastmcp.FastMCP:
+    return fastmcp.FastMCP("bench", list_page_size=page_size)
 
 
 def register(server: fastmcp.FastMCP, fn: Callable[..., Any]) -> None:

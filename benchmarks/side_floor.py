@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
     from typing import Any
 
-    from ._floor_memory import Session
+    from ._floor_memory import ConcurrentSession, Session
 
 
 _ADD_SCHEMA = {
@@ -49,7 +49,9 @@ class FloorServer:
         return self._prepared.get(name) or {"name": name, "description": "Add.", "inputSchema": _ADD_SCHEMA}
 
 
-def new_server() -> FloorServer:
+def new_server(*, page_size: int | None = None) -> FloorServer:
+    if page_size is not None:
+        raise ValueError("the floor sends every tool in one page")
     return FloorServer()
 
 
@@ -58,13 +60,13 @@ def register(server: FloorServer, fn: Callable[..., Any]) -> None:
     server.definitions.append(server.prepared(fn.__name__))
 
 
-def register_generated(server: FloorServer, tools_dir: str, count: int) -> None:
-    """Register the first `count` generated tools from their JSON definitions alone.
+def register_generated(server: FloorServer, tools_dir: str, count: int, module: str = _generate.MODULE) -> None:
+    """Register the first `count` generated tools of `module` from their JSON definitions alone.
 
     Importing the generated module would load pydantic (its `Point` model), and the floor's start-up and
     memory would stop being the interpreter's.
     """
-    with open(f"{tools_dir}/{_generate.FLOOR_FILE}", encoding="utf-8") as file:
+    with open(f"{tools_dir}/{_generate.floor_file(module)}", encoding="utf-8") as file:
         definitions = json.load(file)[:count]
     for definition in definitions:
         server.functions[definition["name"]] = _generated_stub
@@ -76,7 +78,8 @@ def _generated_stub(**arguments: Any) -> str:
 
 
 def result(value: object) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": {"result": value}}
+    structured = value if isinstance(value, dict) else {"result": value}
+    return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": structured}
 
 
 def reply(server: FloorServer, message: dict[str, Any]) -> dict[str, Any]:
@@ -114,6 +117,12 @@ def memory_client(server: FloorServer) -> AbstractAsyncContextManager[Session]:
     from ._floor_memory import memory_client
 
     return memory_client(server)
+
+
+def concurrent_memory_client(server: FloorServer) -> AbstractAsyncContextManager[ConcurrentSession]:
+    from ._floor_memory import concurrent_memory_client
+
+    return concurrent_memory_client(server)
 
 
 def stdio_client(argv: list[str]) -> AbstractAsyncContextManager[Session]:

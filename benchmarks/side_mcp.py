@@ -9,8 +9,12 @@ from typing import Any
 import mcp
 from mcp.server.mcpserver import MCPServer
 
+NO_PAGES = "MCPServer has no page size: it sends every tool in one page"
 
-def new_server() -> MCPServer:
+
+def new_server(*, page_size: int | None = None) -> MCPServer:
+    if page_size is not None:
+        raise ValueError(NO_PAGES)
     return MCPServer("bench")
 
 

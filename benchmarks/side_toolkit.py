@@ -14,8 +14,8 @@ import toolkit
 HAS_SERVER = hasattr(toolkit, "Server")
 
 
-def new_server() -> Any:
-    return toolkit.Server("bench") if HAS_SERVER else {}
+def new_server(*, page_size: int | None = None) -> Any:
+    return toolkit.Server("bench", page_size=page_size) if HAS_SERVER else {}
 
 
 def register(server: Any, fn: Callable[..., Any]) -> None:

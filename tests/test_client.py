@@ -583,3 +583,46 @@ async def test_what_a_server_writes_to_stderr_before_it_answers_is_copied_once_i
         assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
 
     assert capfd.readouterr().err == "warming up\n"
+
+
+class _Methods:
+    """A transport that records the method of every request the client sends."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.methods: list[str] = []
+
+    async def send(self, message: str, /) -> None:
+        method = json.loads(message).get("method")
+        if method is not None:
+            self.methods.append(method)
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("reason", ["validate_output=False", "jsonschema missing"])
+async def test_call_tool_sends_no_tools_list_when_it_cannot_validate(
+    reason: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @tool
+    def weather() -> dict[str, int]:
+        """Structured."""
+        return {"celsius": 3}
+
+    if reason == "jsonschema missing":
+        monkeypatch.setitem(sys.modules, "jsonschema", None)  # `import jsonschema` raises ImportError
+    server = Server("no-validation", tools=[weather])
+    mine, theirs = MemoryTransport.pair()
+    recording = _Methods(mine)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, theirs)
+        async with Client(recording, protocol="handshake", validate_output=reason != "validate_output=False") as client:
+            result = await client.call_tool("weather")
+    assert result.structured_content == {"celsius": 3}
+    assert recording.methods == ["initialize", "notifications/initialized", "tools/call"]

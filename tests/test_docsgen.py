@@ -13,8 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from toolkit import tool
-from toolkit._docsgen import badges, definition_size, render_json, render_markdown, warnings
-from toolkit._schematext import describe_type, example_arguments
+from toolkit.docs import badges, describe_type, render_json, render_markdown
+from toolkit.docs._reference import definition_size, warnings
+from toolkit.docs._schema_text import example_arguments
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from test_schema_snapshots import SNAPSHOTS
 
 from toolkit import PROFILES, Client, Server, Tool, tool
-from toolkit._schematext import example_arguments
+from toolkit.docs._schema_text import example_arguments
 from toolkit.testing import assert_portable
 
 SNAPSHOT_DIR = Path(__file__).parent / "snapshots" / "profiles"

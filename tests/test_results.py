@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import anyio
 import pytest
+import wire as raw_wire
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
@@ -52,6 +53,14 @@ def wire(result: CallToolResult) -> dict[str, Any]:
 
 async def call(tool_obj: Tool[..., Any]) -> dict[str, Any]:
     return wire(await tool_obj.run({}))
+
+
+async def served(tool_obj: Tool[..., Any], arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a server sends for one call of the tool (2025-11-25, the revision `run` shows), read off the wire."""
+    async with raw_wire.memory(Server("served", tools=[tool_obj])) as peer:
+        await peer.initialize()
+        result: dict[str, Any] = await peer.result("tools/call", {"name": tool_obj.name, "arguments": arguments or {}})
+    return result
 
 
 def b64(data: bytes) -> str:
@@ -168,8 +177,9 @@ async def test_a_returned_call_tool_result_passes_through_unchanged() -> None:
     def typed() -> Weather:
         return made  # type: ignore[return-value]
 
-    assert await raw.run({}) is made
-    assert await typed.run({}) is made
+    # Equal, not the same object: `run` is the public view of what the server sends (one result path).
+    assert await raw.run({}) == made
+    assert await typed.run({}) == made
 
 
 # --- images and audio -------------------------------------------------------------------------------
@@ -269,7 +279,7 @@ async def test_object_like_returns_send_structured_content_and_its_compact_json(
     def mapping() -> dict[str, float]:
         return {"a": 1}
 
-    assert (weather.wraps_result, weather.output_schema) == (False, weather.definition.output_schema)
+    assert weather.output_schema == weather.definition.output_schema  # not wrapped: the schema is sent as is
     assert await call(weather) == {
         "content": [{"type": "text", "text": '{"city":"Oslo","celsius":2.0}'}],
         "structuredContent": {"city": "Oslo", "celsius": 2.0},
@@ -294,7 +304,7 @@ async def test_structured_true_wraps_a_non_object_value_as_result() -> None:
     def maybe() -> Weather | None:
         return None
 
-    assert count.wraps_result
+    assert count.output_schema != count.definition.output_schema  # wrapped as {"result": ...}, below
     assert count.output_schema == {"type": "integer"}
     assert count.definition.output_schema == {
         "type": "object",
@@ -390,9 +400,8 @@ async def test_the_servers_wire_shortcut_sends_what_run_returns(value: Any) -> N
         return value  # type: ignore[no-any-return]
 
     for tool_obj in (plain, fast, checked):
-        result = await tool_obj.run({})
-        assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)
-    assert await plain._call_wire({"x": 1}, None) == (wire(await plain.run({"x": 1})), True)
+        assert await served(tool_obj) == wire(await tool_obj.run({}))
+    assert await served(plain, {"x": 1}) == wire(await plain.run({"x": 1}))
 
 
 @pytest.mark.anyio
@@ -426,8 +435,7 @@ async def test_the_servers_wire_shortcut_sends_what_run_returns_for_structured_r
         return value  # type: ignore[no-any-return]
 
     for tool_obj in (weather, optional, number, mapping):
-        result = await tool_obj.run({})
-        assert await tool_obj._call_wire({}, None) == (wire(result), result.is_error)
+        assert await served(tool_obj) == wire(await tool_obj.run({}))
 
 
 # --- the one rule: the annotation gives the output schema, the value gives structured content without one ------

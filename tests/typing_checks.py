@@ -13,7 +13,20 @@ from typing import Any
 
 from typing_extensions import assert_type
 
-from toolkit import CallToolResult, Client, Context, Server, Tool, ToolDefinition, tool
+from toolkit import (
+    CallToolResult,
+    Client,
+    Context,
+    DocstringStyle,
+    LogLevel,
+    ProgressCallback,
+    ProtocolMode,
+    Server,
+    Tool,
+    ToolDefinition,
+    ToolkitError,
+    tool,
+)
 from toolkit.testing import ToolTester
 
 
@@ -94,7 +107,6 @@ def check_tool_api() -> None:
     assert_type(bare.definition, ToolDefinition)
     assert_type(bare.name, str)
     assert_type(bare.output_schema, dict[str, Any] | None)
-    assert_type(bare.wraps_result, bool)
 
 
 async def check_context_in_async_tools(ctx: Context) -> None:
@@ -157,3 +169,20 @@ async def check_running() -> None:
     with ToolTester(stateful, lifespan=lifespan):
         pass
     Client(stateful, lifespan=no_server)  # type: ignore[arg-type]
+
+
+async def check_exported_aliases(
+    level: LogLevel, style: DocstringStyle, mode: ProtocolMode, progress: ProgressCallback, ctx: Context
+) -> None:
+    """The aliases in public signatures are importable from `toolkit` and are what those signatures take."""
+    await ctx.log(level, "message")
+    styled = tool(docstring_style=style)(lambda: None)
+    assert_type(styled, Tool[[], None])
+    async with Client(Server("aliases"), protocol=mode) as client:
+        await client.call_tool("x", progress=progress)
+    checked: ProtocolMode = "handshake"
+    assert_type(checked, ProtocolMode)
+    try:
+        pass
+    except ToolkitError as exc:
+        assert_type(exc, ToolkitError)

@@ -5,15 +5,24 @@ import importlib
 import typing
 
 from ._content import Audio, Image
-from ._context import Context
-from ._errors import ConnectionClosedError, StartupError, ToolDefinitionError, ToolError
-from ._jsonrpc import ProtocolError
+from ._context import Context, LogLevel
+from ._docstrings import DocstringStyle
+from ._errors import (
+    ConnectionClosedError,
+    MessageError,
+    OutputMismatchError,
+    ProtocolError,
+    StartupError,
+    ToolDefinitionError,
+    ToolError,
+    ToolkitError,
+)
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
-from ._transport import MessageError, Transport
+from ._transport import Transport
 from ._types import (
     AudioContent,
     BlobResourceContents,
@@ -43,18 +52,23 @@ __all__ = [
     "ConnectionClosedError",
     "ContentBlock",
     "Context",
+    "DocstringStyle",
     "EmbeddedResource",
     "Icon",
     "Image",
     "ImageContent",
     "Implementation",
     "Lifespan",
+    "LogLevel",
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "OutputMismatchError",
     "Problem",
     "Profile",
+    "ProgressCallback",
     "ProtocolError",
+    "ProtocolMode",
     "ResourceLink",
     "Rule",
     "Server",
@@ -69,15 +83,17 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolOptions",
+    "ToolkitError",
     "Transport",
+    "__version__",
     "tool",
 ]
 
 if typing.TYPE_CHECKING:
-    from ._client import Client, LogMessage
+    from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
 
 # Imported on first use: a server process never needs the client (nor subprocess handling).
-_LAZY = {"Client": "._client", "LogMessage": "._client"}
+_LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
 
 
 def _public(obj: object) -> None:

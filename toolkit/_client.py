@@ -16,12 +16,14 @@ import anyio
 import anyio.abc
 from pydantic import TypeAdapter
 
-from ._errors import ConnectionClosedError
-from ._jsonrpc import ProtocolError
+from . import __version__
+from ._errors import ConnectionClosedError, MessageError, ProtocolError
+from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ._memory import MemoryTransport
+from ._meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
 from ._peer import Peer
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, spawn_stdio
-from ._transport import MessageError, Transport
+from ._transport import Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
 from ._versions import era_neutral
 
@@ -29,15 +31,17 @@ if TYPE_CHECKING:
     from ._context import LogLevel
     from ._server import Lifespan, Server
 
-__all__ = ["Client", "LogMessage", "ProgressCallback"]
+__all__ = ["Client", "LogMessage", "ProgressCallback", "ProtocolMode"]
 
 logger = logging.getLogger("toolkit.client")
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
 """Called with `(progress, total, message)` for each progress notification of a call."""
 
-Protocol = Literal["auto", "2026-07-28", "handshake"]
-_CLIENT_INFO = Implementation(name="toolkit", version="0.1.0")
+ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
+"""What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
+`"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
+_CLIENT_INFO = Implementation(name="toolkit", version=__version__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,7 @@ class Client:
         self,
         target: Server | Transport,
         *,
-        protocol: Protocol = "auto",
+        protocol: ProtocolMode = "auto",
         client_info: Implementation | None = None,
         on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
         on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
@@ -130,6 +134,7 @@ class Client:
         self._progress: dict[Any, ProgressCallback] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
+        self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
         self.protocol_version = None
         self.server_info = None
@@ -230,18 +235,18 @@ class Client:
                 # A closed connection means no server at all.
                 if self._protocol != "auto" or isinstance(exc, ConnectionClosedError):
                     raise
-                if isinstance(exc, ProtocolError) and exc.code == -32022:
+                if isinstance(exc, ProtocolError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise
             else:
                 if MODERN_VERSION in result.get("supportedVersions", ()):
                     self.protocol_version = MODERN_VERSION
                     self.capabilities = result.get("capabilities") or {}
                     self.instructions = result.get("instructions")
-                    info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+                    info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
                     self.server_info = Implementation.model_validate(info) if info else None
                     return
                 if self._protocol != "auto":
-                    raise ProtocolError(-32022, "the server does not support 2026-07-28", result)
+                    raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
         result = await self._request(
             "initialize",
             {"protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {}, "clientInfo": self._client_info},
@@ -249,7 +254,7 @@ class Client:
         )
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
-            raise ProtocolError(-32602, f"the server chose an unsupported protocol version: {version}")
+            raise ProtocolError(INVALID_PARAMS, f"the server chose an unsupported protocol version: {version}")
         self.protocol_version = version
         self.capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
@@ -276,12 +281,12 @@ class Client:
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": self._client_info,
+            VERSION_KEY: MODERN_VERSION,
+            CAPABILITIES_KEY: {},
+            CLIENT_INFO_KEY: self._client_info,
         }
         if self._log_level is not None:
-            meta["io.modelcontextprotocol/logLevel"] = self._log_level
+            meta[LOG_LEVEL_KEY] = self._log_level
         return meta
 
     async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
@@ -389,24 +394,26 @@ class Client:
         return result
 
     async def _check_output(self, name: str, result: CallToolResult) -> None:
+        if self._can_validate is None:
+            self._can_validate = _can_validate()
+        if not self._can_validate:  # without jsonschema nothing can be checked: do not fetch the schemas either
+            return
         if name not in self._output_schemas:
             await self.list_tools()
         schema = self._output_schemas.get(name)
         if schema is None:
             return
         if result.structured_content is None:
-            raise ProtocolError(-32603, f"tool {name!r} has an outputSchema but returned no structuredContent")
+            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
         validator = self._validators.get(name)
         if validator is None:
-            try:
-                import jsonschema
-            except ImportError:  # optional: validation needs the `jsonschema` package
-                return
+            import jsonschema
+
             validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
         errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
         if errors:
             raise ProtocolError(
-                -32603,
+                INTERNAL_ERROR,
                 f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
             )
 
@@ -414,6 +421,15 @@ class Client:
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+def _can_validate() -> bool:
+    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @functools.cache

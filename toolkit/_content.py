@@ -15,6 +15,7 @@ from typing import Any, get_args, get_origin
 import pydantic
 import pydantic_core
 
+from ._errors import OutputMismatchError
 from ._schema import OutputSchema, is_object_like, output_schema
 from ._signature import first_sentence, type_name
 from ._types import (
@@ -28,7 +29,6 @@ from ._types import (
 __all__ = [
     "Audio",
     "Image",
-    "OutputMismatchError",
     "converter",
     "scalar_text",
     "structured_converter",
@@ -175,10 +175,6 @@ def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult
     return CallToolResult(content=[TextContent(text=text)])
 
 
-class OutputMismatchError(ValueError):
-    """A tool returned a value that does not match its output schema."""
-
-
 def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> Callable[[Any], CallToolResult]:
     """Convert a return value of a tool that has an output schema: validate it, then dump it once.
 
@@ -223,8 +219,13 @@ def wire_converter(
     if output is None:
 
         def plain(value: Any) -> dict[str, Any]:
-            text = scalar_text(value)
-            if text is None:
+            # `scalar_text`, inlined: this runs on every call of most tools.
+            kind = type(value)
+            if kind is str:
+                text = value
+            elif kind is int or kind is float or kind is bool:
+                text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
+            else:
                 return _dump(convert(value))
             return {"content": [{"type": "text", "text": text}], "isError": False}
 

@@ -13,7 +13,7 @@ from typing_extensions import TypeVar
 
 from ._types import Implementation
 
-__all__ = ["LOG_LEVELS", "Context", "LogLevel"]
+__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "mark_cancelled"]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 #: RFC 5424 severities, least severe first, as MCP names them.
@@ -236,14 +236,22 @@ class Context(Generic[StateT]):
         if method is not None and self._notify is not None:
             await self._notify(method, params)
 
-    def _start(self, *, in_thread: bool) -> None:
-        """Called on the event loop as a sync tool's call starts: where the loop is, and how to get back to it."""
-        self._loop_thread = threading.get_ident()
-        self._token = anyio.lowlevel.current_token() if in_thread else None
-        self._sync_on_loop = not in_thread
+    @property
+    def show_error_details(self) -> bool:
+        """Whether the server sends the exception types and messages of this call's failures to the client."""
+        return self._show_error_details
 
-    def _cancel(self) -> None:
-        self._cancelled = True
+
+def bind_to_loop(context: Context[Any], *, in_thread: bool) -> None:
+    """Called on the event loop as a sync tool's call starts: where the loop is, and how to get back to it."""
+    context._loop_thread = threading.get_ident()
+    context._token = anyio.lowlevel.current_token() if in_thread else None
+    context._sync_on_loop = not in_thread
+
+
+def mark_cancelled(context: Context[Any]) -> None:
+    """The call was cancelled: a sync tool still running on its thread sees `cancelled` and may stop."""
+    context._cancelled = True
 
 
 class _Sent:

@@ -1,13 +1,32 @@
-"""Exceptions users raise or catch."""
+"""The exception tree: every exception toolkit raises for users to catch derives from `ToolkitError`.
+
+Each also keeps the built-in base it had before the tree existed (`TypeError`, `ValueError`, `RuntimeError`), so
+code that catches those goes on working.
+"""
 
 from __future__ import annotations
 
-from ._jsonrpc import ProtocolError
+from typing import Any
 
-__all__ = ["ConnectionClosedError", "StartupError", "ToolDefinitionError", "ToolError"]
+from ._jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, error_text
+
+__all__ = [
+    "ConnectionClosedError",
+    "MessageError",
+    "OutputMismatchError",
+    "ProtocolError",
+    "StartupError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolkitError",
+]
 
 
-class ToolDefinitionError(TypeError):
+class ToolkitError(Exception):
+    """The base of every toolkit exception: `except toolkit.ToolkitError` catches anything toolkit raises on purpose."""
+
+
+class ToolDefinitionError(ToolkitError, TypeError):
     """A function cannot become a tool. Raised at decoration time, listing every problem at once.
 
     Attributes:
@@ -22,12 +41,40 @@ class ToolDefinitionError(TypeError):
         super().__init__(f"cannot make a tool of {qualname}:\n{lines}")
 
 
-class ToolError(Exception):
+class ToolError(ToolkitError):
     """Raise inside a tool to fail the call with this message.
 
     The client receives a result with `isError: true` and the message as its text, so the model can read
     it and react. Any other exception is reported without details unless the tool or server opts in.
     """
+
+
+class OutputMismatchError(ToolkitError, ValueError):
+    """A tool returned a value that does not match its output schema."""
+
+
+class ProtocolError(ToolkitError):
+    """A request failed at the protocol level; the peer receives a JSON-RPC error.
+
+    Attributes:
+        code: The JSON-RPC error code.
+        message: A short description.
+        data: Optional extra information for the peer.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        message = error_text(message)
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC `error` object."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
 
 
 class ConnectionClosedError(ProtocolError):
@@ -46,12 +93,29 @@ class ConnectionClosedError(ProtocolError):
     def __init__(
         self, message: str = "the connection closed", *, returncode: int | None = None, stderr: str = ""
     ) -> None:
-        super().__init__(-32000, message)
+        super().__init__(CONNECTION_CLOSED, message)
         self.returncode = returncode
         self.stderr = stderr
 
 
-class StartupError(RuntimeError):
+class MessageError(ToolkitError):
+    """A transport could not deliver one message, but the stream goes on.
+
+    The server answers it with a JSON-RPC error (id null) and keeps reading.
+
+    Attributes:
+        code: The JSON-RPC error code to answer with (-32700 for bytes that are not text).
+        head: The message's top-level members that could be read before the problem, such as `jsonrpc` and `id`
+            of a reply too large to hold, so that the request it answers can fail at once; empty when none.
+    """
+
+    def __init__(self, message: str, code: int = INVALID_REQUEST, *, head: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.head = head if head is not None else {}
+
+
+class StartupError(ToolkitError, RuntimeError):
     """The server's lifespan failed to start, so nothing was served. The original exception is `__cause__`.
 
     Attributes:

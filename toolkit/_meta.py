@@ -1,11 +1,29 @@
-"""The `_meta` key format (`MetaObject` in the spec's schema.ts) and the prefixes it reserves for MCP."""
+"""`_meta`: the keys MCP defines (each written once, here), the key format (`MetaObject` in the spec's schema.ts) and
+the prefixes it reserves for MCP."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-__all__ = ["TOOL_META_KEYS", "meta_key_problems"]
+__all__ = [
+    "CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
+    "SERVER_INFO_KEY",
+    "SUBSCRIPTION_KEY",
+    "TOOL_META_KEYS",
+    "VERSION_KEY",
+    "meta_key_problems",
+]
+
+# The `_meta` keys of 2026-07-28 requests, results and notifications (basic/index).
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # A key is an optional prefix (dot-separated labels, then "/") and a name. Labels start with a letter and end with
 # a letter or digit; a name, unless empty, starts and ends with a letter or digit.

@@ -10,10 +10,10 @@ from typing import Any
 
 import anyio
 
-from ._errors import ConnectionClosedError
-from ._jsonrpc import INVALID_REQUEST, ProtocolError, decode, encode, is_valid_id
+from ._errors import ConnectionClosedError, MessageError, ProtocolError
+from ._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
-from ._transport import MessageError, Transport
+from ._transport import Transport
 
 __all__ = ["Peer"]
 
@@ -127,7 +127,9 @@ class Peer:
             raise pending.failure
         if pending.error is not None:
             error = pending.error
-            raise ProtocolError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
+            raise ProtocolError(
+                int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data")
+            )
         return pending.result
 
     async def run(self) -> None:
@@ -225,11 +227,15 @@ class Peer:
                 pending.error = message.get("error") if "error" in message else None
                 pending.done.set()
             return
-        if "id" in message:  # a request from the server: toolkit's client offers no client features
-            error = {"code": -32601, "message": "Method not found"}
+        if "id" in message:  # a request from the server: ping is answered; no other client feature is offered yet
+            if message["method"] == "ping":
+                reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            else:
+                error = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
                 async with self._lock:
-                    await self.transport.send(encode({"jsonrpc": "2.0", "id": message["id"], "error": error}))
+                    await self.transport.send(encode(reply))
             return
         params = message.get("params")
         await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})

@@ -62,7 +62,10 @@ class TypeInfo:
 
 
 _DECODER = json.JSONDecoder()
+# Types shared by many tools (str, a common model) are derived once. Bounded, oldest out first: the keys hold the
+# annotations, so an unbounded cache would keep alive every class ever defined in a function body (a test's, say).
 _CACHE: dict[tuple[object, ...], TypeInfo] = {}
+CACHE_SIZE = 1024
 
 
 def type_info(annotation: Any, mode: typing.Literal["validation", "serialization"] = "validation") -> TypeInfo:
@@ -84,6 +87,8 @@ def type_info(annotation: Any, mode: typing.Literal["validation", "serialization
     flat = not any(isinstance(value, (dict, list)) for value in schema.values())
     info = TypeInfo(adapter, adapter.core_schema, schema, compact, faithful_json, _dumps(compact), flat)
     if key is not None:
+        if len(_CACHE) >= CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = info
     return info
 

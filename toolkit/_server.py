@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
+from ._connection import Connection, tools_changed
 from ._errors import StartupError
-from ._jsonrpc import encode
 from ._profiles import get_profile
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
 from ._threads import running_calls
-from ._tool import Tool, ToolOptions, _caller_locals, _Options, check_bound
+from ._tool import Options, Tool, ToolOptions, caller_locals, check_bound
 from ._transport import Transport
 from ._types import Icon, Implementation
-from ._versions import shape_implementation, shape_tool
-
-if TYPE_CHECKING:
-    from ._session import Connection
 
 __all__ = ["Lifespan", "Server", "definitions_only"]
 
@@ -148,10 +142,9 @@ class Server:
             if icons is not None
             else None,
         )
-        self._info_wire = self.info.model_dump(mode="json", by_alias=True, exclude_none=True)
         self._tools: dict[str, Tool[Any, Any]] = {}
-        self._payloads: dict[str, list[str]] = {}
-        self.connections: set[Connection] = set()
+        self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType(self._tools)
+        """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
         self.lifespan = lifespan
         """The server's lifespan factory, or `None`."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
@@ -165,11 +158,6 @@ class Server:
             self.add_tool(t)
 
     # -- registry ------------------------------------------------------------------------------------
-
-    @property
-    def tools(self) -> Mapping[str, Tool[Any, Any]]:
-        """The tools served, by name, in registration order (read-only)."""
-        return MappingProxyType(self._tools)
 
     def add_tool(self, tool: Tool[Any, Any]) -> None:
         """Serve `tool`; connected clients are told the list changed.
@@ -186,8 +174,7 @@ class Server:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         if self.schema_profile is not None:
             tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
-        self._tools[tool.name] = tool
-        self._changed()
+        self._changed({**self._tools, tool.name: tool})
 
     def remove_tool(self, name: str) -> Tool[Any, Any]:
         """Stop serving the tool called `name` and return it; connected clients are told the list changed.
@@ -195,8 +182,9 @@ class Server:
         Raises:
             KeyError: no tool has that name.
         """
-        tool = self._tools.pop(name)
-        self._changed()
+        tools = dict(self._tools)
+        tool = tools.pop(name)
+        self._changed(tools)
         return tool
 
     @overload
@@ -213,8 +201,8 @@ class Server:
             ToolDefinitionError: the function cannot be a tool, or is a method in a class body.
             ValueError: a tool with that name is already served.
         """
-        localns = _caller_locals()
-        opts = _Options(**options)
+        localns = caller_locals()
+        opts = Options(**options)
 
         def decorate(func: Callable[P, R]) -> Tool[P, R]:
             made: Tool[P, R] = Tool(func, opts, localns)
@@ -223,32 +211,12 @@ class Server:
 
         return decorate(fn) if fn is not None else decorate
 
-    def _changed(self) -> None:
-        self._payloads.clear()
-        for connection in list(self.connections):
-            connection.tools_changed()
-
-    def tool_payloads(self, version: str) -> list[str]:
-        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
-        payloads = self._payloads.get(version)
-        if payloads is None:
-            payloads = [
-                encode(
-                    shape_tool(
-                        t.adapted(self.schema_profile).tool
-                        if self.schema_profile is not None
-                        else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
-                        version,
-                        t.output_schema,
-                    )
-                )
-                for t in self._tools.values()
-            ]
-            self._payloads[version] = payloads
-        return payloads
-
-    def info_for(self, version: str) -> dict[str, Any]:
-        return shape_implementation(self._info_wire, version)
+    def _changed(self, tools: dict[str, Tool[Any, Any]]) -> None:
+        # A new dict and view, never one changed in place: a call iterating the old one is not disturbed, and the
+        # prepared payloads (`_connection`) know they are stale by the view's identity.
+        self._tools = tools
+        self.tools = MappingProxyType(tools)
+        tools_changed(self)
 
     # -- the lifespan --------------------------------------------------------------------------------
 
@@ -338,8 +306,6 @@ class Server:
         Raises:
             StartupError: the lifespan failed to start; nothing was read from the transport.
         """
-        from ._session import Connection
-
         try:
             async with self.running():
                 await Connection(self, transport).run()
@@ -372,20 +338,14 @@ class Server:
             sys.stderr.write(f"toolkit: error: {exc}\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
+        # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
+        # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
+        # process is left to the host, never ended from here (no `os._exit`).
         stuck = running_calls()
-        if stuck:  # cancelled at end of input, but Python cannot stop a thread: say so rather than leave silently
+        if stuck:  # say so rather than leave silently
             logging.getLogger("toolkit").warning(
                 "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
                 "a thread cannot be stopped, so it is abandoned)",
                 stuck,
                 "" if stuck == 1 else "s",
             )
-        # A sync tool still running on a worker thread (cancelled, but Python cannot stop a thread) would keep
-        # the interpreter alive at exit, joining it. stdin is closed and every answer is written: the stdio
-        # transport says the server should now exit, so do, without waiting for it.
-        if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-            logging.getLogger("toolkit").warning("exiting with tool threads still running")
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(0)

@@ -250,7 +250,9 @@ def _param(p: Arg, prepared: tuple[Any, str | None], doc: str | None) -> Param:
     return Param(p.name, annotation, default, factory, description or doc, examples)
 
 
+# Bounded like `_schema`'s type cache, and for the same reason: the keys keep their annotations alive.
 _PREPARED: dict[tuple[object, ...], tuple[Any, str | None] | None] = {}
+_PREPARED_SIZE = 1024
 
 
 def _prepared(annotation: Any) -> tuple[Any, str | None] | None:
@@ -260,6 +262,8 @@ def _prepared(annotation: Any) -> tuple[Any, str | None] | None:
         return _PREPARED[key]
     prepared = None if _is_context(annotation) else _prepare(annotation)
     if key is not None:
+        if len(_PREPARED) >= _PREPARED_SIZE:
+            del _PREPARED[next(iter(_PREPARED))]
         _PREPARED[key] = prepared
     return prepared
 

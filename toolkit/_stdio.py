@@ -20,8 +20,8 @@ import anyio.abc
 import anyio.to_thread
 import pydantic_core
 
-from ._errors import ConnectionClosedError
-from ._transport import MessageError
+from ._errors import ConnectionClosedError, MessageError
+from ._jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport", "read_head", "spawn_stdio"]
 
@@ -114,7 +114,7 @@ class StreamTransport:
                 self._scanned = 0
                 if not self._discarding:
                     self._discarding = True
-                    raise MessageError(f"message larger than {self._max} bytes", -32600, head=head)
+                    raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=head)
             try:
                 chunk = await self._reader.receive(_CHUNK)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -130,7 +130,7 @@ class StreamTransport:
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError:
-            raise MessageError("message is not valid UTF-8", -32700, head=read_head(line)) from None
+            raise MessageError("message is not valid UTF-8", PARSE_ERROR, head=read_head(line)) from None
 
     async def aclose(self) -> None:
         for stream in (self._writer, self._reader):

@@ -10,12 +10,9 @@ import re
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._tool import Tool
-
-if TYPE_CHECKING:
-    from ._server import Server
+from toolkit import Server, Tool
 
 __all__ = ["TargetError", "load_server"]
 
@@ -40,8 +37,6 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
     Raises:
         TargetError: the module does not import, holds no tools, or holds several servers.
     """
-    from ._server import Server
-
     match = _ATTR.match(target)
     where, attr = (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
     module = _import(where, Path(base) if base is not None else Path.cwd())
@@ -132,8 +127,6 @@ def _unique(values: Any) -> list[Any]:
 
 
 def _as_server(value: Any, where: str, name: str) -> Server:
-    from ._server import Server
-
     if isinstance(value, Server):
         return value
     if isinstance(value, Tool):
@@ -153,8 +146,6 @@ def _as_server(value: Any, where: str, name: str) -> Server:
 
 
 def _collect(tools: list[Tool[Any, Any]], where: str, name: str) -> Server:
-    from ._server import Server
-
     server = Server(name)
     for item in tools:
         if item.name in server.tools:

@@ -7,7 +7,6 @@ import functools
 import inspect
 import logging
 import re
-import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, Generic, Literal, TypeVar, overload
@@ -16,19 +15,20 @@ import anyio.lowlevel
 import pydantic_core
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
-from ._content import OutputMismatchError, converter, to_json_text, wire_converter
-from ._context import Context
+from ._content import converter, to_json_text, wire_converter
+from ._context import Context, bind_to_loop, mark_cancelled
 from ._docstrings import DocstringStyle, parse_docstring
-from ._errors import ToolDefinitionError, ToolError
+from ._errors import OutputMismatchError, ToolDefinitionError, ToolError
 from ._function_calling import envelope
 from ._meta import meta_key_problems
 from ._profiles import AdaptedTool, Profile, adapt
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._threads import run_sync
-from ._types import CallToolResult, Icon, TextContent, ToolAnnotations, ToolDefinition
+from ._types import LATEST_HANDSHAKE_VERSION, MODERN_VERSION, CallToolResult, Icon, ToolAnnotations, ToolDefinition
+from ._versions import shape_result
 
-__all__ = ["Tool", "check_bound", "tool"]
+__all__ = ["Options", "Tool", "call_tool", "caller_locals", "check_bound", "tool"]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -65,7 +65,7 @@ class ToolOptions(TypedDict, total=False):
     run_in_thread: bool
 
 
-class _Options(typing.NamedTuple):
+class Options(typing.NamedTuple):
     """The same options with their defaults, as the decorator stores them."""
 
     name: str | None = None
@@ -103,12 +103,10 @@ class Tool(Generic[P, R]):
     """The tool as `tools/list` sends it."""
     output_schema: dict[str, Any] | None
     """The JSON schema of the return value before any `{"result": ...}` wrapping (any type)."""
-    wraps_result: bool
-    """True when `structuredContent` wraps a non-object value as `{"result": value}`."""
     show_error_details: bool
     """Send exception details to the client instead of a generic message."""
 
-    def __init__(self, fn: Callable[P, R], options: _Options, localns: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, fn: Callable[P, R], options: Options, localns: Mapping[str, Any] | None = None) -> None:
         if isinstance(fn, classmethod):
             raise ToolDefinitionError(
                 fn.__func__.__qualname__,
@@ -122,6 +120,7 @@ class Tool(Generic[P, R]):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._instance: object = None
+        self._target: Callable[..., Any] = fn  # what a call calls: `fn`, or `fn` bound to `_instance`
         self._adapted: dict[str, AdaptedTool] = {}
         self._build(fn, options, localns)
 
@@ -146,6 +145,7 @@ class Tool(Generic[P, R]):
             return self
         bound = copy.copy(self)
         bound._instance = instance
+        bound._target = functools.partial(self.fn, instance)
         return bound
 
     def __repr__(self) -> str:
@@ -156,89 +156,26 @@ class Tool(Generic[P, R]):
 
         Sync functions run on a worker thread (unless the tool was made with `run_in_thread=False`); async ones
         are awaited. Never raises for a failing call: argument errors, [`ToolError`][toolkit.ToolError] and other
-        exceptions become results with `is_error=True`.
+        exceptions become results with `is_error=True`. The result is the model of exactly what a server sends
+        for this call (in the newest handshake revision): both come from one conversion.
 
         Args:
             arguments: The call's arguments, as a client sends them.
             context: The request's context; a detached one is made when not given.
         """
-        value, error = await self._invoke(arguments, context)
-        if error is not None:
-            return _error_result(error)
-        return self._result(value)
-
-    async def _call_wire(
-        self, arguments: Mapping[str, Any] | None, context: Context | None
-    ) -> tuple[dict[str, Any], bool]:
-        """What [`run`][toolkit.Tool.run] returns, already dumped to its wire form, and whether it is an error.
-
-        The same as `run(...).model_dump(mode="json", by_alias=True, exclude_none=True)`, without building the
-        models for a plain `str`, `int`, `float` or `bool` and for structured results (the common cases). The dict
-        is new on every call: the caller may add to it.
-        """
-        value, error = await self._invoke(arguments, context)
-        if error is None:
-            try:
-                wire = self._wire(value)
-            except Exception as exc:
-                error = self._conversion_error(exc)
-            else:
-                return wire, wire["isError"]
-        return {"content": [{"type": "text", "text": error}], "isError": True}, True
-
-    async def _invoke(self, arguments: Mapping[str, Any] | None, context: Context | None) -> tuple[Any, str | None]:
-        """Validate and call: the function's return value, or the error text to send instead."""
-        try:
-            kwargs = self._validator.validate_python(arguments if arguments is not None else {})
-        except pydantic_core.ValidationError as exc:
-            return None, self._describe_validation_error(exc)
-        ctx = None
-        if self._context_param is not None:
-            ctx = kwargs[self._context_param] = context if context is not None else Context()
-            if not self._is_async:
-                ctx._start(in_thread=self._in_thread)
-        try:
-            if self._in_thread:
-                value = await run_sync(self._call_in_thread, kwargs)
-            elif self._is_async:
-                value = await self._call_kwargs(kwargs)
-            else:
-                value = self._call_kwargs(kwargs)
-        except ToolError as exc:
-            return None, _safe_str(exc) or f"tool {self.name!r} failed"
-        except BaseException as exc:
-            if isinstance(exc, _RaisedInThread):
-                exc = exc.raised
-            elif isinstance(exc, anyio.get_cancelled_exc_class()):
-                if ctx is not None:
-                    ctx._cancel()  # a sync tool's thread runs on: let it see that it may stop
-                # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
-                # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
-                await anyio.lowlevel.checkpoint_if_cancelled()
-            details = self.show_error_details or (context is not None and context._show_error_details)
-            return None, self._exception_text(exc, details)
-        return value, None
+        details = context.show_error_details if context is not None else False
+        wire = await call_tool(self, arguments, context, LATEST_HANDSHAKE_VERSION, details)
+        return CallToolResult.model_validate(wire)
 
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
         try:
-            return self._call_kwargs(kwargs)
+            return self._target(**kwargs)
         except ToolError:
             raise
         except BaseException as exc:
             # Carried back wrapped: asyncio would throw a GeneratorExit (or SystemExit) coming out of a worker
             # thread into the awaiting coroutines, and a StopIteration cannot cross a coroutine at all (PEP 479).
             raise _RaisedInThread(exc) from None
-
-    def _call_kwargs(self, kwargs: dict[str, Any]) -> Any:
-        if self._instance is not None:
-            return self.fn(self._instance, **kwargs)
-        return self.fn(**kwargs)
-
-    def _result(self, value: Any) -> CallToolResult:
-        try:
-            return self._convert(value)
-        except Exception as exc:
-            return _error_result(self._conversion_error(exc))
 
     def _conversion_error(self, exc: Exception) -> str:
         if isinstance(exc, OutputMismatchError):
@@ -337,7 +274,7 @@ class Tool(Generic[P, R]):
 
     # -- deriving ----------------------------------------------------------------------------------
 
-    def _build(self, fn: Callable[..., Any], opts: _Options, localns: Mapping[str, Any] | None) -> None:
+    def _build(self, fn: Callable[..., Any], opts: Options, localns: Mapping[str, Any] | None) -> None:
         qualname = getattr(fn, "__qualname__", repr(fn))
         problems: list[str] = []
         name = opts.name if opts.name is not None else getattr(fn, "__name__", "")
@@ -385,7 +322,7 @@ class Tool(Generic[P, R]):
             meta=dict(opts.meta) if opts.meta is not None else None,
         )
         self.output_schema = output.raw if output else None
-        self.wraps_result = output.wraps if output else False
+        self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
         self._validator = validator
         self._param_names = [p.name for p in params]
         call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
@@ -393,6 +330,69 @@ class Tool(Generic[P, R]):
         self._in_thread = opts.run_in_thread and not self._is_async
         self._wire = wire_converter(self._convert, output)
         self.show_error_details = opts.show_error_details
+
+
+async def call_tool(
+    tool: Tool[Any, Any],
+    arguments: Mapping[str, Any] | None,
+    context: Context | Callable[[], Context] | None,
+    version: str,
+    show_error_details: bool,
+) -> dict[str, Any]:
+    """Run one `tools/call`: validate the arguments once, call the function, convert the value once to the wire
+    result for `version` (a new dict: the caller may add to it). The one path of every result, `Tool.run`'s too.
+
+    `context` is the request's Context, or a function that makes it, called only if the tool takes one. Never
+    raises for a failing call: bad arguments, a failing tool and a value that cannot be sent are `isError` results.
+    Cancellation propagates.
+    """
+    try:
+        kwargs = tool._validator.validate_python(arguments if arguments is not None else {})
+    except pydantic_core.ValidationError as exc:
+        return _error_wire(tool._describe_validation_error(exc))
+    ctx = _pass_context(tool, kwargs, context) if tool._context_param is not None else None
+    try:
+        if tool._in_thread:
+            value = await run_sync(tool._call_in_thread, kwargs)
+        elif tool._is_async:
+            value = await tool._target(**kwargs)
+        else:
+            value = tool._target(**kwargs)
+    except ToolError as exc:
+        return _error_wire(_safe_str(exc) or f"tool {tool.name!r} failed")
+    except BaseException as exc:
+        if isinstance(exc, _RaisedInThread):
+            exc = exc.raised
+        elif isinstance(exc, anyio.get_cancelled_exc_class()):
+            if ctx is not None:
+                mark_cancelled(ctx)  # a sync tool's thread runs on: let it see that it may stop
+            # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
+            # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        return _error_wire(tool._exception_text(exc, tool.show_error_details or show_error_details))
+    try:
+        wire = tool._wire(value)
+    except Exception as exc:
+        return _error_wire(tool._conversion_error(exc))
+    # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
+    # non-object structured result.
+    if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
+        wire = shape_result(wire, version, tool._wraps_result)
+    return wire
+
+
+def _pass_context(
+    tool: Tool[Any, Any], kwargs: dict[str, Any], context: Context | Callable[[], Context] | None
+) -> Context:
+    ctx = context if isinstance(context, Context) else Context() if context is None else context()
+    kwargs[tool._context_param] = ctx  # type: ignore[index]
+    if not tool._is_async:
+        bind_to_loop(ctx, in_thread=tool._in_thread)
+    return ctx
+
+
+def _error_wire(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def check_bound(tool: Tool[Any, Any]) -> None:
@@ -419,7 +419,7 @@ def check_bound(tool: Tool[Any, Any]) -> None:
     raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
 
 
-def _annotations(opts: _Options) -> ToolAnnotations | None:
+def _annotations(opts: Options) -> ToolAnnotations | None:
     flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
     if all(flag is None for flag in flags) and opts.title is None:
         return None
@@ -451,10 +451,6 @@ class _RaisedInThread(Exception):
     def __init__(self, raised: BaseException) -> None:
         super().__init__()
         self.raised = raised
-
-
-def _error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=text)], is_error=True)
 
 
 # -- the decorator -----------------------------------------------------------------------------------
@@ -497,8 +493,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
             event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
     """
-    localns = _caller_locals()
-    opts = _Options(**options)
+    localns = caller_locals()
+    opts = Options(**options)
     if fn is not None:
         return Tool(fn, opts, localns)
 
@@ -508,12 +504,16 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     return decorate
 
 
-def _caller_locals(depth: int = 2) -> Mapping[str, Any] | None:
+def caller_locals(depth: int = 2) -> Mapping[str, Any] | None:
     """Locals of the scope that applied `@tool`, so that types defined in a function body resolve.
 
-    `depth` counts frames above this one: 2 is the caller of the function that calls this.
+    `depth` counts frames above this one: 2 is the caller of the function that calls this. Frames come from
+    `inspect.currentframe()` (public; on a Python without frame support it gives None, and so does this: types
+    then resolve in the function's module, as for a module-level tool).
     """
-    frame = sys._getframe(depth)
-    if frame.f_code.co_name == "<module>":
+    frame = inspect.currentframe()
+    for _ in range(depth):
+        frame = frame.f_back if frame is not None else None
+    if frame is None or frame.f_code.co_name == "<module>":
         return None
     return frame.f_locals

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-__all__ = ["MessageError", "Transport"]
+__all__ = ["Transport"]
 
 
 @runtime_checkable
@@ -31,20 +31,3 @@ class Transport(Protocol):
     async def aclose(self) -> None:
         """Release the transport's resources. Calling it twice is harmless."""
         ...
-
-
-class MessageError(Exception):
-    """A transport could not deliver one message, but the stream goes on.
-
-    The server answers it with a JSON-RPC error (id null) and keeps reading.
-
-    Attributes:
-        code: The JSON-RPC error code to answer with (-32700 for bytes that are not text).
-        head: The message's top-level members that could be read before the problem, such as `jsonrpc` and `id`
-            of a reply too large to hold, so that the request it answers can fail at once; empty when none.
-    """
-
-    def __init__(self, message: str, code: int = -32600, *, head: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.head = head if head is not None else {}

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._meta import SERVER_INFO_KEY
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-__all__ = ["SUPPORTED_VERSIONS", "era_neutral", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
-
-SUPPORTED_VERSIONS: tuple[str, ...] = (MODERN_VERSION, *HANDSHAKE_VERSIONS)
+__all__ = ["era_neutral", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
 
 # Tool fields each revision defines (schema/<rev>/schema.json, `Tool.properties`).
 _TOOL_FIELDS: dict[str, frozenset[str]] = {
@@ -103,8 +102,8 @@ def era_neutral(result: Any) -> Any:
         return result
     result = {k: v for k, v in result.items() if k != "resultType"}
     meta = result.get("_meta")
-    if isinstance(meta, dict) and "io.modelcontextprotocol/serverInfo" in meta:
-        meta = {k: v for k, v in meta.items() if k != "io.modelcontextprotocol/serverInfo"}
+    if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+        meta = {k: v for k, v in meta.items() if k != SERVER_INFO_KEY}
         if meta:
             result["_meta"] = meta
         else:

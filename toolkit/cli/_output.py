@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from ._types import CallToolResult
+from toolkit import CallToolResult, Problem
 
-__all__ = ["ProgressBar", "print_result", "print_table"]
+__all__ = ["ProgressBar", "format_problems", "print_result", "print_table", "problems_json"]
 
 
 def print_table(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> None:
@@ -100,3 +99,24 @@ class ProgressBar:
         if self.drawn and self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def format_problems(problems: Sequence[Problem], tools: int, profiles: Sequence[str]) -> str:
+    """The `toolkit check --profile` report: one line a problem, then a summary line."""
+    lines = [str(p) for p in problems]
+    rejecting = {(p.profile, p.tool) for p in problems if p.rejects}
+    fixable = sum(p.fixable for p in problems)
+    plural = "" if len(problems) == 1 else "s"
+    summary = f"{len(problems)} problem{plural} in {tools} tool{'' if tools == 1 else 's'} for {', '.join(profiles)}"
+    if problems:
+        summary += f"; {fixable} auto-fixable (Server(schema_profile=...), tool.definition_for(...))"
+    if rejecting:
+        pairs = ", ".join(f"{tool} ({profile})" for profile, tool in sorted(rejecting))
+        summary += f"; rejected as served: {pairs}"
+    return "\n".join([*lines, summary]) + "\n"
+
+
+def problems_json(problems: Sequence[Problem]) -> str:
+    """The `--format json` report."""
+    report = {"rejected": sum(p.rejects for p in problems), "problems": [p.to_json() for p in problems]}
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,9 @@
-"""The pytest fixtures of `toolkit.testing`, registered by its `pytest_configure` hook (so only under pytest)."""
+"""The pytest plugin of `toolkit.testing`: its option and fixtures.
+
+pytest loads this module through the `pytest11` entry point `toolkit` (`-p no:toolkit` turns it off). The
+fixtures are methods of `Plugin`, registered by `pytest_configure`, so that they share the run's state (the
+snapshots it wrote, for the summary).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,30 @@ from typing import Any
 
 import pytest
 
-from ._client import Client
-from ._server import Lifespan, Server
-from ._types import MODERN_VERSION
-from .testing import Definitions, Snapshot, ToolTester, _compare_snapshot, stdio_command, stdio_environment
+from toolkit import Client, Lifespan, Server
+from toolkit._types import MODERN_VERSION
 
-__all__ = ["Plugin"]
+from ._snapshots import Definitions, Snapshot, compare_snapshot
+from ._stdio import stdio_command, stdio_environment
+from ._tester import ToolTester
+
+__all__ = ["Plugin", "pytest_addoption", "pytest_configure"]
 
 _UNSAFE = re.compile(r'[<>:"/\\|?*\s]')
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolkit")
+    group.addoption(
+        "--toolkit-update-snapshots",
+        action="store_true",
+        default=False,
+        help="toolkit: rewrite tool-definition snapshots that differ, instead of failing.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(Plugin(config), "toolkit-fixtures")
 
 
 class Plugin:
@@ -113,7 +134,7 @@ class Plugin:
             stem = name if name is not None else f"{request.path.stem}.{request.node.name}"
             path = request.path.parent / "snapshots" / f"{_UNSAFE.sub('_', stem)}.json"
             shown_as = os.path.relpath(path, request.config.invocation_params.dir)
-            outcome, diff = _compare_snapshot(target, path, update=self.update, protocol=protocol, shown_as=shown_as)
+            outcome, diff = compare_snapshot(target, path, update=self.update, protocol=protocol, shown_as=shown_as)
             if outcome == "differs":
                 pytest.fail(f"{diff}\n(run pytest with --toolkit-update-snapshots to accept the change)", pytrace=False)
             if outcome != "matched":

@@ -6,7 +6,7 @@ import os
 import sys
 from types import ModuleType
 
-from ._server import Server
+from toolkit import Server
 
 __all__ = ["stdio_command", "stdio_environment"]
 

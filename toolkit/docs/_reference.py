@@ -12,14 +12,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ._portability import compatibility
-from ._schematext import code_span, constraints, describe_type, example_arguments
+from toolkit import PROFILES
+from toolkit._function_calling import envelope
+from toolkit._profiles import adapt
+
+from ._schema_text import code_span, constraints, describe_type, example_arguments
 
 __all__ = [
     "LARGE_TOOL_TOKENS",
     "badges",
     "definition_size",
     "hints",
+    "render_definitions",
     "render_json",
     "render_markdown",
 ]
@@ -45,6 +49,22 @@ _OPPOSITE = {
 def render_json(tools: Sequence[Mapping[str, Any]]) -> str:
     """The `tools/list` payload, `{"tools": [...]}`, as indented JSON ending in a newline."""
     return json.dumps({"tools": list(tools)}, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_definitions(tools: Sequence[Mapping[str, Any]], profile: str) -> str:
+    """Every tool as the function definition the profile's provider takes: a JSON array, indented, ending in a
+    newline (what `toolkit docs --format openai|anthropic|gemini` writes).
+
+    Each tool is first adapted to the profile, as `Tool.definition_for(profile)` adapts a toolkit tool.
+
+    Args:
+        tools: Tool objects in wire form, as `tools/list` returns them.
+        profile: A profile name such as `"openai-strict"`, `"anthropic"` or `"gemini"` (see `toolkit.PROFILES`).
+
+    Raises:
+        ValueError: an unknown profile name.
+    """
+    return json.dumps([envelope(adapt(tool, profile)) for tool in tools], indent=2, ensure_ascii=False) + "\n"
 
 
 def definition_size(tool: Mapping[str, Any]) -> tuple[int, int]:
@@ -267,7 +287,7 @@ def _tool_section(tool: Mapping[str, Any], level: str) -> list[str]:
     out += ["**Example call** (`tools/call` params)", "", "```json", json.dumps(call, indent=2), "```", ""]
     chars, tokens = definition_size(tool)
     out += [f"Definition size: {chars:,} characters, ≈ {tokens:,} tokens (characters / 4).", ""]
-    out += [compatibility(tool), ""]
+    out += [_compatibility(tool), ""]
     return out
 
 
@@ -297,3 +317,20 @@ def _defs_section(schema: Mapping[str, Any], heading: str) -> list[str]:
         else:
             out += [f"{text} is {code_span(describe_type(sub))}.", ""]
     return out
+
+
+def _compatibility(tool: Mapping[str, Any]) -> str:
+    """One line for the docs: how the tool fares under each profile, e.g. `gemini` ok after 2 fixes."""
+    parts = []
+    for name in PROFILES:
+        problems = adapt(tool, name).problems
+        left = [p for p in problems if not p.fixable]
+        if not problems:
+            state = "ok"
+        elif left:
+            rules = ", ".join(sorted({p.rule.id for p in left}))
+            state = f"{'rejected' if any(p.rejects for p in left) else 'warning'}: {rules}"
+        else:
+            state = f"ok after {len(problems)} fix{'' if len(problems) == 1 else 'es'}"
+        parts.append(f"`{name}` {state}")
+    return "**Providers:** " + " · ".join(parts)

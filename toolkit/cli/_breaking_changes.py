@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._schemadiff import Finding, Walk, compare_schemas
+from ._schema_diff import Finding, Walk, compare_schemas
 
 __all__ = ["Change", "compare", "format_changes"]
 

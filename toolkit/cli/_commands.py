@@ -9,19 +9,29 @@ import argparse
 import difflib
 import json
 import os
-import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from ._cli_output import ProgressBar, print_result, print_table
+import anyio
+
+from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
+from toolkit._jsonrpc import INVALID_REQUEST
+from toolkit._portability import check_tools as check_profiles
+from toolkit._portability import expand_profiles
+from toolkit._profiles import get_profile
+from toolkit._server import definitions_only
+from toolkit._target import TargetError, load_server
+from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
+
+from ._breaking_changes import compare, format_changes
+from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 
 if TYPE_CHECKING:
-    from ._client import Client, LogMessage
-    from ._server import Lifespan
-    from ._types import CallToolResult
+    # Imported where a command connects: `toolkit serve` runs a server, which never needs the client.
+    from toolkit import Client, LogMessage
 
 __all__ = [
     "CommandError",
@@ -29,14 +39,11 @@ __all__ = [
     "call_tool",
     "check_tools",
     "list_tools",
-    "parse_size",
     "serve_target",
     "write_docs",
 ]
 
 T = TypeVar("T")
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
 
 class CommandError(Exception):
@@ -47,21 +54,10 @@ class CommandTimeout(CommandError):
     """`--timeout` expired: reported in one line, exiting with status 124."""
 
 
-def parse_size(text: str) -> int:
-    """`--max-message-size`: bytes, or with a K, M or G suffix (powers of 1024)."""
-    match = _SIZE.match(text)
-    if match is None or int(match[1]) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 20000000, 64K, 32M or 1G")
-    power = " kmg".index((match[2] or " ").lower())
-    return int(match[1]) * (1 << (10 * power))
-
-
 # -- connecting ------------------------------------------------------------------------------------------------
 
 
 def _load(target: str) -> Any:
-    from ._target import TargetError, load_server
-
     try:
         return load_server(target)
     except TargetError as exc:
@@ -70,7 +66,7 @@ def _load(target: str) -> Any:
 
 @asynccontextmanager
 async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **options: Any) -> AsyncIterator[Client]:
-    from ._client import Client
+    from toolkit import Client
 
     options["protocol"] = args.protocol
     if args.max_message_size is not None:
@@ -91,8 +87,6 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        from ._server import definitions_only
-
         async with _connect(args, definitions_only) as client:
             tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
@@ -103,11 +97,6 @@ def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _run(fn: Callable[[], Awaitable[T]]) -> T:
     """`anyio.run(fn)`, with the one error from inside a task group raised as itself, and the connection's
     failures (the server exited, a reply too large) turned into a `CommandError`."""
-    import anyio
-
-    from ._errors import ConnectionClosedError
-    from ._transport import MessageError
-
     try:
         try:
             return anyio.run(fn)
@@ -121,7 +110,7 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
     except ConnectionClosedError as exc:
         raise CommandError(exc.message) from exc
     except MessageError as exc:
-        hint = "; accept it with --max-message-size" if exc.code == -32600 else ""
+        hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
 
 
@@ -136,9 +125,6 @@ def serve_target(args: argparse.Namespace) -> int:
 
 def list_tools(args: argparse.Namespace) -> int:
     """`toolkit list`: print the tools as a table."""
-    from ._docsgen import badges
-    from ._schematext import describe_type
-
     tools = _payload(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
     for tool in tools:
@@ -157,8 +143,6 @@ def list_tools(args: argparse.Namespace) -> int:
 
 def write_docs(args: argparse.Namespace) -> int:
     """`toolkit docs`: write (or, with `--check`, compare) the Markdown or JSON reference of the tools."""
-    from ._docsgen import render_json, render_markdown
-
     tools = _payload(args)
     if args.format in ("openai", "anthropic", "gemini"):
         text = _definitions(tools, args.format, args.profile)
@@ -191,9 +175,6 @@ def _compare_file(path: Path, text: str, args: argparse.Namespace) -> int:
 
 def check_tools(args: argparse.Namespace) -> int:
     """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
-    from ._compat import compare, format_changes
-    from ._docsgen import render_json
-
     if args.profile:
         return _check_profiles(args)
     tools = _payload(args)
@@ -216,14 +197,12 @@ def check_tools(args: argparse.Namespace) -> int:
 
 
 def _check_profiles(args: argparse.Namespace) -> int:
-    from ._portability import check_tools, expand_profiles, format_problems, problems_json
-
     try:
         profiles = expand_profiles(args.profile)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     tools = _payload(args)
-    problems = check_tools(tools, profiles)
+    problems = check_profiles(tools, profiles)
     sys.stdout.write(
         problems_json(problems) if args.format == "json" else format_problems(problems, len(tools), profiles)
     )
@@ -231,9 +210,6 @@ def _check_profiles(args: argparse.Namespace) -> int:
 
 
 def _definitions(tools: list[dict[str, Any]], provider: str, profile: str | None) -> str:
-    from ._portability import render_definitions
-    from ._profiles import get_profile
-
     try:
         chosen = get_profile(profile or provider)
     except ValueError as exc:
@@ -279,9 +255,6 @@ def call_tool(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: TextIO) -> int:
-    from ._errors import StartupError
-    from ._jsonrpc import ProtocolError
-
     bar = ProgressBar(sys.stderr)
 
     def show(log: LogMessage) -> None:

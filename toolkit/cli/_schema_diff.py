@@ -1,7 +1,7 @@
 """Structural comparison of two JSON Schemas: how the set of values each accepts differs.
 
 Findings say whether the new schema accepts fewer values (`narrowed`), more (`widened`), or different ones
-(`changed`), with finer kinds for properties, `required` and enums; `_compat` turns them into breaking or
+(`changed`), with finer kinds for properties, `required` and enums; `_breaking_changes` turns them into breaking or
 compatible changes depending on whether the schema describes arguments or results.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._schematext import describe_type
+from toolkit.docs import describe_type
 
 __all__ = ["Finding", "Walk", "compare_schemas"]
 

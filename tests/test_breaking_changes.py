@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolkit import tool
-from toolkit._compat import Change, compare, format_changes
+from toolkit.cli._breaking_changes import Change, compare, format_changes
 
 
 def make(

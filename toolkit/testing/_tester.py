@@ -1,55 +1,20 @@
-"""Test your tools: a synchronous `ToolTester`, short result assertions, schema snapshots, and a pytest plugin.
-
-Everything here works without pytest. The pytest fixtures (`toolkit_client`, `toolkit_tester`,
-`toolkit_snapshot`, ...) live in a private module that this one registers when pytest loads it through the
-`pytest11` entry point, so installing toolkit adds them to every test run, and importing `toolkit.testing`
-in a script costs no pytest import.
-"""
+"""`ToolTester`: a server's tools called from synchronous code, through the real client, in memory."""
 
 from __future__ import annotations
 
-import re
 from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from . import _snapshots
-from ._client import Client, LogMessage
-from ._snapshots import Snapshot, Tools, as_server, assert_tools_snapshot, tools_payload
-from ._stdio_launch import stdio_command, stdio_environment
-from ._types import CallToolResult, ToolDefinition
+from toolkit import CallToolResult, Client, Lifespan, LogLevel, LogMessage, ToolDefinition
+from toolkit import ProtocolMode as ProtocolChoice
+
+from ._snapshots import Tools, as_server
 
 if TYPE_CHECKING:
-    import pytest
     from anyio.from_thread import BlockingPortal
 
-    from ._client import Protocol as ProtocolChoice
-    from ._context import LogLevel
-    from ._server import Lifespan
-
-__all__ = [
-    "Progress",
-    "Snapshot",
-    "ToolTester",
-    "assert_error",
-    "assert_ok",
-    "assert_portable",
-    "assert_tools_snapshot",
-    "stdio_command",
-    "stdio_environment",
-    "structured",
-    "text",
-    "tools_payload",
-]
-
-# The helpers defined in private modules say they come from here, where users import them.
-for _obj in (Snapshot, assert_tools_snapshot, stdio_command, stdio_environment, tools_payload):
-    _obj.__module__ = __name__
-del _obj
-
-# Not public: what the fixtures in toolkit._pytest_plugin import from here.
-Definitions = _snapshots.Definitions
-_compare_snapshot = _snapshots.compare_snapshot
+__all__ = ["Progress", "ToolTester"]
 
 
 class Progress(NamedTuple):
@@ -198,103 +163,3 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             raise TimeoutError(
                 f"tool {name!r} gave no result within {self.timeout:g} seconds (ToolTester timeout={self.timeout:g})"
             ) from None
-
-
-# -- result assertions -------------------------------------------------------------------------------------
-
-
-def text(result: CallToolResult) -> str:
-    """The text of every text block of `result`, joined by newlines."""
-    return result.text
-
-
-def assert_ok(result: CallToolResult) -> CallToolResult:
-    """Check that the call succeeded and return the result.
-
-    Raises:
-        AssertionError: the result is an error; the message includes the error text.
-    """
-    __tracebackhide__ = True
-    if result.is_error:
-        raise AssertionError(f"the tool call failed: {result.text}")
-    return result
-
-
-def structured(result: CallToolResult) -> Any:
-    """The structured content of a successful call (`structuredContent`).
-
-    Raises:
-        AssertionError: the result is an error, or has no structured content.
-    """
-    __tracebackhide__ = True
-    assert_ok(result)
-    if result.structured_content is None:
-        raise AssertionError(f"the result has no structured content; its text is: {result.text!r}")
-    return result.structured_content
-
-
-def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = None) -> str:
-    """Check that the call failed (`isError`), and return its message.
-
-    Args:
-        result: The call's result.
-        match: A regular expression the message must contain (`re.search`), as `pytest.raises(match=...)`.
-
-    Raises:
-        AssertionError: the result is not an error, or its message does not match.
-    """
-    __tracebackhide__ = True
-    message = result.text
-    if not result.is_error:
-        raise AssertionError(f"expected the tool call to fail, but it succeeded with: {message!r}")
-    if match is not None and re.search(match, message) is None:
-        pattern = match.pattern if isinstance(match, re.Pattern) else match
-        raise AssertionError(f"the error message {message!r} does not match {pattern!r}")
-    return message
-
-
-# -- provider profiles -------------------------------------------------------------------------------------
-
-
-def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) -> None:
-    """Check that no provider of `profiles` would reject the tools (problems it only mishandles pass).
-
-    Args:
-        target: A server, a tool, several tools, or tool definitions, checked as a client receives them (a
-            server with `schema_profile` serves adapted schemas).
-        profiles: Profile names (`"gemini"`, `"openai-strict"`, ...), or `"all"`.
-        adapted: Check what toolkit's adaptation leaves (what `tool.definition_for(profile)` and
-            `Server(schema_profile=...)` send), instead of the definitions as they are.
-
-    Raises:
-        AssertionError: a tool would be rejected; the message lists every problem, one line each.
-    """
-    __tracebackhide__ = True
-    from ._portability import check_tools
-
-    problems = check_tools(tools_payload(target)["tools"], profiles or ("all",))
-    failing = [p for p in problems if p.rejects and not (adapted and p.fixable)]
-    if failing:
-        raise AssertionError(
-            f"{len(failing)} problem{'' if len(failing) == 1 else 's'} a provider would reject:\n"
-            + "\n".join(f"- {p}" for p in failing)
-        )
-
-
-# -- pytest hooks (the fixtures are in toolkit._pytest_plugin, imported only under pytest) ------------------
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("toolkit")
-    group.addoption(
-        "--toolkit-update-snapshots",
-        action="store_true",
-        default=False,
-        help="toolkit: rewrite tool-definition snapshots that differ, instead of failing.",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    from . import _pytest_plugin
-
-    config.pluginmanager.register(_pytest_plugin.Plugin(config), "toolkit-fixtures")

@@ -1,33 +1,19 @@
-"""The `toolkit` command: serve, list, call, document and check the tools of a module or of any stdio server.
-
-Exit codes: 0 success; 1 when the answer is "no" (a tool call returned `isError`, docs are out of date, a
-breaking change was found); 2 for usage errors and targets that cannot be loaded or reached; 124 when `call
---timeout` expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
-"""
+"""The `toolkit` command's arguments: the parser of every subcommand, and the checks argparse cannot express."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import re
 from collections.abc import Sequence
 
-from ._cli_commands import (
-    CommandError,
-    CommandTimeout,
-    call_tool,
-    check_tools,
-    list_tools,
-    parse_size,
-    serve_target,
-    write_docs,
-)
+from toolkit import __version__
 
-_TIMEOUT_STATUS = 124  # as timeout(1)
-_BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell reports for a reader that closed early
+from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
+
+__all__ = ["parse_arguments"]
+
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-__all__ = ["main"]
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
 _EPILOG = """\
 TARGET is package.module, package.module:attr, path/to/file.py or path/to/file.py:attr. Without :attr the
@@ -36,9 +22,9 @@ after `--`: toolkit list --stdio -- python server.py
 """
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `toolkit` command with `argv` (default: `sys.argv[1:]`) and return its exit status."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line; `args.run(args)` runs the subcommand. Usage errors exit with status 2."""
+    args_list = list(argv)
     command: list[str] = []
     if "--" in args_list:
         split = args_list.index("--")
@@ -50,26 +36,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         args.words += extra  # key=value pairs given after an option such as --json
     args.command = command
-    try:
-        _check_source(parser, args)
-        status: int = args.run(args)
-        sys.stdout.flush()
-    except CommandTimeout as exc:
-        print(f"toolkit: error: {exc}", file=sys.stderr)
-        return _TIMEOUT_STATUS
-    except CommandError as exc:
-        print(f"toolkit: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader left (`toolkit docs | head -1`): nothing more to say, and nobody to say it to. Standard output
-        # points at /dev/null from here, so that the interpreter's last flush at exit cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return _BROKEN_PIPE_STATUS
-    return status
+    _check_source(parser, args)
+    return args
+
+
+def parse_size(text: str) -> int:
+    """`--max-message-size`: bytes, or with a K, M or G suffix (powers of 1024)."""
+    match = _SIZE.match(text)
+    if match is None or int(match[1]) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 20000000, 64K, 32M or 1G")
+    power = " kmg".index((match[2] or " ").lower())
+    return int(match[1]) * (1 << (10 * power))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve TARGET over stdio", epilog=_EPILOG)
@@ -165,12 +142,6 @@ def _size_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _version() -> str:
-    from . import __version__
-
-    return __version__
-
-
 def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if getattr(args, "stdio", False):
         if not args.command:
@@ -181,7 +152,3 @@ def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("a command after -- needs --stdio")
     elif args.run is not call_tool and args.target is None:
         parser.error("TARGET is required (or --stdio -- COMMAND)")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

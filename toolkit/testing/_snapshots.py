@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ._server import Server
-from ._tool import Tool
-from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, ToolDefinition
+from toolkit import Server, Tool, ToolDefinition
+from toolkit._connection import tool_payloads
+from toolkit._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
     "Definitions",
@@ -66,7 +66,7 @@ def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dic
         if definitions:
             raise TypeError("pass either tools or tool definitions, not a mix")
         server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
-    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
+    tools = [json.loads(payload) for payload in tool_payloads(server, version)]
     return {"tools": tools}
 
 

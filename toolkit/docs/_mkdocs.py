@@ -21,7 +21,8 @@ found from the directory of `mkdocs.yml`). Options go on indented lines below it
     heading_level: 3
 ```
 
-This module imports mkdocs, which comes with the `docs` extra; `import toolkit` never imports it.
+This module imports mkdocs, which comes with the `docs` extra; mkdocs loads it through the `mkdocs.plugins`
+entry point `toolkit-tools`, and neither `import toolkit` nor `import toolkit.docs` imports it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mkdocs.config import config_options
 from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
@@ -37,6 +39,12 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+
+from toolkit import Client
+from toolkit._server import definitions_only
+from toolkit._target import load_server
+
+from ._reference import render_markdown
 
 __all__ = ["ToolsPlugin"]
 
@@ -76,8 +84,6 @@ class ToolsPlugin(BasePlugin[ToolsConfig]):  # type: ignore[no-untyped-call]
             tools = _list_tools(match["target"], base)
         except Exception as exc:
             raise PluginError(f"{page.file.src_uri}: toolkit-tools {match['target']}: {exc}") from exc
-        from ._docsgen import render_markdown
-
         return render_markdown(tools, title=None, heading_level=level)
 
 
@@ -92,12 +98,6 @@ def _options(text: str, page: Page) -> dict[str, str]:
 
 
 def _list_tools(target: str, base: Path) -> list[dict[str, Any]]:
-    import anyio
-
-    from ._client import Client
-    from ._server import definitions_only
-    from ._target import load_server
-
     server = load_server(target, base=base)
 
     async def fetch() -> list[dict[str, Any]]:

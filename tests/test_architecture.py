@@ -1,0 +1,169 @@
+"""The shape of the package, read from the source (AST): no import cycles, no private name used outside its module.
+
+Rules (docs/architecture.md, "Imports"):
+- Every import of a toolkit module counts, at the top of a module or deferred inside a function, except those under
+  `if TYPE_CHECKING:`: they never run, so they cannot make a partly-initialised module; they exist only for
+  annotations (`_connection` names `Server`, which imports it).
+- A name starting with one underscore belongs to its module: no `from ._x import _y`, and no `obj._attr` unless
+  `_attr` is defined in the same module (a class's own private state, touched by that module's functions). Private
+  names of the standard library count too (`sys._getframe`, `os._exit`, `asyncio._get_running_loop`).
+Subpackages (`toolkit/cli/`, ...) are covered: every `.py` file under `toolkit/` is a module here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import toolkit
+
+PACKAGE = Path(toolkit.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+# Owed by the layout half of issue 12 (testing and its pytest plugin move into `toolkit/testing/`); delete each entry
+# as it is fixed. Nothing in the core may be added here.
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node, except the bodies of `if TYPE_CHECKING:` blocks."""
+    nodes: list[ast.AST] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _read() -> tuple[dict[str, set[str]], list[str]]:
+    """The import graph (runtime imports between toolkit modules) and every private name used outside its module."""
+    graph: dict[str, set[str]] = {}
+    misuses: list[str] = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = _own_private_names(tree)
+        deps: set[str] = set()
+        for node in _runtime_nodes(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = _target(name, node, path.name == "__init__.py")
+                if target != "toolkit" and not target.startswith("toolkit."):
+                    continue
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    deps.add(full if full in MODULES else target)
+                    if full not in MODULES and _private(alias.name):
+                        misuses.append(f"{name}: from {target} import {alias.name}")
+            elif isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names if alias.name.startswith("toolkit"))
+            elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
+                misuses.append(f"{name}: {ast.unparse(node)}")
+        graph[name] = {dep for dep in deps if dep in MODULES and dep != name}
+    return graph, misuses
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """Private names a module defines: functions, classes, assigned attributes and names, `__slots__` entries."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            own.add(node.target.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _private(node.value):
+            own.add(node.value)  # __slots__ entries
+    return {name for name in own if _private(name)}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for dep in sorted(graph[node]):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in on_stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_imports_included() -> None:
+    graph, _ = _read()
+    assert _cycles(graph) == []
+
+
+def test_no_private_name_is_used_outside_the_module_that_defines_it() -> None:
+    _, misuses = _read()
+    assert misuses == []
+
+
+def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_from_another_module() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    tree = ast.parse("import sys\nclass K:\n    __slots__ = ('_x',)\ndef f(k):\n    k._x\n    sys._getframe()\n")
+    own = _own_private_names(tree)
+    assert "_x" in own
+    assert "_getframe" not in own
+    source = "def f():\n    from ._tool import _hidden\n"
+    node = next(n for n in _runtime_nodes(ast.parse(source)) if isinstance(n, ast.ImportFrom))
+    assert _target("toolkit._server", node, is_package=False) == "toolkit._tool"
+    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._server import Server\n"
+    assert not any(isinstance(n, ast.ImportFrom) and n.module == "_server" for n in _runtime_nodes(ast.parse(guarded)))

@@ -1,0 +1,37 @@
+"""What toolkit keeps between calls is bounded, or belongs to an owner and goes with it."""
+
+from __future__ import annotations
+
+import gc
+import typing
+import weakref
+
+from toolkit import Server, _schema, tool
+from toolkit._connection import server_info, tool_payloads
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+
+
+def test_the_type_cache_keeps_at_most_its_bound_oldest_out_first() -> None:
+    for value in range(_schema.CACHE_SIZE + 5):
+        _schema.type_info(typing.Literal[value])
+    first_kept = _schema.type_info(typing.Literal[_schema.CACHE_SIZE + 4])
+    assert len(_schema._CACHE) == _schema.CACHE_SIZE
+    assert _schema.type_info(typing.Literal[_schema.CACHE_SIZE + 4]) is first_kept  # still cached
+
+
+def test_prepared_payloads_are_dropped_with_their_server_and_rebuilt_after_a_change() -> None:
+    server = Server("gone", tools=[echo])
+    before = tool_payloads(server, "2025-11-25")
+    assert tool_payloads(server, "2025-11-25") is before  # prepared once
+    assert server_info(server, "2024-11-05") == {"name": "gone", "version": "0.0.0"}
+    server.remove_tool("echo")
+    assert tool_payloads(server, "2025-11-25") == []
+    alive = weakref.ref(server)
+    del server
+    gc.collect()
+    assert alive() is None

@@ -1,0 +1,89 @@
+"""Short assertions on tool results, and the provider-portability assertion."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from toolkit import CallToolResult
+from toolkit._portability import check_tools
+
+from ._snapshots import Definitions, tools_payload
+
+__all__ = ["assert_error", "assert_ok", "assert_portable", "structured", "text"]
+
+
+def text(result: CallToolResult) -> str:
+    """The text of every text block of `result`, joined by newlines."""
+    return result.text
+
+
+def assert_ok(result: CallToolResult) -> CallToolResult:
+    """Check that the call succeeded and return the result.
+
+    Raises:
+        AssertionError: the result is an error; the message includes the error text.
+    """
+    __tracebackhide__ = True
+    if result.is_error:
+        raise AssertionError(f"the tool call failed: {result.text}")
+    return result
+
+
+def structured(result: CallToolResult) -> Any:
+    """The structured content of a successful call (`structuredContent`).
+
+    Raises:
+        AssertionError: the result is an error, or has no structured content.
+    """
+    __tracebackhide__ = True
+    assert_ok(result)
+    if result.structured_content is None:
+        raise AssertionError(f"the result has no structured content; its text is: {result.text!r}")
+    return result.structured_content
+
+
+def assert_error(result: CallToolResult, match: str | re.Pattern[str] | None = None) -> str:
+    """Check that the call failed (`isError`), and return its message.
+
+    Args:
+        result: The call's result.
+        match: A regular expression the message must contain (`re.search`), as `pytest.raises(match=...)`.
+
+    Raises:
+        AssertionError: the result is not an error, or its message does not match.
+    """
+    __tracebackhide__ = True
+    message = result.text
+    if not result.is_error:
+        raise AssertionError(f"expected the tool call to fail, but it succeeded with: {message!r}")
+    if match is not None and re.search(match, message) is None:
+        pattern = match.pattern if isinstance(match, re.Pattern) else match
+        raise AssertionError(f"the error message {message!r} does not match {pattern!r}")
+    return message
+
+
+# -- provider profiles -------------------------------------------------------------------------------------
+
+
+def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) -> None:
+    """Check that no provider of `profiles` would reject the tools (problems it only mishandles pass).
+
+    Args:
+        target: A server, a tool, several tools, or tool definitions, checked as a client receives them (a
+            server with `schema_profile` serves adapted schemas).
+        profiles: Profile names (`"gemini"`, `"openai-strict"`, ...), or `"all"`.
+        adapted: Check what toolkit's adaptation leaves (what `tool.definition_for(profile)` and
+            `Server(schema_profile=...)` send), instead of the definitions as they are.
+
+    Raises:
+        AssertionError: a tool would be rejected; the message lists every problem, one line each.
+    """
+    __tracebackhide__ = True
+    problems = check_tools(tools_payload(target)["tools"], profiles or ("all",))
+    failing = [p for p in problems if p.rejects and not (adapted and p.fixable)]
+    if failing:
+        raise AssertionError(
+            f"{len(failing)} problem{'' if len(failing) == 1 else 's'} a provider would reject:\n"
+            + "\n".join(f"- {p}" for p in failing)
+        )
