@@ -6,12 +6,9 @@ from typing import Any
 
 import pytest
 
-from toolkit import ProtocolError
-from toolkit._elicitation import ElicitResult
-from toolkit._errors import ClientRequestError
-from toolkit._handlers import ElicitRequest, SampleRequest, answer_request, client_capabilities
-from toolkit._sampling import SampleResult
-from toolkit._scripts import Scripted
+from toolkit import ClientRequestError, ElicitRequest, ElicitResult, ProtocolError, SampleRequest, SampleResult
+from toolkit._handlers import answer_request, client_capabilities
+from toolkit.testing._scripts import Scripted
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict
 
-from toolkit._elicitation import Choices, ElicitationSchemaError, ElicitResult, Form, form_of, parse_answer
-from toolkit._errors import ElicitationError
+from toolkit import Choices, ElicitationError, ElicitationSchemaError, ElicitResult, Form
+from toolkit._elicitation import form_of, parse_answer
 
 SCHEMAS = Path(__file__).parent / "mcp_schema"
 

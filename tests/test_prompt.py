@@ -6,11 +6,9 @@ from typing import Any
 
 import pytest
 
-from toolkit._elicitation import ElicitResult
-from toolkit._errors import ClientRequestError
-from toolkit._handlers import ElicitRequest, SampleRequest
-from toolkit._prompt import TerminalPrompt
+from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
 from toolkit._sampling import messages_of
+from toolkit.cli._prompt import TerminalPrompt
 
 pytestmark = pytest.mark.anyio
 

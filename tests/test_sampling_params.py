@@ -9,9 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from toolkit import TextContent, tool
-from toolkit._errors import ClientCapabilityError
-from toolkit._sampling import SampleResult, ToolUseContent, sampling_params
+from toolkit import ClientCapabilityError, SampleResult, TextContent, ToolUseContent, tool
+from toolkit._sampling import sampling_params
 
 SCHEMAS = Path(__file__).parent / "mcp_schema"
 SAMPLING: dict[str, Any] = {"sampling": {}}

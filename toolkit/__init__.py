@@ -4,11 +4,16 @@ import contextlib
 import importlib
 import typing
 
+from ._answer import ElicitResult, SampleResult
 from ._content import Audio, Image
 from ._context import Context, LogLevel
 from ._docstrings import DocstringStyle
+from ._elicitation import Choices, ElicitationSchemaError, Form
 from ._errors import (
+    ClientCapabilityError,
+    ClientRequestError,
     ConnectionClosedError,
+    ElicitationError,
     MessageError,
     OutputMismatchError,
     ProtocolError,
@@ -16,9 +21,12 @@ from ._errors import (
     ToolDefinitionError,
     ToolError,
     ToolkitError,
+    URLElicitationRequired,
 )
+from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
 from ._memory import MemoryTransport
 from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
+from ._sampling import ModelPreferences, SamplingMessage
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -37,6 +45,8 @@ from ._types import (
     TextResourceContents,
     ToolAnnotations,
     ToolDefinition,
+    ToolResultContent,
+    ToolUseContent,
 )
 
 __version__ = "0.1.0"
@@ -48,12 +58,21 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Choices",
     "Client",
+    "ClientCapabilityError",
+    "ClientRequestError",
     "ConnectionClosedError",
     "ContentBlock",
     "Context",
     "DocstringStyle",
+    "ElicitRequest",
+    "ElicitResult",
+    "ElicitationError",
+    "ElicitationHandler",
+    "ElicitationSchemaError",
     "EmbeddedResource",
+    "Form",
     "Icon",
     "Image",
     "ImageContent",
@@ -63,6 +82,7 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "ModelPreferences",
     "OutputMismatchError",
     "Problem",
     "Profile",
@@ -71,6 +91,10 @@ __all__ = [
     "ProtocolMode",
     "ResourceLink",
     "Rule",
+    "SampleRequest",
+    "SampleResult",
+    "SamplingHandler",
+    "SamplingMessage",
     "Server",
     "StartupError",
     "StdioTransport",
@@ -83,8 +107,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolOptions",
+    "ToolResultContent",
+    "ToolUseContent",
     "ToolkitError",
     "Transport",
+    "URLElicitationRequired",
     "__version__",
     "tool",
 ]

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import anyio.from_thread
 
-from ._answer import Answer
-from ._elicitation import ElicitResult, Form, empty_form, form_of, parse_answer
-from ._errors import ClientCapabilityError, ClientRequestError, URLElicitationRequired
-from ._jsonrpc import MISSING_CLIENT_CAPABILITY, ProtocolError
+from ._answer import Answer, ElicitResult, SampleResult, pending
+from ._elicitation import Form, empty_form, form_of, parse_answer
+from ._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
+from ._jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
 from ._mrtr import Replay, input_required, open_round
-from ._sampling import SampleResult, sampling_params
+from ._sampling import sampling_params
 from ._seal import Sealer
 from ._types import MODERN_VERSION
 
@@ -31,15 +31,17 @@ if TYPE_CHECKING:
     import anyio.lowlevel
 
 __all__ = [
-    "URL_ELICITATION_REQUIRED",
     "Asker",
+    "CallThread",
     "ConfirmFallback",
     "SendRequest",
-    "call_asking",
     "confirm_call",
     "confirm_problems",
     "confirm_text",
     "elicitation_modes",
+    "finish_asking",
+    "start_asking",
+    "url_required",
 ]
 
 A = TypeVar("A", bound=Answer)
@@ -49,7 +51,7 @@ SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
 
 Raises `ClientRequestError` for an error reply, `TimeoutError` when the timeout passes."""
 
-URL_ELICITATION_REQUIRED = -32042
+ConfirmFallback = Literal["auto", "refuse", "run"]
 _FIRST_ELICITATION = "2025-06-18"
 _FIRST_URL_MODE = "2025-11-25"
 
@@ -71,11 +73,22 @@ class Asker:
         version: The call's protocol revision.
         capabilities: What the client declared (at `initialize`, or in this request's `_meta`).
         send: The connection's server-to-client request (handshake era).
+        on_url: Told the id of each URL-mode elicitation sent (2025-11-25), for its completion notification.
         replay: The round's recorded answers (2026-07-28).
         timeout: The server's `client_request_timeout`, for a question without its own.
     """
 
-    __slots__ = ("_scopes", "_timeout", "capabilities", "missing", "replay", "send", "version")
+    __slots__ = (
+        "_scopes",
+        "_timeout",
+        "capabilities",
+        "confirm_fallback",
+        "missing",
+        "on_url",
+        "replay",
+        "send",
+        "version",
+    )
 
     def __init__(
         self,
@@ -85,8 +98,12 @@ class Asker:
         send: SendRequest | None = None,
         replay: Replay | None = None,
         timeout: float | None = None,
+        confirm_fallback: ConfirmFallback = "auto",
+        on_url: Callable[[str], None] | None = None,
     ) -> None:
         self.version = version
+        self.confirm_fallback = confirm_fallback
+        self.on_url = on_url
         self.capabilities = capabilities
         self.send = send
         self.replay = replay
@@ -125,7 +142,7 @@ class Asker:
     # -- questions --------------------------------------------------------------------------------------
 
     def elicit(
-        self, ctx_thread: _Thread, message: str, schema: Any, key: str | None, timeout: float | None
+        self, ctx_thread: CallThread, message: str, schema: Any, key: str | None, timeout: float | None
     ) -> ElicitResult[Any]:
         form = form_of(schema)
         self._require_elicitation("form")
@@ -136,11 +153,13 @@ class Asker:
         return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=_form_answer(form))
 
     def elicit_url(
-        self, ctx_thread: _Thread, message: str, url: str, key: str | None, timeout: float | None
+        self, ctx_thread: CallThread, message: str, url: str, key: str | None, timeout: float | None
     ) -> ElicitResult[None]:
         check_url(url)
         self._require_elicitation("url")
         params, elicitation_id = url_params(message, url, self.version)  # checked by _require_elicitation
+        if elicitation_id is not None and self.on_url is not None:
+            self.on_url(elicitation_id)  # so that Server.elicitation_complete reaches this client, and only it
 
         def finish(raw: Any) -> ElicitResult[None]:
             action, _ = _parsed(raw)
@@ -149,7 +168,7 @@ class Asker:
         return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
 
     def sample(
-        self, ctx_thread: _Thread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
+        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
     ) -> SampleResult:
         try:
             params = sampling_params(messages, self.version, self.capabilities, **options)
@@ -167,7 +186,7 @@ class Asker:
 
     def _ask(
         self,
-        where: _Thread,
+        where: CallThread,
         method: str,
         params: dict[str, Any],
         *,
@@ -200,8 +219,8 @@ class Asker:
                 "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the client: "
                 "make the tool async (and await the call), or let it run in a worker thread"
             )
-        pending: A = kind._waiting(ask())  # type: ignore[assignment]
-        return pending
+        answer: A = pending(kind, ask())  # type: ignore[assignment]
+        return answer
 
     def cancel(self) -> None:
         """Stop every question a sync tool is waiting for: its call was cancelled (the thread cannot be)."""
@@ -209,7 +228,7 @@ class Asker:
             scope.cancel()
 
 
-class _Thread:
+class CallThread:
     """Where a call's tool runs, as the Context knows it: the loop's thread, a token to reach it, on the loop."""
 
     __slots__ = ("loop_thread", "on_loop", "token")
@@ -267,12 +286,8 @@ def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], st
 
 # -- the tools/call driver ------------------------------------------------------------------------------
 
-RunTool = Callable[[Asker], Awaitable[dict[str, Any]]]
-"""Runs the tool with a Context that asks through the given Asker; returns the wire result."""
 
-
-async def call_asking(
-    run: RunTool,
+def start_asking(
     params: Mapping[str, Any],
     *,
     version: str,
@@ -280,24 +295,40 @@ async def call_asking(
     send: SendRequest | None,
     sealer: Sealer,
     bind: Mapping[str, str],
-    ttl: float,
-    question_timeout: float | None,
     max_size: int,
-) -> dict[str, Any]:
-    """Run a `tools/call` whose tool may ask the client: the wire result, or 2026-07-28's `InputRequiredResult`.
+    question_timeout: float | None = None,
+    confirm_fallback: ConfirmFallback = "auto",
+    on_url: Callable[[str], None] | None = None,
+) -> Asker:
+    """The Asker of a `tools/call` whose tool may ask: live requests (handshake era), or this round's replay
+    (2026-07-28, with the answers of the requestState and `inputResponses`, verified first).
 
     Raises:
-        ProtocolError: -32602 for a bad requestState or inputResponses; -32021 (2026-07-28) when the client lacks
-            a capability the call needs; -32042 (2025-11-25) when the tool needs a URL elicitation completed.
+        ProtocolError: -32602 for a requestState that fails verification, or an `inputResponses` not an object.
     """
     replay = None
     if version == MODERN_VERSION:
         replay = open_round(sealer, params, bind, max_size) or Replay()
-    asker = Asker(version, capabilities, send=send if replay is None else None, replay=replay, timeout=question_timeout)
-    try:
-        wire = await run(asker)
-    except URLElicitationRequired as exc:
-        wire = _url_required(asker, exc)
+    return Asker(
+        version,
+        capabilities,
+        send=send if replay is None else None,
+        replay=replay,
+        timeout=question_timeout,
+        confirm_fallback=confirm_fallback,
+        on_url=on_url,
+    )
+
+
+def finish_asking(
+    asker: Asker, wire: dict[str, Any], *, sealer: Sealer, bind: Mapping[str, str], ttl: float
+) -> dict[str, Any]:
+    """What a call whose tool asked answers: its result, or the round's `InputRequiredResult` (2026-07-28).
+
+    Raises:
+        ProtocolError: -32021 (2026-07-28) when the call failed for a capability the client did not declare.
+    """
+    replay = asker.replay
     if replay is not None and replay.pending:
         return input_required(replay, sealer, bind, ttl)
     if replay is not None and asker.missing is not None and wire.get("isError"):
@@ -319,8 +350,13 @@ def _capability_names(required: Mapping[str, Any], prefix: str = "") -> list[str
     return names
 
 
-def _url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
-    """A tool that cannot go on until a URL flow completes (client/elicitation, URLElicitationRequiredError)."""
+def url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
+    """The answer to a tool that cannot go on until a URL flow completes (client/elicitation,
+    URLElicitationRequiredError): for `finish_asking` in 2026-07-28 (an input request, or a capability error).
+
+    Raises:
+        ProtocolError: -32042 (2025-11-25), listing the URL elicitation.
+    """
     try:
         check_url(exc.url)
         asker._require_elicitation("url")
@@ -335,8 +371,6 @@ def _url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
 
 
 # -- @tool(confirm=...) -----------------------------------------------------------------------------------
-
-ConfirmFallback = Literal["auto", "refuse", "run"]
 
 
 def confirm_problems(confirm: bool | str, parameters: Sequence[str]) -> list[str]:
@@ -368,15 +402,14 @@ def confirm_text(confirm: bool | str, arguments: Mapping[str, Any], name: str) -
     return f"Allow {name} to run with {shown}?" if shown else f"Allow {name} to run?"
 
 
-async def confirm_call(
-    asker: Asker, where: _Thread, message: str, name: str, *, fallback: ConfirmFallback, destructive: bool
-) -> str | None:
+async def confirm_call(asker: Asker, where: CallThread, message: str, name: str, *, destructive: bool) -> str | None:
     """Ask the user to confirm a call: None to run it, else the error text to answer with.
 
     Raises:
         ClientCapabilityError: the client cannot ask and the fallback says refuse.
     """
     if not asker.can_elicit("form"):
+        fallback = asker.confirm_fallback
         if fallback == "run" or (fallback == "auto" and not destructive):
             return None
         raise asker.refused(

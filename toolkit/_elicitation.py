@@ -24,13 +24,11 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import TypeVar, is_typeddict
 
-from ._answer import Answer
+from ._answer import ACTIONS, Action
 from ._errors import ElicitationError, ToolDefinitionError
 
 __all__ = [
-    "Action",
     "Choices",
-    "ElicitResult",
     "ElicitationSchemaError",
     "Form",
     "check_requested_schema",
@@ -39,8 +37,6 @@ __all__ = [
 ]
 
 T = TypeVar("T", default=Any)
-Action = Literal["accept", "decline", "cancel"]
-ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
 
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})
 _COMMON = frozenset({"type", "title", "description"})
@@ -539,109 +535,6 @@ def _annotation_of(prop: Mapping[str, Any]) -> Any:
 
 
 # -- the answer -------------------------------------------------------------------------------------------
-
-
-class ElicitResult(Answer, Generic[T]):
-    """The user's answer to an elicitation: `action` and, on accept, the validated `data`.
-
-    `await ctx.elicit(...)` in an async tool; in a sync tool `ctx.elicit(...)` returns it filled in. Client
-    handlers and test scripts make one with [`accept`][toolkit.ElicitResult.accept],
-    [`decline`][toolkit.ElicitResult.decline] or [`cancel`][toolkit.ElicitResult.cancel].
-    """
-
-    __slots__ = ("_action", "_content", "_data", "_elicitation_id")
-
-    def __init__(
-        self,
-        action: Action,
-        data: T | None = None,
-        *,
-        content: Mapping[str, Any] | None = None,
-        elicitation_id: str | None = None,
-    ) -> None:
-        if action not in ACTIONS:
-            raise ValueError(f"action must be accept, decline or cancel, not {action!r}")
-        self._action: Action = action
-        self._data = data
-        self._content = dict(content) if content is not None else None
-        self._elicitation_id = elicitation_id
-        super().__init__()
-
-    @classmethod
-    def accept(cls, content: Mapping[str, Any] | None = None) -> ElicitResult[Any]:
-        """The user submitted the form with `content` (wire names to values); `None` for a URL or an empty form."""
-        return ElicitResult("accept", content=content)
-
-    @classmethod
-    def decline(cls) -> ElicitResult[Any]:
-        """The user explicitly said no."""
-        return ElicitResult("decline")
-
-    @classmethod
-    def cancel(cls) -> ElicitResult[Any]:
-        """The user dismissed the question without choosing."""
-        return ElicitResult("cancel")
-
-    def _fill(self, done: ElicitResult[T]) -> None:
-        self._action, self._data, self._content = done._action, done._data, done._content
-        self._elicitation_id = done._elicitation_id
-
-    @property
-    def action(self) -> Action:
-        """`"accept"`, `"decline"` (the user said no) or `"cancel"` (dismissed without choosing)."""
-        self._ready()
-        return self._action
-
-    @property
-    def data(self) -> T | None:
-        """The validated answer on accept (an instance of the form's type; a dict for a raw schema), else `None`."""
-        self._ready()
-        return self._data
-
-    @property
-    def content(self) -> dict[str, Any] | None:
-        """The answer as the client sent it (wire names to values), on accept in form mode."""
-        self._ready()
-        return self._content
-
-    @property
-    def elicitation_id(self) -> str | None:
-        """The id of a URL-mode elicitation at 2025-11-25 (for `Server.elicitation_complete`), else `None`."""
-        self._ready()
-        return self._elicitation_id
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-    @property
-    def declined(self) -> bool:
-        return self.action == "decline"
-
-    @property
-    def cancelled(self) -> bool:
-        return self.action == "cancel"
-
-    def __repr__(self) -> str:
-        if self._pending is not None:
-            return "ElicitResult(<not awaited>)"
-        data = f", data={self._data!r}" if self._data is not None else ""
-        return f"ElicitResult({self._action!r}{data})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ElicitResult) or self._pending is not None or other._pending is not None:
-            return NotImplemented
-        return (self._action, self._content, self._data) == (other._action, other._content, other._data)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_wire(self, *, form: bool = True) -> dict[str, Any]:
-        """The `ElicitResult` a client sends: `content` only on accept in form mode."""
-        self._ready()
-        wire: dict[str, Any] = {"action": self._action}
-        if self._action == "accept" and form:
-            wire["content"] = self._content if self._content is not None else {}
-        return wire
 
 
 def parse_answer(raw: Any) -> tuple[Action, dict[str, Any] | None]:

@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 import anyio
 
-from ._elicitation import ElicitResult
-from ._errors import ClientRequestError
-from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
-from ._sampling import SampleResult, SamplingMessage, messages_of
+from ._answer import ElicitResult, SampleResult
+from ._errors import ClientRequestError, ProtocolError
+from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from ._sampling import SamplingMessage, messages_of
 
 __all__ = [
     "ElicitRequest",

@@ -24,7 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._jsonrpc import INVALID_PARAMS, ProtocolError
+from ._errors import ProtocolError
+from ._jsonrpc import INVALID_PARAMS
 from ._seal import Sealer, SealError, digest
 
 __all__ = ["Replay", "Suspend", "bind_for", "input_required", "open_round"]

@@ -8,14 +8,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 
-from ._answer import Answer
+from ._answer import SampleResult
 from ._errors import ClientCapabilityError
-from ._types import AudioContent, ContentBlock, ImageContent, TextContent, ToolDefinition, WireModel
+from ._types import (
+    AudioContent,
+    SamplingContent,
+    TextContent,
+    ToolDefinition,
+    ToolResultContent,
+    ToolUseContent,
+    WireModel,
+)
 
 if TYPE_CHECKING:
     from ._tool import Tool
@@ -31,33 +39,6 @@ __all__ = [
 
 Role = Literal["user", "assistant"]
 ToolChoice = Literal["auto", "required", "none"]
-
-
-class ToolUseContent(WireModel):
-    """The model asks to call a tool (2025-11-25 and later)."""
-
-    type: Literal["tool_use"] = "tool_use"
-    id: str
-    """Matches the `tool_use_id` of the result sent back."""
-    name: str
-    input: dict[str, Any] = Field(default_factory=dict)
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-
-
-class ToolResultContent(WireModel):
-    """The result of a tool the model asked for, sent back in a user message (2025-11-25 and later)."""
-
-    type: Literal["tool_result"] = "tool_result"
-    tool_use_id: str
-    content: list[ContentBlock] = Field(default_factory=list)
-    structured_content: Any = None
-    is_error: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-
-
-SamplingContent = Annotated[
-    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent, Field(discriminator="type")
-]
 
 
 class SamplingMessage(WireModel):
@@ -81,111 +62,6 @@ class ModelPreferences(WireModel):
     intelligence_priority: float | None = Field(default=None, ge=0, le=1)
 
 
-_MESSAGE = TypeAdapter(SamplingMessage)
-_BLOCKS: TypeAdapter[list[SamplingContent]] = TypeAdapter(list[SamplingContent])
-
-
-class SampleResult(Answer):
-    """The client model's reply: `await ctx.sample(...)` in an async tool, `ctx.sample(...)` in a sync one.
-
-    Client handlers and test scripts answer with one ([`reply`][toolkit.SampleResult.reply] for text) or a `str`.
-
-    Args:
-        content: The reply's content blocks.
-        model: The model that answered, as the client names it.
-        stop_reason: Why it stopped.
-        role: Always `"assistant"` in practice.
-    """
-
-    __slots__ = ("_content", "_model", "_role", "_stop_reason")
-
-    def __init__(
-        self, content: Sequence[Any], model: str, stop_reason: str | None = None, role: Role = "assistant"
-    ) -> None:
-        super().__init__()
-        self._content = list(content)
-        self._model = model
-        self._stop_reason = stop_reason
-        self._role: Role = role
-
-    @classmethod
-    def reply(cls, text: str, *, model: str = "toolkit-client", stop_reason: str | None = "endTurn") -> SampleResult:
-        """A text reply."""
-        return cls([TextContent(text=text)], model, stop_reason)
-
-    def _fill(self, done: SampleResult) -> None:
-        self._content, self._model, self._stop_reason, self._role = (
-            done._content,
-            done._model,
-            done._stop_reason,
-            done._role,
-        )
-
-    @property
-    def content(self) -> list[Any]:
-        """The reply's content blocks (`TextContent`, `ImageContent`, `AudioContent`, `ToolUseContent`)."""
-        self._ready()
-        return self._content
-
-    @property
-    def model(self) -> str:
-        """The model that answered, as the client names it."""
-        self._ready()
-        return self._model
-
-    @property
-    def stop_reason(self) -> str | None:
-        """Why it stopped: `"endTurn"`, `"stopSequence"`, `"maxTokens"`, `"toolUse"`, or the client's own reason."""
-        self._ready()
-        return self._stop_reason
-
-    @property
-    def role(self) -> Role:
-        self._ready()
-        return self._role
-
-    @property
-    def text(self) -> str:
-        """The text of every text block, joined by newlines."""
-        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
-
-    @property
-    def tool_uses(self) -> list[ToolUseContent]:
-        """The tools the model asks to call (answer each with a `ToolResultContent` in the next user message)."""
-        return [block for block in self.content if isinstance(block, ToolUseContent)]
-
-    def __repr__(self) -> str:
-        if self._pending is not None:
-            return "SampleResult(<not awaited>)"
-        return f"SampleResult(text={self.text!r}, model={self._model!r}, stop_reason={self._stop_reason!r})"
-
-    def to_wire(self) -> dict[str, Any]:
-        """The `CreateMessageResult`: one block as an object, several as an array (2025-11-25)."""
-        blocks = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in self.content]
-        wire: dict[str, Any] = {"role": self.role, "content": blocks[0] if len(blocks) == 1 else blocks}
-        wire["model"] = self.model
-        if self.stop_reason is not None:
-            wire["stopReason"] = self.stop_reason
-        return wire
-
-    @classmethod
-    def from_wire(cls, raw: Any) -> SampleResult:
-        """Read a client's `CreateMessageResult` (one block or a list; any stop reason string).
-
-        Raises:
-            ValueError: it is not a result of that shape.
-        """
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("model"), str):
-            raise ValueError("a sampling result must be an object with role, content and model")
-        content = raw.get("content")
-        try:
-            blocks = _BLOCKS.validate_python(content if isinstance(content, list) else [content])
-        except pydantic.ValidationError:
-            raise ValueError("a sampling result's content must be text, image, audio or tool_use blocks") from None
-        stop = raw.get("stopReason")
-        return cls(blocks, raw["model"], stop if isinstance(stop, str) else None)
-
-
 MessagesInput = str | Sequence[str | SamplingMessage | Mapping[str, Any]]
 
 
@@ -206,7 +82,7 @@ def messages_of(messages: MessagesInput) -> list[SamplingMessage]:
             result.append(item)
         else:
             try:
-                result.append(_MESSAGE.validate_python(item))
+                result.append(SamplingMessage.model_validate(item))
             except pydantic.ValidationError as exc:
                 raise ValueError(f"message {i} is not a sampling message: {exc.errors()[0]['msg']}") from None
     _check_tool_pairs(result)

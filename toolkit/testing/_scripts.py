@@ -10,11 +10,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ._elicitation import ElicitResult
-from ._errors import ClientRequestError
-from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
-from ._jsonrpc import INTERNAL_ERROR
-from ._sampling import SampleResult
+from toolkit import (
+    ClientRequestError,
+    ElicitationHandler,
+    ElicitRequest,
+    ElicitResult,
+    SampleRequest,
+    SampleResult,
+    SamplingHandler,
+)
+from toolkit._jsonrpc import INTERNAL_ERROR
 
 __all__ = ["ElicitationScript", "SamplingScript", "Scripted"]
 

@@ -15,9 +15,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ._elicitation import ElicitResult
-from ._errors import ClientRequestError
-from ._handlers import ElicitRequest, SampleRequest
+from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
 
 __all__ = ["TerminalPrompt"]
 
@@ -58,6 +56,8 @@ class TerminalPrompt:
         write: Callable[[str], None] = _stderr,
     ) -> None:
         self.yes = yes
+        self.refused_sampling = False
+        """A sampling request was refused (the CLI explains a failed call with it)."""
         self._read = read_line
         self._write = write
 
@@ -67,6 +67,7 @@ class TerminalPrompt:
         for message in request.messages:
             text = "\n".join(getattr(block, "text", f"<{block.type}>") for block in message.blocks)
             self._write(f"  {message.role}: {text}\n")
+        self.refused_sampling = True
         raise ClientRequestError(-1, "toolkit call has no model to answer sampling requests")
 
     async def elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
