@@ -31,6 +31,7 @@ def _modules() -> dict[str, Path]:
 
 MODULES = _modules()
 
+
 # Owed by the layout half of issue 12 (testing and its pytest plugin move into `toolkit/testing/`); delete each entry
 # as it is fixed. Nothing in the core may be added here.
 def _is_type_checking(test: ast.expr) -> bool:

@@ -175,9 +175,8 @@ def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Pat
     mixed = toolkit("call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project)
 
     assert (run.returncode, json.loads(run.stdout)) == (0, {"value": {"a": [1, True]}, "text": "hello world"})
-    # key=value pairs override --json; "7" parses as a number, which the tool then refuses as text.
-    assert mixed.returncode == 1
-    assert "text" in mixed.stderr
+    # key=value pairs override --json; `text` is a string parameter, so "7" stays the text "7".
+    assert (mixed.returncode, json.loads(mixed.stdout)) == (0, {"value": 5, "text": "7"})
 
 
 def test_call_reports_progress_on_stderr(project: Path) -> None:
@@ -269,13 +268,15 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
         "missing.py": f"toolkit: error: no such file: '{project / 'missing.py'}'\n",
         "no_such_package.mod": f"{cannot_import} 'no_such_package.mod': "
         "ModuleNotFoundError: No module named 'no_such_package'\n",
-        "broken.py": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module'\n",
+        "broken.py": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module' "
+        "(broken.py, line 1)\n",
         "syntax.py": f"{cannot_import} 'syntax.py': SyntaxError: invalid syntax ({project / 'syntax.py'}, line 1)\n",
         "empty.py": "toolkit: error: 'empty.py' holds no toolkit.Server and no @tool functions; "
         "name a function that builds a server (empty.py:make_server), or start it with --stdio -- python empty.py\n",
         "two.py": "toolkit: error: 'two.py' holds several servers; choose one: two.py:a, two.py:b\n",
         "dup.py": "toolkit: error: 'dup.py' holds two tools named 'x'\n",
-        "broken.py:x": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module'\n",
+        "broken.py:x": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module' "
+        "(broken.py, line 1)\n",
         "empty.py:X": "toolkit: error: 'empty.py:X' is int, not a toolkit.Server, a Tool or a list of tools\n",
         "empty.py:nope": "toolkit: error: 'empty.py' has no attribute 'nope'\n",
         "factory.py:make": "toolkit: error: 'factory.py:make' is a function that needs arguments; "
@@ -521,7 +522,7 @@ def test_a_call_that_outlasts_its_timeout_exits_124(talkative: Path, over: str) 
         run = toolkit("call", "--timeout", "0.2", "talkative.py", "forever", cwd=talkative)
 
     assert (run.returncode, run.stdout) == (124, "")
-    assert run.stderr.endswith("toolkit: error: forever gave no result within 0.2 seconds (--timeout)\n")
+    assert run.stderr.endswith("toolkit: error: call: forever gave no result within 0.2 seconds (--timeout)\n")
 
 
 def test_a_reply_over_the_message_size_limit_is_an_error_naming_the_option(talkative: Path) -> None:
@@ -686,3 +687,193 @@ def test_the_mkdocs_plugin_fails_the_build_on_a_bad_block(project: Path, block: 
 
     assert run.returncode == 1
     assert message in run.stderr
+
+
+# -- what a new user runs into ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list", "loud.py"],
+        ["docs", "loud.py", "--format", "json"],
+        ["docs", "loud.py", "--format", "openai"],
+        ["check", "loud.py", "--profile", "all", "--format", "json"],
+        ["check", "loud.py", "--write", "-"],
+    ],
+)
+def test_every_command_keeps_what_the_module_prints_as_it_loads_off_stdout(talkative: Path, args: list[str]) -> None:
+    if args[-1] == "-":
+        args = [*args[:-1], str(talkative / "snapshot.json")]
+    run = toolkit(*args, cwd=talkative)
+
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith("imported\n")
+    if "json" in args or "openai" in args:
+        json.loads(run.stdout)
+    else:
+        assert "imported" not in run.stdout
+
+
+NESTED = {
+    "nested.py": "import helper\n",
+    "helper.py": "def f():\n    return {}['k']\nf()\n",
+}
+
+
+def test_an_import_error_names_the_line_in_the_users_code_and_traceback_prints_it_all(tmp_path: Path) -> None:
+    for name, text in NESTED.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    short = toolkit("list", "nested.py", cwd=tmp_path)
+    before = toolkit("--traceback", "list", "nested.py", cwd=tmp_path)
+    after = toolkit("list", "nested.py", "--traceback", cwd=tmp_path)
+
+    message = "toolkit: error: cannot import 'nested.py': KeyError: 'k' (helper.py, line 2)\n"
+    assert outcome(short) == (2, "", message)
+    assert before.returncode == after.returncode == 2
+    assert before.stderr == after.stderr
+    trace = before.stderr.splitlines()
+    assert trace[0] == "Traceback (most recent call last):"
+    assert [line.strip() for line in trace if line.strip().startswith("File ")][-3:] == [
+        f'File "{tmp_path / "nested.py"}", line 1, in <module>',
+        f'File "{tmp_path / "helper.py"}", line 3, in <module>',
+        f'File "{tmp_path / "helper.py"}", line 2, in f',
+    ]
+    assert trace[-2:] == ["KeyError: 'k'", message.rstrip("\n")]
+
+
+SILENT_SERVER = "import time; time.sleep(100)"
+
+
+@pytest.mark.parametrize(
+    ("args", "seconds"),
+    [
+        (["list", "--timeout", "1"], "1 second"),
+        (["docs", "--timeout", "0.5"], "0.5 seconds"),
+        (["check", "--timeout", "0.5", "--profile", "all"], "0.5 seconds"),
+    ],
+)
+def test_a_server_that_never_answers_gives_up_after_the_timeout_with_124(args: list[str], seconds: str) -> None:
+    run = toolkit(*args, "--stdio", "--", PYTHON, "-c", SILENT_SERVER)
+
+    assert outcome(run) == (
+        124,
+        "",
+        f"toolkit: error: {args[0]}: the server '{PYTHON} -c {SILENT_SERVER}' gave no tools within {seconds} "
+        "(--timeout)\n",
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(value: str) -> None:
+    run = toolkit("list", "examples/calculator.py", "--timeout", value)
+
+    assert run.returncode == 2
+    assert f"argument --timeout: {value!r} is not a number of seconds above 0" in run.stderr
+
+
+TYPED_TOOLS = '''
+from typing import Literal
+
+from toolkit import tool
+
+
+@tool
+def typed(
+    text: str,
+    count: int = 0,
+    flag: bool = False,
+    name: "str | None" = None,
+    mode: Literal["1", "2"] = "1",
+    value: object = None,
+) -> dict[str, object]:
+    """Return the arguments."""
+    return {"text": text, "count": count, "flag": flag, "name": name, "mode": mode, "value": value}
+'''
+
+
+@pytest.fixture
+def typed(tmp_path: Path) -> Path:
+    (tmp_path / "typed.py").write_text(TYPED_TOOLS, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("over", ["memory", "stdio"])
+def test_key_value_texts_are_strings_where_the_schema_says_string(typed: Path, over: str) -> None:
+    pairs = ["text=123", "count=7", "flag=true", "name=true", "mode=2", "value=[1]"]
+    if over == "stdio":
+        run = toolkit("call", "--stdio", "typed", *pairs, "--", PYTHON, "-m", "toolkit", "serve", "typed.py", cwd=typed)
+    else:
+        run = toolkit("call", "typed.py", "typed", *pairs, cwd=typed)
+    nulls = toolkit("call", "typed.py", "typed", "text=null", "name=null", cwd=typed)
+    given_null = toolkit("call", "typed.py", "typed", "text=x", "--json", '{"name": null}', cwd=typed)
+
+    assert (run.returncode, json.loads(run.stdout)) == (
+        0,
+        {"text": "123", "count": 7, "flag": True, "name": "true", "mode": "2", "value": [1]},
+    )
+    # `name: str | None = None` is served as a string (the null is left out of the schema), so `name=null` is the
+    # text "null" as well; `--json` gives the JSON null.
+    assert (json.loads(nulls.stdout)["text"], json.loads(nulls.stdout)["name"]) == ("null", "null")
+    assert json.loads(given_null.stdout)["name"] is None
+
+
+def test_a_key_given_twice_is_an_error(typed: Path) -> None:
+    run = toolkit("call", "typed.py", "typed", "text=a", "text=b", cwd=typed)
+
+    assert outcome(run) == (2, "", "toolkit: error: argument 'text' given twice (text=a and text=b)\n")
+
+
+def test_json_arguments_come_from_stdin_or_a_file(typed: Path) -> None:
+    (typed / "args.json").write_text('{"text": "from a file", "count": 2}', encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    piped = subprocess.run(
+        [PYTHON, "-m", "toolkit", "call", "typed.py", "typed", "--json", "-", "count=3"],
+        input='{"text": "from stdin"}',
+        capture_output=True,
+        text=True,
+        cwd=typed,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    filed = toolkit("call", "typed.py", "typed", "--json", "@args.json", cwd=typed)
+    missing = toolkit("call", "typed.py", "typed", "--json", "@nope.json", cwd=typed)
+
+    assert (piped.returncode, json.loads(piped.stdout)["text"], json.loads(piped.stdout)["count"]) == (
+        0,
+        "from stdin",
+        3,
+    )
+    assert (filed.returncode, json.loads(filed.stdout)["text"], json.loads(filed.stdout)["count"]) == (
+        0,
+        "from a file",
+        2,
+    )
+    assert outcome(missing) == (
+        2,
+        "",
+        "toolkit: error: cannot read 'nope.json' (--json @nope.json): No such file or directory\n",
+    )
+
+
+def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed() -> None:
+    run = toolkit("call", "--stdio", "ad", "a=1", "--", PYTHON, "examples/calculator.py")
+    far = toolkit("call", "--stdio", "zzz", "--", PYTHON, "examples/calculator.py")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith("toolkit: error: the server refused the call: ")
+    assert run.stderr.endswith(" (code -32602); did you mean 'add'?\n")
+    assert far.stderr.endswith(
+        " (code -32602); tools: add, divide, combine, summarize, convert_distance, round_money, evaluate\n"
+    )
+
+
+def test_progress_into_a_file_is_throttled_and_ends_with_the_last_update(project: Path) -> None:
+    run = toolkit("call", "progress_tools.py", "count", "n=3000", cwd=project)
+    lines = run.stderr.splitlines()
+
+    assert (run.returncode, run.stdout) == (0, "done\n")
+    assert lines[0] == "[------------------------------] 1/3000 step 1"
+    assert lines[-1] == "[##############################] 3000/3000 step 3000"
+    assert len(lines) < 3000

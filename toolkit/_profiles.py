@@ -429,6 +429,9 @@ _CLAUDE_DESKTOP = Profile(
             "lossy",
             "leaves `outputSchema` out; the result still carries its JSON as text",
             "anthropics/claude-code#80105",
+            # A client bug report, not a documented rule: the definition is accepted, and toolkit's results do
+            # carry the conforming `structuredContent` the spec requires, so this warns rather than rejects.
+            rejects=False,
         ),
     ),
 )
@@ -943,15 +946,15 @@ def _text(value: Any) -> str:
 
 
 _PHRASES = {
-    "minLength": "At least {} characters.",
-    "maxLength": "At most {} characters.",
+    "minLength": "At least {} character{}.",
+    "maxLength": "At most {} character{}.",
     "minimum": "At least {}.",
     "maximum": "At most {}.",
     "exclusiveMinimum": "Greater than {}.",
     "exclusiveMaximum": "Less than {}.",
     "multipleOf": "A multiple of {}.",
-    "minItems": "At least {} items.",
-    "maxItems": "At most {} items.",
+    "minItems": "At least {} item{}.",
+    "maxItems": "At most {} item{}.",
     "pattern": "Matches the pattern {}.",
     "examples": "Examples: {}.",
 }
@@ -963,7 +966,7 @@ def _note(key: str, value: Any) -> str:
     if key == "examples" and isinstance(value, list):
         return "Examples: " + ", ".join(_text(v) for v in value) + "."
     phrase = _PHRASES.get(key)
-    return phrase.format(_text(value)) if phrase else f"{key}: {_text(value)}."
+    return phrase.format(_text(value), "" if value == 1 else "s") if phrase else f"{key}: {_text(value)}."
 
 
 def check(tools: Iterable[Mapping[str, Any]], profiles: Iterable[str | Profile]) -> list[Problem]:

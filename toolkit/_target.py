@@ -8,6 +8,8 @@ import inspect
 import os
 import re
 import sys
+import sysconfig
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -90,7 +92,29 @@ def _import(where: str, base: Path) -> ModuleType:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {exc}") from exc
+        at = _user_frame(exc)
+        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {exc}{at}") from exc
+
+
+def _user_frame(exc: BaseException) -> str:
+    """` (helper.py, line 3)`: the innermost frame of the traceback in the user's code, not in Python's library,
+    an installed package or toolkit; empty when there is none."""
+    library = {sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    library.add(str(Path(__file__).resolve().parent))
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = frame.filename
+        if path.startswith("<") or any(path.startswith(root + os.sep) for root in library if root):
+            continue
+        found = f" ({_shown(path)}, line {frame.lineno})"
+    return found
+
+
+def _shown(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive, on Windows
+        return path
 
 
 def _import_file(path: Path) -> ModuleType:

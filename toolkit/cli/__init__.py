@@ -1,14 +1,15 @@
 """The `toolkit` command: serve, list, call, document and check the tools of a module or of any stdio server.
 
 Exit codes: 0 success; 1 when the answer is "no" (a tool call returned `isError`, docs are out of date, a
-breaking change was found); 2 for usage errors and targets that cannot be loaded or reached; 124 when `call
---timeout` expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
+breaking change was found); 2 for usage errors and targets that cannot be loaded or reached; 124 when `--timeout`
+expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from ._commands import CommandError, CommandTimeout
@@ -27,10 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.run(args)
         sys.stdout.flush()
     except CommandTimeout as exc:
-        print(f"toolkit: error: {exc}", file=sys.stderr)
+        _report(exc, args.traceback)
         return _TIMEOUT_STATUS
     except CommandError as exc:
-        print(f"toolkit: error: {exc}", file=sys.stderr)
+        _report(exc, args.traceback)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -42,3 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return _BROKEN_PIPE_STATUS
     return status
+
+
+def _report(exc: CommandError, full: bool) -> None:
+    if full:
+        # The first cause is what went wrong (the module's own exception, the server's end); the chain
+        # above it only says how toolkit passed it on.
+        cause: BaseException = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        if cause is not exc:
+            traceback.print_exception(type(cause), cause, cause.__traceback__, chain=False, file=sys.stderr)
+    print(f"toolkit: error: {exc}", file=sys.stderr)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -88,11 +89,20 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def fetch() -> list[dict[str, Any]]:
-        async with _connect(args, definitions_only) as client:
-            tools = await client.list_tools()
+        with anyio.fail_after(args.timeout):
+            async with _connect(args, definitions_only) as client:
+                tools = await client.list_tools()
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
-    return _run(fetch)
+    try:
+        return _run(fetch)
+    except TimeoutError as exc:
+        what = f"the server {' '.join(args.command)!r}" if args.stdio else repr(args.target)
+        raise CommandTimeout(f"{args.name}: {what} gave no tools within {_seconds(args.timeout)} (--timeout)") from exc
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} second{'' if value == 1 else 's'}"
 
 
 def _run(fn: Callable[[], Awaitable[T]]) -> T:
@@ -124,7 +134,23 @@ def serve_target(args: argparse.Namespace) -> int:
     return 0
 
 
-def list_tools(args: argparse.Namespace) -> int:
+def _data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Callable[[argparse.Namespace], int]:
+    """A command whose standard output is data (a table, JSON, a result), written to the stream it is given.
+
+    Whatever else runs in this process meanwhile (the module printing as it loads, a tool's `print`) goes to
+    stderr, so `toolkit docs app.py --format json | jq` reads JSON only: see `_output_kept_apart`.
+    """
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        with _output_kept_apart(in_memory=not args.stdio) as out:
+            return command(args, out)
+
+    return run
+
+
+@_data_on_stdout
+def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
     tools = _payload(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
@@ -137,12 +163,13 @@ def list_tools(args: argparse.Namespace) -> int:
         )
         title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
         rows.append((tool["name"], title, ", ".join(badges(tool, mark_defaults=False)), params or "-"))
-    print_table(rows, [0, 1, 2, 3] if any(row[1] for row in rows[1:]) else [0, 2, 3])
-    print(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}")
+    print_table(rows, [0, 1, 2, 3] if any(row[1] for row in rows[1:]) else [0, 2, 3], out=out)
+    print(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}", file=out)
     return 0
 
 
-def write_docs(args: argparse.Namespace) -> int:
+@_data_on_stdout
+def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit docs`: write (or, with `--check`, compare) the Markdown or JSON reference of the tools."""
     tools = _payload(args)
     if args.format in ("openai", "anthropic", "gemini"):
@@ -150,15 +177,15 @@ def write_docs(args: argparse.Namespace) -> int:
     else:
         text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
     if args.check:
-        return _compare_file(Path(args.check), text, args)
+        return _compare_file(Path(args.check), text, args, out)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write(text)
+        out.write(text)
     return 0
 
 
-def _compare_file(path: Path, text: str, args: argparse.Namespace) -> int:
+def _compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) -> int:
     try:
         current = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -168,16 +195,17 @@ def _compare_file(path: Path, text: str, args: argparse.Namespace) -> int:
     diff = difflib.unified_diff(
         current.splitlines(keepends=True), text.splitlines(keepends=True), f"{path} (on disk)", f"{path} (generated)"
     )
-    sys.stdout.writelines(diff)
+    out.writelines(diff)
     source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
     print(f"toolkit: {path} is out of date; update it with: toolkit docs {source} -o {path}", file=sys.stderr)
     return 1
 
 
-def check_tools(args: argparse.Namespace) -> int:
+@_data_on_stdout
+def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
     if args.profile:
-        return _check_profiles(args)
+        return _check_profiles(args, out)
     tools = _payload(args)
     if args.write:
         Path(args.write).write_text(render_json(tools), encoding="utf-8")
@@ -191,22 +219,20 @@ def check_tools(args: argparse.Namespace) -> int:
             "compatible": len(changes) - breaking,
             "changes": [c.to_json() for c in changes],
         }
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json.dumps(report, indent=2, ensure_ascii=False), file=out)
     else:
-        sys.stdout.write(format_changes(changes))
+        out.write(format_changes(changes))
     return 1 if any(c.severity == "breaking" for c in changes) else 0
 
 
-def _check_profiles(args: argparse.Namespace) -> int:
+def _check_profiles(args: argparse.Namespace, out: TextIO) -> int:
     try:
         profiles = expand_profiles(args.profile)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     tools = _payload(args)
     problems = check_profiles(tools, profiles)
-    sys.stdout.write(
-        problems_json(problems) if args.format == "json" else format_problems(problems, len(tools), profiles)
-    )
+    out.write(problems_json(problems) if args.format == "json" else format_problems(problems, len(tools), profiles))
     return 1 if any(p.rejects for p in problems) else 0
 
 
@@ -217,6 +243,11 @@ def _definitions(tools: list[dict[str, Any]], provider: str, profile: str | None
         raise CommandError(str(exc)) from exc
     if chosen.provider != provider:
         raise CommandError(f"profile {chosen.name!r} is not for {provider} (its provider is {chosen.provider})")
+    # What toolkit's adaptation cannot fix (a name such as `files.delete`) is still in the definitions: the
+    # provider would refuse them, so say so, while writing them as asked (`check --profile` is the gate).
+    for problem in check_profiles(tools, [chosen.name]):
+        if problem.rejects and not problem.fixable:
+            print(f"toolkit: warning: {chosen.name} would reject this definition: {problem}", file=sys.stderr)
     return render_definitions(tools, chosen.name)
 
 
@@ -236,27 +267,32 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 # -- call ------------------------------------------------------------------------------------------------------
 
 
-def call_tool(args: argparse.Namespace) -> int:
+@_data_on_stdout
+def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit call`: call one tool, showing its log messages and progress on stderr, and print its result."""
     words = list(args.words)
     if not args.stdio:
         if len(words) < 2:
             raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
         args.target = words.pop(0)
-    name, arguments = words[0], _arguments(words[1:], args.json_args)
-    with _output_kept_apart(in_memory=not args.stdio) as out:
-        if not args.stdio:
-            server = _load(args.target)  # what the module prints as it loads is kept off stdout too
-            if name not in server.tools:
-                close = difflib.get_close_matches(name, list(server.tools), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(server.tools) or 'none'}"
-                raise CommandError(f"no tool named {name!r}{hint}")
-            args.target = server
-        return _call(args, name, arguments, out)
+    name, pairs = words[0], _pairs(words[1:])
+    given = _json_arguments(args.json_args)
+    if not args.stdio:
+        server = _load(args.target)
+        if name not in server.tools:
+            raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
+        args.target = server
+    return _call(args, name, given, pairs, out)
 
 
-def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: TextIO) -> int:
+def _suggestion(name: str, tools: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, tools, n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(tools) or 'none'}"
+
+
+def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: list[tuple[str, str]], out: TextIO) -> int:
     bar = ProgressBar(sys.stderr)
+    listed: list[str] = []
 
     def show(log: LogMessage) -> None:
         data = log.data if isinstance(log.data, str) else json.dumps(log.data, ensure_ascii=False)
@@ -269,6 +305,11 @@ def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: T
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
         options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample)
         async with _connect(args, **options) as client:
+            # The tools' schemas say which `key=value` texts are strings; the names, what an unknown tool was meant.
+            tools = await client.list_tools()
+            listed.extend(t.name for t in tools)
+            schema = next((t.input_schema for t in tools if t.name == name), None)
+            arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
             # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
             if not args.quiet and (client.modern or "logging" in client.capabilities):
                 await client.set_logging_level(args.log_level)
@@ -280,9 +321,10 @@ def _call(args: argparse.Namespace, name: str, arguments: dict[str, Any], out: T
     except ProtocolError as exc:
         if prompt.refused_sampling:  # 2026-07-28: the client's own answer ends the call, not the server
             raise CommandError(f"{name} asked for a completion from a model: {exc.message}") from exc
-        raise CommandError(f"the server refused the call: {exc.message} (code {exc.code})") from exc
+        hint = _suggestion(name, listed) if listed and name not in listed else ""
+        raise CommandError(f"the server refused the call: {exc.message} (code {exc.code}){hint}") from exc
     except TimeoutError as exc:
-        raise CommandTimeout(f"{name} gave no result within {args.timeout:g} seconds (--timeout)") from exc
+        raise CommandTimeout(f"call: {name} gave no result within {_seconds(args.timeout)} (--timeout)") from exc
     except StartupError as exc:
         raise CommandError(str(exc)) from exc
     finally:
@@ -316,22 +358,69 @@ def _output_kept_apart(*, in_memory: bool) -> Iterator[TextIO]:
             os.close(real)
 
 
-def _arguments(pairs: Sequence[str], json_args: str | None) -> dict[str, Any]:
-    arguments: dict[str, Any] = {}
-    if json_args is not None:
+def _json_arguments(source: str | None) -> dict[str, Any]:
+    """`--json OBJECT`, `--json -` (standard input) or `--json @FILE`."""
+    if source is None:
+        return {}
+    where = "--json"
+    if source == "-":
+        where, source = "--json - (standard input)", sys.stdin.read()
+    elif source.startswith("@"):
         try:
-            value = json.loads(json_args)
-        except ValueError as exc:
-            raise CommandError(f"--json is not valid JSON: {exc}") from exc
-        if not isinstance(value, dict):
-            raise CommandError("--json must be a JSON object")
-        arguments.update(value)
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
+            where, source = f"--json {source}", Path(source[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot read {source[1:]!r} (--json {source}): {exc.strerror}") from exc
+    try:
+        value = json.loads(source)
+    except ValueError as exc:
+        raise CommandError(f"{where} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise CommandError(f"{where} must be a JSON object")
+    return value
+
+
+def _pairs(words: Sequence[str]) -> list[tuple[str, str]]:
+    pairs: dict[str, str] = {}
+    for word in words:
+        key, sep, text = word.partition("=")
         if not sep or not key:
-            raise CommandError(f"argument {pair!r} is not key=value")
-        try:
-            arguments[key] = json.loads(text)
-        except ValueError:
-            arguments[key] = text
-    return arguments
+            raise CommandError(f"argument {word!r} is not key=value")
+        if key in pairs:
+            raise CommandError(f"argument {key!r} given twice ({key}={pairs[key]} and {word})")
+        pairs[key] = text
+    return list(pairs.items())
+
+
+def _value(text: str, key: str, schema: Mapping[str, Any] | None) -> Any:
+    """A `key=value` text as the argument: a string when the parameter takes only strings (`text=123` is "123"),
+    else JSON when it parses as JSON, else the string."""
+    types = _types(((schema or {}).get("properties") or {}).get(key), schema or {}, 0)
+    if types and types <= {"string", "null"} and "string" in types and not (text == "null" and "null" in types):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
+    """The JSON types a parameter's schema accepts; empty when it accepts any (or cannot tell)."""
+    if not isinstance(schema, Mapping) or depth > 8:
+        return set()
+    ref, kind = schema.get("$ref"), schema.get("type")
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    members = schema.get("anyOf") or schema.get("oneOf")
+    found: set[str] = set()
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        found = _types(target, root, depth + 1)
+    elif isinstance(kind, (str, list)):
+        found = {kind} if isinstance(kind, str) else {k for k in kind if isinstance(k, str)}
+    elif isinstance(values, list):
+        found = {"string" if isinstance(v, str) else "null" if v is None else "other" for v in values}
+    elif isinstance(members, list):
+        each = [_types(m, root, depth + 1) for m in members]
+        found = set().union(*each) if all(each) else set()
+    return found

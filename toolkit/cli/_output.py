@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
+import time
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -12,12 +14,12 @@ from toolkit import CallToolResult, Problem
 __all__ = ["ProgressBar", "format_problems", "print_result", "print_table", "problems_json"]
 
 
-def print_table(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> None:
+def print_table(rows: Sequence[Sequence[str]], columns: Sequence[int], *, out: TextIO) -> None:
     """Print the `columns` of `rows` aligned, two spaces apart; the last column is not padded."""
     *padded, last = columns
     widths = {i: max(len(row[i]) for row in rows) for i in padded}
     for row in rows:
-        print("  ".join(row[i].ljust(widths[i]) for i in padded) + "  " + row[last])
+        print("  ".join(row[i].ljust(widths[i]) for i in padded) + "  " + row[last], file=out)
 
 
 def print_result(result: CallToolResult, *, raw: bool, out: TextIO) -> int:
@@ -59,20 +61,26 @@ def _content_text(result: CallToolResult) -> str:
 
 
 class ProgressBar:
-    """Progress notifications drawn on one line of a terminal, or one line each when stderr is a file.
+    """Progress notifications drawn on one line of a terminal, or as lines when stderr is a file or a pipe.
 
-    Other lines (log messages) are printed above the bar, which is drawn again below them.
+    Other lines (log messages) are printed above the bar, which is drawn again below them. Lines are throttled
+    to one each `interval` seconds (a tool reporting a million steps would otherwise write a million lines);
+    the last update is always written, when the next log line comes or when the bar is closed.
     """
 
     width = 30
+    interval = 0.25
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.tty = stream.isatty()
         self.drawn = False
         self._last = ""
+        self._pending = False  # an update not written yet (throttled)
+        self._written_at = -math.inf
 
     def line(self, text: str) -> None:
+        self._flush_pending()
         if self.drawn and self.tty:
             self.stream.write(f"\r\x1b[K{text}\n{self._last}")
         else:
@@ -88,14 +96,28 @@ class ProgressBar:
         if message:
             line += f" {message}"
         self._last = line
+        self.drawn = True
         if self.tty:
             self.stream.write(f"\r\x1b[K{line}")
-        else:
-            self.stream.write(line + "\n")
+            self.stream.flush()
+            return
+        now = time.monotonic()
+        if now - self._written_at < self.interval:
+            self._pending = True
+            return
+        self._written_at = now
+        self._pending = False
+        self.stream.write(line + "\n")
         self.stream.flush()
-        self.drawn = True
+
+    def _flush_pending(self) -> None:
+        if self._pending:
+            self._pending = False
+            self.stream.write(self._last + "\n")
+            self.stream.flush()
 
     def close(self) -> None:
+        self._flush_pending()
         if self.drawn and self.tty:
             self.stream.write("\n")
             self.stream.flush()
@@ -104,19 +126,29 @@ class ProgressBar:
 def format_problems(problems: Sequence[Problem], tools: int, profiles: Sequence[str]) -> str:
     """The `toolkit check --profile` report: one line a problem, then a summary line."""
     lines = [str(p) for p in problems]
-    rejecting = {(p.profile, p.tool) for p in problems if p.rejects}
+    rejected = _rejected(problems)
     fixable = sum(p.fixable for p in problems)
     plural = "" if len(problems) == 1 else "s"
     summary = f"{len(problems)} problem{plural} in {tools} tool{'' if tools == 1 else 's'} for {', '.join(profiles)}"
     if problems:
         summary += f"; {fixable} auto-fixable (Server(schema_profile=...), tool.definition_for(...))"
-    if rejecting:
-        pairs = ", ".join(f"{tool} ({profile})" for profile, tool in sorted(rejecting))
-        summary += f"; rejected as served: {pairs}"
+    if rejected:
+        pairs = ", ".join(f"{tool} ({profile})" for profile, tool in rejected)
+        summary += f"; {len(rejected)} rejected as served: {pairs}"
     return "\n".join([*lines, summary]) + "\n"
 
 
 def problems_json(problems: Sequence[Problem]) -> str:
-    """The `--format json` report."""
-    report = {"rejected": sum(p.rejects for p in problems), "problems": [p.to_json() for p in problems]}
+    """The `--format json` report: `rejected` counts tool/profile pairs, as the text summary does."""
+    rejected = _rejected(problems)
+    report = {
+        "rejected": len(rejected),
+        "rejected_tools": [{"tool": tool, "profile": profile} for profile, tool in rejected],
+        "problems": [p.to_json() for p in problems],
+    }
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def _rejected(problems: Sequence[Problem]) -> list[tuple[str, str]]:
+    """(profile, tool) for each tool a profile's provider would reject as served, sorted."""
+    return sorted({(p.profile, p.tool) for p in problems if p.rejects})

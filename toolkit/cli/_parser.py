@@ -57,26 +57,34 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve TARGET over stdio", epilog=_EPILOG)
     serve.add_argument("target", metavar="TARGET")
-    serve.set_defaults(run=serve_target, stdio=False)
+    _traceback_option(serve)
+    serve.set_defaults(run=serve_target, stdio=False, name="serve")
 
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG)
     _source(listing)
-    listing.set_defaults(run=list_tools)
+    listing.set_defaults(run=list_tools, name="list")
 
     call = commands.add_parser(
         "call",
         help="call a tool and print its result",
         usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
         "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
-        epilog=_EPILOG + "Arguments are key=value; a value that parses as JSON is JSON, otherwise a string.\n",
+        epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string (text=123 is\n"
+        '"123"), otherwise JSON when the value parses as JSON, else a string.\n',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     call.add_argument("words", nargs="+", metavar="ARGUMENT", help="TARGET (unless --stdio), TOOL, key=value pairs")
-    call.add_argument("--json", dest="json_args", metavar="OBJECT", help="arguments as one JSON object")
+    call.add_argument(
+        "--json",
+        dest="json_args",
+        metavar="OBJECT",
+        help="arguments as one JSON object; `-` reads it from standard input, `@FILE` from FILE",
+    )
     call.add_argument("--stdio", action="store_true", help="call the server started by the command after --")
     call.add_argument("--timeout", type=float, help="seconds to wait for the result (then exit with status 124)")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
@@ -88,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
     )
     _size_option(call)
-    call.set_defaults(run=call_tool, target=None, protocol="auto")
+    _traceback_option(call)
+    call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
 
     docs = commands.add_parser("docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG)
     _source(docs)
@@ -102,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--profile", help="with --format openai|anthropic: the profile, e.g. openai-strict")
     docs.add_argument("--title", default="Tools", help="the top heading (default: Tools)")
     docs.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
-    docs.set_defaults(run=write_docs)
+    docs.set_defaults(run=write_docs, name="docs")
 
     check = commands.add_parser(
         "check", help="compare the tools with a snapshot, or check them against provider profiles", epilog=_EPILOG
@@ -116,10 +125,10 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         metavar="PROFILE",
         help="report what PROFILE's provider rejects or changes; exit 1 if a tool would be rejected "
-        "(repeatable; `all` for every profile)",
+        "(repeatable; `all` for every profile that is not strict: openai, gemini, anthropic, claude-desktop)",
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
-    check.set_defaults(run=check_tools)
+    check.set_defaults(run=check_tools, name="check")
     return parser
 
 
@@ -132,7 +141,33 @@ def _source(parser: argparse.ArgumentParser) -> None:
         default="handshake",
         help="the protocol era to list tools in (default: handshake, what most clients speak)",
     )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up, with status 124, when the server has not given its tools within SECONDS (default: 30)",
+    )
     _size_option(parser)
+    _traceback_option(parser)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+def _traceback_option(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    # On the top parser and on each command's (where SUPPRESS keeps the top one's value when not given there),
+    # so that `toolkit --traceback list app.py` and `toolkit list app.py --traceback` both work.
+    parser.add_argument(
+        "--traceback", action="store_true", default=default, help="on an error, print the full Python traceback too"
+    )
 
 
 def _size_option(parser: argparse.ArgumentParser) -> None:

@@ -72,7 +72,8 @@ def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) 
     Args:
         target: A server, a tool, several tools, or tool definitions, checked as a client receives them (a
             server with `schema_profile` serves adapted schemas).
-        profiles: Profile names (`"gemini"`, `"openai-strict"`, ...), or `"all"`.
+        profiles: Profile names (`"gemini"`, `"openai-strict"`, ...), or `"all"` (every profile that is not
+            strict: `openai`, `gemini`, `anthropic`, `claude-desktop`; the default).
         adapted: Check what toolkit's adaptation leaves (what `tool.definition_for(profile)` and
             `Server(schema_profile=...)` send), instead of the definitions as they are.
 
