@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from toolkit import CallToolResult, Client, ImageContent, Server, Tool
-from toolkit.testing import ToolTester
+from toolkit import CallToolResult, Client, ImageContent, ProtocolError, Server, Tool
+from toolkit.testing import ToolTester, assert_error
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -51,10 +51,11 @@ def test_every_example_module_is_tested() -> None:
         "inventory",
         "notes",
         "tcp_transport",
+        "trips",
     ]
 
 
-@pytest.mark.parametrize("name", ["calculator", "files", "inventory", "notes"])
+@pytest.mark.parametrize("name", ["calculator", "files", "inventory", "notes", "trips"])
 def test_every_example_imports_and_defines_tools(name: str) -> None:
     module = load(name)
     tools = [value for value in vars(module).values() if isinstance(value, Tool)]
@@ -207,3 +208,30 @@ def test_inventory_tools_run_on_a_fake_stock_in_a_unit_test() -> None:
 
     with ToolTester(inventory.server, lifespan=fake_stock) as tester:
         assert tester.call("stock_report").text == '[{"sku":"SOAP-9","name":"Olive soap","quantity":0}]'
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+def test_trips_ask_their_user_in_both_eras(protocol: Any) -> None:
+    trips = load("trips")
+    trips.TRIPS.clear()
+    booking = {"traveller": "Ada Lovelace", "departure": "2026-12-24", "seat": "aisle"}
+    with ToolTester(trips.server, protocol=protocol, elicitation=booking, sampling="Tram 28.\nCastle.\nFado.") as t:
+        booked = t.call("book_trip", city="Lisbon")
+        assert booked.text == "Booked LIS-001: Ada Lovelace to Lisbon on 2026-12-24, 3 nights."
+        assert t.elicitations[0].message == "Book a trip to Lisbon: who travels, and when?"
+        assert trips.TRIPS["LIS-001"]["seat"] == "aisle"
+        assert t.call("suggest_activities", city="Lisbon").text == "Tram 28.\nCastle.\nFado."
+        t.elicitation = "decline"
+        assert outcome(t.call("cancel_trip", reference="LIS-001")) == error("The user declined to run cancel_trip.")
+        t.elicitation = "accept"
+        assert t.call("cancel_trip", reference="LIS-001").text == "Cancelled LIS-001."
+        assert t.elicitations[0].message == "Cancel trip LIS-001? This cannot be undone."
+        assert t.call("list_trips").text == "[]"
+    with ToolTester(trips.server, protocol=protocol) as t:  # a client that can neither elicit nor sample
+        assert t.call("suggest_activities", city="Porto").text == "Walk around Porto."
+        if protocol == "handshake":
+            assert_error(t.call("book_trip", city="Porto"), "cannot ask the user")
+        else:
+            with pytest.raises(ProtocolError) as caught:
+                t.call("book_trip", city="Porto")
+            assert caught.value.code == -32021

@@ -18,9 +18,14 @@ from toolkit import (
     Client,
     Context,
     DocstringStyle,
+    ElicitRequest,
+    ElicitResult,
+    Form,
     LogLevel,
     ProgressCallback,
     ProtocolMode,
+    SampleRequest,
+    SampleResult,
     Server,
     Tool,
     ToolDefinition,
@@ -186,3 +191,48 @@ async def check_exported_aliases(
         pass
     except ToolkitError as exc:
         assert_type(exc, ToolkitError)
+
+
+# -- asking the client: the answers keep the form's type, in async tools (awaited) and sync ones (not) --------
+
+
+@dataclass
+class Contact:
+    name: str
+    age: int = 0
+
+
+@tool(confirm="Delete {path}?")
+async def asks_async(path: str, ctx: Context) -> str:
+    answer = await ctx.elicit("Who?", Contact)
+    assert_type(answer, ElicitResult[Contact])
+    assert_type(answer.data, Contact | None)
+    raw = await ctx.elicit("Who?", {"type": "object", "properties": {}})
+    assert_type(raw.data, dict[str, Any] | None)
+    form = Form(Contact)
+    assert_type((await ctx.elicit("Who?", form)).data, Contact | None)
+    reply = await ctx.sample("Hi", max_tokens=5)
+    assert_type(reply, SampleResult)
+    assert_type(reply.text, str)
+    url = await ctx.elicit_url("Sign in", "https://example.com")
+    assert_type(url, ElicitResult[None])
+    return path
+
+
+@tool
+def asks_sync(ctx: Context) -> str:
+    answer = ctx.elicit("Who?", Contact)
+    assert_type(answer.data, Contact | None)
+    return ctx.sample("Hi", max_tokens=5).text
+
+
+def check_handlers() -> None:
+    def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": request.message})
+
+    async def reply(request: SampleRequest) -> str:
+        return "hi"
+
+    Client(Server("s"), elicitation_handler=answer, sampling_handler=reply)
+    ToolTester(Server("s"), elicitation=["accept", {"name": "Ada"}], sampling=[SampleResult.reply("x")])
+    Client(Server("s"), elicitation_handler="accept")  # type: ignore[arg-type]

@@ -58,6 +58,19 @@ NOTIFICATIONS = {
     "notifications/tools/list_changed": "ToolListChangedNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
     "notifications/cancelled": "CancelledNotification",
+    "notifications/elicitation/complete": "ElicitationCompleteNotification",
+}
+# Requests a toolkit server sends to its client (handshake era only), by the revision that introduced them.
+SERVER_REQUESTS = {
+    "elicitation/create": ("ElicitRequest", "2025-06-18"),
+    "sampling/createMessage": ("CreateMessageRequest", "2024-11-05"),
+}
+# Input requests of a 2026-07-28 InputRequiredResult, by method: the request types without jsonrpc and id.
+INPUT_REQUESTS = {"elicitation/create": "ElicitRequest", "sampling/createMessage": "CreateMessageRequest"}
+# Error codes with a schema type of their own.
+ERRORS = {
+    -32042: ("URLElicitationRequiredError", "2025-11-25"),
+    -32021: ("MissingRequiredClientCapabilityError", MODERN),
 }
 
 
@@ -144,8 +157,10 @@ def check_server_message(message: Any, version: str, method: str | None) -> None
         return  # items are checked one by one by the caller, each with its own method
     assert isinstance(message, dict), f"the server sent a non-object message: {message!r}"
     modern = version == MODERN
+    if "method" in message and "id" in message:
+        _check_server_request(message, version)
+        return
     if "method" in message:
-        assert "id" not in message, f"toolkit servers never send requests, got {message}"
         validate(message, "JSONRPCNotification", version)
         name = NOTIFICATIONS.get(message["method"])
         assert name is not None, f"an unexpected notification: {message}"
@@ -160,17 +175,44 @@ def check_server_message(message: Any, version: str, method: str | None) -> None
             validate({**message, "id": 0}, envelope, version)
         else:
             validate(message, envelope, version)
+        _check_error_type(message, version)
         return
     envelope = "JSONRPCResultResponse" if version >= "2025-11-25" else "JSONRPCResponse"
     validate(message, envelope, version)
-    if method is not None and method in RESULTS:
-        validate(message["result"], RESULTS[method], version)
     result = message["result"]
-    if modern:
+    asks = modern and isinstance(result, dict) and result.get("resultType") == "input_required"
+    if method is not None and method in RESULTS and not asks:
+        validate(result, RESULTS[method], version)
+    if asks:
+        # basic/patterns/mrtr: only tools/call (of toolkit's methods) may ask; each input request is checked.
+        assert method == "tools/call", f"input_required answering {method}: {message}"
+        validate(message, "CallToolResultResponse", version)
+        validate(result, "InputRequiredResult", version)
+        for request in (result.get("inputRequests") or {}).values():
+            validate(request, INPUT_REQUESTS[request["method"]], version)
+    elif modern:
         assert result.get("resultType") == "complete", f"a 2026-07-28 result without resultType: {message}"
     else:
         for later in ("resultType", "ttlMs", "cacheScope"):
             assert later not in result, f"{later} in a {version} result: {message}"
+
+
+def _check_server_request(message: dict[str, Any], version: str) -> None:
+    """A request of the server's own: elicitation or sampling, never in 2026-07-28 (basic/patterns/mrtr)."""
+    assert version != MODERN, f"a server-to-client request in 2026-07-28, which has none: {message}"
+    name, since = SERVER_REQUESTS.get(message["method"], (None, ""))
+    assert name is not None, f"an unexpected request from the server: {message}"
+    assert version >= since, f"{message['method']} under {version}, which predates it ({since})"
+    validate(message, "JSONRPCRequest", version)
+    validate(message, name, version)
+
+
+def _check_error_type(message: dict[str, Any], version: str) -> None:
+    code = message["error"].get("code")
+    if code in ERRORS:
+        name, only = ERRORS[code]
+        assert version == only, f"error {code} under {version}; only {only} defines it: {message}"
+        validate(message, name, version)
 
 
 # -- the peer ------------------------------------------------------------------------------------------
@@ -318,11 +360,13 @@ class Peer:
         assert "result" in reply, reply
         return reply["result"]
 
-    async def initialize(self, version: str = LATEST, *, initialized: bool = True) -> dict[str, Any]:
+    async def initialize(
+        self, version: str = LATEST, *, initialized: bool = True, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The handshake: `initialize`, then `notifications/initialized`. Returns the result."""
+        params = {"protocolVersion": version, "capabilities": capabilities or {}}
         result: dict[str, Any] = await self.result(
-            "initialize",
-            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wire", "version": "1.0"}},
+            "initialize", {**params, "clientInfo": {"name": "wire", "version": "1.0"}}
         )
         if initialized:
             await self.notify("notifications/initialized")

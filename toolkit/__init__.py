@@ -4,12 +4,17 @@ import contextlib
 import importlib
 import typing
 
+from ._answer import ElicitResult, SampleResult
 from ._auth import Identity, StaticTokenVerifier, TokenVerifier
 from ._content import Audio, Image
 from ._context import Context, LogLevel
 from ._docstrings import DocstringStyle
+from ._elicitation import Choices, ElicitationSchemaError, Form
 from ._errors import (
+    ClientCapabilityError,
+    ClientRequestError,
     ConnectionClosedError,
+    ElicitationError,
     MessageError,
     OutputMismatchError,
     ProtocolError,
@@ -17,9 +22,12 @@ from ._errors import (
     ToolDefinitionError,
     ToolError,
     ToolkitError,
+    URLElicitationRequired,
 )
+from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
 from ._limits import RateLimit
 from ._memory import MemoryTransport
+from ._sampling import ModelPreferences, SamplingMessage
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -38,6 +46,8 @@ from ._types import (
     TextResourceContents,
     ToolAnnotations,
     ToolDefinition,
+    ToolResultContent,
+    ToolUseContent,
 )
 
 __version__ = "0.1.0"
@@ -49,12 +59,21 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Choices",
     "Client",
+    "ClientCapabilityError",
+    "ClientRequestError",
     "ConnectionClosedError",
     "ContentBlock",
     "Context",
     "DocstringStyle",
+    "ElicitRequest",
+    "ElicitResult",
+    "ElicitationError",
+    "ElicitationHandler",
+    "ElicitationSchemaError",
     "EmbeddedResource",
+    "Form",
     "Icon",
     "Identity",
     "Image",
@@ -65,6 +84,7 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "ModelPreferences",
     "OutputMismatchError",
     "Problem",
     "Profile",
@@ -74,6 +94,10 @@ __all__ = [
     "RateLimit",
     "ResourceLink",
     "Rule",
+    "SampleRequest",
+    "SampleResult",
+    "SamplingHandler",
+    "SamplingMessage",
     "Server",
     "StartupError",
     "StaticTokenVerifier",
@@ -89,8 +113,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolOptions",
+    "ToolResultContent",
+    "ToolUseContent",
     "ToolkitError",
     "Transport",
+    "URLElicitationRequired",
     "__version__",
     "tool",
 ]

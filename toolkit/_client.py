@@ -18,6 +18,13 @@ from pydantic import TypeAdapter
 
 from . import __version__
 from ._errors import ConnectionClosedError, MessageError, ProtocolError
+from ._handlers import (
+    ElicitationHandler,
+    SamplingHandler,
+    answer_request,
+    call_with_input,
+    client_capabilities,
+)
 from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ._memory import MemoryTransport
 from ._meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
@@ -81,6 +88,17 @@ class Client:
         lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
             way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
             so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
+        elicitation_handler: Answers the server's questions to the user (elicitation); declares the capability.
+            Called with an [`ElicitRequest`][toolkit.ElicitRequest], returns an
+            [`ElicitResult`][toolkit.ElicitResult] (or an awaitable of one). See
+            [human in the loop](human-in-the-loop.md).
+        sampling_handler: Answers the server's requests for a completion (sampling); declares the capability.
+            Called with a [`SampleRequest`][toolkit.SampleRequest], returns a [`SampleResult`][toolkit.SampleResult]
+            or a `str` (or an awaitable of either).
+        elicitation_modes: The elicitation modes declared with `elicitation_handler`: `"form"`, `"url"`.
+        sampling_tools: Declare `sampling.tools`: the handler answers requests that offer the model tools.
+        max_input_rounds: In 2026-07-28, how many times one call may ask for input before the client gives up
+            (the client answers each `InputRequiredResult` and retries the call itself).
 
     Example:
         ```python
@@ -120,8 +138,21 @@ class Client:
         validate_output: bool = True,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         lifespan: Lifespan | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        elicitation_modes: Sequence[Literal["form", "url"]] = ("form", "url"),
+        sampling_tools: bool = False,
+        max_input_rounds: int = 10,
     ) -> None:
         self._target = target
+        self._elicitation_handler = elicitation_handler
+        self._sampling_handler = sampling_handler
+        self._elicitation_modes = tuple(elicitation_modes)
+        self._max_input_rounds = max_input_rounds
+        # Declared once, and only what a handler answers: a server may rely on every capability declared.
+        self._capabilities = client_capabilities(
+            elicitation_handler, sampling_handler, elicitation_modes=elicitation_modes, sampling_tools=sampling_tools
+        )
         self._max_message_size = max_message_size
         self._lifespan = lifespan
         self._protocol = protocol
@@ -241,7 +272,12 @@ class Client:
                 stack.push_async_callback(self._target.aclose)
             stack.callback(tg.cancel_scope.cancel)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
-            self._peer = Peer(transport, self._on_notification, max_message_size=self._max_message_size)
+            self._peer = Peer(
+                transport,
+                self._on_notification,
+                max_message_size=self._max_message_size,
+                on_request=self._answer if self._capabilities else None,
+            )
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
@@ -285,7 +321,11 @@ class Client:
                     raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
         result = await self._request(
             "initialize",
-            {"protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {}, "clientInfo": self._client_info},
+            {
+                "protocolVersion": HANDSHAKE_VERSIONS[0],
+                "capabilities": self._capabilities,
+                "clientInfo": self._client_info,
+            },
             modern=False,
         )
         version = result.get("protocolVersion")
@@ -318,12 +358,23 @@ class Client:
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
             VERSION_KEY: MODERN_VERSION,
-            CAPABILITIES_KEY: {},
+            CAPABILITIES_KEY: self._capabilities,
             CLIENT_INFO_KEY: self._client_info,
         }
         if self._log_level is not None:
             meta[LOG_LEVEL_KEY] = self._log_level
         return meta
+
+    async def _answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
+        """A server's request (handshake era) or input request (2026-07-28, `key` given), through the handlers."""
+        return await answer_request(
+            method,
+            params,
+            elicitation=self._elicitation_handler,
+            sampling=self._sampling_handler,
+            elicitation_modes=self._elicitation_modes,
+            key=key,
+        )
 
     async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
         assert self._peer is not None, "use the client inside `async with`"
@@ -395,7 +446,9 @@ class Client:
     ) -> CallToolResult:
         """Call a tool and return its result; a failing tool gives a result with `is_error=True`.
 
-        Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`.
+        Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`. A tool
+        that asks the user or the model is answered by the client's handlers; in 2026-07-28 the client answers
+        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round.
 
         Args:
             name: The tool's name.
@@ -404,25 +457,38 @@ class Client:
             timeout: Seconds to wait before cancelling the call and raising `TimeoutError`.
 
         Raises:
-            ProtocolError: the server refused the request (unknown tool, malformed params).
+            ProtocolError: the server refused the request (unknown tool, malformed params, -32021 for a capability
+                this client did not declare); in 2026-07-28 also a handler's error, and -32603 after
+                `max_input_rounds` rounds.
             TimeoutError: `timeout` expired.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        token = None
-        if progress is not None:
-            token = f"p{self._peer.next_id() if self._peer is not None else 0}"
-            params["_meta"] = {"progressToken": token}
-            self._progress[token] = progress
+        tokens: list[str] = []
+
+        async def send(params: dict[str, Any]) -> Any:
+            if progress is not None:  # each round is a new request: a new token, for the same callback
+                token = f"p{self._peer.next_id() if self._peer is not None else 0}"
+                tokens.append(token)
+                self._progress[token] = progress
+                params = {**params, "_meta": {"progressToken": token}}
+            return await self._request("tools/call", params)
+
+        async def call() -> Any:
+            if not self.modern:
+                return await send(params)
+            # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
+            return await call_with_input(send, params, self._answer, max_rounds=self._max_input_rounds)
+
         try:
             if timeout is None:
-                raw = await self._request("tools/call", params)
+                raw = await call()
             else:
                 with anyio.fail_after(timeout):
-                    raw = await self._request("tools/call", params)
+                    raw = await call()
         finally:
-            if token is not None:
+            for token in tokens:
                 self._progress.pop(token, None)
         result = CallToolResult.model_validate(era_neutral(raw))
         if self._validate_output and not result.is_error:

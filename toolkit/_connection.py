@@ -31,8 +31,15 @@ import anyio.from_thread
 import anyio.lowlevel
 import pydantic
 
+from ._asking import Asker, finish_asking, start_asking, url_required
 from ._context import LOG_LEVELS, Context, LogLevel
-from ._errors import ConnectionClosedError, MessageError, ProtocolError
+from ._errors import (
+    ClientRequestError,
+    ConnectionClosedError,
+    MessageError,
+    ProtocolError,
+    URLElicitationRequired,
+)
 from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -47,6 +54,7 @@ from ._jsonrpc import (
     is_valid_id,
 )
 from ._meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, SUBSCRIPTION_KEY, VERSION_KEY
+from ._mrtr import Suspend, bind_for
 from ._tool import call_tool
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
 from ._versions import negotiate, shape_implementation, shape_tool
@@ -822,25 +830,87 @@ class Connection:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        raw_arguments = arguments
         if server.schema_profile is not None:
             arguments = tool.arguments_from(server.schema_profile, arguments)
+        # A tool that may ask the client (a Context, or confirm=) gets an Asker; a 2026-07-28 retry's requestState
+        # is verified here, before the tool runs. Nothing of this for the others (docs/human-in-the-loop.md).
+        asker = self._asker(request_id, params, state, name, raw_arguments) if tool.may_ask else None
         # Made only if the tool takes a Context: most do not, and they save its cost.
-        context = functools.partial(self._context, request_id, params, state)
+        context = functools.partial(self._context, request_id, params, state, asker)
         timeout = server.tool_timeout
-        if timeout is None:
-            wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
-        else:
-            with anyio.move_on_after(timeout) as scope:
+        try:
+            if timeout is None:
                 wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
-            if scope.cancelled_caught:
-                wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
-                wire["isError"] = True
+            else:
+                with anyio.move_on_after(timeout) as scope:
+                    wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
+                if scope.cancelled_caught:
+                    wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
+                    wire["isError"] = True
+        except Suspend:  # 2026-07-28: a question without an answer yet ends this round
+            wire = {}
+        except URLElicitationRequired as exc:  # also from a tool without a Context
+            asker = asker or self._asker(request_id, params, state, name, raw_arguments)
+            wire = url_required(asker, exc)
+        if asker is not None:
+            wire = finish_asking(
+                asker,
+                wire,
+                sealer=server.sealer,
+                bind=bind_for(server.name, name, raw_arguments),
+                ttl=server.request_state_ttl,
+            )
+            if wire.get("resultType") == "input_required":
+                wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
+                return wire
         if state.version == MODERN_VERSION:
             wire["resultType"] = "complete"
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
 
-    def _context(self, request_id: Any, params: dict[str, Any], state: SessionState) -> Context:
+    def _asker(self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, arguments: Any) -> Asker:
+        """How this call's tool asks the client: server-to-client requests, or (2026-07-28) input requests."""
+        server = self.server
+        return start_asking(
+            params,
+            version=state.version,
+            capabilities=state.client_capabilities,
+            send=functools.partial(self._ask, related=request_id),
+            sealer=server.sealer,
+            bind=bind_for(server.name, name, arguments),
+            max_size=server.max_message_size,
+            question_timeout=server.client_request_timeout,
+            confirm_fallback=server.confirm_fallback,
+            on_url=functools.partial(server.track_elicitation, connection=self),
+        )
+
+    async def _ask(self, method: str, params: dict[str, Any], wait: float | None, *, related: Any) -> Any:
+        """A question to the client (elicitation, sampling): its result; an error answer fails the tool readably.
+
+        Raises:
+            ClientRequestError: the client answered with an error, or its input ended first.
+            TimeoutError: no answer within `wait` seconds.
+        """
+        try:
+            return await self.request(method, params, related=related, timeout=wait)
+        except ConnectionClosedError:  # a ToolError: the call fails readably, and it is no bug of the tool's
+            raise ClientRequestError(0, "the client's input ended before it answered") from None
+        except ProtocolError as exc:
+            raise ClientRequestError(exc.code, exc.message) from None
+
+    def elicitation_complete(self, elicitation_id: str) -> None:
+        """Send `notifications/elicitation/complete` (from any thread): a URL-mode elicitation's flow is done."""
+        if self._tg is None or self._closed:
+            return
+        if threading.get_ident() != self._thread:
+            anyio.from_thread.run_sync(self.elicitation_complete, elicitation_id, token=self._token)
+            return
+        self._tg.start_soon(self._notify, "notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
+    def _context(
+        self, request_id: Any, params: dict[str, Any], state: SessionState, asker: Asker | None = None
+    ) -> Context:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if state is self._session or state.version != MODERN_VERSION:
@@ -865,6 +935,7 @@ class Connection:
             notify=functools.partial(self._notify, related=request_id),
             show_error_details=self.server.show_error_details,
             lifespan_context=self.server.lifespan_context,
+            asker=asker,
         )
 
     async def _listen(self, request_id: Any, params: dict[str, Any], state: SessionState) -> None:

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Generic, Literal
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import anyio.from_thread
 import anyio.lowlevel
 from typing_extensions import TypeVar
 
+from ._asking import Asker, CallThread, confirm_call
 from ._auth import Identity, current_identity
 from ._types import Implementation
 
-__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "mark_cancelled"]
+if TYPE_CHECKING:
+    from ._answer import ElicitResult, SampleResult
+    from ._elicitation import Form
+    from ._sampling import MessagesInput, ModelPreferences, ToolChoice
+    from ._tool import Tool
+    from ._types import ToolDefinition
+
+__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "confirm", "mark_cancelled"]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 #: RFC 5424 severities, least severe first, as MCP names them.
@@ -28,7 +37,9 @@ _logger = logging.getLogger("toolkit.tools")
 
 #: The type of the lifespan's value; a bare `Context` is `Context[Any]`.
 StateT = TypeVar("StateT", default=Any)
+FormT = TypeVar("FormT")
 _NO_STATE: Any = object()
+_NO_CAPABILITIES: Mapping[str, Any] = MappingProxyType({})
 
 
 class Context(Generic[StateT]):
@@ -69,6 +80,7 @@ class Context(Generic[StateT]):
     """
 
     __slots__ = (
+        "_asker",
         "_cancelled",
         "_last_progress",
         "_lifespan_context",
@@ -95,6 +107,7 @@ class Context(Generic[StateT]):
         notify: Notify | None = None,
         show_error_details: bool = False,
         lifespan_context: StateT = _NO_STATE,
+        asker: Asker | None = None,
     ) -> None:
         self.request_id = request_id
         """The JSON-RPC id of the request being served (`None` when detached)."""
@@ -112,6 +125,7 @@ class Context(Generic[StateT]):
         self._sync_on_loop = False  # a sync tool running on the loop itself (run_in_thread=False)
         self._cancelled = False
         self._lifespan_context = lifespan_context
+        self._asker = asker  # how this call asks the client; None when detached
 
     @property
     def lifespan_context(self) -> StateT:
@@ -218,6 +232,134 @@ class Context(Generic[StateT]):
         """Log at `error` level."""
         return self.log("error", data, logger)
 
+    # -- asking the client (docs/human-in-the-loop.md) -------------------------------------------------
+
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]:
+        """What the client declared it can do (at `initialize`, or in this request's `_meta`), read-only."""
+        if self._asker is None:
+            return _NO_CAPABILITIES
+        return MappingProxyType(dict(self._asker.capabilities))
+
+    def can_elicit(self, mode: Literal["form", "url"] = "form") -> bool:
+        """Whether [`elicit`][toolkit.Context.elicit] (`"form"`) or [`elicit_url`][toolkit.Context.elicit_url]
+        (`"url"`) can reach the user: the client declared the mode, and the revision has it."""
+        return self._asker is not None and self._asker.can_elicit(mode)
+
+    def can_sample(self, *, tools: bool = False) -> bool:
+        """Whether [`sample`][toolkit.Context.sample] can reach the client's model (with `tools`, too)."""
+        return self._asker is not None and self._asker.can_sample(tools=tools)
+
+    @overload
+    def elicit(
+        self, message: str, schema: type[FormT] | Form[FormT], *, key: str | None = None, timeout: float | None = None
+    ) -> ElicitResult[FormT]: ...
+    @overload
+    def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None, timeout: float | None = None
+    ) -> ElicitResult[dict[str, Any]]: ...
+    def elicit(self, message: str, schema: Any, *, key: str | None = None, timeout: float | None = None) -> Any:
+        """Ask the user to fill in a form, and wait for the answer: `await` it in an async tool, call it in a sync one.
+
+        Args:
+            message: The question, shown with the form.
+            schema: The form: a pydantic model, a dataclass or a TypedDict of flat fields, a
+                [`Form`][toolkit.Form], or a raw `requestedSchema` dict.
+            key: The question's key in 2026-07-28 input requests (default: `elicitation<n>`, by position).
+            timeout: Seconds to wait for the answer (handshake era); default `Server(client_request_timeout=...)`.
+
+        Returns:
+            An [`ElicitResult`][toolkit.ElicitResult]: `action` and, on accept, `data` validated into the form's type.
+
+        Raises:
+            ClientCapabilityError: the client cannot elicit in form mode (check with `can_elicit()`).
+            ClientRequestError: the client answered with an error.
+            ElicitationError: the accepted answer does not fit the form.
+            ElicitationSchemaError: the schema is outside the spec's subset.
+            TimeoutError: no answer within `timeout`.
+        """
+        return self._require_asker().elicit(self._thread(), message, schema, key, timeout)
+
+    def elicit_url(
+        self, message: str, url: str, *, key: str | None = None, timeout: float | None = None
+    ) -> ElicitResult[None]:
+        """Ask the user to go to `url` (sign-in, payment, anything that must not pass through the client).
+
+        `accept` means the user agreed to open the page, not that the flow there is complete. Needs a client that
+        declared URL-mode elicitation (2025-11-25 and later).
+
+        Raises:
+            ValueError: `url` is not an absolute URL.
+            ClientCapabilityError: the client cannot elicit in URL mode.
+            ClientRequestError: the client answered with an error.
+            TimeoutError: no answer within `timeout`.
+        """
+        return self._require_asker().elicit_url(self._thread(), message, url, key, timeout)
+
+    def sample(
+        self,
+        messages: MessagesInput,
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | Mapping[str, Any] | str | Sequence[str] | None = None,
+        tools: Sequence[Tool[Any, Any] | ToolDefinition | Mapping[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        include_context: Literal["none", "thisServer", "allServers"] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        key: str | None = None,
+        timeout: float | None = None,
+    ) -> SampleResult:
+        """Ask the client's model for a completion: `await` it in an async tool, call it in a sync one.
+
+        **Deprecated in 2026-07-28** (SEP-2577): the protocol keeps sampling working but advises new servers to
+        call a model provider's API directly. toolkit supports it in every revision.
+
+        Args:
+            messages: A string (one user message), or a list of strings, `SamplingMessage`s or their dicts.
+            max_tokens: The most tokens the reply may have.
+            system_prompt: A system prompt the client may use.
+            temperature: Sampling temperature.
+            stop_sequences: Where to stop.
+            model_preferences: A model name, a list of names (hints, best first), or `ModelPreferences`.
+            tools: Tools the model may call (2025-11-25, clients with `sampling.tools`).
+            tool_choice: `"auto"`, `"required"` or `"none"`.
+            include_context: Context to include; only with the client's `sampling.context` (soft-deprecated).
+            metadata: Provider-specific metadata.
+            key: The request's key in 2026-07-28 input requests (default: `sampling<n>`).
+            timeout: Seconds to wait (handshake era); default `Server(client_request_timeout=...)`.
+
+        Raises:
+            ClientCapabilityError: the client cannot sample (or cannot with tools).
+            ClientRequestError: the client answered with an error (`-1`: the user rejected the request).
+            ValueError: malformed messages, or content the revision cannot carry.
+            TimeoutError: no answer within `timeout`.
+        """
+        options = {
+            "max_tokens": max_tokens,
+            "system_prompt": system_prompt,
+            "temperature": temperature,
+            "stop_sequences": stop_sequences,
+            "model_preferences": model_preferences,
+            "tools": tools,
+            "tool_choice": tool_choice,
+            "include_context": include_context,
+            "metadata": metadata,
+        }
+        return self._require_asker().sample(self._thread(), messages, key, timeout, options)
+
+    def _require_asker(self) -> Asker:
+        if self._asker is None:
+            raise RuntimeError(
+                "this Context is detached (the tool is not running in a server): there is no client to ask"
+            )
+        return self._asker
+
+    def _thread(self) -> CallThread:
+        return CallThread(self._loop_thread, self._token, self._sync_on_loop)
+
     # -- delivery ------------------------------------------------------------------------------------
 
     def _deliver(self, method: str | None, params: dict[str, Any]) -> Awaitable[None]:
@@ -259,6 +401,15 @@ def bind_to_loop(context: Context[Any], *, in_thread: bool) -> None:
 def mark_cancelled(context: Context[Any]) -> None:
     """The call was cancelled: a sync tool still running on its thread sees `cancelled` and may stop."""
     context._cancelled = True
+    if context._asker is not None:
+        context._asker.cancel()  # a sync tool's question waits on the loop, outside the call's cancel scope
+
+
+async def confirm(context: Context[Any] | None, message: str, name: str, *, destructive: bool) -> str | None:
+    """`@tool(confirm=...)`: None to run the call, else the error text (detached: nobody to ask, so it runs)."""
+    if context is None or context._asker is None:
+        return None
+    return await confirm_call(context._asker, context._thread(), message, name, destructive=destructive)
 
 
 class _Sent:

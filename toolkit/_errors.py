@@ -127,3 +127,63 @@ class StartupError(ToolkitError, RuntimeError):
         reason = str(cause).replace("\n", " ").strip()
         what = f"{type(cause).__name__}: {reason}" if reason else type(cause).__name__
         super().__init__(f"server {server_name!r} failed to start: {what}")
+
+
+# -- asking the client (elicitation, sampling) --------------------------------------------------------------
+# Subclasses of ToolError: raised inside a tool, their messages (toolkit's own, never user data) reach the client
+# as the tool's error text, so the model can read why the call could not go on.
+
+
+class ClientCapabilityError(ToolError):
+    """The client did not declare what this call needs (elicitation, a mode of it, sampling, or tools in sampling).
+
+    In the handshake era the call fails with this message as its error text; in 2026-07-28 the request fails with
+    JSON-RPC error -32021 whose `data.requiredCapabilities` is [`required`][toolkit.ClientCapabilityError.required]
+    (basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError`").
+
+    Attributes:
+        required: The missing capabilities, as a `ClientCapabilities` object: `{"elicitation": {"form": {}}}`.
+    """
+
+    def __init__(self, message: str, required: dict[str, object]) -> None:
+        super().__init__(message)
+        self.required = required
+
+
+class ClientRequestError(ToolError):
+    """The client answered a request of the server (elicitation, sampling) with an error, or not in the spec's shape.
+
+    A client handler raises it to answer with a JSON-RPC error of its choice: `ClientRequestError(-1, "User rejected
+    sampling request")`.
+
+    Attributes:
+        code: The JSON-RPC error code.
+        message: The error's message.
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"the client answered with error {code}: {message}" if code else message)
+        self.code = code
+        self.message = message
+
+
+class ElicitationError(ToolError):
+    """The user's accepted answer does not fit the form (the message names the fields, never their values)."""
+
+
+class URLElicitationRequired(ToolError):
+    """Raise in a tool that cannot go on until the user completes a flow at `url` (sign-in, payment, consent).
+
+    2025-11-25: the call fails with JSON-RPC error -32042 listing this URL elicitation, so the client can open it
+    and retry. 2026-07-28: the call asks for it in an `InputRequiredResult`, and every retry runs the tool again,
+    so that it checks again whether the flow is complete.
+
+    Attributes:
+        url: Where the user goes.
+        message: Why, shown to the user.
+    """
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.url = url

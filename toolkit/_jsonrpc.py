@@ -17,8 +17,10 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "check_message",
     "decode",
     "encode",
@@ -36,7 +38,10 @@ INTERNAL_ERROR = -32603
 # the connection ends before their reply.
 CONNECTION_CLOSED = -32000
 # 2026-07-28 reserves -32020..-32099 for the spec itself.
+MISSING_CLIENT_CAPABILITY = -32021  # basic/index: a request needs a client capability not declared in its _meta
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# 2025-11-25 (client/elicitation): the request cannot go on until a URL-mode elicitation is completed.
+URL_ELICITATION_REQUIRED = -32042
 
 
 def encode(message: Any) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from ._errors import ConnectionClosedError, MessageError, ProtocolError
 from ._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
@@ -24,6 +25,11 @@ _CLOSE_WAIT_SECONDS = 5.0
 logger = logging.getLogger("toolkit.client")
 
 OnNotification = Callable[[str, dict[str, Any]], Awaitable[None]]
+OnRequest = Callable[[str, Any], Awaitable[dict[str, Any]]]
+"""Answers a request from the server (`method`, `params`) with its result, or raises `ProtocolError`."""
+
+
+_METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
 
 
 class _Pending:
@@ -54,9 +60,13 @@ class Peer:
         on_notification: OnNotification,
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        on_request: OnRequest | None = None,
     ) -> None:
         self.transport = transport
         self._on_notification = on_notification
+        self._on_request = on_request
+        self._serving: dict[Any, anyio.CancelScope] = {}  # the server's requests being answered, by their id
+        self._tg: anyio.abc.TaskGroup | None = None
         self._max = max_message_size
         self._lock = anyio.Lock(fast_acquire=True)
         self._ids = itertools.count(1)
@@ -133,7 +143,19 @@ class Peer:
         return pending.result
 
     async def run(self) -> None:
-        """Read until the connection closes, then fail every request still waiting, and every later one."""
+        """Read until the connection closes, then fail every request still waiting, and every later one.
+
+        The server's own requests (elicitation, sampling) are answered in tasks of their own: a person may take
+        minutes, and reading goes on meanwhile. They are cancelled when the connection closes.
+        """
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                await self._read()
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _read(self) -> None:
         closed = ConnectionClosedError()
         try:
             while True:
@@ -227,15 +249,40 @@ class Peer:
                 pending.error = message.get("error") if "error" in message else None
                 pending.done.set()
             return
-        if "id" in message:  # a request from the server: ping is answered; no other client feature is offered yet
+        if "id" in message:  # a request from the server: ping is answered here, the rest by `on_request`
             if message["method"] == "ping":
-                reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-            else:
-                error = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
-                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
-                async with self._lock:
-                    await self.transport.send(encode(reply))
+                await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            elif self._on_request is None or self._tg is None:
+                await self._reply({"jsonrpc": "2.0", "id": message["id"], "error": _METHOD_NOT_FOUND})
+            elif is_valid_id(message["id"]) and message["id"] not in self._serving:
+                self._serving[message["id"]] = anyio.CancelScope()
+                self._tg.start_soon(self._answer, message)
             return
         params = message.get("params")
+        if message["method"] == "notifications/cancelled" and isinstance(params, dict):
+            scope = self._serving.get(params.get("requestId"))
+            if scope is not None:  # the server stopped waiting: so does the handler (basic/utilities/cancellation)
+                scope.cancel()
         await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        assert self._on_request is not None
+        request_id = message["id"]
+        scope = self._serving[request_id]
+        reply: dict[str, Any] | None = None
+        try:
+            with scope:
+                try:
+                    result = await self._on_request(str(message["method"]), message.get("params"))
+                    reply = {"jsonrpc": "2.0", "id": request_id, "result": result}
+                except ProtocolError as exc:
+                    reply = {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        finally:
+            del self._serving[request_id]
+        if reply is not None and not scope.cancel_called:  # a cancelled request gets no response (the spec)
+            await self._reply(reply)
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
+            async with self._lock:
+                await self.transport.send(encode(message))

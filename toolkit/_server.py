@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
@@ -13,8 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
+from ._asking import ConfirmFallback
 from ._connection import Connection, tools_changed
 from ._errors import StartupError
+from ._mrtr import PURPOSE as REQUEST_STATE_PURPOSE
+from ._seal import Sealer, SecretOption, secret_keys
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
 from ._threads import running_calls
 from ._tool import Options, Tool, ToolOptions, caller_locals, check_bound
@@ -35,6 +39,7 @@ tools read as `ctx.lifespan_context` (an `@asynccontextmanager` function that ta
 
 logger = logging.getLogger("toolkit")
 _NOT_RUNNING: Any = object()
+_MAX_PENDING_ELICITATIONS = 10_000
 
 
 @contextlib.asynccontextmanager
@@ -77,6 +82,15 @@ class Server:
             mapped to the tools' own shape before validation.
         lifespan: Opens what the tools share (a database, an HTTP client) before the first message is read and
             closes it after the last reply; see [`running`][toolkit.Server.running].
+        confirm_fallback: What a tool made with `@tool(confirm=...)` does for a client that cannot elicit:
+            `"auto"` (default) refuses destructive tools (all but `read_only=True` or `destructive=False` ones, as
+            MCP's `destructiveHint` defaults to true) and runs the rest; `"refuse"` refuses all; `"run"` runs all.
+        client_request_timeout: Seconds a question to the client (elicitation, sampling) may wait for its answer
+            in the handshake era; `None` (default) waits as long as the call may run (people are slow).
+        secret: Signs the `requestState` of 2026-07-28 multi-round calls: one secret of 32 bytes or more, or
+            several (the first signs, all verify: rotation). `None` makes a random one per process, so servers
+            run as several workers must share one. See [human in the loop](human-in-the-loop.md).
+        request_state_ttl: Seconds a `requestState` stays valid (a user fills a form between two rounds).
 
     Example:
         ```python
@@ -114,6 +128,10 @@ class Server:
         cache_scope: Literal["public", "private"] = "public",
         schema_profile: str | None = None,
         lifespan: Lifespan | None = None,
+        confirm_fallback: ConfirmFallback = "auto",
+        client_request_timeout: float | None = None,
+        secret: SecretOption = None,
+        request_state_ttl: float = 900.0,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -138,6 +156,16 @@ class Server:
             from ._profiles import get_profile  # deferred: most servers serve no profile
 
             self.schema_profile = get_profile(schema_profile).name
+        if confirm_fallback not in ("auto", "refuse", "run"):
+            raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
+        self.confirm_fallback: ConfirmFallback = confirm_fallback
+        self.client_request_timeout = client_request_timeout
+        self.request_state_ttl = request_state_ttl
+        self.sealer = Sealer(secret_keys(secret), REQUEST_STATE_PURPOSE)
+        """Signs and verifies the requestState of 2026-07-28 multi-round calls."""
+        # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
+        # closed connection is forgotten; bounded, so ids never completed cannot pile up.
+        self._elicitations: weakref.WeakValueDictionary[str, Connection] = weakref.WeakValueDictionary()
         self.info = Implementation(
             name=name,
             version=self.version,
@@ -216,6 +244,32 @@ class Server:
             return made
 
         return decorate(fn) if fn is not None else decorate
+
+    def elicitation_complete(self, elicitation_id: str) -> bool:
+        """Tell the client that asked for a URL-mode elicitation that its out-of-band flow is complete.
+
+        Sends `notifications/elicitation/complete` to that client only (client/elicitation: "**MUST** only send the
+        notification to the client that initiated the elicitation request"), which may then retry what needed it.
+        Safe to call from any thread, such as a web handler's. 2025-11-25 only: 2026-07-28 has no such
+        notification (its clients retry, and the tool checks again).
+
+        Args:
+            elicitation_id: The id, from `ElicitResult.elicitation_id`.
+
+        Returns:
+            Whether a connection was waiting for it (False for an unknown id, a closed connection, or a repeat).
+        """
+        connection = self._elicitations.pop(elicitation_id, None)
+        if connection is None:
+            return False
+        connection.elicitation_complete(elicitation_id)
+        return True
+
+    def track_elicitation(self, elicitation_id: str, *, connection: Connection) -> None:
+        """Remember which connection sent a URL-mode elicitation (called by the connection, not by users)."""
+        if len(self._elicitations) >= _MAX_PENDING_ELICITATIONS:
+            self._elicitations.pop(next(iter(self._elicitations)), None)  # the oldest goes first
+        self._elicitations[elicitation_id] = connection
 
     def _changed(self, tools: dict[str, Tool[Any, Any]]) -> None:
         # A new dict and view, never one changed in place: a call iterating the old one is not disturbed, and the

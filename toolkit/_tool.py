@@ -15,12 +15,14 @@ import anyio.lowlevel
 import pydantic_core
 from typing_extensions import ParamSpec, Self, TypedDict, Unpack
 
+from ._asking import confirm_problems, confirm_text
 from ._content import converter, to_json_text, wire_converter
-from ._context import Context, bind_to_loop, mark_cancelled
+from ._context import Context, bind_to_loop, confirm, mark_cancelled
 from ._docstrings import DocstringStyle, parse_docstring
-from ._errors import OutputMismatchError, ToolDefinitionError, ToolError
+from ._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
 from ._function_calling import envelope
 from ._meta import meta_key_problems
+from ._mrtr import Suspend
 from ._schema import input_schema
 from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._threads import run_sync
@@ -65,6 +67,7 @@ class ToolOptions(TypedDict, total=False):
     optional_style: OptionalStyle
     show_error_details: bool
     run_in_thread: bool
+    confirm: bool | str
 
 
 class Options(typing.NamedTuple):
@@ -87,6 +90,7 @@ class Options(typing.NamedTuple):
     optional_style: OptionalStyle = "compact"
     show_error_details: bool = False
     run_in_thread: bool = True
+    confirm: bool | str = False
 
 
 class Tool(Generic[P, R]):
@@ -107,6 +111,8 @@ class Tool(Generic[P, R]):
     """The JSON schema of the return value before any `{"result": ...}` wrapping (any type)."""
     show_error_details: bool
     """Send exception details to the client instead of a generic message."""
+    may_ask: bool
+    """A call may ask the client something (elicitation, sampling): the tool takes a Context, or confirms its calls."""
 
     def __init__(self, fn: Callable[P, R], options: Options, localns: Mapping[str, Any] | None = None) -> None:
         if isinstance(fn, classmethod):
@@ -166,7 +172,10 @@ class Tool(Generic[P, R]):
             context: The request's context; a detached one is made when not given.
         """
         details = context.show_error_details if context is not None else False
-        wire = await call_tool(self, arguments, context, LATEST_HANDSHAKE_VERSION, details)
+        try:
+            wire = await call_tool(self, arguments, context, LATEST_HANDSHAKE_VERSION, details)
+        except URLElicitationRequired as exc:  # no server here to turn it into the protocol's answer
+            wire = _error_wire(_safe_str(exc))
         return CallToolResult.model_validate(wire)
 
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
@@ -307,6 +316,7 @@ class Tool(Generic[P, R]):
         )
         if opts.meta is not None:
             problems.extend(meta_key_problems(opts.meta))
+        problems.extend(confirm_problems(opts.confirm, [p.name for p in params]))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         if opts.schema_dialect:
@@ -334,6 +344,10 @@ class Tool(Generic[P, R]):
         self._in_thread = opts.run_in_thread and not self._is_async
         self._wire = wire_converter(self._convert, output)
         self.show_error_details = opts.show_error_details
+        self._confirm = opts.confirm
+        self.may_ask = self._context_param is not None or opts.confirm is not False
+        # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
+        self._destructive = not (opts.read_only or opts.destructive is False)
 
 
 async def call_tool(
@@ -354,7 +368,11 @@ async def call_tool(
         kwargs = tool._validator.validate_python(arguments if arguments is not None else {})
     except pydantic_core.ValidationError as exc:
         return _error_wire(tool._describe_validation_error(exc))
-    ctx = _pass_context(tool, kwargs, context) if tool._context_param is not None else None
+    ctx = None
+    if tool._context_param is not None or tool._confirm is not False:
+        ctx, refusal = await _prepare(tool, kwargs, context)
+        if refusal is not None:
+            return _error_wire(refusal)
     try:
         if tool._in_thread:
             value = await run_sync(tool._call_in_thread, kwargs)
@@ -362,18 +380,13 @@ async def call_tool(
             value = await tool._target(**kwargs)
         else:
             value = tool._target(**kwargs)
+    except (URLElicitationRequired, Suspend):
+        # The call's answer says so (-32042, or an input request of 2026-07-28), not its error text.
+        raise
     except ToolError as exc:
         return _error_wire(_safe_str(exc) or f"tool {tool.name!r} failed")
     except BaseException as exc:
-        if isinstance(exc, _RaisedInThread):
-            exc = exc.raised
-        elif isinstance(exc, anyio.get_cancelled_exc_class()):
-            if ctx is not None:
-                mark_cancelled(ctx)  # a sync tool's thread runs on: let it see that it may stop
-            # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
-            # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
-            await anyio.lowlevel.checkpoint_if_cancelled()
-        return _error_wire(tool._exception_text(exc, tool.show_error_details or show_error_details))
+        return _error_wire(await _failure(tool, exc, ctx, show_error_details))
     try:
         wire = tool._wire(value)
     except Exception as exc:
@@ -385,14 +398,46 @@ async def call_tool(
     return wire
 
 
-def _pass_context(
+async def _failure(tool: Tool[Any, Any], exc: BaseException, ctx: Context | None, show_error_details: bool) -> str:
+    """The error text for what the function raised; re-raises a cancellation, or a round of 2026-07-28 that ends."""
+    if isinstance(exc, _RaisedInThread):
+        exc = exc.raised
+        if isinstance(exc, Suspend):  # a sync tool's question without an answer yet
+            raise exc from None
+    elif isinstance(exc, anyio.get_cancelled_exc_class()):
+        if ctx is not None:
+            mark_cancelled(ctx)  # a sync tool's thread runs on: let it see that it may stop
+        # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
+        # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+    return tool._exception_text(exc, tool.show_error_details or show_error_details)
+
+
+async def _prepare(
     tool: Tool[Any, Any], kwargs: dict[str, Any], context: Context | Callable[[], Context] | None
-) -> Context:
+) -> tuple[Context, str | None]:
+    """The call's Context, passed in if the tool takes one, and the refusal of an unconfirmed call (`confirm=`)."""
     ctx = context if isinstance(context, Context) else Context() if context is None else context()
-    kwargs[tool._context_param] = ctx  # type: ignore[index]
+    if tool._confirm is not False:
+        refusal = await _confirmation(tool, kwargs, ctx)
+        if refusal is not None:
+            return ctx, refusal
+    if tool._context_param is None:
+        return ctx, None
+    kwargs[tool._context_param] = ctx
     if not tool._is_async:
         bind_to_loop(ctx, in_thread=tool._in_thread)
-    return ctx
+    return ctx, None
+
+
+async def _confirmation(tool: Tool[Any, Any], kwargs: dict[str, Any], ctx: Context) -> str | None:
+    """Ask the user to confirm this call (`confirm=`): None to run it, else the error text to answer with."""
+    arguments = {k: v for k, v in kwargs.items() if k != tool._context_param}
+    message = confirm_text(tool._confirm, arguments, tool.definition.title or tool.name)
+    try:
+        return await confirm(ctx, message, tool.name, destructive=tool._destructive)
+    except ToolError as exc:  # the client cannot ask, and the server's policy refuses
+        return _safe_str(exc)
 
 
 def _error_wire(text: str) -> dict[str, Any]:
@@ -496,6 +541,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         show_error_details (bool): Send exception types and messages to the client (off: a generic message).
         run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
             event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
+        confirm (bool | str): Ask the user to confirm each call before the function runs (through elicitation):
+            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`). The function runs
+            only on accept. For clients that cannot elicit, see `Server(confirm_fallback=...)`; see
+            [human in the loop](human-in-the-loop.md).
     """
     localns = caller_locals()
     opts = Options(**options)

@@ -21,10 +21,13 @@ __all__ = [
     "ImageContent",
     "Implementation",
     "ResourceLink",
+    "SamplingContent",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",
     "ToolDefinition",
+    "ToolResultContent",
+    "ToolUseContent",
 ]
 
 #: Protocol revisions toolkit speaks, newest first.
@@ -186,6 +189,28 @@ ContentBlock = Annotated[
 CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
 
+class ToolUseContent(WireModel):
+    """The model asks to call a tool (2025-11-25 and later)."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    """Matches the `tool_use_id` of the result sent back."""
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ToolResultContent(WireModel):
+    """The result of a tool the model asked for, sent back in a user message (2025-11-25 and later)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[ContentBlock] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
 class CallToolResult(WireModel):
     """The result of a tool call, as `tools/call` sends it."""
 
@@ -213,3 +238,9 @@ class Implementation(WireModel):
     description: str | None = None
     website_url: str | None = None
     icons: list[Icon] | None = None
+
+
+SamplingContent = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent, Field(discriminator="type")
+]
+"""A block of a sampling message: text, image, audio, or (2025-11-25) a tool use or a tool result."""

@@ -29,6 +29,7 @@ from toolkit.docs import badges, describe_type, render_definitions, render_json,
 
 from ._breaking_changes import compare, format_changes
 from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
+from ._prompt import TerminalPrompt
 
 if TYPE_CHECKING:
     # Imported where a command connects: `toolkit serve` runs a server, which never needs the client.
@@ -326,8 +327,12 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
         data = log.data if isinstance(log.data, str) else json.dumps(log.data, ensure_ascii=False)
         bar.line(f"{log.level}{f' [{log.logger}]' if log.logger else ''}: {data}")
 
+    # A tool that asks is answered by the person at the terminal (stderr and stdin; stdout is the result).
+    prompt = TerminalPrompt(yes=args.yes)
+
     async def run() -> CallToolResult:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
+        options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample)
         async with _connect(args, **options) as client:
             # The tools' schemas say which `key=value` texts are strings; the names, what an unknown tool was meant.
             tools = await client.list_tools()
@@ -343,6 +348,8 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     try:
         result = _run(run)
     except ProtocolError as exc:
+        if prompt.refused_sampling:  # 2026-07-28: the client's own answer ends the call, not the server
+            raise CommandError(f"{name} asked for a completion from a model: {exc.message}") from exc
         hint = _suggestion(name, listed) if listed and name not in listed else ""
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code}){hint}") from exc
     except TimeoutError as exc:

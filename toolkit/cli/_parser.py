@@ -103,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     call.add_argument("-q", "--quiet", action="store_true", help="do not show the tool's log messages and progress")
     call.add_argument(
+        "-y", "--yes", action="store_true", help="accept the tool's confirmations without asking (forms still ask)"
+    )
+    call.add_argument(
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
     )
     _size_option(call)

@@ -17,6 +17,7 @@ import pytest
 from toolkit import Client, Lifespan, Server
 from toolkit._types import MODERN_VERSION
 
+from ._scripts import Scripted
 from ._snapshots import Definitions, Snapshot, compare_snapshot
 from ._stdio import stdio_command, stdio_environment
 from ._tester import ToolTester
@@ -77,6 +78,22 @@ class Plugin:
         return None
 
     @pytest.fixture
+    def toolkit_elicitation(self) -> Any:
+        """How `toolkit_tester` and `toolkit_client` answer the tools' questions to the user: a script (`"accept"`,
+        `"decline"`, `"cancel"`, a dict, a list, ...) or a handler; `None` (default): the client cannot elicit.
+
+        Parametrize it to run a test with several answers:
+        `@pytest.mark.parametrize("toolkit_elicitation", ["accept", "decline"])`.
+        """
+        return None
+
+    @pytest.fixture
+    def toolkit_sampling(self) -> Any:
+        """How `toolkit_tester` and `toolkit_client` answer sampling requests: a reply's text, a list of them, or a
+        handler; `None` (default): the client cannot sample."""
+        return None
+
+    @pytest.fixture
     def toolkit_stdio_command(self, toolkit_server: Server) -> list[str]:
         """The command that serves `toolkit_server` over stdio; by default `python -m toolkit serve module:name`."""
         try:
@@ -88,15 +105,23 @@ class Plugin:
     async def toolkit_client(
         self,
         request: pytest.FixtureRequest,
+        *,
         toolkit_server: Server,
         toolkit_transport: str,
         toolkit_protocol: Any,
+        toolkit_elicitation: Any,
+        toolkit_sampling: Any,
         anyio_backend: Any,
     ) -> AsyncIterator[Client]:
         """A `toolkit.Client` connected to `toolkit_server` over `toolkit_transport` (use in `anyio` tests)."""
         toolkit_lifespan: Lifespan | None = request.getfixturevalue("toolkit_lifespan")
+        scripted = Scripted(toolkit_elicitation, toolkit_sampling)
+        handlers: dict[str, Any] = {
+            "elicitation_handler": scripted.elicitation_handler,
+            "sampling_handler": scripted.sampling_handler,
+        }
         if toolkit_transport == "memory":
-            client = Client(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan)
+            client = Client(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan, **handlers)
         elif toolkit_transport == "stdio":
             if toolkit_lifespan is not None:
                 pytest.fail(
@@ -105,7 +130,7 @@ class Plugin:
                     pytrace=False,
                 )
             command = request.getfixturevalue("toolkit_stdio_command")
-            client = Client.stdio(command, env=stdio_environment(), protocol=toolkit_protocol)
+            client = Client.stdio(command, env=stdio_environment(), protocol=toolkit_protocol, **handlers)
         else:
             pytest.fail(f"toolkit: unknown toolkit_transport {toolkit_transport!r}; use 'memory' or 'stdio'")
         async with client:
@@ -113,10 +138,22 @@ class Plugin:
 
     @pytest.fixture
     def toolkit_tester(
-        self, toolkit_server: Server, toolkit_protocol: Any, toolkit_lifespan: Lifespan | None
+        self,
+        *,
+        toolkit_server: Server,
+        toolkit_protocol: Any,
+        toolkit_lifespan: Lifespan | None,
+        toolkit_elicitation: Any,
+        toolkit_sampling: Any,
     ) -> Iterator[ToolTester]:
         """A [`ToolTester`][toolkit.testing.ToolTester] over `toolkit_server`, for plain (synchronous) tests."""
-        with ToolTester(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan) as tester:
+        with ToolTester(
+            toolkit_server,
+            protocol=toolkit_protocol,
+            lifespan=toolkit_lifespan,
+            elicitation=toolkit_elicitation,
+            sampling=toolkit_sampling,
+        ) as tester:
             yield tester
 
     @pytest.fixture

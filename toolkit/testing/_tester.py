@@ -6,9 +6,10 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from toolkit import CallToolResult, Client, Lifespan, LogLevel, LogMessage, ToolDefinition
+from toolkit import CallToolResult, Client, ElicitRequest, Lifespan, LogLevel, LogMessage, SampleRequest, ToolDefinition
 from toolkit import ProtocolMode as ProtocolChoice
 
+from ._scripts import ElicitationScript, SamplingScript, Scripted
 from ._snapshots import Tools, as_server
 
 if TYPE_CHECKING:
@@ -42,6 +43,12 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         log_level: The least severe log level to receive.
         lifespan: Run this lifespan instead of the server's own, for example one that yields a fake state. The
             lifespan (this one or the server's) starts on entering `with` and shuts down on leaving it.
+        elicitation: The user's answers to the tools' questions: `"accept"` (each form's defaults), `"decline"`,
+            `"cancel"`, a dict (accept with that content), an `ElicitResult`, a list of those (one per question of
+            each call, in order), or a handler. `None` (default): the client cannot elicit at all. See
+            [human in the loop](human-in-the-loop.md#testing).
+        sampling: The model's replies: a `str`, a `SampleResult`, a list of those, or a handler; `None`: the
+            client cannot sample.
 
     Example:
         ```python
@@ -66,6 +73,8 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         timeout: float = 30.0,
         log_level: LogLevel = "debug",
         lifespan: Lifespan | None = None,
+        elicitation: ElicitationScript | None = None,
+        sampling: SamplingScript | None = None,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -74,6 +83,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         """Log messages the last call produced."""
         self.progress: list[Progress] = []
         """Progress notifications the last call produced."""
+        self._scripted = Scripted(elicitation, sampling)
         self._protocol: ProtocolChoice = protocol
         self._backend = backend
         self._log_level: LogLevel = log_level
@@ -89,8 +99,16 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             portal = stack.enter_context(start_blocking_portal(self._backend))
             # Made on the portal's event loop: anyio primitives bind to the event loop running where they are made,
             # which, in a fixture of an async test, is the test's (perhaps trio), not the portal's.
+            scripted = self._scripted
             client = portal.call(
-                lambda: Client(self.server, protocol=self._protocol, on_log=self.logs.append, lifespan=self._lifespan)
+                lambda: Client(
+                    self.server,
+                    protocol=self._protocol,
+                    on_log=self.logs.append,
+                    lifespan=self._lifespan,
+                    elicitation_handler=scripted.elicitation_handler,
+                    sampling_handler=scripted.sampling_handler,
+                )
             )
             stack.enter_context(portal.wrap_async_context_manager(client))
             portal.call(client.set_logging_level, self._log_level)
@@ -104,6 +122,42 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         # The client closes as if all went well: an exception from the `with` body (a failed assertion) passed into
         # its task group would come back wrapped in an ExceptionGroup. It propagates unchanged instead.
         stack.close()
+
+    @property
+    def elicitation(self) -> ElicitationScript | None:
+        """The script answering elicitations; reassign it between calls (it must stay `None` if it was)."""
+        return self._scripted.elicitation
+
+    @elicitation.setter
+    def elicitation(self, script: ElicitationScript | None) -> None:
+        self._scripted.elicitation = self._rescript(self._scripted.elicitation, script, "elicitation")
+
+    @property
+    def sampling(self) -> SamplingScript | None:
+        """The script answering sampling requests; reassign it between calls."""
+        return self._scripted.sampling
+
+    @sampling.setter
+    def sampling(self, script: SamplingScript | None) -> None:
+        self._scripted.sampling = self._rescript(self._scripted.sampling, script, "sampling")
+
+    def _rescript(self, old: Any, new: Any, kind: str) -> Any:
+        if (old is None) != (new is None) and self._client is not None:
+            raise ValueError(
+                f"the client declared its capabilities when the tester opened: {kind}= cannot change between None "
+                "and a script inside `with`; pass it to ToolTester(...)"
+            )
+        return new
+
+    @property
+    def elicitations(self) -> list[ElicitRequest]:
+        """The questions the last call asked the user, in order (the same in both eras)."""
+        return self._scripted.elicitations
+
+    @property
+    def samplings(self) -> list[SampleRequest]:
+        """The completions the last call asked the model for, in order."""
+        return self._scripted.samplings
 
     @property
     def client(self) -> Client:
@@ -144,12 +198,15 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         [`logs`][toolkit.testing.ToolTester.logs] and [`progress`][toolkit.testing.ToolTester.progress].
 
         Raises:
+            AssertionError: the tool asked something the scripts had no answer for; the message shows the question.
             ProtocolError: the server refused the call (unknown tool, for example).
             TimeoutError: the call took longer than the tester's `timeout`.
         """
+        __tracebackhide__ = True
         client = self.client
         self.logs.clear()
         self.progress.clear()
+        self._scripted.reset()
 
         def on_progress(progress: float, total: float | None, message: str | None) -> None:
             self.progress.append(Progress(progress, total, message))
@@ -158,8 +215,18 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             return await client.call_tool(name, arguments, progress=on_progress, timeout=self.timeout)
 
         try:
-            return self.portal.call(call)
+            result = self.portal.call(call)
         except TimeoutError:
             raise TimeoutError(
                 f"tool {name!r} gave no result within {self.timeout:g} seconds (ToolTester timeout={self.timeout:g})"
             ) from None
+        except Exception:
+            self._check_scripts(name)  # a question nobody scripted explains the failure better
+            raise
+        self._check_scripts(name)
+        return result
+
+    def _check_scripts(self, name: str) -> None:
+        __tracebackhide__ = True
+        if self._scripted.problems:
+            raise AssertionError(f"tool {name!r}: " + "\n".join(self._scripted.problems))

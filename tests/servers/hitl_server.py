@@ -1,0 +1,185 @@
+"""Tools that ask the client: the conformance suite's elicitation and sampling tools, and toolkit's own cases.
+
+Served in memory by the tests (`build()`) and over stdio (`python hitl_server.py [trio]`), where the SDK's client
+drives it too. The conformance tools keep the suite's names, keys and texts.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Annotated, Any, Literal
+
+import anyio
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from toolkit import Choices, Context, Form, Server, URLElicitationRequired
+
+USER = Form(
+    {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+)
+NAME = Form({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+OK = Form({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
+COLOR = Form({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]})
+EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class Status(str, enum.Enum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    PENDING = "pending"
+
+
+class Defaults(BaseModel):
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Status = Status.ACTIVE
+    verified: bool = True
+
+
+class Enums(TypedDict):
+    untitledSingle: Literal["option1", "option2", "option3"]
+    titledSingle: Annotated[
+        str, Choices({"value1": "First Option", "value2": "Second Option", "value3": "Third Option"})
+    ]
+    legacyEnum: Annotated[
+        str, Choices({"opt1": "Option One", "opt2": "Option Two", "opt3": "Option Three"}, legacy=True)
+    ]
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: Annotated[
+        list[str], Choices({"value1": "First Choice", "value2": "Second Choice", "value3": "Third Choice"})
+    ]
+
+
+def build() -> Server:
+    server = Server("hitl", version="1.0.0")
+    appended: list[str] = []
+
+    # -- the conformance scenarios' tools --------------------------------------------------------------
+
+    @server.tool
+    async def test_elicitation(message: str, ctx: Context) -> str:
+        answer = await ctx.elicit(message, USER)
+        return f"User response: {answer.action}, {answer.content}"
+
+    @server.tool
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        answer = await ctx.elicit("Please review and update the form fields with defaults", Defaults)
+        return f"Elicitation completed: action={answer.action}, content={answer.content}"
+
+    @server.tool
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        answer = await ctx.elicit("Please select options from the enum fields", Enums)
+        return f"Elicitation completed: action={answer.action}, content={answer.content}"
+
+    @server.tool
+    async def test_sampling(prompt: str, ctx: Context) -> str:
+        reply = await ctx.sample(prompt, max_tokens=100)
+        return f"LLM response: {reply.text}"
+
+    @server.tool
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+        return f"Hello, {answer.data['name']}!" if answer.data else f"No name ({answer.action})"
+
+    @server.tool
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        answer = await ctx.elicit("Please confirm", OK, key="confirm")
+        return "state-ok" if answer.data and answer.data["ok"] else "not confirmed"
+
+    @server.tool
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        name = await ctx.elicit("Step 1: What is your name?", NAME, key="step1")
+        color = await ctx.elicit("Step 2: What is your favorite color?", COLOR, key="step2")
+        if name.data is None or color.data is None:
+            return "incomplete"
+        return f"{name.data['name']} likes {color.data['color']}"
+
+    @server.tool
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        if ctx.can_elicit():
+            answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+            return f"Hello, {answer.data['name'] if answer.data else '?'}!"
+        reply = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+        return reply.text
+
+    # -- toolkit's cases -------------------------------------------------------------------------------
+
+    @server.tool
+    async def two_questions(ctx: Context) -> str:
+        """Ask A, append, ask B: documented to append once in the handshake era, twice in 2026-07-28."""
+        first = await ctx.elicit("A?", EMPTY)
+        appended.append("between")
+        second = await ctx.elicit("B?", EMPTY)
+        return f"{first.action} {second.action}"
+
+    @server.tool
+    def sync_two_questions(ctx: Context) -> str:
+        """The same from a sync tool, which asks without await."""
+        first = ctx.elicit("Sync A?", NAME)
+        appended.append("sync")
+        second = ctx.sample("Sync B?", max_tokens=5)
+        return f"{first.data['name'] if first.data else first.action} {second.text}"
+
+    @server.tool(read_only=True)
+    def appends() -> int:
+        """How many times the two-question tools ran the code between their questions."""
+        return len(appended)
+
+    @server.tool(destructive=True, confirm="Delete {path}?")
+    def delete_file(path: str) -> str:
+        return f"deleted {path}"
+
+    @server.tool(read_only=True, confirm=True)
+    def peek(path: str) -> str:
+        return f"peeked at {path}"
+
+    @server.tool
+    async def chatty_question(ctx: Context) -> str:
+        """Progress and a log message while the question waits for its answer."""
+        await ctx.report_progress(1, 2)
+        await ctx.info("asking")
+        answer = await ctx.elicit("Go on?", EMPTY)
+        await ctx.report_progress(2, 2)
+        return answer.action
+
+    @server.tool
+    async def slow_question(ctx: Context) -> str:
+        """Waits for an answer with a short timeout of its own."""
+        try:
+            answer = await ctx.elicit("Quick?", EMPTY, timeout=0.2)
+        except TimeoutError:
+            return "timed out"
+        return answer.action
+
+    @server.tool
+    async def connect_account(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Sign in to connect", "https://example.com/connect")
+        return f"{answer.action} {answer.elicitation_id is not None}"
+
+    @server.tool
+    def pay(done: bool = False) -> str:
+        if not done:
+            raise URLElicitationRequired("Pay on the provider's page", "https://pay.example.com/checkout")
+        return "paid"
+
+    @server.tool
+    async def ask_when_told(ctx: Context, seconds: float = 0) -> str:
+        """Sleeps, then asks (a test cancels it while it waits)."""
+        await anyio.sleep(seconds)
+        return (await ctx.elicit("Still there?", EMPTY)).action
+
+    return server
+
+
+if __name__ == "__main__":
+    build().run(backend="trio" if sys.argv[1:] == ["trio"] else "asyncio")

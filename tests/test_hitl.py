@@ -1,0 +1,340 @@
+"""Tools that ask (elicitation, sampling, confirmation) through the real client, in both eras, in memory and over
+stdio, on asyncio and trio. The server is tests/servers/hitl_server.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from toolkit import (
+    Client,
+    ClientRequestError,
+    ElicitRequest,
+    ElicitResult,
+    LogMessage,
+    ProtocolError,
+    SampleRequest,
+    SampleResult,
+    Server,
+)
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+ERAS = pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+TIMEOUT = 30
+
+
+def build_server() -> Server:
+    spec = importlib.util.spec_from_file_location("hitl_server", SERVER)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["hitl_server"] = module
+    spec.loader.exec_module(module)
+    server: Server = module.build()
+    return server
+
+
+@pytest.fixture(params=["memory", "stdio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@asynccontextmanager
+async def connect(transport: str, backend: str, protocol: str, **options: Any) -> AsyncIterator[Client]:
+    options["protocol"] = protocol
+    if transport == "memory":
+        client = Client(build_server(), **options)
+    else:
+        client = Client.stdio([sys.executable, str(SERVER), backend], **options)
+    with anyio.fail_after(TIMEOUT):
+        async with client:
+            yield client
+
+
+class Answers:
+    """A client's handlers that answer from lists and record every request."""
+
+    def __init__(self, *elicitations: ElicitResult[Any], replies: tuple[str, ...] = ()) -> None:
+        self.elicitations = list(elicitations)
+        self.replies = list(replies)
+        self.asked: list[ElicitRequest] = []
+        self.sampled: list[SampleRequest] = []
+
+    def elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
+        self.asked.append(request)
+        return self.elicitations.pop(0)
+
+    def sample(self, request: SampleRequest) -> SampleResult:
+        self.sampled.append(request)
+        return SampleResult.reply(self.replies.pop(0), model="test-model")
+
+    def handlers(self) -> dict[str, Any]:
+        return {"elicitation_handler": self.elicit, "sampling_handler": self.sample}
+
+
+@ERAS
+async def test_a_form_is_asked_and_its_answer_returned(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(ElicitResult.accept({"username": "testuser", "email": "test@example.com"}))
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    assert result.text == "User response: accept, {'username': 'testuser', 'email': 'test@example.com'}"
+    assert [(r.message, r.mode) for r in answers.asked] == [("Who are you?", "form")]
+    assert answers.asked[0].requested_schema == {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+    assert answers.asked[0].key == (None if protocol == "handshake" else "elicitation1")
+
+
+@ERAS
+async def test_defaults_and_titled_choices_reach_the_client(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(
+        ElicitResult.accept({"name": "Jane Smith", "age": 25, "score": 88.0, "status": "inactive", "verified": False}),
+        ElicitResult.accept(
+            {
+                "untitledSingle": "option1",
+                "titledSingle": "value2",
+                "legacyEnum": "opt3",
+                "untitledMulti": ["option1"],
+                "titledMulti": ["value1", "value3"],
+            }
+        ),
+    )
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        defaults = await client.call_tool("test_elicitation_sep1034_defaults")
+        enums = await client.call_tool("test_elicitation_sep1330_enums")
+    assert defaults.text.startswith("Elicitation completed: action=accept, content={'name': 'Jane Smith'")
+    assert "'titledMulti': ['value1', 'value3']" in enums.text
+    properties = answers.asked[0].requested_schema["properties"]  # type: ignore[index]
+    assert {name: prop["default"] for name, prop in properties.items()} == {
+        "name": "John Doe",
+        "age": 30,
+        "score": 95.5,
+        "status": "active",
+        "verified": True,
+    }
+    titled = answers.asked[1].requested_schema["properties"]["titledSingle"]  # type: ignore[index]
+    assert titled == {
+        "type": "string",
+        "oneOf": [
+            {"const": "value1", "title": "First Option"},
+            {"const": "value2", "title": "Second Option"},
+            {"const": "value3", "title": "Third Option"},
+        ],
+    }
+
+
+@ERAS
+async def test_sampling_asks_the_clients_model(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(replies=("This is a test response from the client",))
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("test_sampling", {"prompt": "Say hi"})
+    assert result.text == "LLM response: This is a test response from the client"
+    [request] = answers.sampled
+    assert (request.max_tokens, request.messages[0].role, request.messages[0].blocks[0].text) == (100, "user", "Say hi")
+
+
+@ERAS
+async def test_two_questions_with_a_side_effect_between_them_behave_as_documented(
+    transport: str, anyio_backend: str, protocol: str
+) -> None:
+    answers = Answers(ElicitResult.accept(), ElicitResult.decline())
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("two_questions")
+        appended = await client.call_tool("appends")
+    assert result.text == "accept decline"
+    assert [r.message for r in answers.asked] == ["A?", "B?"]  # each question reaches the user once
+    # docs/human-in-the-loop.md: code before a question runs again in each later round of 2026-07-28.
+    assert appended.text == ("1" if protocol == "handshake" else "2")
+
+
+@ERAS
+async def test_a_sync_tool_asks_without_await(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(ElicitResult.accept({"name": "Ada"}), replies=("from the model",))
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("sync_two_questions")
+    assert result.text == "Ada from the model"
+
+
+@ERAS
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (ElicitResult.accept(), (False, "deleted /tmp/x")),
+        (ElicitResult.decline(), (True, "The user declined to run delete_file.")),
+        (ElicitResult.cancel(), (True, "The user cancelled delete_file without deciding; nothing was done.")),
+    ],
+)
+async def test_a_confirming_tool_runs_only_on_accept(
+    transport: str, anyio_backend: str, protocol: str, answer: ElicitResult[Any], outcome: tuple[bool, str]
+) -> None:
+    answers = Answers(answer)
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("delete_file", {"path": "/tmp/x"})
+    assert (result.is_error, result.text) == outcome
+    [asked] = answers.asked
+    assert (asked.message, asked.requested_schema) == ("Delete /tmp/x?", {"type": "object", "properties": {}})
+    assert asked.key == (None if protocol == "handshake" else "confirm")
+
+
+async def test_without_elicitation_a_destructive_tool_is_refused_and_a_read_only_one_runs(
+    transport: str, anyio_backend: str
+) -> None:
+    async with connect(transport, anyio_backend, "handshake") as client:
+        refused = await client.call_tool("delete_file", {"path": "/tmp/x"})
+        peeked = await client.call_tool("peek", {"path": "/tmp/x"})
+        asked = await client.call_tool("test_elicitation", {"message": "?"})
+        sampled = await client.call_tool("test_sampling", {"prompt": "?"})
+    assert refused.is_error
+    assert "delete_file runs only once the user confirms" in refused.text
+    assert (peeked.is_error, peeked.text) == (False, "peeked at /tmp/x")
+    assert asked.is_error
+    assert "did not declare form-mode elicitation" in asked.text
+    assert sampled.is_error
+    assert "sampling capability" in sampled.text
+
+
+async def test_without_the_capability_a_2026_call_fails_with_32021(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend, "2026-07-28") as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_elicitation", {"message": "?"})
+        missing: dict[str, Any] = {"requiredCapabilities": {"elicitation": {"form": {}}}}
+        assert (caught.value.code, caught.value.data) == (-32021, missing)
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_sampling", {"prompt": "?"})
+        assert (caught.value.code, caught.value.data) == (-32021, {"requiredCapabilities": {"sampling": {}}})
+        peeked = await client.call_tool("peek", {"path": "/tmp/x"})
+    assert peeked.text == "peeked at /tmp/x"
+
+
+async def test_a_tool_adapts_to_what_the_client_declared(transport: str, anyio_backend: str) -> None:
+    answers = Answers(replies=("Hello from the model",))
+    async with connect(transport, anyio_backend, "2026-07-28", sampling_handler=answers.sample) as client:
+        result = await client.call_tool("test_input_required_result_capabilities")
+    assert result.text == "Hello from the model"
+    assert answers.sampled[0].key == "greeting"
+
+
+@ERAS
+async def test_progress_and_logs_flow_while_a_question_waits(transport: str, anyio_backend: str, protocol: str) -> None:
+    logs: list[LogMessage] = []
+    progress: list[float] = []
+    answers = Answers(ElicitResult.accept())
+    async with connect(transport, anyio_backend, protocol, on_log=logs.append, **answers.handlers()) as client:
+        await client.set_logging_level("info")
+
+        def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(done)
+
+        result = await client.call_tool("chatty_question", progress=on_progress)
+    assert result.text == "accept"
+    assert [log.data for log in logs if log.data == "asking"]  # at least once (2026-07-28: once per round)
+    assert progress[-1] == 2
+
+
+async def test_a_question_left_unanswered_times_out_and_the_client_is_told(transport: str, anyio_backend: str) -> None:
+    cancelled = anyio.Event()
+
+    async def never(request: ElicitRequest) -> ElicitResult[Any]:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()  # the server's notifications/cancelled stopped the handler
+        raise AssertionError("unreachable")
+
+    async with connect(transport, anyio_backend, "handshake", elicitation_handler=never) as client:
+        result = await client.call_tool("slow_question")
+        with anyio.fail_after(TIMEOUT):
+            await cancelled.wait()
+    assert result.text == "timed out"
+
+
+async def test_cancelling_the_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
+    asked = anyio.Event()
+    cancelled = anyio.Event()
+
+    async def wait(request: ElicitRequest) -> ElicitResult[Any]:
+        asked.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    async with connect(transport, anyio_backend, "handshake", elicitation_handler=wait) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "ask_when_told")
+            await asked.wait()
+            tg.cancel_scope.cancel()
+        with anyio.fail_after(TIMEOUT):
+            await cancelled.wait()
+        assert (await client.call_tool("appends")).text == "0"  # the connection goes on
+
+
+@ERAS
+async def test_a_client_error_fails_the_call_readably(transport: str, anyio_backend: str, protocol: str) -> None:
+    def reject(request: SampleRequest) -> SampleResult:
+        raise ClientRequestError(-1, "User rejected sampling request")
+
+    async with connect(transport, anyio_backend, protocol, sampling_handler=reject) as client:
+        if protocol == "handshake":
+            result = await client.call_tool("test_sampling", {"prompt": "?"})
+            assert result.is_error
+            assert "User rejected sampling request" in result.text
+        else:
+            # 2026-07-28: the client answers input requests itself; its handler's error ends the call there.
+            with pytest.raises(ProtocolError) as caught:
+                await client.call_tool("test_sampling", {"prompt": "?"})
+            assert caught.value.code == -1
+
+
+@ERAS
+async def test_url_mode_elicitation(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(ElicitResult.accept())
+    async with connect(transport, anyio_backend, protocol, **answers.handlers()) as client:
+        result = await client.call_tool("connect_account")
+    assert result.text == f"accept {protocol == 'handshake'}"  # 2026-07-28 has no elicitationId
+    [asked] = answers.asked
+    assert (asked.mode, asked.url, asked.message) == ("url", "https://example.com/connect", "Sign in to connect")
+    assert (asked.elicitation_id is not None) == (protocol == "handshake")
+
+
+async def test_url_elicitation_required_is_32042_in_2025_11_25(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend, "handshake", elicitation_handler=Answers().elicit) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("pay")
+        assert (await client.call_tool("pay", {"done": True})).text == "paid"
+    assert caught.value.code == -32042
+    [elicitation] = caught.value.data["elicitations"]
+    assert elicitation["mode"] == "url"
+    assert elicitation["url"] == "https://pay.example.com/checkout"
+    assert isinstance(elicitation["elicitationId"], str)
+
+
+async def test_url_elicitation_required_asks_again_each_round_in_2026(transport: str, anyio_backend: str) -> None:
+    answers = Answers(ElicitResult.accept(), ElicitResult.accept())
+    async with connect(transport, anyio_backend, "2026-07-28", max_input_rounds=2, **answers.handlers()) as client:
+        with pytest.raises(ProtocolError, match="more than 2 times"):
+            await client.call_tool("pay")
+    assert [(r.key, r.url) for r in answers.asked] == [("url_required", "https://pay.example.com/checkout")] * 2
+
+
+async def test_the_2026_multi_round_scenario() -> None:
+    answers = Answers(ElicitResult.accept({"name": "Ada"}), ElicitResult.accept({"color": "green"}))
+    async with Client(build_server(), protocol="2026-07-28", **answers.handlers()) as client:
+        result = await client.call_tool("test_input_required_result_multi_round")
+    assert result.text == "Ada likes green"
+    assert [r.key for r in answers.asked] == ["step1", "step2"]

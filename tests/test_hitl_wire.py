@@ -1,0 +1,325 @@
+"""Asking the client, message by message, with a raw peer: every server message is checked against the official
+schema of its revision (tests/wire.py), in memory and over stdio."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wire
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+FORM_ONLY: dict[str, Any] = {"elicitation": {}}
+EVERYTHING: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
+USER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+
+@asynccontextmanager
+async def connect(transport: str, backend: str) -> AsyncIterator[wire.Peer]:
+    if transport == "memory":
+        spec = importlib.util.spec_from_file_location("hitl_server_wire", SERVER)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["hitl_server_wire"] = module
+        spec.loader.exec_module(module)
+        async with wire.memory(module.build()) as peer:
+            yield peer
+    else:
+        async with wire.stdio([sys.executable, str(SERVER), backend]) as peer:
+            yield peer
+
+
+@pytest.fixture(params=["memory", "stdio"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def reply(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+async def test_a_form_is_a_request_of_the_servers_own(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=FORM_ONLY)
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}},
+            }
+        )
+        asked = await peer.receive()
+        assert asked == {
+            "jsonrpc": "2.0",
+            "id": asked["id"],  # the server's own id space
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": "Who?", "requestedSchema": USER_SCHEMA},
+        }
+        await peer.send({"jsonrpc": "2.0", "id": 987654, "result": {"action": "cancel"}})  # unknown id: ignored
+        await peer.send(reply(asked, {"action": "accept", "content": {"username": "u", "email": "e@x.io"}}))
+        answer = await peer.receive()
+    assert answer["result"]["content"] == [
+        {"type": "text", "text": "User response: accept, {'username': 'u', 'email': 'e@x.io'}"}
+    ]
+
+
+async def test_2025_06_18_gets_no_mode_and_no_url_mode(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize("2025-06-18", capabilities={"elicitation": {}})
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}},
+            }
+        )
+        asked = await peer.receive()
+        assert asked["params"] == {"message": "Who?", "requestedSchema": USER_SCHEMA}
+        await peer.send(reply(asked, {"action": "decline"}))
+        assert (await peer.receive())["result"]["content"][0]["text"] == "User response: decline, None"
+        multi = await peer.call("test_elicitation_sep1330_enums")  # multi-select fields: not in 2025-06-18
+        assert multi["result"]["isError"] is True
+        assert "multi-select" in multi["result"]["content"][0]["text"]
+        url = await peer.call("connect_account")
+        assert url["result"]["isError"] is True
+
+
+async def test_sampling_in_2024_11_05(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize("2024-11-05", capabilities={"sampling": {}})
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
+            }
+        )
+        asked = await peer.receive()
+        assert asked["method"] == "sampling/createMessage"
+        assert asked["params"] == {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}],
+            "maxTokens": 100,
+        }
+        await peer.send(reply(asked, {"role": "assistant", "content": {"type": "text", "text": "Yo"}, "model": "m"}))
+        assert (await peer.receive())["result"]["content"][0]["text"] == "LLM response: Yo"
+
+
+async def test_batched_responses_of_2025_03_26(anyio_backend: str) -> None:
+    async with connect("memory", anyio_backend) as peer:
+        await peer.initialize("2025-03-26", capabilities={"sampling": {}})
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
+            }
+        )
+        asked = await peer.receive()
+        await peer.send([reply(asked, {"role": "assistant", "content": {"type": "text", "text": "Yo"}, "model": "m"})])
+        assert (await peer.receive())["result"]["content"][0]["text"] == "LLM response: Yo"
+
+
+async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=FORM_ONLY)
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask_when_told"}})
+        asked = await peer.receive()
+        await peer.notify("notifications/cancelled", {"requestId": 7})
+        notice = await peer.receive()
+        assert notice["method"] == "notifications/cancelled"
+        assert notice["params"]["requestId"] == asked["id"]
+        await peer.send(reply(asked, {"action": "accept"}))  # late: ignored
+        assert (await peer.request("ping"))["result"] == {}  # no response to the cancelled call came first
+
+
+async def test_an_error_answer_and_a_malformed_one_fail_the_call_readably(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=EVERYTHING)
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
+            }
+        )
+        asked = await peer.receive()
+        await peer.send(
+            {"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -1, "message": "User rejected sampling request"}}
+        )
+        failed = (await peer.receive())["result"]
+        assert failed["isError"] is True
+        assert "User rejected sampling request" in failed["content"][0]["text"]
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "test_elicitation", "arguments": {"message": "?"}},
+            }
+        )
+        asked = await peer.receive()
+        await peer.send(reply(asked, {"action": "maybe"}))
+        malformed = (await peer.receive())["result"]
+        assert malformed["isError"] is True
+        assert "malformed" in malformed["content"][0]["text"]
+
+
+async def test_end_of_input_while_a_question_waits(anyio_backend: str) -> None:
+    # Over stdio: the memory transport has no half-close, so nothing could be read after it.
+    async with connect("stdio", anyio_backend) as peer:
+        await peer.initialize(capabilities=FORM_ONLY)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_when_told"}})
+        await peer.receive()
+        await peer.close_input()
+        [answer] = [m for m in await peer.rest() if m.get("id") == 1]
+    assert answer["result"]["isError"] is True  # at once, not after the shutdown grace
+
+
+async def test_url_elicitation_required_error(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=EVERYTHING)
+        response = await peer.call("pay")
+    error = response["error"]
+    assert error["code"] == -32042
+    [elicitation] = error["data"]["elicitations"]
+    assert set(elicitation) == {"mode", "message", "url", "elicitationId"}
+
+
+async def test_a_completed_url_elicitation_is_announced_to_its_client_only(anyio_backend: str) -> None:
+    async with connect("memory", anyio_backend) as peer:
+        await peer.initialize(capabilities=EVERYTHING)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "connect_account"}})
+        asked = await peer.receive()
+        assert asked["params"]["mode"] == "url"
+        await peer.send(reply(asked, {"action": "accept"}))
+        assert (await peer.receive())["result"]["content"][0]["text"] == "accept True"
+        server = peer.server
+        assert server is not None
+        elicitation_id = asked["params"]["elicitationId"]
+        assert server.elicitation_complete(elicitation_id) is True
+        assert await peer.receive() == {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": elicitation_id},
+        }
+        assert server.elicitation_complete(elicitation_id) is False  # once
+        assert server.elicitation_complete("unknown") is False
+
+
+# -- 2026-07-28 --------------------------------------------------------------------------------------------
+
+
+def modern(name: str, capabilities: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+    meta = wire.meta()
+    meta[wire.CAPABILITIES_KEY] = capabilities if capabilities is not None else EVERYTHING
+    return {"name": name, "_meta": meta, **params}
+
+
+async def test_the_2026_rounds(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        first = await peer.result("tools/call", modern("test_input_required_result_multi_round"))
+        assert first["resultType"] == "input_required"
+        assert first["inputRequests"] == {
+            "step1": {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Step 1: What is your name?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    },
+                },
+            }
+        }
+        name = {"step1": {"action": "accept", "content": {"name": "Ada"}}}
+        second = await peer.result(
+            "tools/call",
+            modern("test_input_required_result_multi_round", inputResponses=name, requestState=first["requestState"]),
+        )
+        assert list(second["inputRequests"]) == ["step2"]
+        assert second["requestState"] != first["requestState"]
+        color = {"step2": {"action": "accept", "content": {"color": "red"}}}  # only this round's answer
+        done = await peer.result(
+            "tools/call",
+            modern("test_input_required_result_multi_round", inputResponses=color, requestState=second["requestState"]),
+        )
+        assert done["content"] == [{"type": "text", "text": "Ada likes red"}]
+
+
+async def test_2026_states_and_answers_that_cannot_be_used(transport: str, anyio_backend: str) -> None:
+    tool = "test_input_required_result_request_state"
+    async with connect(transport, anyio_backend) as peer:
+        first = await peer.result("tools/call", modern(tool))
+        state = first["requestState"]
+        ok = {"confirm": {"action": "accept", "content": {"ok": True}}}
+        tampered = await peer.request("tools/call", modern(tool, inputResponses=ok, requestState=state + "-TAMPERED"))
+        assert tampered["error"]["code"] == -32602
+        other = await peer.request(
+            "tools/call", modern("test_input_required_result_elicitation", inputResponses=ok, requestState=state)
+        )
+        assert other["error"]["code"] == -32602  # a state bound to another tool
+        null = await peer.request("tools/call", modern(tool, inputResponses=None))
+        assert null["error"]["code"] == -32602
+        missing = await peer.result("tools/call", modern(tool, inputResponses={"wrong_key": {"action": "accept"}}))
+        assert missing["resultType"] == "input_required"
+        extra = {**ok, "unknown_extra_key": {"x": 1}, "another_unexpected": 2}
+        done = await peer.result("tools/call", modern(tool, inputResponses=extra))  # no state: matching key taken
+        assert done["content"][0]["text"] == "state-ok"
+        done = await peer.result("tools/call", modern(tool, inputResponses=ok, requestState=state))
+        assert done["content"][0]["text"] == "state-ok"
+
+
+async def test_2026_missing_capabilities_are_32021(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        response = await peer.request("tools/call", modern("test_sampling", {}, arguments={"prompt": "x"}))
+        assert response["error"]["code"] == -32021
+        assert response["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+        only_sampling = await peer.result(
+            "tools/call", modern("test_input_required_result_capabilities", {"sampling": {}})
+        )
+        assert list(only_sampling["inputRequests"]) == ["greeting"]
+        assert only_sampling["inputRequests"]["greeting"]["method"] == "sampling/createMessage"
+        url = await peer.request("tools/call", modern("connect_account", FORM_ONLY))
+        assert url["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+
+
+async def test_2026_url_required_is_an_input_request(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        first = await peer.result("tools/call", modern("pay"))
+        assert first["inputRequests"] == {
+            "url_required": {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "url",
+                    "message": "Pay on the provider's page",
+                    "url": "https://pay.example.com/checkout",
+                },
+            }
+        }
+        again = await peer.result(
+            "tools/call",
+            modern("pay", inputResponses={"url_required": {"action": "accept"}}, requestState=first["requestState"]),
+        )
+        assert again["resultType"] == "input_required"  # the tool checks again on each retry

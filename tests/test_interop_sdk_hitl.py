@@ -1,0 +1,113 @@
+"""The official `mcp` SDK client answers toolkit's questions: `elicitation_callback` and `sampling_callback`, in
+`mode="legacy"` (server-to-client requests, 2025-11-25) and `"2026-07-28"` (input requests, the SDK retries),
+over stdio against tests/servers/hitl_server.py. Without callbacks: a tool error (legacy), -32021 (2026)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp
+import mcp_types as t
+import pytest
+from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+MODES = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+TIMEOUT = 30
+
+
+@asynccontextmanager
+async def sdk_client(mode: str, **options: Any) -> AsyncIterator[mcp.Client]:
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+    with anyio.fail_after(TIMEOUT):
+        async with mcp.Client(params, mode=mode, **options) as client:
+            yield client
+
+
+class Callbacks:
+    def __init__(self, *answers: t.ElicitResult) -> None:
+        self.answers = list(answers)
+        self.asked: list[t.ElicitRequestParams] = []
+        self.sampled: list[t.CreateMessageRequestParams] = []
+
+    async def elicit(self, context: ClientRequestContext, params: t.ElicitRequestParams) -> t.ElicitResult:
+        self.asked.append(params)
+        return self.answers.pop(0)
+
+    async def sample(
+        self, context: ClientRequestContext, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResult:
+        self.sampled.append(params)
+        return t.CreateMessageResult(
+            role="assistant", content=t.TextContent(type="text", text="from the SDK"), model="m", stop_reason="endTurn"
+        )
+
+    def options(self) -> dict[str, Any]:
+        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, t.TextContent))
+
+
+@MODES
+async def test_the_sdk_answers_forms_samples_and_confirmations(mode: str) -> None:
+    callbacks = Callbacks(
+        t.ElicitResult(action="accept", content={"username": "sdk", "email": "sdk@example.com"}),
+        t.ElicitResult(action="accept"),
+        t.ElicitResult(action="decline"),
+        t.ElicitResult(action="accept", content={"name": "Ada"}),
+        t.ElicitResult(action="accept", content={"color": "blue"}),
+    )
+    async with sdk_client(mode, **callbacks.options()) as client:
+        form = await client.call_tool("test_elicitation", {"message": "Who?"})
+        sampled = await client.call_tool("test_sampling", {"prompt": "Hi"})
+        confirmed = await client.call_tool("delete_file", {"path": "/tmp/x"})
+        declined = await client.call_tool("delete_file", {"path": "/tmp/y"})
+        rounds = await client.call_tool("test_input_required_result_multi_round", {})
+    assert text(form) == "User response: accept, {'username': 'sdk', 'email': 'sdk@example.com'}"
+    assert text(sampled) == "LLM response: from the SDK"
+    assert (confirmed.is_error, text(confirmed)) == (False, "deleted /tmp/x")
+    assert (declined.is_error, text(declined)) == (True, "The user declined to run delete_file.")
+    assert text(rounds) == "Ada likes blue"
+    assert [p.message for p in callbacks.asked] == [
+        "Who?",
+        "Delete /tmp/x?",
+        "Delete /tmp/y?",
+        "Step 1: What is your name?",
+        "Step 2: What is your favorite color?",
+    ]
+    assert callbacks.sampled[0].max_tokens == 100
+
+
+@MODES
+async def test_the_sdk_sees_the_side_effect_rule(mode: str) -> None:
+    callbacks = Callbacks(t.ElicitResult(action="accept"), t.ElicitResult(action="accept"))
+    async with sdk_client(mode, **callbacks.options()) as client:
+        assert text(await client.call_tool("two_questions", {})) == "accept accept"
+        appends = text(await client.call_tool("appends", {}))
+    assert appends == ("1" if mode == "legacy" else "2")
+
+
+async def test_without_callbacks_legacy_gets_a_tool_error() -> None:
+    async with sdk_client("legacy") as client:
+        result = await client.call_tool("test_elicitation", {"message": "?"})
+    assert result.is_error
+    assert "did not declare form-mode elicitation" in text(result)
+
+
+async def test_without_callbacks_2026_gets_32021() -> None:
+    async with sdk_client("2026-07-28") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("test_sampling", {"prompt": "?"})
+    assert caught.value.error.code == -32021
+    assert caught.value.error.data == {"requiredCapabilities": {"sampling": {}}}

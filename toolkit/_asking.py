@@ -1,0 +1,427 @@
+"""How a running tool asks the client: live requests (handshake era) or replayed answers (2026-07-28).
+
+One `Asker` per call, made by the connection only for a call whose tool asks (a call that never asks pays
+nothing). It knows the revision and what the client declared, checks every question against them ("Servers
+**MUST NOT** send elicitation requests with modes that are not supported by the client"), and hands the question
+to the channel of the era: a server-to-client request, or the round's `Replay`.
+"""
+
+from __future__ import annotations
+
+import string
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+import anyio.from_thread
+
+from ._answer import Answer, ElicitResult, SampleResult, pending
+from ._elicitation import Form, empty_form, form_of, parse_answer
+from ._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
+from ._jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
+from ._mrtr import Replay, input_required, open_round
+from ._sampling import sampling_params
+from ._seal import Sealer
+from ._types import MODERN_VERSION
+
+if TYPE_CHECKING:
+    import anyio.lowlevel
+
+__all__ = [
+    "Asker",
+    "CallThread",
+    "ConfirmFallback",
+    "SendRequest",
+    "confirm_call",
+    "confirm_problems",
+    "confirm_text",
+    "elicitation_modes",
+    "finish_asking",
+    "start_asking",
+    "url_required",
+]
+
+A = TypeVar("A", bound=Answer)
+
+SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
+"""Sends a server-to-client request (method, params, timeout) and returns the client's result.
+
+Raises `ClientRequestError` for an error reply, `TimeoutError` when the timeout passes."""
+
+ConfirmFallback = Literal["auto", "refuse", "run"]
+_FIRST_ELICITATION = "2025-06-18"
+_FIRST_URL_MODE = "2025-11-25"
+
+
+def elicitation_modes(capabilities: Mapping[str, Any]) -> frozenset[str]:
+    """The elicitation modes a client declared. client/elicitation: "an empty capabilities object is equivalent to
+    declaring support for `form` mode only"; `{url: {}}` alone is URL mode only."""
+    declared = capabilities.get("elicitation")
+    if not isinstance(declared, Mapping):
+        return frozenset()
+    modes = {mode for mode in ("form", "url") if isinstance(declared.get(mode), Mapping)}
+    return frozenset(modes or {"form"})
+
+
+class Asker:
+    """The questions of one call: checked against the client's capabilities, sent through this era's channel.
+
+    Args:
+        version: The call's protocol revision.
+        capabilities: What the client declared (at `initialize`, or in this request's `_meta`).
+        send: The connection's server-to-client request (handshake era).
+        on_url: Told the id of each URL-mode elicitation sent (2025-11-25), for its completion notification.
+        replay: The round's recorded answers (2026-07-28).
+        timeout: The server's `client_request_timeout`, for a question without its own.
+    """
+
+    __slots__ = (
+        "_scopes",
+        "_timeout",
+        "capabilities",
+        "confirm_fallback",
+        "missing",
+        "on_url",
+        "replay",
+        "send",
+        "version",
+    )
+
+    def __init__(
+        self,
+        version: str,
+        capabilities: Mapping[str, Any],
+        *,
+        send: SendRequest | None = None,
+        replay: Replay | None = None,
+        timeout: float | None = None,
+        confirm_fallback: ConfirmFallback = "auto",
+        on_url: Callable[[str], None] | None = None,
+    ) -> None:
+        self.version = version
+        self.confirm_fallback = confirm_fallback
+        self.on_url = on_url
+        self.capabilities = capabilities
+        self.send = send
+        self.replay = replay
+        self._timeout = timeout
+        self._scopes: set[anyio.CancelScope] = set()
+        self.missing: dict[str, Any] | None = None
+        """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
+
+    # -- what the client can do -----------------------------------------------------------------------
+
+    def can_elicit(self, mode: str = "form") -> bool:
+        floor = _FIRST_URL_MODE if mode == "url" else _FIRST_ELICITATION
+        return self.version >= floor and mode in elicitation_modes(self.capabilities)
+
+    def can_sample(self, *, tools: bool = False) -> bool:
+        sampling = self.capabilities.get("sampling")
+        if not isinstance(sampling, Mapping):
+            return False
+        return not tools or (self.version >= "2025-11-25" and isinstance(sampling.get("tools"), Mapping))
+
+    def _require_elicitation(self, mode: str) -> None:
+        if self.can_elicit(mode):
+            return
+        floor = _FIRST_URL_MODE if mode == "url" else _FIRST_ELICITATION
+        if self.version < floor:
+            reason = f"protocol {self.version} cannot ask the user ({mode}-mode elicitation arrived in {floor})"
+        else:
+            reason = f"the client cannot ask the user (it did not declare {mode}-mode elicitation)"
+        raise self.refused(ClientCapabilityError(reason, {"elicitation": {mode: {}}}))
+
+    def refused(self, error: ClientCapabilityError) -> ClientCapabilityError:
+        """Remember what the client lacked (2026-07-28 answers -32021 with it), and return `error` to raise."""
+        self.missing = error.required
+        return error
+
+    # -- questions --------------------------------------------------------------------------------------
+
+    def elicit(
+        self, ctx_thread: CallThread, message: str, schema: Any, key: str | None, timeout: float | None
+    ) -> ElicitResult[Any]:
+        form = form_of(schema)
+        self._require_elicitation("form")
+        try:
+            params = form.params(message, self.version)
+        except ValueError as exc:
+            raise self.refused(ClientCapabilityError(str(exc), {"elicitation": {"form": {}}})) from None
+        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=_form_answer(form))
+
+    def elicit_url(
+        self, ctx_thread: CallThread, message: str, url: str, key: str | None, timeout: float | None
+    ) -> ElicitResult[None]:
+        check_url(url)
+        self._require_elicitation("url")
+        params, elicitation_id = url_params(message, url, self.version)  # checked by _require_elicitation
+        if elicitation_id is not None and self.on_url is not None:
+            self.on_url(elicitation_id)  # so that Server.elicitation_complete reaches this client, and only it
+
+        def finish(raw: Any) -> ElicitResult[None]:
+            action, _ = _parsed(raw)
+            return ElicitResult(action, elicitation_id=elicitation_id)
+
+        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
+
+    def sample(
+        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
+    ) -> SampleResult:
+        try:
+            params = sampling_params(messages, self.version, self.capabilities, **options)
+        except ClientCapabilityError as exc:
+            raise self.refused(exc) from None
+        return self._ask(
+            ctx_thread,
+            "sampling/createMessage",
+            params,
+            key=key,
+            timeout=timeout,
+            finish=_sample_answer,
+            kind=SampleResult,
+        )
+
+    def _ask(
+        self,
+        where: CallThread,
+        method: str,
+        params: dict[str, Any],
+        *,
+        key: str | None,
+        timeout: float | None,
+        finish: Callable[[Any], A],
+        kind: type[Answer] = ElicitResult,
+    ) -> A:
+        if self.replay is not None:
+            # Pure bookkeeping, no waiting: the same on the loop and on a sync tool's worker thread.
+            return finish(self.replay.answer(method.partition("/")[0], method, params, key))
+        send = self.send
+        if send is None:
+            raise ClientCapabilityError("this call cannot ask the client anything", {})
+        wait = timeout if timeout is not None else self._timeout
+
+        async def ask() -> A:
+            with anyio.CancelScope() as scope:
+                self._scopes.add(scope)
+                try:
+                    return finish(await send(method, params, wait))
+                finally:
+                    self._scopes.discard(scope)
+            raise anyio.get_cancelled_exc_class()  # cancelled by `cancel()`: the sync tool's call is over
+
+        if threading.get_ident() != where.loop_thread:
+            return anyio.from_thread.run(ask, token=where.token)
+        if where.on_loop:
+            raise RuntimeError(
+                "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the client: "
+                "make the tool async (and await the call), or let it run in a worker thread"
+            )
+        answer: A = pending(kind, ask())  # type: ignore[assignment]
+        return answer
+
+    def cancel(self) -> None:
+        """Stop every question a sync tool is waiting for: its call was cancelled (the thread cannot be)."""
+        for scope in list(self._scopes):
+            scope.cancel()
+
+
+class CallThread:
+    """Where a call's tool runs, as the Context knows it: the loop's thread, a token to reach it, on the loop."""
+
+    __slots__ = ("loop_thread", "on_loop", "token")
+
+    def __init__(self, loop_thread: int, token: anyio.lowlevel.EventLoopToken | None, on_loop: bool) -> None:
+        self.loop_thread = loop_thread
+        self.token = token
+        self.on_loop = on_loop
+
+
+def _parsed(raw: Any) -> tuple[Any, dict[str, Any] | None]:
+    try:
+        return parse_answer(raw)
+    except ValueError as exc:
+        raise ClientRequestError(0, f"the client's answer to the elicitation is malformed: {exc}") from None
+
+
+def _form_answer(form: Form[Any]) -> Callable[[Any], ElicitResult[Any]]:
+    def finish(raw: Any) -> ElicitResult[Any]:
+        action, content = _parsed(raw)
+        if action != "accept":
+            return ElicitResult(action)
+        return ElicitResult("accept", form.validate(content if content is not None else {}), content=content)
+
+    return finish
+
+
+def _sample_answer(raw: Any) -> SampleResult:
+    try:
+        return SampleResult.from_wire(raw)
+    except ValueError as exc:
+        raise ClientRequestError(0, f"the client's sampling result is malformed: {exc}") from None
+
+
+def check_url(url: str) -> None:
+    """client/elicitation: "The `url` parameter **MUST** contain a valid URL."
+
+    Raises:
+        ValueError: `url` has no scheme or no host.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        raise ValueError(f"elicit_url needs an absolute URL with a scheme and a host, not {url!r}")
+
+
+def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], str | None]:
+    """URL-mode params and the elicitation id (2025-11-25 only: 2026-07-28 dropped `elicitationId`)."""
+    params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+    if version == MODERN_VERSION:
+        return params, None
+    elicitation_id = uuid.uuid4().hex  # "must be unique within the context of the server"
+    params["elicitationId"] = elicitation_id
+    return params, elicitation_id
+
+
+# -- the tools/call driver ------------------------------------------------------------------------------
+
+
+def start_asking(
+    params: Mapping[str, Any],
+    *,
+    version: str,
+    capabilities: Mapping[str, Any],
+    send: SendRequest | None,
+    sealer: Sealer,
+    bind: Mapping[str, str],
+    max_size: int,
+    question_timeout: float | None = None,
+    confirm_fallback: ConfirmFallback = "auto",
+    on_url: Callable[[str], None] | None = None,
+) -> Asker:
+    """The Asker of a `tools/call` whose tool may ask: live requests (handshake era), or this round's replay
+    (2026-07-28, with the answers of the requestState and `inputResponses`, verified first).
+
+    Raises:
+        ProtocolError: -32602 for a requestState that fails verification, or an `inputResponses` not an object.
+    """
+    replay = None
+    if version == MODERN_VERSION:
+        replay = open_round(sealer, params, bind, max_size) or Replay()
+    return Asker(
+        version,
+        capabilities,
+        send=send if replay is None else None,
+        replay=replay,
+        timeout=question_timeout,
+        confirm_fallback=confirm_fallback,
+        on_url=on_url,
+    )
+
+
+def finish_asking(
+    asker: Asker, wire: dict[str, Any], *, sealer: Sealer, bind: Mapping[str, str], ttl: float
+) -> dict[str, Any]:
+    """What a call whose tool asked answers: its result, or the round's `InputRequiredResult` (2026-07-28).
+
+    Raises:
+        ProtocolError: -32021 (2026-07-28) when the call failed for a capability the client did not declare.
+    """
+    replay = asker.replay
+    if replay is not None and replay.pending:
+        return input_required(replay, sealer, bind, ttl)
+    if replay is not None and asker.missing is not None and wire.get("isError"):
+        # basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError` (-32021)".
+        names = ", ".join(_capability_names(asker.missing))
+        raise ProtocolError(
+            MISSING_CLIENT_CAPABILITY,
+            f"Server requires the {names} capability for this request",
+            {"requiredCapabilities": asker.missing},
+        )
+    return wire
+
+
+def _capability_names(required: Mapping[str, Any], prefix: str = "") -> list[str]:
+    names: list[str] = []
+    for name, sub in required.items():
+        inner = _capability_names(sub, f"{prefix}{name}.") if isinstance(sub, Mapping) and sub else []
+        names.extend(inner or [f"{prefix}{name}"])
+    return names
+
+
+def url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
+    """The answer to a tool that cannot go on until a URL flow completes (client/elicitation,
+    URLElicitationRequiredError): for `finish_asking` in 2026-07-28 (an input request, or a capability error).
+
+    Raises:
+        ProtocolError: -32042 (2025-11-25), listing the URL elicitation.
+    """
+    try:
+        check_url(exc.url)
+        asker._require_elicitation("url")
+    except (ValueError, ClientCapabilityError) as problem:
+        return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
+    params, _ = url_params(exc.message, exc.url, asker.version)
+    if asker.replay is not None:
+        # Not recorded: each retry runs the tool again, and the tool checks again whether the flow completed.
+        asker.replay.ask_later("url_required", "elicitation/create", params)
+        return {"content": [], "isError": True}
+    raise ProtocolError(URL_ELICITATION_REQUIRED, "This request requires more information.", {"elicitations": [params]})
+
+
+# -- @tool(confirm=...) -----------------------------------------------------------------------------------
+
+
+def confirm_problems(confirm: bool | str, parameters: Sequence[str]) -> list[str]:
+    """What is wrong with a `confirm=` template, checked when the tool is defined."""
+    if isinstance(confirm, bool):
+        return []
+    if not isinstance(confirm, str) or not confirm.strip():
+        return ["confirm must be True or a message such as 'Delete {path}?'"]
+    if "confirm" in parameters:
+        return ["a confirming tool cannot have a parameter named 'confirm' (the confirmation's input request key)"]
+    problems: list[str] = []
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(confirm) if name is not None]
+    except ValueError as exc:
+        return [f"confirm message {confirm!r} is not a valid format string: {exc}"]
+    for name in fields:
+        if name not in parameters:
+            problems.append(f"confirm message names {{{name}}}, which is not a parameter of the tool")
+    return problems
+
+
+def confirm_text(confirm: bool | str, arguments: Mapping[str, Any], name: str) -> str:
+    """The question to ask: the template formatted with the validated arguments, or one made from the call."""
+    if isinstance(confirm, str):
+        return confirm.format_map(arguments)  # values are not re-parsed: they cannot inject format syntax
+    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return f"Allow {name} to run with {shown}?" if shown else f"Allow {name} to run?"
+
+
+async def confirm_call(asker: Asker, where: CallThread, message: str, name: str, *, destructive: bool) -> str | None:
+    """Ask the user to confirm a call: None to run it, else the error text to answer with.
+
+    Raises:
+        ClientCapabilityError: the client cannot ask and the fallback says refuse.
+    """
+    if not asker.can_elicit("form"):
+        fallback = asker.confirm_fallback
+        if fallback == "run" or (fallback == "auto" and not destructive):
+            return None
+        raise asker.refused(
+            ClientCapabilityError(
+                f"{name} runs only once the user confirms, and the client cannot ask the user "
+                "(it did not declare form-mode elicitation)",
+                {"elicitation": {"form": {}}},
+            )
+        )
+    answer = await asker.elicit(where, message, empty_form(), "confirm", None)
+    if answer.accepted:
+        return None
+    if answer.declined:
+        return f"The user declined to run {name}."
+    return f"The user cancelled {name} without deciding; nothing was done."

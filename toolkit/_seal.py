@@ -1,0 +1,156 @@
+"""Sealed tokens: JSON a client carries for us and hands back unchanged, with its integrity and expiry checked.
+
+2026-07-28's `requestState` (basic/patterns/mrtr) is such a token: "servers **MUST** treat `requestState` as an
+attacker-controlled input ... **MUST** protect its integrity (e.g. HMAC or AEAD) and **MUST** reject state that
+fails verification". The standard library has HMAC but no AEAD, so a token is signed, not encrypted: a client can
+read what it carries (its own answers), never change it.
+
+A token is `v1.<key id>.<payload>.<mac>`, each part unpadded base64url. The payload is compact JSON with sorted
+keys, holding the caller's data, an expiry and the fields it is bound to (`bind`: the tool and a digest of its
+arguments, say); the MAC is HMAC-SHA256 over everything before it, cut to 16 bytes (128 bits, as HMAC truncation
+guidance allows). Each purpose derives its own key from the secret, so one secret can serve several kinds of token
+without one kind ever being accepted as another.
+
+Rotation: the first secret signs; every secret verifies. Deploy `[old, new]` everywhere, then `[new, old]`, then,
+after one time-to-live, `[new]`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["MIN_SECRET_BYTES", "SealError", "Sealer", "digest", "secret_keys"]
+
+MIN_SECRET_BYTES = 32
+_VERSION = "v1"
+_MAC_BYTES = 16
+
+
+class SealError(ValueError):
+    """A token failed verification. `reason` says which check, for logs; callers answer every reason alike.
+
+    Attributes:
+        reason: `"malformed"`, `"unknown_key"`, `"bad_mac"`, `"expired"` or `"mismatch"`.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"sealed token rejected: {reason}")
+        self.reason = reason
+
+
+SecretOption = bytes | str | Sequence[bytes | str] | None
+"""What `Server(secret=...)` takes: one secret, several (the first signs), or None for a random one per process."""
+
+
+def secret_keys(secret: SecretOption) -> list[bytes]:
+    """The secrets as bytes, checked; a fresh random one when `secret` is None.
+
+    Raises:
+        ValueError: a secret is shorter than 32 bytes, or the sequence is empty.
+    """
+    if secret is None:
+        return [secrets.token_bytes(MIN_SECRET_BYTES)]
+    given = [secret] if isinstance(secret, (bytes, str)) else list(secret)
+    if not given:
+        raise ValueError("secret= needs at least one secret")
+    keys = [s.encode() if isinstance(s, str) else bytes(s) for s in given]
+    short = [i for i, key in enumerate(keys) if len(key) < MIN_SECRET_BYTES]
+    if short:
+        raise ValueError(
+            f"secret= needs at least {MIN_SECRET_BYTES} bytes per secret (secret {short[0]} is shorter); make one with "
+            "python -c 'import secrets; print(secrets.token_hex(32))'"
+        )
+    return keys
+
+
+def digest(value: Any, size: int = 22) -> str:
+    """A short, stable digest of a JSON value (sorted keys), base64url: what a token binds arguments with."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return _b64(hashlib.sha256(text.encode()).digest())[:size]
+
+
+class Sealer:
+    """Seals and opens tokens for one purpose with a list of secrets.
+
+    Args:
+        secrets: The secrets, first one signing (see [`secret_keys`][toolkit._seal.secret_keys]).
+        purpose: A label that keeps tokens of one kind from being accepted as another (`b"toolkit/request-state/v1"`).
+        clock: Seconds since the epoch; tests inject one instead of sleeping.
+    """
+
+    __slots__ = ("_clock", "_keys", "_signing")
+
+    def __init__(self, secrets: Sequence[bytes], purpose: bytes, *, clock: Callable[[], float] = time.time) -> None:
+        keys: dict[str, bytes] = {}
+        for secret in secrets:
+            key = hmac.new(secret, purpose, hashlib.sha256).digest()
+            keys.setdefault(_b64(hashlib.sha256(key).digest()[:4]), key)
+        if not keys:
+            raise ValueError("a Sealer needs at least one secret")
+        self._keys = keys
+        self._signing = next(iter(keys))
+        self._clock = clock
+
+    def seal(self, data: Any, *, bind: Mapping[str, Any], ttl: float) -> str:
+        """A token carrying `data` (any JSON value), valid for `ttl` seconds, for the fields in `bind` only."""
+        payload = {"d": data, "b": dict(bind), "x": int(self._clock() + ttl)}
+        body = _b64(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode())
+        head = f"{_VERSION}.{self._signing}.{body}"
+        return f"{head}.{self._mac(self._keys[self._signing], head)}"
+
+    def open(self, token: Any, *, bind: Mapping[str, Any], max_size: int = 1 << 20) -> Any:
+        """The data sealed in `token`, once every check passes.
+
+        Raises:
+            SealError: the token is not a string of our format, its key is unknown, its MAC is wrong, it has
+                expired, or it was sealed for other `bind` fields.
+        """
+        if not isinstance(token, str) or len(token) > max_size:
+            raise SealError("malformed")
+        parts = token.split(".")
+        if len(parts) != 4 or parts[0] != _VERSION:
+            raise SealError("malformed")
+        _, kid, body, mac = parts
+        key = self._keys.get(kid)
+        if key is None:
+            raise SealError("unknown_key")
+        if not hmac.compare_digest(self._mac(key, f"{_VERSION}.{kid}.{body}"), mac):
+            raise SealError("bad_mac")
+        try:
+            payload = json.loads(_unb64(body))
+        except (ValueError, UnicodeDecodeError):
+            raise SealError("malformed") from None
+        if not isinstance(payload, dict) or not isinstance(payload.get("x"), int):
+            raise SealError("malformed")
+        if payload["x"] < self._clock():
+            raise SealError("expired")
+        if payload.get("b") != dict(bind):
+            raise SealError("mismatch")
+        return payload.get("d")
+
+    @staticmethod
+    def _mac(key: bytes, head: str) -> str:
+        return _b64(hmac.new(key, head.encode("ascii"), hashlib.sha256).digest()[:_MAC_BYTES])
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    """Strict: a text that does not re-encode to itself (padding, stray bits, other alphabets) is refused."""
+    try:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError("not base64url") from None
+    if _b64(data) != text:
+        raise ValueError("not canonical base64url")
+    return data

@@ -1,0 +1,236 @@
+"""Asking a human in the terminal: the elicitation handler of `toolkit call`.
+
+Questions go to stderr and answers come from stdin, one line each, so that stdout stays the call's result
+(`toolkit call ... | jq`) and tests drive it with piped answers. End of input cancels.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio.to_thread
+
+from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
+
+__all__ = ["TerminalPrompt"]
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_YES = frozenset({"y", "yes", "true", "1"})
+_NO = frozenset({"n", "no", "false", "0"})
+
+
+class _Stop(Exception):  # not an error: the user chose decline or cancel
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+
+async def _stdin_line() -> str:
+    # A thread, abandoned if the call is cancelled: reading stdin cannot be interrupted portably.
+    return await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+class TerminalPrompt:
+    """Answers elicitations by asking in the terminal, field by field; refuses sampling (there is no model).
+
+    Args:
+        yes: Accept confirmations (forms without fields) without asking; forms with fields still prompt.
+        read_line: Reads one line, `""` at end of input (default: stdin, on a worker thread).
+        write: Writes prompt text (default: stderr).
+    """
+
+    def __init__(
+        self,
+        *,
+        yes: bool = False,
+        read_line: Callable[[], Awaitable[str]] = _stdin_line,
+        write: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.yes = yes
+        self.refused_sampling = False
+        """A sampling request was refused (the CLI explains a failed call with it)."""
+        self._read = read_line
+        self._write = write
+
+    async def sample(self, request: SampleRequest) -> str:
+        """Show the request and refuse it: `toolkit call` has no model."""
+        self._write("? the tool asked for a completion from a model:\n")
+        for message in request.messages:
+            text = "\n".join(getattr(block, "text", f"<{block.type}>") for block in message.blocks)
+            self._write(f"  {message.role}: {text}\n")
+        self.refused_sampling = True
+        raise ClientRequestError(-1, "toolkit call has no model to answer sampling requests")
+
+    async def elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
+        """Ask the user; end of input, `:cancel` or `:decline` at any prompt stop the form."""
+        try:
+            if request.mode == "url":
+                return await self._url(request)
+            properties = (request.requested_schema or {}).get("properties") or {}
+            if not properties:
+                return await self._confirm(request.message)
+            self._write(f"? {request.message}\n")
+            required = set((request.requested_schema or {}).get("required") or ())
+            content: dict[str, Any] = {}
+            for name, prop in properties.items():
+                value = await self._field(name, prop, name in required)
+                if value is not None:
+                    content[name] = value
+            choice = (await self._ask("  [a]ccept / [d]ecline / [c]ancel [a]: ")).lower()
+            if choice in ("", "a", "accept"):
+                return ElicitResult.accept(content)
+            return ElicitResult("cancel" if choice in ("c", "cancel") else "decline")
+        except _Stop as stop:
+            return ElicitResult("cancel" if stop.action == "cancel" else "decline")
+
+    async def _ask(self, prompt: str) -> str:
+        self._write(prompt)
+        line = await self._read()
+        if not line:
+            self._write("\n")
+            raise _Stop("cancel")  # end of input: the user went away without choosing
+        answer = line.strip()
+        if answer in (":decline", ":cancel"):
+            raise _Stop(answer[1:])
+        return answer
+
+    async def _confirm(self, message: str) -> ElicitResult[Any]:
+        if self.yes:
+            self._write(f"? {message} [y/N]: yes (--yes)\n")
+            return ElicitResult.accept({})
+        answer = (await self._ask(f"? {message} [y/N]: ")).lower()
+        return ElicitResult.accept({}) if answer in _YES else ElicitResult.decline()
+
+    async def _url(self, request: ElicitRequest) -> ElicitResult[Any]:
+        url = request.url or ""
+        host = urllib.parse.urlsplit(url).hostname or "?"
+        # client/elicitation: show the full URL before consent, never fetch it first.
+        self._write(f"? {request.message}\n  URL: {url}\n  host: {host}\n")
+        answer = (await self._ask("  Open it in your browser? [y/N]: ")).lower()
+        if answer not in _YES:
+            return ElicitResult.decline()
+        import webbrowser
+
+        webbrowser.open(url)
+        return ElicitResult.accept()
+
+    async def _field(self, name: str, prop: dict[str, Any], required: bool) -> Any:
+        label = prop.get("title") or name
+        choices = _choices(prop)
+        hints = [_kind(prop, choices)]
+        if required:
+            hints.append("required")
+        description = f" - {prop['description']}" if prop.get("description") else ""
+        default = prop.get("default")
+        shown = f" [{_show(default, choices)}]" if "default" in prop else ""
+        prompt = f"  {label} ({', '.join(h for h in hints if h)}){description}{shown}: "
+        while True:
+            answer = await self._ask(prompt)
+            if not answer:
+                if "default" in prop:
+                    return default
+                if not required:
+                    return None
+                self._write("    ! required; try again\n")
+                continue
+            try:
+                return _parse(answer, prop, choices)
+            except ValueError as exc:
+                self._write(f"    ! {exc}; try again\n")
+
+
+def _choices(prop: dict[str, Any]) -> list[tuple[str, str]] | None:
+    source = prop.get("items") if prop.get("type") == "array" else prop
+    if not isinstance(source, dict):
+        return None
+    if "enum" in source:
+        names = source.get("enumNames") or source["enum"]
+        return list(zip(source["enum"], names, strict=False))
+    options = source.get("oneOf") or source.get("anyOf")
+    if options:
+        return [(o["const"], o.get("title", o["const"])) for o in options]
+    return None
+
+
+def _kind(prop: dict[str, Any], choices: list[tuple[str, str]] | None) -> str:
+    if choices is not None:
+        listed = ", ".join(f"{i} {title}" for i, (_, title) in enumerate(choices, 1))
+        return f"{'any of: ' if prop.get('type') == 'array' else ''}{listed}"
+    if prop.get("type") == "boolean":
+        return "y/n"
+    return str(prop.get("format") or prop.get("type"))
+
+
+def _show(default: Any, choices: list[tuple[str, str]] | None) -> str:
+    titles: dict[Any, str] = dict(choices or ())
+    if isinstance(default, list):
+        return ", ".join(str(titles.get(d, d)) for d in default)
+    if isinstance(default, bool):
+        return "y" if default else "n"
+    return str(titles.get(default, default))
+
+
+def _parse(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]] | None) -> Any:
+    kind = prop.get("type")
+    if choices is not None:
+        picked = [_pick(part.strip(), choices) for part in answer.split(",")] if kind == "array" else None
+        if picked is None:
+            return _pick(answer, choices)
+        _bounds(len(picked), prop.get("minItems"), prop.get("maxItems"), "choices")
+        return picked
+    if kind == "boolean":
+        if answer.lower() in _YES:
+            return True
+        if answer.lower() in _NO:
+            return False
+        raise ValueError("answer y or n")
+    if kind in ("integer", "number"):
+        try:
+            number: float = int(answer) if kind == "integer" else float(answer)
+        except ValueError:
+            raise ValueError(f"not {'a whole number' if kind == 'integer' else 'a number'}") from None
+        _bounds(number, prop.get("minimum"), prop.get("maximum"), "")
+        return number
+    _check_format(answer, prop.get("format"))
+    _bounds(len(answer), prop.get("minLength"), prop.get("maxLength"), "characters")
+    return answer
+
+
+def _pick(answer: str, choices: list[tuple[str, str]]) -> str:
+    for index, (value, title) in enumerate(choices, 1):
+        if answer in (value, str(index)) or answer.lower() == title.lower():
+            return value
+    raise ValueError(f"choose one of {', '.join(str(i) for i in range(1, len(choices) + 1))}")
+
+
+def _bounds(value: float, low: Any, high: Any, unit: str) -> None:
+    suffix = f" {unit}" if unit else ""
+    if low is not None and value < low:
+        raise ValueError(f"at least {low}{suffix}")
+    if high is not None and value > high:
+        raise ValueError(f"at most {high}{suffix}")
+
+
+def _check_format(answer: str, fmt: Any) -> None:
+    if fmt == "email" and not _EMAIL.match(answer):
+        raise ValueError("not an email address")
+    if fmt == "uri":
+        parts = urllib.parse.urlsplit(answer)
+        if not parts.scheme or not parts.netloc:
+            raise ValueError("not an absolute URL")
+    try:
+        if fmt == "date":
+            datetime.date.fromisoformat(answer)
+        elif fmt == "date-time":
+            datetime.datetime.fromisoformat(answer)
+    except ValueError:
+        raise ValueError(f"not a {fmt} (ISO 8601, e.g. 2026-12-01{'T10:30' if fmt == 'date-time' else ''})") from None
