@@ -273,6 +273,17 @@ async def test_protocol_errors_raise_with_their_code(open_client: OpenClient) ->
     assert caught.value.code == -32602
 
 
+async def test_an_unknown_tool_is_refused_with_the_closest_name_suggested(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        with pytest.raises(ProtocolError) as typo:
+            await client.call_tool("ecoh", {"text": "hi"})
+        with pytest.raises(ProtocolError) as nothing_close:
+            await client.call_tool("zzzzzz")
+
+    assert (typo.value.code, typo.value.message) == (-32602, "Unknown tool: ecoh; did you mean 'echo'?")
+    assert (nothing_close.value.code, nothing_close.value.message) == (-32602, "Unknown tool: zzzzzz")
+
+
 async def test_ping_works_in_both_eras(open_client: OpenClient) -> None:
     async with open_client() as client:
         await client.ping()

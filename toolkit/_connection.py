@@ -818,7 +818,12 @@ class Connection:
             raise ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
         tool = server.tools.get(name)
         if tool is None:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
+            # A typo is the usual cause, as for arguments (`_tool`); difflib loads on this error path only.
+            import difflib
+
+            close = difflib.get_close_matches(name, list(server.tools), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
