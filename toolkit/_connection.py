@@ -392,7 +392,11 @@ class Connection:
             except anyio.EndOfStream:
                 break
             except MessageError as exc:
-                await self._send(error_response(None, exc.code, str(exc)))
+                # A request too large whose id was read before the limit is answered with that id, so that its
+                # caller fails at once. Bytes that are not UTF-8 are not JSON text: a parse error, id null (JSON-RPC).
+                head = exc.head if exc.code == INVALID_REQUEST else {}
+                request_id = head.get("id") if "method" in head and is_valid_id(head.get("id")) else None
+                await self._send(error_response(request_id, exc.code, str(exc)), request_id)
                 continue
             try:
                 message = decode(text)

@@ -95,6 +95,8 @@ class StreamTransport:
                 if self._discarding:
                     self._discarding = False
                     continue
+                if newline > self._max:  # came whole in one read: as over the limit as one read in many
+                    raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(line))
                 text = self._text(line)
                 if text is not None:
                     return text
