@@ -454,6 +454,64 @@ async def test_a_reply_over_max_message_size_fails_its_call_at_once_and_the_othe
     assert small.text == "x" * 100
 
 
+async def test_a_request_over_the_servers_limit_fails_at_once_with_the_servers_error(anyio_backend: str) -> None:
+    command = wire.demo_command(anyio_backend, "--max-message-size", "10000")
+    async with Client.stdio(command) as client:
+        with anyio.fail_after(10), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("echo", {"text": "x" * 20_000})
+        after = await client.call_tool("echo", {"text": "after"})
+
+    assert (caught.value.code, caught.value.message) == (-32600, "message larger than 10000 bytes")
+    assert after.text == "after"
+
+
+async def test_a_request_over_max_message_size_is_not_sent(open_client: OpenClient) -> None:
+    async with open_client(max_message_size=10_000) as client:
+        with pytest.raises(MessageError) as caught:
+            await client.call_tool("echo", {"text": "x" * 20_000})
+        after = await client.call_tool("echo", {"text": "after"})
+
+    assert str(caught.value).startswith("the tools/call request is 20,")
+    assert str(caught.value).endswith("bytes, larger than max_message_size (10,000 bytes), so it was not sent")
+    assert after.text == "after"
+
+
+class NullIdServer:
+    """Answers every tools/call with an error of id null, as a server that could not read the request's id does."""
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            if message.get("method") == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"},
+                }
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "tools/call":
+                error = {"code": -32600, "message": "message larger than 100 bytes"}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+            elif message.get("method") == "ping":
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+
+
+async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() -> None:
+    mine, theirs = MemoryTransport.pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(NullIdServer().serve, theirs)
+        async with Client(mine, protocol="handshake") as client:
+            with anyio.fail_after(10), pytest.raises(ProtocolError) as caught:
+                await client.call_tool("anything")
+            await client.ping()
+        await theirs.aclose()
+
+    assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
+
+
 class IdLastServer:
     """Answers tools/call with a reply whose id comes after a large result, once two calls are waiting."""
 

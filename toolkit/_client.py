@@ -75,7 +75,7 @@ class Client:
         validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
         max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
             A larger reply is skipped without being held, and the call waiting for it fails at once with a
-            [`MessageError`][toolkit.MessageError].
+            [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
         lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
             way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
             so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
