@@ -512,6 +512,79 @@ async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() 
     assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
 
 
+class EndsListenServer:
+    """A 2026-07-28 server that acknowledges subscriptions/listen, then ends it with notifications/cancelled."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.ended = anyio.Event()
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            self.received.append(message)
+            if message.get("method") == "server/discover":
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "subscriptions/listen":
+                for method, params in [
+                    ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
+                    ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
+                ]:
+                    await transport.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+                self.ended.set()
+            elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
+                params = {"requestId": message["id"], "reason": "shutting down"}
+                await transport.send(
+                    json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+                )
+            elif message.get("method") in ("tools/call", "tools/list"):
+                result = {"content": []} if message["method"] == "tools/call" else {"tools": []}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+
+class Recorded:
+    """A transport that records what the client tries to send through it."""
+
+    def __init__(self, transport: MemoryTransport) -> None:
+        self.transport = transport
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, message: str, /) -> None:
+        self.sent.append(json.loads(message))
+        await self.transport.send(message)
+
+    async def receive(self) -> str:
+        return await self.transport.receive()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+async def test_a_listen_stream_the_server_cancels_ends_cleanly(caplog: pytest.LogCaptureFixture) -> None:
+    mine, theirs = MemoryTransport.pair()
+    server, recorded = EndsListenServer(), Recorded(mine)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, theirs)
+        async with Client(recorded, on_tools_changed=lambda: None) as client:
+            with anyio.fail_after(10):
+                await server.ended.wait()
+                result = await client.call_tool("anything")  # read after the cancellation: it has been handled
+                with pytest.raises(ProtocolError) as cancelled:
+                    await client.call_tool("cancelled")
+        await theirs.aclose()
+
+    assert (cancelled.value.code, cancelled.value.message) == (-32603, "the server cancelled tools/call: shutting down")
+    methods = [m.get("method") for m in recorded.sent]
+    assert result.content == []
+    # The client stopped waiting when the server ended the stream: nothing left to cancel when it leaves.
+    assert methods == ["server/discover", "subscriptions/listen", "tools/call", "tools/list", "tools/call"]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+
+
 class IdLastServer:
     """Answers tools/call with a reply whose id comes after a large result, once two calls are waiting."""
 

@@ -289,11 +289,13 @@ class Client:
             meta[LOG_LEVEL_KEY] = self._log_level
         return meta
 
-    async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
+    async def _request(
+        self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
+    ) -> Any:
         assert self._peer is not None, "use the client inside `async with`"
         if modern if modern is not None else self.modern:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        return await self._peer.request(method, params)
+        return await self._peer.request(method, params, stream=stream)
 
     async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
@@ -305,8 +307,10 @@ class Client:
 
         async def listen() -> None:
             try:
-                # Open until the client closes: leaving `async with` cancels it, which sends notifications/cancelled.
-                await self._request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+                # Open until the client closes (leaving `async with` cancels it, which sends notifications/cancelled)
+                # or the server ends it with notifications/cancelled (at the end of its input): then it returns.
+                notifications = {"notifications": {"toolsListChanged": True}}
+                await self._request("subscriptions/listen", notifications, stream=True)
             except ConnectionClosedError:
                 pass  # the calls waiting, and every later one, say so
             except (ProtocolError, MessageError) as exc:

@@ -27,10 +27,11 @@ OnNotification = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 class _Pending:
-    __slots__ = ("done", "error", "failure", "method", "result")
+    __slots__ = ("done", "error", "failure", "method", "result", "stream")
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, stream: bool) -> None:
         self.method = method
+        self.stream = stream
         self.done = anyio.Event()
         self.result: Any = None
         self.error: dict[str, Any] | None = None
@@ -108,13 +109,15 @@ class Peer:
             message["params"] = params
         await self.send(message)
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
+    async def request(self, method: str, params: dict[str, Any], *, stream: bool = False) -> Any:
         """Send a request and wait for its result.
 
-        Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it.
+        Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it. When the
+        server sends `notifications/cancelled` for it, it will not answer: a `stream` (a `subscriptions/listen`,
+        which the server ends that way, e.g. at end of its input) returns `None`; any other request raises.
 
         Raises:
-            ProtocolError: the peer answered with an error.
+            ProtocolError: the peer answered with an error, or cancelled a request that is not a `stream`.
             ConnectionClosedError: the connection closed before the answer came (or before the request was sent).
             MessageError: the request is larger than `max_message_size` (it is not sent), or the answer could not be
                 read (larger than `max_message_size`, or not UTF-8).
@@ -123,7 +126,7 @@ class Peer:
             raise self._closed_error()
         request_id = next(self._ids)
         text = self._encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        pending = self._pending[request_id] = _Pending(method)
+        pending = self._pending[request_id] = _Pending(method, stream)
         answered = False
         try:
             await self.send(text)
@@ -273,4 +276,20 @@ class Peer:
                     await self.transport.send(encode(reply))
             return
         params = message.get("params")
-        await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})
+        params = params if isinstance(params, dict) else {}
+        if message["method"] == "notifications/cancelled" and self._on_cancelled(params):
+            return
+        await self._on_notification(str(message["method"]), params)
+
+    def _on_cancelled(self, params: dict[str, Any]) -> bool:
+        """The server ended one of our requests without an answer (basic/utilities/cancellation): stop waiting."""
+        request_id = params.get("requestId")
+        pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
+        if pending is None:
+            return False
+        if not pending.stream:
+            reason = params.get("reason")
+            text = f"the server cancelled {pending.method}" + (f": {reason}" if isinstance(reason, str) else "")
+            pending.error = {"code": INTERNAL_ERROR, "message": text}
+        pending.done.set()
+        return True
