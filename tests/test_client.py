@@ -273,6 +273,17 @@ async def test_protocol_errors_raise_with_their_code(open_client: OpenClient) ->
     assert caught.value.code == -32602
 
 
+async def test_an_unknown_tool_is_refused_with_the_closest_name_suggested(open_client: OpenClient) -> None:
+    async with open_client() as client:
+        with pytest.raises(ProtocolError) as typo:
+            await client.call_tool("ecoh", {"text": "hi"})
+        with pytest.raises(ProtocolError) as nothing_close:
+            await client.call_tool("zzzzzz")
+
+    assert (typo.value.code, typo.value.message) == (-32602, "Unknown tool: ecoh; did you mean 'echo'?")
+    assert (nothing_close.value.code, nothing_close.value.message) == (-32602, "Unknown tool: zzzzzz")
+
+
 async def test_ping_works_in_both_eras(open_client: OpenClient) -> None:
     async with open_client() as client:
         await client.ping()
@@ -441,6 +452,137 @@ async def test_a_reply_over_max_message_size_fails_its_call_at_once_and_the_othe
     assert caught.value.code == -32600
     assert [result.text for result in waiting] == ["k"]
     assert small.text == "x" * 100
+
+
+async def test_a_request_over_the_servers_limit_fails_at_once_with_the_servers_error(anyio_backend: str) -> None:
+    command = wire.demo_command(anyio_backend, "--max-message-size", "10000")
+    async with Client.stdio(command) as client:
+        with anyio.fail_after(10), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("echo", {"text": "x" * 20_000})
+        after = await client.call_tool("echo", {"text": "after"})
+
+    assert (caught.value.code, caught.value.message) == (-32600, "message larger than 10000 bytes")
+    assert after.text == "after"
+
+
+async def test_a_request_over_max_message_size_is_not_sent(open_client: OpenClient) -> None:
+    async with open_client(max_message_size=10_000) as client:
+        with pytest.raises(MessageError) as caught:
+            await client.call_tool("echo", {"text": "x" * 20_000})
+        after = await client.call_tool("echo", {"text": "after"})
+
+    assert str(caught.value).startswith("the tools/call request is 20,")
+    assert str(caught.value).endswith("bytes, larger than max_message_size (10,000 bytes), so it was not sent")
+    assert after.text == "after"
+
+
+class NullIdServer:
+    """Answers every tools/call with an error of id null, as a server that could not read the request's id does."""
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            if message.get("method") == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"},
+                }
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "tools/call":
+                error = {"code": -32600, "message": "message larger than 100 bytes"}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+            elif message.get("method") == "ping":
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+
+
+async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() -> None:
+    mine, theirs = MemoryTransport.pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(NullIdServer().serve, theirs)
+        async with Client(mine, protocol="handshake") as client:
+            with anyio.fail_after(10), pytest.raises(ProtocolError) as caught:
+                await client.call_tool("anything")
+            await client.ping()
+        await theirs.aclose()
+
+    assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
+
+
+class EndsListenServer:
+    """A 2026-07-28 server that acknowledges subscriptions/listen, then ends it with notifications/cancelled."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.ended = anyio.Event()
+
+    async def serve(self, transport: MemoryTransport) -> None:
+        while True:
+            try:
+                message = json.loads(await transport.receive())
+            except anyio.EndOfStream:
+                return
+            self.received.append(message)
+            if message.get("method") == "server/discover":
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            elif message.get("method") == "subscriptions/listen":
+                for method, params in [
+                    ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
+                    ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
+                ]:
+                    await transport.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+                self.ended.set()
+            elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
+                params = {"requestId": message["id"], "reason": "shutting down"}
+                await transport.send(
+                    json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+                )
+            elif message.get("method") in ("tools/call", "tools/list"):
+                result = {"content": []} if message["method"] == "tools/call" else {"tools": []}
+                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+
+class Recorded:
+    """A transport that records what the client tries to send through it."""
+
+    def __init__(self, transport: MemoryTransport) -> None:
+        self.transport = transport
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, message: str, /) -> None:
+        self.sent.append(json.loads(message))
+        await self.transport.send(message)
+
+    async def receive(self) -> str:
+        return await self.transport.receive()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+async def test_a_listen_stream_the_server_cancels_ends_cleanly(caplog: pytest.LogCaptureFixture) -> None:
+    mine, theirs = MemoryTransport.pair()
+    server, recorded = EndsListenServer(), Recorded(mine)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, theirs)
+        async with Client(recorded, on_tools_changed=lambda: None) as client:
+            with anyio.fail_after(10):
+                await server.ended.wait()
+                result = await client.call_tool("anything")  # read after the cancellation: it has been handled
+                with pytest.raises(ProtocolError) as cancelled:
+                    await client.call_tool("cancelled")
+        await theirs.aclose()
+
+    assert (cancelled.value.code, cancelled.value.message) == (-32603, "the server cancelled tools/call: shutting down")
+    methods = [m.get("method") for m in recorded.sent]
+    assert result.content == []
+    # The client stopped waiting when the server ended the stream: nothing left to cancel when it leaves.
+    assert methods == ["server/discover", "subscriptions/listen", "tools/call", "tools/list", "tools/call"]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
 
 
 class IdLastServer:

@@ -170,11 +170,14 @@ async def test_a_long_string_travels_intact(transport: str, anyio_backend: str) 
 async def test_a_message_over_max_message_size_is_refused_over_stdio_and_the_server_goes_on(anyio_backend: str) -> None:
     async with stdio_peer(anyio_backend, max_message_size=1_000_000) as peer:
         too_big = request_line(1, "tools/call", params={"name": "echo", "arguments": {"text": "x" * 3_000_000}})
-        await peer.send_line(too_big, replies=[None])  # its id is never read: the error has id null
+        await peer.send_line(too_big, replies=[1])  # its id comes before the limit: the error has it
+        id_last = b'{"jsonrpc":"2.0","params":{"x":"' + b"x" * 3_000_000 + b'"},"id":2,"method":"ping"}'
+        await peer.send_line(id_last, replies=[None])  # its id comes after the limit: never read, id null
         reply = await peer.call("echo", {"text": "after"})
 
         assert [m for m in peer.messages if "error" in m] == [
-            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "message larger than 1000000 bytes"}}
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "message larger than 1000000 bytes"}},
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "message larger than 1000000 bytes"}},
         ]
         assert reply["result"]["content"] == [{"type": "text", "text": "after"}]
 
@@ -223,7 +226,7 @@ async def test_an_oversize_line_is_discarded_chunk_by_chunk_without_being_held_i
         tracemalloc.stop()
 
     assert sink.lines == [
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "message larger than 1000000 bytes"}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "message larger than 1000000 bytes"}},
         {"jsonrpc": "2.0", "id": 2, "result": {}},
     ]
     assert peak < 4_000_000, f"peak {peak} bytes while discarding a 100 MB line"

@@ -24,7 +24,7 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from pydantic import BaseModel, Field, TypeAdapter
 from test_schema_snapshots import SNAPSHOTS
 
-from toolkit import PROFILES, Client, Server, Tool, tool
+from toolkit import PROFILES, Client, Context, Server, Tool, tool
 from toolkit.docs._schema_text import example_arguments
 from toolkit.testing import assert_portable
 
@@ -495,6 +495,14 @@ async def test_call_from_runs_async_tools_on_either_backend() -> None:
 
     result = await echo.call_from("openai-strict", {"text": "ab", "times": None})
     assert result.text == "ab"
+
+
+def test_call_from_sync_passes_the_context_it_is_given() -> None:
+    @tool
+    def who(ctx: Context[str]) -> str:
+        return ctx.lifespan_context
+
+    assert who.call_from_sync("openai-strict", {}, Context(lifespan_context="given")).text == "given"
 
 
 # -- toolkit.testing ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +14,12 @@ import anyio
 import pytest
 import wire
 
+from toolkit import CallToolResult, Client, ConnectionClosedError
+
 pytestmark = pytest.mark.anyio
 
 STUCK = str(Path(__file__).parent / "servers" / "stuck_sync.py")
+LIFESPAN = str(Path(__file__).parent / "servers" / "lifespan_stdio.py")
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -78,3 +83,113 @@ async def test_a_clean_end_of_input_logs_nothing(anyio_backend: str) -> None:
     code, replies, stderr = await _exit_with([], anyio_backend)
 
     assert (code, len(replies), stderr) == (0, 1, "")
+
+
+# -- a server with a lifespan: what the client waits for, SIGTERM, stdin that is not a pipe ---------------------------
+
+CLEAN_EXIT = [
+    "lifespan: started",
+    "lifespan: cleaned up",
+    "run: returned; SIGTERM handler restored: True",
+    "atexit: ran",
+]
+
+
+def lifespan_command(backend: str, *args: str) -> list[str]:
+    return [sys.executable, LIFESPAN, "--backend", backend, *args]
+
+
+async def test_leaving_client_stdio_waits_for_a_call_within_the_servers_grace_and_copies_its_last_stderr(
+    anyio_backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results: list[CallToolResult] = []
+    with anyio.fail_after(wire.TIMEOUT):
+        async with anyio.create_task_group() as tg, Client.stdio(lifespan_command(anyio_backend)) as client:
+            await client.list_tools()  # the output schemas, known before the connection closes
+            started = anyio.Event()
+
+            async def call() -> None:
+                # Longer than the two seconds the client used to wait before SIGTERM; shorter than the 5 s grace.
+                progress = lambda *_: started.set()  # noqa: E731
+                results.append(await client.call_tool("nap", {"seconds": 2.5}, progress=progress))
+
+            tg.start_soon(call)
+            await started.wait()
+
+    assert [result.text for result in results] == ["rested"]
+    assert capsys.readouterr().err.splitlines() == CLEAN_EXIT
+
+
+async def test_sigterm_ends_server_run_as_ctrl_c_does_and_the_lifespan_cleans_up(
+    anyio_backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = lifespan_command(anyio_backend, "--shutdown-grace", "60")
+    failures: list[ConnectionClosedError] = []
+    # The server would give its call a minute: the client terminates it after 0.2 s.
+    with anyio.fail_after(wire.TIMEOUT):
+        async with anyio.create_task_group() as tg, Client.stdio(command, shutdown_timeout=0.2) as client:
+            started = anyio.Event()
+
+            async def call() -> None:
+                with pytest.raises(ConnectionClosedError) as caught:
+                    await client.call_tool("nap", {"seconds": 600}, progress=lambda *_: started.set())
+                failures.append(caught.value)
+
+            tg.start_soon(call)
+            await started.wait()
+
+    assert [failure.returncode for failure in failures] == [0]
+    assert capsys.readouterr().err.splitlines() == CLEAN_EXIT
+
+
+HELLO = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "file"}}}
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a regular file"])
+async def test_stdin_that_cannot_be_polled_ends_the_server_cleanly_with_no_warning(
+    stdin: str, anyio_backend: str, tmp_path: Path
+) -> None:
+    if stdin == "/dev/null":
+        path, expected = Path(os.devnull), []
+    else:
+        path, expected = tmp_path / "input.jsonl", [1, 2]
+        path.write_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in [*MESSAGES, HELLO]))
+    with path.open("rb") as source, anyio.fail_after(wire.TIMEOUT):
+        done = await anyio.run_process(lifespan_command(anyio_backend), stdin=source, check=False)
+
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == expected
+    if expected:
+        assert replies[1]["result"]["content"] == [{"type": "text", "text": "hello file"}]
+    assert (done.returncode, done.stderr.decode().splitlines()) == (0, CLEAN_EXIT)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no pseudo-terminals")
+async def test_ctrl_c_ends_a_server_reading_a_terminal(anyio_backend: str) -> None:
+    import pty
+
+    # A terminal cannot be polled: stdin is read on a thread, which must not keep the process alive after Ctrl-C.
+    terminal, their_end = pty.openpty()
+    try:
+        process = await anyio.open_process(
+            lifespan_command(anyio_backend), stdin=their_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(their_end)
+    assert process.stdout is not None
+    assert process.stderr is not None
+    err = bytearray()
+    try:
+        async with process:
+            with anyio.fail_after(wire.TIMEOUT):
+                # Serving (not starting, which Ctrl-C would interrupt): it answers a request typed on the terminal.
+                os.write(terminal, json.dumps(INITIALIZE).encode() + b"\n")
+                await process.stdout.receive()
+                process.send_signal(signal.SIGINT)
+                async for chunk in process.stderr:
+                    err += chunk
+                code = await process.wait()
+    finally:
+        os.close(terminal)
+
+    assert (code, err.decode().splitlines()) == (0, CLEAN_EXIT)

@@ -284,7 +284,7 @@ async def test_an_oversize_message_gets_an_error_and_the_server_keeps_serving(an
         fits = await peer.call("echo", {"text": "x" * 3000})
         big = await peer.call("big", {"size": 100_000})  # the limit is on what the server reads, not what it sends
 
-    assert reply == wire.error(None, -32600)
+    assert reply == wire.error(9, -32600)  # its id came before the limit
     assert fits["result"] == {"content": [{"type": "text", "text": "x" * 3000}], "isError": False}
     assert len(big["result"]["content"][0]["text"]) == 100_000
 

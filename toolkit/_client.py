@@ -29,7 +29,7 @@ from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSI
 from ._memory import MemoryTransport
 from ._meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
 from ._peer import Peer
-from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, spawn_stdio
+from ._stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
 from ._transport import Transport
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
 from ._versions import era_neutral
@@ -84,7 +84,7 @@ class Client:
         validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
         max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
             A larger reply is skipped without being held, and the call waiting for it fails at once with a
-            [`MessageError`][toolkit.MessageError].
+            [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
         lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
             way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
             so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
@@ -162,6 +162,7 @@ class Client:
         self._validate_output = validate_output
         self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
         self._open: Callable[[], AbstractAsyncContextManager[Transport]] | None = None  # Client.http
+        self._shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT
         self._peer: Peer | None = None
         self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
@@ -182,11 +183,14 @@ class Client:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         **options: Any,
     ) -> Client:
         """A client for a server process started with `command`, spoken to over its stdin and stdout.
 
-        On exit the client closes the server's stdin, waits briefly, then terminates it if needed.
+        On exit the client closes the server's stdin and waits for the process to exit (its calls still running may
+        finish, its lifespan cleans up) for up to `shutdown_timeout` seconds; then it terminates it (SIGTERM), and
+        two seconds later kills it. What the server writes on stderr while it shuts down is copied too.
 
         The server's stderr is copied to this process's stderr, from its first message on; what it writes before
         is held back, so that a server that exits at start (or prints junk, or cannot import its modules) is
@@ -197,6 +201,9 @@ class Client:
             command: The program and its arguments, e.g. `["python", "server.py"]`.
             env: Variables added to the current environment for the process.
             cwd: The process's working directory.
+            shutdown_timeout: Seconds to wait for the server to exit once its stdin is closed, before terminating
+                it. The default, 6, is a toolkit server's default `shutdown_grace` (5) plus one second for its
+                lifespan's cleanup: give more to a server whose `shutdown_grace` or cleanup is longer.
             **options: As for `Client(...)`, `max_message_size` included.
 
         Raises:
@@ -206,6 +213,7 @@ class Client:
         client = cls.__new__(cls)
         cls.__init__(client, MemoryTransport.pair()[0], **options)
         client._process_args = (list(command), env, cwd)
+        client._shutdown_timeout = shutdown_timeout
         return client
 
     @classmethod
@@ -260,17 +268,26 @@ class Client:
             transport: Transport
             if self._open is not None:
                 transport = await stack.enter_async_context(self._open())
+                stack.callback(tg.cancel_scope.cancel)
             elif self._process_args is not None:
-                spawn = spawn_stdio(*self._process_args, max_message_size=self._max_message_size)
+                # Cancelled after the process is stopped, not before: until it exits, its stderr is copied (the
+                # last lines of a shutdown say most) and its stdout read (a server blocked writing never exits).
+                stack.callback(tg.cancel_scope.cancel)
+                spawn = spawn_stdio(
+                    *self._process_args,
+                    max_message_size=self._max_message_size,
+                    shutdown_timeout=self._shutdown_timeout,
+                )
                 transport = await stack.enter_async_context(spawn)
-            elif isinstance(self._target, Server):
-                transport, theirs = MemoryTransport.pair()
-                tg.start_soon(self._target.serve, theirs)
-                stack.push_async_callback(transport.aclose)
             else:
-                transport = self._target
-                stack.push_async_callback(self._target.aclose)
-            stack.callback(tg.cancel_scope.cancel)
+                if isinstance(self._target, Server):
+                    transport, theirs = MemoryTransport.pair()
+                    tg.start_soon(self._target.serve, theirs)
+                    stack.push_async_callback(transport.aclose)
+                else:
+                    transport = self._target
+                    stack.push_async_callback(self._target.aclose)
+                stack.callback(tg.cancel_scope.cancel)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
             self._peer = Peer(
                 transport,
@@ -376,11 +393,13 @@ class Client:
             key=key,
         )
 
-    async def _request(self, method: str, params: dict[str, Any], *, modern: bool | None = None) -> Any:
+    async def _request(
+        self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
+    ) -> Any:
         assert self._peer is not None, "use the client inside `async with`"
         if modern if modern is not None else self.modern:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        return await self._peer.request(method, params)
+        return await self._peer.request(method, params, stream=stream)
 
     async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
@@ -392,8 +411,10 @@ class Client:
 
         async def listen() -> None:
             try:
-                # Open until the client closes: leaving `async with` cancels it, which sends notifications/cancelled.
-                await self._request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+                # Open until the client closes (leaving `async with` cancels it, which sends notifications/cancelled)
+                # or the server ends it with notifications/cancelled (at the end of its input): then it returns.
+                notifications = {"notifications": {"toolsListChanged": True}}
+                await self._request("subscriptions/listen", notifications, stream=True)
             except ConnectionClosedError:
                 pass  # the calls waiting, and every later one, say so
             except (ProtocolError, MessageError) as exc:

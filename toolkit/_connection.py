@@ -400,7 +400,11 @@ class Connection:
             except anyio.EndOfStream:
                 break
             except MessageError as exc:
-                await self._send(error_response(None, exc.code, str(exc)))
+                # A request too large whose id was read before the limit is answered with that id, so that its
+                # caller fails at once. Bytes that are not UTF-8 are not JSON text: a parse error, id null (JSON-RPC).
+                head = exc.head if exc.code == INVALID_REQUEST else {}
+                request_id = head.get("id") if "method" in head and is_valid_id(head.get("id")) else None
+                await self._send(error_response(request_id, exc.code, str(exc)), request_id)
                 continue
             try:
                 message = decode(text)
@@ -826,7 +830,12 @@ class Connection:
             raise ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
         tool = server.tools.get(name)
         if tool is None:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
+            # A typo is the usual cause, as for arguments (`_tool`); difflib loads on this error path only.
+            import difflib
+
+            close = difflib.get_close_matches(name, list(server.tools), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")

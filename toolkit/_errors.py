@@ -101,7 +101,8 @@ class ConnectionClosedError(ProtocolError):
 class MessageError(ToolkitError):
     """A transport could not deliver one message, but the stream goes on.
 
-    The server answers it with a JSON-RPC error (id null) and keeps reading.
+    The server answers it with a JSON-RPC error and keeps reading: with the request's id for a request too large
+    whose id `head` holds, else with id null.
 
     Attributes:
         code: The JSON-RPC error code to answer with (-32700 for bytes that are not text).

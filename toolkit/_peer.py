@@ -33,10 +33,11 @@ _METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
 
 
 class _Pending:
-    __slots__ = ("done", "error", "failure", "method", "result")
+    __slots__ = ("done", "error", "failure", "method", "result", "stream")
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, stream: bool) -> None:
         self.method = method
+        self.stream = stream
         self.done = anyio.Event()
         self.result: Any = None
         self.error: dict[str, Any] | None = None
@@ -79,17 +80,32 @@ class Peer:
     def next_id(self) -> int:
         return next(self._ids)
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """Send one message.
+    def _encode(self, message: dict[str, Any]) -> str:
+        """The message as text, refused when larger than `max_message_size` (a server would skip it unread)."""
+        text = encode(message)
+        # UTF-8 takes at most 4 bytes a character: most messages are cleared without being encoded twice.
+        if len(text) * 4 > self._max and len(size := text.encode()) > self._max:
+            what = message.get("method", "message")
+            raise MessageError(
+                f"the {what} request is {len(size):,} bytes, larger than max_message_size ({self._max:,} bytes), "
+                "so it was not sent",
+                INVALID_REQUEST,
+            )
+        return text
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        """Send one message (a dict, or text from `_encode`).
 
         Raises:
             ConnectionClosedError: the connection is closed, or the server stopped reading.
+            MessageError: the message is larger than `max_message_size`.
         """
         if self._closed is not None:
             raise self._closed_error()
+        text = message if isinstance(message, str) else self._encode(message)
         try:
             async with self._lock:  # requests come from many tasks; a transport's send is never entered twice at once
-                await self.transport.send(encode(message))
+                await self.transport.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
                 await self._ended.wait()
@@ -103,23 +119,27 @@ class Peer:
             message["params"] = params
         await self.send(message)
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
+    async def request(self, method: str, params: dict[str, Any], *, stream: bool = False) -> Any:
         """Send a request and wait for its result.
 
-        Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it.
+        Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it. When the
+        server sends `notifications/cancelled` for it, it will not answer: a `stream` (a `subscriptions/listen`,
+        which the server ends that way, e.g. at end of its input) returns `None`; any other request raises.
 
         Raises:
-            ProtocolError: the peer answered with an error.
+            ProtocolError: the peer answered with an error, or cancelled a request that is not a `stream`.
             ConnectionClosedError: the connection closed before the answer came (or before the request was sent).
-            MessageError: the answer could not be read (larger than `max_message_size`, or not UTF-8).
+            MessageError: the request is larger than `max_message_size` (it is not sent), or the answer could not be
+                read (larger than `max_message_size`, or not UTF-8).
         """
         if self._closed is not None:
             raise self._closed_error()
         request_id = next(self._ids)
-        pending = self._pending[request_id] = _Pending(method)
+        text = self._encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        pending = self._pending[request_id] = _Pending(method, stream)
         answered = False
         try:
-            await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            await self.send(text)
             await pending.done.wait()
             answered = True
         except ConnectionClosedError:
@@ -240,9 +260,27 @@ class Peer:
                 text = f"the reply to {pending.method} could not be read: {exc}"
             pending.fail(MessageError(text, exc.code, head=head))
 
+    def _on_unattributed_error(self, error: dict[str, Any]) -> None:
+        """An error with id null: the server could not read the id of something we sent (JSON-RPC 2.0, 5.1).
+
+        This client sends only well-formed messages, so it was a request the server could not read (too large for
+        it, most likely), and that request will never be answered. Which one cannot be known: every request waiting
+        fails with the error, as for a reply whose id cannot be read, rather than one of them hang for ever.
+        """
+        waiting = list(self._pending.values())
+        self._pending.clear()
+        if not waiting:
+            logger.warning("the server sent an error about no request: %s", error.get("message"))
+        for pending in waiting:
+            pending.error = error
+            pending.done.set()
+
     async def _on_message(self, message: dict[str, Any]) -> None:
         if "method" not in message:
             request_id = message.get("id")
+            if request_id is None and isinstance(message.get("error"), dict):
+                self._on_unattributed_error(message["error"])
+                return
             pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
             if pending is not None:
                 pending.result = message.get("result")
@@ -259,11 +297,15 @@ class Peer:
                 self._tg.start_soon(self._answer, message)
             return
         params = message.get("params")
-        if message["method"] == "notifications/cancelled" and isinstance(params, dict):
-            scope = self._serving.get(params.get("requestId"))
+        params = params if isinstance(params, dict) else {}
+        if message["method"] == "notifications/cancelled":
+            request_id = params.get("requestId")
+            scope = self._serving.get(request_id) if is_valid_id(request_id) else None
             if scope is not None:  # the server stopped waiting: so does the handler (basic/utilities/cancellation)
                 scope.cancel()
-        await self._on_notification(str(message["method"]), params if isinstance(params, dict) else {})
+            elif self._on_cancelled(params):
+                return
+        await self._on_notification(str(message["method"]), params)
 
     async def _answer(self, message: dict[str, Any]) -> None:
         assert self._on_request is not None
@@ -286,3 +328,16 @@ class Peer:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
             async with self._lock:
                 await self.transport.send(encode(message))
+
+    def _on_cancelled(self, params: dict[str, Any]) -> bool:
+        """The server ended one of our requests without an answer (basic/utilities/cancellation): stop waiting."""
+        request_id = params.get("requestId")
+        pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
+        if pending is None:
+            return False
+        if not pending.stream:
+            reason = params.get("reason")
+            text = f"the server cancelled {pending.method}" + (f": {reason}" if isinstance(reason, str) else "")
+            pending.error = {"code": INTERNAL_ERROR, "message": text}
+        pending.done.set()
+        return True

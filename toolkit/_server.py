@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -374,6 +375,20 @@ class Server:
         finally:
             await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
 
+    async def _serve_stdio_until_terminated(self, watch: bool) -> None:
+        """`serve_stdio`, cancelled on SIGTERM as on Ctrl-C; a failed startup comes out as is, not in a group."""
+        failed: StartupError | None = None
+        async with anyio.create_task_group() as tg:
+            if watch:
+                tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
+            try:
+                await self.serve_stdio()
+            except StartupError as exc:
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+
     async def serve_stdio(self) -> None:
         """Serve MCP's stdio transport until stdin closes."""
         await self.serve(StdioTransport(max_message_size=self.max_message_size))
@@ -402,6 +417,9 @@ class Server:
         `transport="http"` serves [`http_app(**options)`][toolkit.Server.http_app] on `host:port` (loopback by
         default) until interrupted; it needs the `http` extra.
 
+        Ctrl-C (SIGINT) and SIGTERM, which a client sends a server that did not exit when its stdin closed, end it
+        alike: calls still running are cancelled, the lifespan's cleanup runs, `run()` returns and the process
+        exits with status 0. (The SIGTERM handler is installed for the run only, and the previous one restored.)
         When the lifespan fails to start, nothing is served: one line on stderr, and the process exits with
         status 1.
 
@@ -416,14 +434,24 @@ class Server:
 
             serve_http(self.http_app(**options), host=host, port=port)
             return
+        import signal  # the process entry point owns the process's signals, for the run only
+
+        # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
+        watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGTERM) if watch else None
         try:
-            with contextlib.suppress(KeyboardInterrupt):
-                anyio.run(self.serve_stdio, backend=backend)
+            anyio.run(self._serve_stdio_until_terminated, watch, backend=backend)
         except StartupError as exc:
             logger.debug("startup failed", exc_info=exc)
             sys.stderr.write(f"toolkit: error: {exc}\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
+        except BaseException as exc:
+            if not _interrupted(exc):
+                raise
+        finally:
+            if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
+                signal.signal(signal.SIGTERM, previous)
         # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
         # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
         # process is left to the host, never ended from here (no `os._exit`).
@@ -435,3 +463,20 @@ class Server:
                 stuck,
                 "" if stuck == 1 else "s",
             )
+
+
+async def _cancel_on_sigterm(scope: anyio.CancelScope) -> None:
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """`KeyboardInterrupt`, or exception groups of nothing else (trio raises Ctrl-C through its nursery)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)  # a BaseExceptionGroup (the `exceptiongroup` backport on 3.10)
+    return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)

@@ -11,25 +11,37 @@ import contextlib
 import os
 import stat
 import sys
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import anyio
 import anyio.abc
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 import pydantic_core
 
 from ._errors import ConnectionClosedError, MessageError
 from ._jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "StreamTransport", "read_head", "spawn_stdio"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_SHUTDOWN_TIMEOUT",
+    "StdioTransport",
+    "StreamTransport",
+    "read_head",
+    "spawn_stdio",
+]
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 _CHUNK = 65536
 _HELD_STDERR = 65536
 _STDERR_TAIL = 4096
 _EXIT_WAIT_SECONDS = 2.0
+#: How long `spawn_stdio` waits for a server to exit after closing its stdin, before terminating it: a toolkit
+#: server's default `shutdown_grace` (5 s) for the calls still running, and a second for its lifespan's cleanup.
+DEFAULT_SHUTDOWN_TIMEOUT = 6.0
 
 
 def read_head(data: bytes | bytearray | str) -> dict[str, Any]:
@@ -95,6 +107,8 @@ class StreamTransport:
                 if self._discarding:
                     self._discarding = False
                     continue
+                if newline > self._max:  # came whole in one read: as over the limit as one read in many
+                    raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(line))
                 text = self._text(line)
                 if text is not None:
                     return text
@@ -153,7 +167,7 @@ class _FdStream:
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         if not self._pollable:  # regular files and terminals cannot be polled
-            data = await anyio.to_thread.run_sync(os.read, self.fd, max_bytes, abandon_on_cancel=True)
+            data = await _read_on_a_thread(self.fd, max_bytes)
         else:
             while True:
                 try:
@@ -181,6 +195,32 @@ class _FdStream:
         if self._pollable:
             with contextlib.suppress(OSError):
                 os.set_blocking(self.fd, self._was_blocking)
+
+
+async def _read_on_a_thread(fd: int, max_bytes: int) -> bytes:
+    """`os.read` on a daemon thread of its own; cancelling abandons the thread (and what it reads).
+
+    Neither anyio's worker threads, which are not daemons on asyncio (one left blocked reading a terminal after
+    Ctrl-C would keep the process alive until a key is pressed), nor the tools' pool, whose threads count as tool
+    calls still running. One thread a read is cheap next to what it waits for (a file's 64 KiB, a person typing).
+    """
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    outcome: list[bytes | OSError] = []
+
+    def read() -> None:
+        try:
+            outcome.append(os.read(fd, max_bytes))
+        except OSError as exc:
+            outcome.append(exc)
+        with contextlib.suppress(Exception):  # the event loop has finished: nobody is waiting any more
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=read, name="toolkit-stdin", daemon=True).start()
+    await done.wait()
+    if isinstance(outcome[0], OSError):
+        raise outcome[0]
+    return outcome[0]
 
 
 class StdioTransport(StreamTransport):
@@ -307,10 +347,12 @@ async def spawn_stdio(
     cwd: str | os.PathLike[str] | None = None,
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
 ) -> AsyncIterator[StreamTransport]:
     """Start a server process and speak to it over its stdin and stdout.
 
-    On exit, the stdio way: close its stdin, wait, then terminate, then kill (spec: basic/transports).
+    On exit, the stdio way: close its stdin, wait up to `shutdown_timeout` seconds, then terminate, wait two
+    more, then kill (spec: basic/transports).
     `env` is added to the current environment. The child's stderr is copied to ours (held back until its first
     message, see `_HeldStderr`); the end of its stdout raises `ConnectionClosedError` saying how it ended.
     """
@@ -329,7 +371,7 @@ async def spawn_stdio(
                 yield _ProcessTransport(process, stderr, max_message_size=max_message_size)
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _stop(process)
+                    await _stop(process, shutdown_timeout)
                     # The process is gone; what it wrote last is still in the pipe (or a grandchild holds it open).
                     with anyio.move_on_after(_EXIT_WAIT_SECONDS):
                         await stderr.done.wait()
@@ -340,15 +382,15 @@ async def spawn_stdio(
             await process.aclose()
 
 
-async def _stop(process: anyio.abc.Process) -> None:
+async def _stop(process: anyio.abc.Process, exit_wait: float) -> None:
     if process.stdin is not None:
         with contextlib.suppress(Exception):  # closing a broken pipe: nothing left to do
             await process.stdin.aclose()
-    with anyio.move_on_after(2):
+    with anyio.move_on_after(exit_wait):
         await process.wait()
     if process.returncode is None:
         process.terminate()
-        with anyio.move_on_after(2):
+        with anyio.move_on_after(_EXIT_WAIT_SECONDS):
             await process.wait()
     if process.returncode is None:
         process.kill()

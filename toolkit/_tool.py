@@ -277,13 +277,20 @@ class Tool(Generic[P, R]):
         """
         return await self.run(self.arguments_from(profile, arguments), context)
 
-    def call_from_sync(self, profile: str | Profile, arguments: Mapping[str, Any] | None) -> CallToolResult:
+    def call_from_sync(
+        self, profile: str | Profile, arguments: Mapping[str, Any] | None, context: Context | None = None
+    ) -> CallToolResult:
         """[`call_from`][toolkit.Tool.call_from] for synchronous code: runs it on a new event loop (asyncio).
+
+        Args:
+            profile: The profile the definition was made with (`definition_for`).
+            arguments: The call's arguments, parsed from the provider's JSON.
+            context: The request's context; a detached one is made when not given.
 
         Raises:
             RuntimeError: called from inside a running event loop (await `call_from` there).
         """
-        return anyio.run(self.call_from, profile, arguments)
+        return anyio.run(self.call_from, profile, arguments, context)
 
     # -- deriving ----------------------------------------------------------------------------------
 
