@@ -139,8 +139,8 @@ class ClientCapabilityError(ToolError):
     """The client did not declare what this call needs (elicitation, a mode of it, sampling, or tools in sampling).
 
     In the handshake era the call fails with this message as its error text; in 2026-07-28 the request fails with
-    JSON-RPC error -32021 whose `data.requiredCapabilities` is [`required`][toolkit.ClientCapabilityError.required]
-    (basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError`").
+    JSON-RPC error -32021 whose `data.requiredCapabilities` is `required` (basic/index: "the server **MUST**
+    return a `MissingRequiredClientCapabilityError`").
 
     Attributes:
         required: The missing capabilities, as a `ClientCapabilities` object: `{"elicitation": {"form": {}}}`.
