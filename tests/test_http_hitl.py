@@ -21,7 +21,7 @@ import pytest
 import wire
 from test_hitl import build_server
 
-from toolkit import Client, ElicitRequest, ElicitResult, StreamingASGITransport
+from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, Server, StreamingASGITransport
 
 pytestmark = pytest.mark.anyio
 
@@ -146,3 +146,71 @@ async def test_an_answer_that_reached_another_process_says_how_to_route_it(caplo
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "reached a process that did not make it" in warning.getMessage()
     assert "docs/deploy.md" in warning.getMessage()
+
+
+class RoundRobin(httpx.AsyncBaseTransport):
+    """Each request to the next of several apps: workers behind a load balancer with no stickiness at all."""
+
+    def __init__(self, *apps: Any) -> None:
+        self.transports = [StreamingASGITransport(app) for app in apps]
+        self.sent = 0
+
+    async def __aenter__(self) -> RoundRobin:
+        for transport in self.transports:
+            await transport.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        for transport in reversed(self.transports):
+            await transport.__aexit__(*exc_info)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        transport = self.transports[self.sent % len(self.transports)]
+        self.sent += 1
+        return await transport.handle_async_request(request)
+
+
+SECRET = "one secret that all the workers share, 32+ bytes"
+
+
+@pytest.mark.parametrize("where", ["http_app", "Server"])
+async def test_one_secret_lets_any_worker_serve_every_round_of_a_2026_question(where: str) -> None:
+    """`http_app(secret=)` alone, or `Server(secret=)` alone, signs both the session ids and the requestState."""
+
+    def worker() -> Any:
+        if where == "http_app":
+            return build_server().http_app(secret=SECRET)
+        server = build_server()
+        return Server(server.name, tools=server.tools.values(), secret=SECRET).http_app()
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
+
+    balancer = RoundRobin(worker(), worker())
+    async with httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http:
+        async with Client.http(URL, http_client=http, elicitation_handler=answer) as client:
+            with anyio.fail_after(wire.TIMEOUT):
+                results = [(await client.call_tool("test_input_required_result_multi_round")).text for _ in "abc"]
+        assert results == ["Ada likes blue"] * 3
+        sent = balancer.sent
+        async with Client.http(URL, http_client=http, protocol="handshake") as client:  # a session, on both workers
+            with anyio.fail_after(wire.TIMEOUT):
+                listed = [len(await client.list_tools()) for _ in "abc"]
+        assert listed == [len(build_server().tools)] * 3
+    assert sent >= 9  # three rounds per call
+
+
+async def test_a_request_state_from_a_process_with_another_key_says_how_to_fix_it() -> None:
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
+
+    balancer = RoundRobin(build_server().http_app(), build_server().http_app())  # each worker its own random key
+    async with (
+        httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, elicitation_handler=answer) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_input_required_result_multi_round")
+    assert caught.value.code == -32602
+    assert "signed with another key" in str(caught.value)
+    assert "Server(secret=...)" in str(caught.value)
