@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 import jwt
 import pytest
@@ -54,8 +55,9 @@ class IdentityProvider:
         self.down = False
         self.transport = httpx.MockTransport(self.serve)
 
-    def serve(self, request: httpx.Request) -> httpx.Response:
+    async def serve(self, request: httpx.Request) -> httpx.Response:
         assert str(request.url) == JWKS_URL
+        await anyio.lowlevel.checkpoint()  # as over a network: other requests run while the keys are fetched
         self.fetches += 1
         if self.down:
             return httpx.Response(503)
@@ -370,3 +372,33 @@ def test_without_resource_url_or_audience_the_app_refuses_to_start() -> None:
 def test_configuration_mistakes_are_reported_when_the_verifier_is_made(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         JWTVerifier(issuer=ISSUER, **options)
+
+
+def test_a_verifier_made_outside_any_event_loop_serves_asyncio_and_trio_in_turn() -> None:
+    # A module-level `app = server.http_app(auth=JWTVerifier(...))` belongs to no loop; nor may its key cache.
+    idp = IdentityProvider()
+    verifier = idp.verifier(audience=RESOURCE, jwks_ttl=0, jwks_refetch_interval=0)
+
+    async def verify_two() -> list[str]:
+        subjects: list[str] = []
+
+        async def verify(subject: str) -> None:
+            subjects.append((await verifier.verify(token(sub=subject))).subject)
+
+        with anyio.fail_after(wire.TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(verify, "one")
+                tg.start_soon(verify, "two")
+        return sorted(subjects)
+
+    assert anyio.run(verify_two, backend="asyncio") == ["one", "two"]
+    assert anyio.run(verify_two, backend="trio") == ["one", "two"]
+    assert idp.fetches == 2  # one per cold start: the concurrent request waited for the first one's keys
+
+
+async def test_a_custom_verifiers_reason_is_sent_as_one_quoted_ascii_line() -> None:
+    async def verify(token: str) -> None:
+        raise InvalidTokenError('Account "bob" is\r\n locked \\ café')
+
+    app = make_server().http_app(auth=verify, authorization_servers=[ISSUER], resource_url=RESOURCE)
+    assert await refused(app, "opaque-token") == invalid_token("Account bob is locked  caf")

@@ -108,20 +108,25 @@ class _KeySet:
         self._keys: list[tuple[str | None, _PublicKey, frozenset[str]]] = []
         self._fetched: float | None = None
         self._tried: float | None = None
-        self._lock = anyio.Lock()
+        # Set while a fetch is under way, so that the requests arriving meanwhile wait for its keys instead of
+        # fetching too. Made per fetch, inside the running event loop: the verifier itself belongs to no loop.
+        self._fetching: anyio.Event | None = None
 
     async def find(self, kid: str | None, alg: str) -> tuple[_Key, frozenset[str]]:
         found = self._lookup(kid, alg)
-        if found is not None and self._fetched is not None and time.monotonic() - self._fetched < self._ttl:
-            return found
-        async with self._lock:  # one fetch at a time; the tasks that waited see its keys
-            now = time.monotonic()
-            found = self._lookup(kid, alg)
-            stale = self._fetched is None or now - self._fetched >= self._ttl
-            if (stale or found is None) and (self._tried is None or now - self._tried >= self._interval):
+        now = time.monotonic()
+        if found is None or self._fetched is None or now - self._fetched >= self._ttl:
+            if self._fetching is not None:
+                await self._fetching.wait()
+            elif self._tried is None or now - self._tried >= self._interval:
                 self._tried = now
-                await self._fetch()
-                found = self._lookup(kid, alg)
+                self._fetching = anyio.Event()
+                try:
+                    await self._fetch()
+                finally:
+                    self._fetching.set()
+                    self._fetching = None
+            found = self._lookup(kid, alg)
         if found is not None:
             return found
         if self._fetched is None:
