@@ -51,17 +51,23 @@ class IdentityProvider:
 
     def __init__(self) -> None:
         self.keys = {"a": KEY_A}
+        self.unusable: list[dict[str, Any]] = []  # entries listed before the keys, which a verifier must skip
         self.fetches = 0
         self.down = False
+        self.gate: anyio.Event | None = None  # when set, a fetch waits for it (after `fetching` is set)
+        self.fetching = anyio.Event()
         self.transport = httpx.MockTransport(self.serve)
 
     async def serve(self, request: httpx.Request) -> httpx.Response:
         assert str(request.url) == JWKS_URL
         await anyio.lowlevel.checkpoint()  # as over a network: other requests run while the keys are fetched
         self.fetches += 1
+        self.fetching.set()
+        if self.gate is not None:
+            await self.gate.wait()
         if self.down:
             return httpx.Response(503)
-        return httpx.Response(200, json={"keys": [jwk(key, kid) for kid, key in self.keys.items()]})
+        return httpx.Response(200, json={"keys": [*self.unusable, *(jwk(key, kid) for kid, key in self.keys.items())]})
 
     def verifier(self, **options: Any) -> JWTVerifier:
         return JWTVerifier(
@@ -236,6 +242,7 @@ async def test_a_shared_hmac_secret_works_when_its_algorithm_is_named() -> None:
         ({"iss": "https://evil.example.com/"}, "The token was issued by another authorization server"),
         ({"exp": None}, "The token has no exp claim"),
         ({"sub": None}, "The token has no sub claim"),
+        ({"sub": ""}, "The token has no sub claim"),
     ],
 )
 async def test_a_token_with_bad_claims_gets_401_invalid_token_saying_why(
@@ -402,3 +409,35 @@ async def test_a_custom_verifiers_reason_is_sent_as_one_quoted_ascii_line() -> N
 
     app = make_server().http_app(auth=verify, authorization_servers=[ISSUER], resource_url=RESOURCE)
     assert await refused(app, "opaque-token") == invalid_token("Account bob is locked  caf")
+
+
+async def test_a_token_without_kid_uses_the_only_key_that_fits_and_symmetric_or_encryption_keys_are_skipped() -> None:
+    idp = IdentityProvider()
+    secret = b"s" * 32
+    idp.unusable = [
+        {"kty": "oct", "kid": "a", "k": b64(secret)},  # an HMAC "key" under the RSA key's kid: never used
+        {**jwk(KEY_B, "enc"), "use": "enc"},
+        {"kty": "RSA", "kid": "broken", "n": "AQAB"},
+    ]
+    app = make_app(idp.verifier(algorithms=["RS256", "HS256"]))
+    assert isinstance((await call(app, token(kid=None)))[0], str)
+    assert await refused(app, token(secret, kid="a", algorithm="HS256")) == invalid_token(
+        "The token's signing algorithm does not fit its key"
+    )
+    idp.keys["b"] = KEY_B
+    lenient = make_app(idp.verifier(jwks_refetch_interval=0))
+    assert await refused(lenient, token(kid=None)) == invalid_token("The token names no key")
+
+
+async def test_a_fetch_cancelled_with_its_request_does_not_hold_back_the_next_one() -> None:
+    idp = IdentityProvider()
+    idp.gate = anyio.Event()
+    verifier = idp.verifier(audience=RESOURCE)  # the default 30 s between fetches
+    with anyio.fail_after(wire.TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(verifier.verify, token())
+            await idp.fetching.wait()
+            tg.cancel_scope.cancel()  # the client went away while its request fetched the keys
+        idp.gate.set()
+        assert (await verifier.verify(token())).subject == "alice"
+    assert idp.fetches == 2

@@ -119,10 +119,13 @@ class _KeySet:
             if self._fetching is not None:
                 await self._fetching.wait()
             elif self._tried is None or now - self._tried >= self._interval:
-                self._tried = now
+                tried, self._tried = self._tried, now
                 self._fetching = anyio.Event()
                 try:
                     await self._fetch()
+                except BaseException:  # cancelled (its client went away): that was no try, the next one fetches
+                    self._tried = tried
+                    raise
                 finally:
                     self._fetching.set()
                     self._fetching = None
@@ -134,11 +137,12 @@ class _KeySet:
         raise InvalidTokenError("The token's signing key is unknown" if kid is not None else "The token names no key")
 
     def _lookup(self, kid: str | None, alg: str) -> tuple[_Key, frozenset[str]] | None:
-        if kid is not None:
-            return next(((key, algs) for key_id, key, algs in self._keys if key_id == kid), None)
-        # No `kid`: unambiguous only when one key can verify this algorithm.
-        fitting = [(key, algs) for _, key, algs in self._keys if alg in algs]
-        return fitting[0] if len(fitting) == 1 else None
+        named = [(key, algs) for key_id, key, algs in self._keys if kid is None or key_id == kid]
+        fitting = [entry for entry in named if alg in entry[1]]
+        if kid is None:  # unambiguous only when one key can verify this algorithm
+            return fitting[0] if len(fitting) == 1 else None
+        # RFC 7517 lets keys of several types share a kid: the one that fits, else one that will be refused for it.
+        return fitting[0] if fitting else named[0] if named else None
 
     async def _fetch(self) -> None:
         try:
@@ -339,6 +343,8 @@ class JWTVerifier:
         except jwt.PyJWTError as exc:
             reason = next((text for kind, text in _REASONS if isinstance(exc, kind)), "The token is invalid")
             raise InvalidTokenError(reason) from None
+        if not claims["sub"]:  # sessions and rate limits are keyed by it
+            raise InvalidTokenError("The token has no sub claim")
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
         if not any(isinstance(aud, str) and _canonical(aud) in self._accepted for aud in audiences):
             raise InvalidTokenError("The token was not issued for this server (audience)")
