@@ -9,6 +9,8 @@ import base64
 import hashlib
 import hmac
 import json
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -441,3 +443,10 @@ async def test_a_fetch_cancelled_with_its_request_does_not_hold_back_the_next_on
         idp.gate.set()
         assert (await verifier.verify(token())).subject == "alice"
     assert idp.fetches == 2
+
+
+def test_without_the_jwt_extra_the_import_error_names_it() -> None:
+    code = "import sys\nsys.modules['jwt'] = None\nimport toolkit\ntoolkit.JWTVerifier\n"
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "ImportError: JWTVerifier needs the jwt extra (jwt is missing): pip install 'mcp-toolkit[jwt]'" in out.stderr

@@ -16,11 +16,17 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import anyio
-import httpx
-import jwt
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+try:
+    import httpx
+    import jwt
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+except ImportError as exc:
+    raise ImportError(
+        f"JWTVerifier needs the jwt extra ({exc.name} is missing): pip install 'mcp-toolkit[jwt]'"
+    ) from None
 
 from ._auth import Identity
 from ._errors import InvalidTokenError
