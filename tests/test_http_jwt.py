@@ -370,6 +370,7 @@ def test_without_resource_url_or_audience_the_app_refuses_to_start() -> None:
     [
         ({}, "jwks_url= .* or key="),
         ({"jwks_url": JWKS_URL, "key": public_pem(KEY_A)}, "not both"),
+        ({"jwks_url": JWKS_URL, "audience": []}, "at least one audience"),
         ({"jwks_url": JWKS_URL, "algorithms": ["RS256", "none"]}, "'none' is never accepted"),
         ({"jwks_url": JWKS_URL, "algorithms": ["RS257"]}, "unknown signing algorithms"),
         ({"key": b"s" * 32}, "an HMAC secret verifies none"),

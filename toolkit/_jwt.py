@@ -232,8 +232,8 @@ class JWTVerifier:
         http_client: The httpx client to fetch the JWKS with (proxies, custom CAs); default a new one per fetch.
 
     Raises:
-        ValueError: Neither or both of `jwks_url` and `key`, `none` among the algorithms, or a key that fits none
-            of them.
+        ValueError: Neither or both of `jwks_url` and `key`, `none` among the algorithms, a key that fits none
+            of them, or an empty `audience`.
 
     Example:
         ```python
@@ -272,6 +272,8 @@ class JWTVerifier:
             raise ValueError(f"unknown signing algorithms {sorted(unknown)}; known: {sorted(ASYMMETRIC | _HMAC)}")
         self.issuer = issuer
         self.audience = [audience] if isinstance(audience, str) else list(audience) if audience is not None else None
+        if self.audience == []:
+            raise ValueError("audience= must name at least one audience (or leave it out: the app's resource_url)")
         self._algorithms = accepted
         self._leeway = leeway
         self._keys: tuple[_Key, frozenset[str]] | _KeySet
