@@ -183,6 +183,8 @@ async def refused(app: Any, bearer: str, **options: Any) -> str:
         assert bearer not in response.headers.get("www-authenticate", "")
         assert bearer.encode() not in await response.aread()
     challenge: str = seen.last.headers["www-authenticate"]
+    reason = challenge.split('error_description="', 1)[1].split('"', 1)[0]
+    assert outcome.message == f"Unauthorized: {reason[0].lower()}{reason[1:]}"  # the client is told why too
     return challenge
 
 
