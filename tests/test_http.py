@@ -758,6 +758,28 @@ async def test_tools_see_the_callers_identity_and_scopes_are_checked_per_tool() 
                 )
 
 
+async def test_a_broader_scope_implies_the_narrower_ones_it_names() -> None:
+    """authorization (2026-07-28): servers MUST account for scope hierarchies; followed through, cycles allowed."""
+    hierarchy = {"tools": {"files:write"}, "files:write": {"files:read", "tools"}}
+    app = auth_server().http_app(
+        auth=StaticTokenVerifier(
+            {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"files:read"}))}
+        ),
+        authorization_servers=["https://auth.example.com"],
+        required_scopes={"whoami": {"files:read"}, "delete_everything": {"admin"}},
+        scope_implies=hierarchy,
+    )
+    async with http_client(app) as client:
+        for token, name, status in [(ALICE, "whoami", 200), (BOB, "whoami", 200), (ALICE, "delete_everything", 403)]:
+            message = call_message(name, request_id=name)
+            headers = {**modern_headers(message), "authorization": f"Bearer {token}"}
+            response, [reply] = await post(client, message, headers)
+            assert response.status_code == status, (token, name)
+    assert reply == wire.error("delete_everything", -32600)
+    with pytest.raises(ValueError, match="scope_implies= needs auth="):
+        auth_server().http_app(scope_implies=hierarchy)
+
+
 async def test_a_session_belongs_to_the_user_who_opened_it() -> None:
     async with http_client(auth_app()) as client:
         init = {

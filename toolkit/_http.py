@@ -117,6 +117,7 @@ class HttpOptions(TypedDict, total=False):
     authorization_servers: Sequence[str]
     scopes_supported: Sequence[str] | None
     required_scopes: Mapping[str, Collection[str]]
+    scope_implies: Mapping[str, Collection[str]]
     rate_limit: RateLimit | None
 
 
@@ -376,6 +377,7 @@ class HttpApp:
         authorization_servers: Sequence[str] = (),
         scopes_supported: Sequence[str] | None = None,
         required_scopes: Mapping[str, Collection[str]] | None = None,
+        scope_implies: Mapping[str, Collection[str]] | None = None,
         rate_limit: RateLimit | None = None,
     ) -> None:
         if not path.startswith("/"):
@@ -407,12 +409,14 @@ class HttpApp:
                 scopes_supported=scopes_supported,
                 required_scopes=required_scopes or {},
                 resource_name=server.title or server.name,
+                scope_implies=scope_implies,
             )
             if auth is not None
             else None
         )
-        if required_scopes and auth is None:
-            raise ValueError("required_scopes= needs auth=: without a verified token there are no scopes to check")
+        if (required_scopes or scope_implies) and auth is None:
+            option = "required_scopes" if required_scopes else "scope_implies"
+            raise ValueError(f"{option}= needs auth=: without a verified token there are no scopes to check")
         self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
         self._param_headers: dict[str, tuple[Any, tuple[tuple[str, str, str], ...]]] = {}
 
