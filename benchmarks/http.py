@@ -13,7 +13,6 @@ server's core; the load average is printed with each round. docs/performance.md 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -72,21 +71,13 @@ def _worker(side: str, fd: int, http: str, loop: str) -> None:
     """One uvicorn worker on the inherited listening socket; prints `ready` once it serves."""
     import uvicorn
 
-    sock = socket.socket(fileno=fd)
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            print("ready", flush=True)
+
     config = uvicorn.Config(_app(side), http=http, loop=loop, lifespan="on", log_level="error")
-    server = uvicorn.Server(config)
-
-    async def serve() -> None:
-        task = asyncio.ensure_future(server.serve(sockets=[sock]))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        print("ready", flush=True)
-        await task
-
-    factory = config.get_loop_factory()
-    event_loop = factory() if factory is not None else asyncio.new_event_loop()
-    asyncio.set_event_loop(event_loop)
-    event_loop.run_until_complete(serve())
+    Announcing(config).run(sockets=[socket.socket(fileno=fd)])
 
 
 class Side:
@@ -100,14 +91,10 @@ class Side:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
         http, loop = STACKS[stack]
         argv = [sys.executable, "-m", "benchmarks.http", "--worker", side, str(sock.fileno()), http, loop]
-
-        def pin() -> None:
-            if cpus:
-                os.sched_setaffinity(0, cpus)
-
+        if cpus:
+            argv = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *argv]
         self.processes = [
-            subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, pass_fds=[sock.fileno()], preexec_fn=pin)
-            for _ in range(workers)
+            subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, pass_fds=[sock.fileno()]) for _ in range(workers)
         ]
         sock.close()
         for process in self.processes:
@@ -120,6 +107,15 @@ class Side:
             process.terminate()
         for process in self.processes:
             process.wait(timeout=30)
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the processes so far: what a call costs the server, whatever else runs."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
@@ -221,6 +217,7 @@ async def _measure(driver: Driver, seconds: float, concurrency: int) -> dict[str
     latencies.sort()
     done = len(latencies)
     return {
+        "calls": done,
         "calls_per_s": done / elapsed,
         "p50_ms": latencies[done // 2] * 1000,
         "p99_ms": latencies[min(done - 1, int(done * 0.99))] * 1000,
@@ -262,7 +259,9 @@ def _wrk(url: str, script: str, seconds: float, concurrency: int, cpus: set[int]
     figures: dict[str, Any] = {"errors": 0}
     for line in out.splitlines():
         parts = line.split()
-        if line.startswith("Requests/sec:"):
+        if " requests in " in line:
+            figures["calls"] = int(parts[0])
+        elif line.startswith("Requests/sec:"):
             figures["calls_per_s"] = float(parts[1])
         elif parts and parts[0] in ("50%", "99%"):
             value = parts[1]
@@ -291,16 +290,16 @@ def _load() -> str:
 def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any]]:
     """Per stack, workers, era and side: the median over rounds, and the median of per-round ratios to mcp."""
     table = []
-    keys = sorted({(r["stack"], r["workers"], r["era"]) for r in rows if "calls_per_s" in r})
+    keys = sorted({(r["stack"], r["workers"], r["era"]) for r in rows})
     for stack, workers, era in keys:
-        cells = [r for r in rows if (r["stack"], r["workers"], r["era"]) == (stack, workers, era) and "calls_per_s" in r]
+        cells = [r for r in rows if (r["stack"], r["workers"], r["era"]) == (stack, workers, era)]
         base = {r["round"]: r for r in cells if r["side"] == BASELINE}
         for side in sides:
             mine = [r for r in cells if r["side"] == side]
             if not mine:
                 continue
             entry: dict[str, Any] = {"stack": stack, "workers": workers, "era": era, "side": side, "rounds": len(mine)}
-            for key in ("calls_per_s", "p50_ms", "p99_ms"):
+            for key in ("calls_per_s", "p50_ms", "p99_ms", "cpu_us_per_call"):
                 values = [r[key] for r in mine]
                 entry[key] = statistics.median(values)
                 entry[f"{key}_range"] = (min(values), max(values))
@@ -309,35 +308,41 @@ def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any
             if paired and side != BASELINE:
                 entry["calls_vs_mcp"] = statistics.median(r["calls_per_s"] / b["calls_per_s"] for r, b in paired)
                 entry["p99_vs_mcp"] = statistics.median(r["p99_ms"] / b["p99_ms"] for r, b in paired)
+                entry["cpu_vs_mcp"] = statistics.median(b["cpu_us_per_call"] / r["cpu_us_per_call"] for r, b in paired)
             table.append(entry)
     return table
 
 
 def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
-    print("\n| stack | workers | era | side | calls/s | p50 (ms) | p99 (ms) | calls/s vs mcp | p99 vs mcp's | errors |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "\n| stack | workers | era | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs) | calls/s vs mcp"
+        " | p99 vs mcp's | CPU per call, mcp's / this | errors |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for e in table:
         lo, hi = e["calls_per_s_range"]
-        ratio = f"{e['calls_vs_mcp']:.2f}×" if "calls_vs_mcp" in e else ""
-        p99 = f"{e['p99_vs_mcp']:.2f}×" if "p99_vs_mcp" in e else ""
+        ratio = f"{e['calls_vs_mcp']:.2f}x" if "calls_vs_mcp" in e else ""
+        p99 = f"{e['p99_vs_mcp']:.2f}x" if "p99_vs_mcp" in e else ""
+        cpu = f"{e['cpu_vs_mcp']:.2f}x" if "cpu_vs_mcp" in e else ""
         print(
-            f"| {e['stack']} | {e['workers']} | {e['era']} | {e['side']} | {e['calls_per_s']:,.0f} ({lo:,.0f}–{hi:,.0f})"
-            f" | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {ratio} | {p99} | {e['errors']} |"
+            f"| {e['stack']} | {e['workers']} | {e['era']} | {e['side']} | {e['calls_per_s']:,.0f}"
+            f" ({lo:,.0f}-{hi:,.0f}) | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['cpu_us_per_call']:.0f}"
+            f" | {ratio} | {p99} | {cpu} | {e['errors']} |"
         )
     for side, value in memory.items():
         print(f"idle 2025-11-25 session, {side}: {value / 1024:.1f} KiB")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.http", description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--sides", default=",".join(SIDES))
-    parser.add_argument("--stacks", default=",".join(STACKS), help="uvicorn stacks: h11 (h11+asyncio), httptools (+uvloop)")
+    parser.add_argument("--stacks", default=",".join(STACKS), help="h11 (h11 + asyncio), httptools (+ uvloop)")
     parser.add_argument("--workers", default="1", help="worker counts to measure, e.g. 1,2")
     parser.add_argument("--eras", default=",".join(ERAS))
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per measurement")
-    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of untimed load before each measurement")
+    parser.add_argument("--seconds", type=int, default=5, help="seconds per measurement")
+    parser.add_argument("--warmup", type=int, default=1, help="seconds of untimed load before each measurement")
     parser.add_argument("--concurrency", type=int, default=16, help="open connections, each with one call in flight")
     parser.add_argument("--sessions", type=int, default=500, help="idle sessions opened for the memory figure")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the servers and wrk to separate CPUs")
@@ -349,59 +354,79 @@ def main(argv: list[str] | None = None) -> int:
         help="the load generator: wrk when installed (auto), else the Python httpx client",
     )
     parser.add_argument("--json", help="also write every measurement as JSON to this file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpus: set[int] | None) -> None:
+    """One measurement of one side: untimed warmup, then the timed load, and the server's CPU time over it."""
+    driver = Driver(server.url, row["era"])
+    anyio.run(_check, driver)
+    pids = [p.pid for p in server.processes]
+    if args.load_name == "wrk":
+        with _wrk_script(driver) as script:
+            if args.warmup > 0:
+                _wrk(driver.url, script, args.warmup, args.concurrency, client_cpus)
+            cpu = _cpu_seconds(pids)
+            row.update(_wrk(driver.url, script, args.seconds, args.concurrency, client_cpus))
+    else:
+        anyio.run(_measure, driver, args.warmup, args.concurrency)
+        cpu = _cpu_seconds(pids)
+        row.update(anyio.run(_measure, driver, args.seconds, args.concurrency))
+    calls = row.get("calls") or row["calls_per_s"] * args.seconds
+    row["cpu_us_per_call"] = (_cpu_seconds(pids) - cpu) / calls * 1e6
+
+
+def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Every round of one stack and worker count, sides interleaved; the idle-session memory with one worker."""
+    cpus = sorted(os.sched_getaffinity(0))
+    # One worker: the server on the first CPU, wrk on the others. Several: the servers share every CPU.
+    pinned = args.pin and workers == 1
+    servers = {side: Side(side, stack, workers, {cpus[0]} if pinned else None) for side in args.side_list}
+    memory: dict[str, float] = {}
+    try:
+        for round_ in range(args.rounds):
+            turn = round_ % len(args.side_list)
+            order = args.side_list[turn:] + args.side_list[:turn]
+            print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
+            for era in args.eras.split(","):
+                for side in order:
+                    # Handshake-era sessions of mcp and fastmcp live in one process: not across workers.
+                    if era == LEGACY and workers > 1 and side != "toolkit":
+                        continue
+                    row = {"stack": stack, "workers": workers, "era": era, "side": side, "round": round_}
+                    _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
+        if workers == 1 and LEGACY in args.eras:
+            for side, server in servers.items():
+                memory[side] = anyio.run(_idle_sessions, server.url, server.processes[0].pid, args.sessions)
+    finally:
+        for server in servers.values():
+            server.close()
+    return memory
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.worker:
         side, fd, http, loop = args.worker
         _worker(side, int(fd), http, loop)
         return 0
-    sides = ["toolkit"] if args.quick else args.sides.split(",")
-    stacks = args.stacks.split(",")
-    worker_counts = [int(n) for n in args.workers.split(",")]
-    eras = args.eras.split(",")
-    rounds, seconds, sessions = (1, 1.0, 20) if args.quick else (args.rounds, args.seconds, args.sessions)
-    use_wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
-    cpus = sorted(os.sched_getaffinity(0))
-    pin = not args.no_pin and len(cpus) >= 2
+    args.side_list = ["toolkit"] if args.quick else args.sides.split(",")
+    if args.quick:
+        args.rounds, args.seconds, args.sessions = 1, 1, 20
+    wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
+    args.load_name = "wrk" if wrk else "httpx"
+    args.pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2 and shutil.which("taskset") is not None
+    print(f"load average {_load()}, load: {args.load_name}, pinned: {args.pin}", flush=True)
     rows: list[dict[str, Any]] = []
     memory: dict[str, float] = {}
-    print(f"cpus {cpus}, load average {_load()}, load: {'wrk' if use_wrk else 'httpx'}, pinned: {pin}", flush=True)
-    for stack in stacks:
-        for workers in worker_counts:
-            # One worker: the server on the first CPU, wrk on the others. Several: the servers share every CPU.
-            server_cpus = {cpus[0]} if pin and workers == 1 else None
-            client_cpus = set(cpus[1:]) if pin and workers == 1 else None
-            servers = {side: Side(side, stack, workers, server_cpus) for side in sides}
-            try:
-                for round_ in range(rounds):
-                    order = sides[round_ % len(sides) :] + sides[: round_ % len(sides)]
-                    print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
-                    for era in eras:
-                        for side in order:
-                            # Handshake-era sessions of mcp and fastmcp live in one process: not across workers.
-                            if era == LEGACY and workers > 1 and side != "toolkit":
-                                continue
-                            driver = Driver(servers[side].url, era)
-                            anyio.run(_check, driver)
-                            row = {"stack": stack, "workers": workers, "era": era, "side": side, "round": round_}
-                            if use_wrk:
-                                with _wrk_script(driver) as script:
-                                    if args.warmup > 0:
-                                        _wrk(driver.url, script, args.warmup, args.concurrency, client_cpus)
-                                    row.update(_wrk(driver.url, script, seconds, args.concurrency, client_cpus))
-                            else:
-                                anyio.run(_measure, driver, args.warmup, args.concurrency)
-                                row.update(anyio.run(_measure, driver, seconds, args.concurrency))
-                            print(json.dumps(row), flush=True)
-                            rows.append(row)
-                if workers == 1 and stack == stacks[0] and LEGACY in eras:
-                    for side in sides:
-                        url, pid = servers[side].url, servers[side].processes[0].pid
-                        memory[side] = anyio.run(_idle_sessions, url, pid, sessions)
-            finally:
-                for server in servers.values():
-                    server.close()
+    for stack in args.stacks.split(","):
+        for workers in (int(n) for n in args.workers.split(",")):
+            measured = _rounds(args, stack, workers, rows)
+            memory = memory or measured  # the first stack's: a session costs what the app keeps, whatever parses
     print(f"load average at the end {_load()}")
-    table = _summary(rows, sides)
+    table = _summary(rows, args.side_list)
     _print_table(table, memory)
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "table": table, "memory": memory}, indent=2))
