@@ -256,9 +256,11 @@ class _Writer:
             return
         if not self.started and self._json_ok:
             self.started = True
-            headers = [_JSON, *self.headers]
+            body = text.encode()
+            # With its length the body goes out as is, not chunked (less for the server and the client to frame).
+            headers = [_JSON, (b"content-length", str(len(body)).encode()), *self.headers]
             await self._send({"type": "http.response.start", "status": status, "headers": headers})
-            await self._send({"type": "http.response.body", "body": text.encode()})
+            await self._send({"type": "http.response.body", "body": body})
             return
         if not self.started:
             await self.start_sse()
@@ -906,5 +908,8 @@ async def _session_gone(send: Send) -> None:
 
 
 async def _plain(send: Send, status: int, body: bytes = b"", headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    listed = list(headers)
+    if status != 204:  # RFC 9110: a 204 carries no Content-Length
+        listed.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": listed})
     await send({"type": "http.response.body", "body": body})
