@@ -80,8 +80,8 @@ async def test_the_official_sdk_http_client_in_both_eras(served: Served, mode: s
 
 def test_json_answers_and_refusals_carry_their_length_rather_than_chunks(served: Served) -> None:
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
-    call["params"]["_meta"] = meta
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     headers = {
         "accept": "application/json",
         "mcp-protocol-version": "2026-07-28",
