@@ -273,6 +273,40 @@ async def test_a_modern_notification_is_accepted_with_202_and_no_body() -> None:
     assert (response.status_code, messages) == (202, [])
 
 
+async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
+    # A request that sends nothing but its answer is served in the request's own task as plain JSON; a client that
+    # takes only SSE gets it through the connection's loop. Both must say the same; JSON errors carry their status
+    # (an SSE stream has started with 200).
+    server = make_server()
+
+    @server.tool
+    def fail() -> int:
+        """Raise."""
+        raise ValueError("no")
+
+    requests = [
+        modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+        modern_message("tools/call", {"name": "add", "arguments": {"a": "x"}}),
+        modern_message("tools/call", {"name": "fail", "arguments": {}}),
+        modern_message("tools/list"),
+        modern_message("server/discover"),
+        modern_message("tools/list", version="2099-01-01"),
+    ]
+    statuses = []
+    async with http_client(server.http_app(rate_limit=RateLimit(calls=100, per=3600.0))) as client:
+        for message in requests:
+            headers = modern_headers(message)
+            headers["mcp-protocol-version"] = message["params"]["_meta"][wire.VERSION_KEY]
+            alone, [answer] = await post(client, message, headers)
+            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"})
+            assert alone.headers["content-type"] == "application/json"
+            assert streamed.headers["content-type"] == "text/event-stream"
+            assert answer == same
+            statuses.append((alone.status_code, streamed.status_code))
+    assert statuses == [(200, 200)] * 5 + [(400, 200)]
+    assert answer["error"]["code"] == -32022
+
+
 async def test_closing_a_modern_response_stream_cancels_the_call() -> None:
     waiter = Wait()
     server = Server("cancel", tools=[waiter.tool()])
