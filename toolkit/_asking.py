@@ -23,7 +23,7 @@ from ._elicitation import Form, empty_form, form_of, parse_answer
 from ._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
 from ._jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
 from ._mrtr import Replay, input_required, open_round
-from ._sampling import sampling_params
+from ._sampling import SampleOptions, sampling_params
 from ._seal import Sealer
 from ._types import MODERN_VERSION
 
@@ -168,7 +168,7 @@ class Asker:
         return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
 
     def sample(
-        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
+        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: SampleOptions
     ) -> SampleResult:
         try:
             params = sampling_params(messages, self.version, self.capabilities, **options)
