@@ -265,26 +265,39 @@ async def test_a_question_left_unanswered_times_out_and_the_client_is_told(trans
     assert result.text == "timed out"
 
 
-async def test_cancelling_the_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
-    asked = anyio.Event()
+@pytest.mark.parametrize(
+    ("tool", "then", "outcome"),
+    [
+        ("ask_when_told", "appends", "0"),  # the connection goes on
+        # A sync tool's thread is released: its question raises, and a question asked after it is refused at once.
+        ("sync_ask_when_told", "sync_question_ended", "cancelled (ctx.cancelled=True), refused"),
+    ],
+)
+async def test_cancelling_the_call_cancels_its_question(
+    transport: str, anyio_backend: str, tool: str, then: str, outcome: str
+) -> None:
+    asked: list[ElicitRequest] = []
+    waiting = anyio.Event()
     cancelled = anyio.Event()
 
     async def wait(request: ElicitRequest) -> ElicitResult[Any]:
-        asked.set()
+        asked.append(request)
+        waiting.set()
         try:
             await anyio.sleep_forever()
         finally:
-            cancelled.set()
+            cancelled.set()  # the server's notifications/cancelled for this elicitation stopped the handler
         raise AssertionError("unreachable")
 
     async with connect(transport, anyio_backend, "handshake", elicitation_handler=wait) as client:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(client.call_tool, "ask_when_told")
-            await asked.wait()
+            tg.start_soon(client.call_tool, tool)
+            await waiting.wait()
             tg.cancel_scope.cancel()
         with anyio.fail_after(TIMEOUT):
             await cancelled.wait()
-        assert (await client.call_tool("appends")).text == "0"  # the connection goes on
+        assert (await client.call_tool(then)).text == outcome
+    assert len(asked) == 1
 
 
 @ERAS

@@ -138,10 +138,11 @@ async def test_batched_responses_of_2025_03_26(anyio_backend: str) -> None:
         assert (await peer.receive())["result"]["content"][0]["text"] == "LLM response: Yo"
 
 
-async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
+@pytest.mark.parametrize("tool", ["ask_when_told", "sync_ask_when_told"])
+async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str, tool: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=FORM_ONLY)
-        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask_when_told"}})
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool}})
         asked = await peer.receive()
         await peer.notify("notifications/cancelled", {"requestId": 7})
         notice = await peer.receive()

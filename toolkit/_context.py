@@ -275,6 +275,7 @@ class Context(Generic[StateT]):
             ElicitationError: the accepted answer does not fit the form.
             ElicitationSchemaError: the schema is outside the spec's subset.
             TimeoutError: no answer within `timeout`.
+            concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """
         return self._require_asker().elicit(self._thread(), message, schema, key, timeout)
 
@@ -321,6 +322,7 @@ class Context(Generic[StateT]):
             ClientRequestError: the client answered with an error (`-1`: the user rejected the request).
             ValueError: malformed messages, or content the revision cannot carry.
             TimeoutError: no answer within `timeout`.
+            concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """
         return self._require_asker().sample(self._thread(), messages, key, timeout, options)
 

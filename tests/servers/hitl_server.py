@@ -6,8 +6,10 @@ drives it too. The conformance tools keep the suite's names, keys and texts.
 
 from __future__ import annotations
 
+import concurrent.futures
 import enum
 import sys
+import threading
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -190,6 +192,34 @@ def build() -> Server:
         """Sleeps, then asks (a test cancels it while it waits)."""
         await anyio.sleep(seconds)
         return (await ctx.elicit("Still there?", EMPTY)).action
+
+    sync_done = threading.Event()
+    sync_ended: list[str] = []
+
+    @server.tool
+    def sync_ask_when_told(ctx: Context) -> str:
+        """A sync tool's question (a test cancels the call while it waits): records how its thread got out, and
+        that a question asked after that is refused at once."""
+        try:
+            answer = ctx.elicit("Still there, sync?", EMPTY)
+        except concurrent.futures.CancelledError:
+            sync_ended.append(f"cancelled (ctx.cancelled={ctx.cancelled})")
+            try:
+                ctx.elicit("Asked again after the cancellation", EMPTY)
+            except concurrent.futures.CancelledError:
+                sync_ended.append("refused")
+            raise
+        else:
+            sync_ended.append(answer.action)
+            return answer.action
+        finally:
+            sync_done.set()
+
+    @server.tool
+    async def sync_question_ended() -> str:
+        """How `sync_ask_when_told` ended: waits (bounded) for its thread to get out of the question."""
+        await anyio.to_thread.run_sync(sync_done.wait, 10)
+        return ", ".join(sync_ended) or "still waiting"
 
     # -- tools in sampling (2025-11-25 and 2026-07-28) ---------------------------------------------------
 
