@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import enum
+from typing import Annotated, Generic, TypeVar
+
 import pytest
 import wire
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from wire import meta
 
 from toolkit import Client, Server, ToolDefinitionError, tool
@@ -122,6 +125,63 @@ async def test_schema_dialect_defs_and_additional_properties_survive_the_listing
         },
         {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": False},
     ]
+
+
+T = TypeVar("T")
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Box(BaseModel, Generic[T]):
+    item: T
+
+
+class Anchored(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"$anchor": "anchoredDef"})
+    street: str
+
+
+def test_with_inline_defs_false_a_parameters_own_type_is_a_ref_named_as_pydantic_names_it() -> None:
+    @tool(inline_defs=False)
+    def pack(
+        box: Box[int],
+        color: Annotated[Color, Field(description="The paint.")],
+        where: Anchored,
+        again: Anchored,
+        plain: int = 1,
+    ) -> None:
+        """Pack a box."""
+
+    assert pack.definition.input_schema == {
+        "type": "object",
+        "properties": {
+            "box": {"$ref": "#/$defs/Box_int_"},
+            "color": {"$ref": "#/$defs/Color", "description": "The paint."},
+            "where": {"$ref": "#/$defs/Anchored"},
+            "again": {"$ref": "#/$defs/Anchored"},
+            "plain": {"type": "integer", "default": 1},
+        },
+        "required": ["box", "color", "where", "again"],
+        "additionalProperties": False,
+        "$defs": {
+            "Box_int_": {"properties": {"item": {"type": "integer"}}, "required": ["item"], "type": "object"},
+            "Color": {"enum": ["red", "blue"], "type": "string"},
+            "Anchored": {
+                "$anchor": "anchoredDef",
+                "properties": {"street": {"type": "string"}},
+                "required": ["street"],
+                "type": "object",
+            },
+        },
+    }
+    assert pack.definition_for("claude-desktop")["inputSchema"]["properties"]["box"] == {
+        "properties": {"item": {"type": "integer"}},
+        "required": ["item"],
+        "type": "object",
+    }  # a profile for clients that cannot follow $ref still inlines
 
 
 def test_without_schema_dialect_no_schema_keyword_is_published() -> None:

@@ -11,7 +11,7 @@ import sys
 from typing import Annotated, Any
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit import (
     Audio,
@@ -37,8 +37,11 @@ WAV = (
 server = Server("toolkit-conformance", version="1.0.0")
 
 
-class Address(BaseModel):
+# Lower case: the suite looks for `$defs.address`, and pydantic names a definition after its class.
+class address(BaseModel):
     """A postal address."""
+
+    model_config = ConfigDict(json_schema_extra={"$anchor": "addressDef"})  # SEP-2106: `$anchor` in `$defs`
 
     street: str
     city: str
@@ -128,7 +131,7 @@ def test_trigger_tool_change() -> str:
 
 
 @server.tool(schema_dialect=True, inline_defs=False)
-def json_schema_2020_12_tool(name: str, address: Address) -> str:
+def json_schema_2020_12_tool(name: str, address: address) -> str:
     """Take an argument described with `$defs` and `$ref` (JSON Schema 2020-12)."""
     return f"{name} lives in {address.city}"
 
