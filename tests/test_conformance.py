@@ -62,10 +62,6 @@ ALLOWED = {
         "server-stateless",
         "sep-2575-http-server-no-independent-requests-on-stream",
     ): "issue 13: test_streaming_elicitation",
-    # Schema features, not HTTP: toolkit derives a tool's inputSchema from its signature, which has no way to put
-    # composition or conditional keywords at the root (a model's own keywords, `$anchor` included, do pass).
-    ("json-schema-2020-12", "sep-2106-composition-keywords-preserved"): "schema: no root allOf from a signature",
-    ("json-schema-2020-12", "sep-2106-conditional-keywords-preserved"): "schema: no root if/then/else from a signature",
 }
 # Scenarios that record no check at all against toolkit, and why.
 SILENT = {

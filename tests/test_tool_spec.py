@@ -184,6 +184,32 @@ def test_with_inline_defs_false_a_parameters_own_type_is_a_ref_named_as_pydantic
     }  # a profile for clients that cannot follow $ref still inlines
 
 
+def test_input_schema_extra_adds_root_keywords_and_cannot_contradict_the_signature() -> None:
+    rules = {"anyOf": [{"required": ["phone"]}, {"required": ["email"]}], "$comment": "one of them"}
+
+    @tool(input_schema_extra=rules)
+    def reach(phone: str | None = None, email: str | None = None) -> None:
+        """Reach someone."""
+
+    assert reach.definition.input_schema == {
+        "type": "object",
+        "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+        "additionalProperties": False,
+        **rules,
+    }
+    rules["$comment"] = "changed later"  # the definition keeps its own copy
+    assert reach.definition.input_schema["$comment"] == "one of them"
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(name="bad", input_schema_extra={"required": ["x"], "$schema": "x", "default": float("nan")})(lambda: None)
+    derived, dialect, not_json = caught.value.problems
+    assert derived == "input_schema_extra cannot set 'required': toolkit derives it from the signature"
+    assert dialect.endswith("cannot set '$schema': toolkit derives it from the signature (use schema_dialect=True)")
+    assert not_json.startswith("input_schema_extra is not JSON: Out of range float values")
+    with pytest.raises(ToolDefinitionError, match="must be a mapping of JSON Schema keywords, not list"):
+        tool(name="bad", input_schema_extra=["anyOf"])(lambda: None)  # type: ignore[call-overload]
+
+
 def test_without_schema_dialect_no_schema_keyword_is_published() -> None:
     assert "$schema" not in tool(name="plain")(lambda: None).definition.input_schema
 

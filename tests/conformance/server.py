@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -130,10 +130,28 @@ def test_trigger_tool_change() -> str:
     return "tool list changed"
 
 
-@server.tool(schema_dialect=True, inline_defs=False)
-def json_schema_2020_12_tool(name: str, address: address) -> str:
-    """Take an argument described with `$defs` and `$ref` (JSON Schema 2020-12)."""
-    return f"{name} lives in {address.city}"
+# SEP-2106's wider vocabulary at the root: a phone or an email, and the phone when it is the contact method.
+CONTACT_RULES: dict[str, Any] = {
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+}
+
+
+@server.tool(schema_dialect=True, inline_defs=False, input_schema_extra=CONTACT_RULES)
+def json_schema_2020_12_tool(
+    name: str,
+    address: address | None = None,
+    contactMethod: Literal["phone", "email"] | None = None,
+    phone: str | None = None,
+    email: str | None = None,
+) -> str:
+    """Take arguments described with JSON Schema 2020-12: `$defs` and `$ref`, `$anchor`, `allOf`, `if`/`then`/`else`."""
+    needed = "phone" if contactMethod == "phone" else "email"  # input_schema_extra is advertised, not enforced
+    if (phone if needed == "phone" else email) is None:
+        raise ToolError(f"{needed} is required")
+    return f"{name} lives in {address.city}" if address is not None else name
 
 
 @server.tool
