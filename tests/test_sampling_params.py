@@ -106,6 +106,11 @@ def test_tool_results_must_answer_every_tool_use_alone() -> None:
         sampling_params(["q", uses, unanswered], "2025-11-25", WITH_TOOLS, max_tokens=5)
 
 
+def test_an_unknown_option_is_refused_at_run_time_too() -> None:
+    with pytest.raises(TypeError, match="unknown sampling option temprature; the options are include_context, "):
+        sampling_params("x", "2025-11-25", SAMPLING, max_tokens=5, temprature=0.5)  # type: ignore[call-arg]
+
+
 def test_a_client_without_sampling_and_bad_arguments_are_refused() -> None:
     with pytest.raises(ClientCapabilityError) as caught:
         sampling_params("x", "2025-11-25", {}, max_tokens=5)

@@ -321,6 +321,7 @@ class Context(Generic[StateT]):
             ClientCapabilityError: the client cannot sample (or cannot with tools).
             ClientRequestError: the client answered with an error (`-1`: the user rejected the request).
             ValueError: malformed messages, or content the revision cannot carry.
+            TypeError: an option that is not one of `SampleOptions`.
             TimeoutError: no answer within `timeout`.
             concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """

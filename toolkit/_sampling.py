@@ -119,6 +119,9 @@ class SampleOptions(TypedDict, total=False):
     """Provider-specific metadata."""
 
 
+_OPTION_NAMES = frozenset(SampleOptions.__annotations__)
+
+
 def sampling_params(
     messages: MessagesInput, version: str, capabilities: Mapping[str, Any], **options: Unpack[SampleOptions]
 ) -> dict[str, Any]:
@@ -129,6 +132,11 @@ def sampling_params(
         ValueError: malformed messages, or content the revision cannot carry (audio before 2025-03-26, tools
             before 2025-11-25), or context inclusion the client did not declare.
     """
+    unknown = sorted(set(options) - _OPTION_NAMES)
+    if unknown:  # a type checker sees these; at run time they would otherwise be ignored without a word
+        raise TypeError(
+            f"unknown sampling option {', '.join(unknown)}; the options are {', '.join(sorted(_OPTION_NAMES))}"
+        )
     sampling = capabilities.get("sampling")
     if not isinstance(sampling, Mapping):
         raise ClientCapabilityError(
