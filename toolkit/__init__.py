@@ -28,7 +28,7 @@ from ._errors import (
 from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
 from ._limits import RateLimit
 from ._memory import MemoryTransport
-from ._sampling import ModelPreferences, SamplingMessage
+from ._sampling import ModelPreferences, SampleOptions, SamplingMessage
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -97,6 +97,7 @@ __all__ = [
     "RateLimit",
     "ResourceLink",
     "Rule",
+    "SampleOptions",
     "SampleRequest",
     "SampleResult",
     "SamplingHandler",
