@@ -99,8 +99,8 @@ _UNSET: Any = object()
 # another worker is then known for what it is (docs/deploy.md: the answer must reach the process that asked).
 _ASK_PREFIX = f"{secrets.token_hex(4)}-"
 _ask_numbers = itertools.count(1)
-# 2026-07-28 requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
-_ANSWERED_ALONE = frozenset({"tools/list", "server/discover"})
+# Requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
+_ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer.
 _EVENT, _RESULT, _ERROR = 0, 1, 2
 
@@ -152,7 +152,7 @@ class _Record:
     def __init__(self, expires: float) -> None:
         self.expires = expires
         self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
-        self.calls: dict[Any, _Exchange] = {}  # requests in flight, for notifications/cancelled
+        self.calls: dict[Any, _Exchange | _Direct] = {}  # requests in flight, for notifications/cancelled
         self.stream: _Exchange | None = None  # the GET stream, if open on this process
         self.asks: dict[str, _Exchange] = {}  # the server's requests awaiting the client's POSTed answer, by id
 
@@ -291,6 +291,19 @@ class _AnswerOnly:
 
 
 _ANSWER_ONLY = _AnswerOnly()
+
+
+class _Direct:
+    """A 2025-11-25 call answered in the request's task (`HttpApp._answer`), as the session's table of calls in
+    flight knows it: `notifications/cancelled` and DELETE cancel its scope."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+
+    def end_input(self, last: str) -> None:
+        self.scope.cancel()
 
 
 @dataclass(slots=True)
@@ -662,7 +675,7 @@ class HttpApp:
             await self._serve(post, None, modern=True)
 
     def _answers_alone(self, message: dict[str, Any]) -> bool:
-        """Whether a 2026-07-28 request sends nothing but its answer and needs no watching: `tools/list`,
+        """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
         `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
         questions either) and that a closed stream could not stop anyway (not async: a worker thread, or inline)."""
         method = message["method"]
@@ -679,17 +692,33 @@ class HttpApp:
             cached = self._alone[tool.name] = (tool, plain)
         return cached[1]
 
-    async def _answer(self, post: _Post) -> None:
+    async def _answer(self, post: _Post, state: SessionState | None = None, record: _Record | None = None) -> None:
         """Serve a request that `_answers_alone` in this task, with a plain JSON reply: no connection loop, no
         task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `_serve` on one
-        uvicorn worker (docs/performance.md#streamable-http)."""
+        uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call (`state`, `record`) is
+        in the session's table meanwhile, so that `notifications/cancelled` and DELETE reach it."""
         message = post.message
         if message["method"] == "tools/call" and await self._refused(post):
             return
-        text = await Connection(self.server, _ANSWER_ONLY).answer(message)
+        connection = Connection(self.server, _ANSWER_ONLY, session=state)
+        if record is None:
+            text = await connection.answer(message)
+        else:
+            call = record.calls[message["id"]] = _Direct()
+            text = None
+            try:
+                with call.scope:
+                    text = await connection.answer(message)
+            finally:
+                record.calls.pop(message["id"], None)
+            if text is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
+                await _Writer(post.send, True, post.sse_ok).end()
+                return
         assert text is not None  # these methods always answer (only a subscription ends without one)
-        prefix = f'{{"jsonrpc":"2.0","id":{encode(message["id"])},"error"'
-        await _Writer(post.send, True, False).final(text, _status(text) if text.startswith(prefix) else 200)
+        status = 200
+        if state is None and text.startswith(f'{{"jsonrpc":"2.0","id":{encode(message["id"])},"error"'):
+            status = _status(text)  # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
+        await _Writer(post.send, True, False).final(text, status)
 
     def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
         """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
@@ -755,7 +784,10 @@ class HttpApp:
             state = session.state
             if record.log_level is not _UNSET:
                 state = replace(state, log_level=record.log_level)
-            await self._serve(post, record, state=state)
+            if post.json_ok and self._answers_alone(message):
+                await self._answer(post, state, record)
+            else:
+                await self._serve(post, record, state=state)
 
     def _take(self, message: dict[str, Any], body: bytes, record: _Record) -> None:
         """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
