@@ -1,5 +1,6 @@
 """The `toolkit` command and HTTP: URL targets that cannot be reached or refuse, `-H`, the `http` extra missing,
-and `toolkit serve --http` starting and stopping (`toolkit serve FILE --http --port 0` on 127.0.0.1)."""
+and `toolkit serve --http` starting and stopping (`toolkit serve FILE --http --port 0` on 127.0.0.1); and the official
+SDK snippet of docs/http.md, run against that server."""
 
 from __future__ import annotations
 
@@ -129,3 +130,14 @@ def test_serve_over_http_says_where_it_listens_and_that_it_stopped(workers: str)
     finally:
         server.close()  # SIGTERM, as a process manager stops it
     assert server.stderr == [f"toolkit: serving on {server.url}\n", "toolkit: stopped\n"]
+
+
+def test_the_sdk_snippet_of_the_http_docs_runs_in_both_modes(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/http.md shows the official SDK's HTTP client against `toolkit serve --http`: here it runs, on that server.
+    docs = (ROOT / "docs" / "http.md").read_text(encoding="utf-8")
+    code = next(block for block in docs.split("```python\n")[1:] if "streamable_http_client(URL)" in block)
+    code = code.split("```", 1)[0].replace('"http://127.0.0.1:8000/mcp"', repr(served.url))
+    exec(compile(code, "docs/http.md", "exec"), {"__name__": "sdk_snippet"})
+    assert capsys.readouterr().out == "2025-11-25 3\n2026-07-28 3\n"
