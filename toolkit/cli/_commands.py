@@ -118,9 +118,9 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
     if failure != exc.message or exc.message.startswith("HTTP "):
         hint = ""
         if exc.message.startswith("HTTP 404") and url.path.rstrip("/") != "/mcp":
-            hint = f"; the endpoint is usually /mcp: {url._replace(path='/mcp').geturl()}"
+            hint = f"; the endpoint is usually /mcp: {urllib.parse.urlunsplit((*url[:2], '/mcp', *url[3:]))}"
         elif "WRONG_VERSION_NUMBER" in failure and url.scheme == "https":
-            hint = f"; is it a plain HTTP server? try {url._replace(scheme='http').geturl()}"
+            hint = f"; is it a plain HTTP server? try {urllib.parse.urlunsplit(('http', *url[1:]))}"
         return f"cannot connect to {args.target}: {failure}{hint}"
     return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
 
