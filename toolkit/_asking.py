@@ -344,7 +344,7 @@ def start_asking(
 
 
 def finish_asking(
-    asker: Asker, wire: dict[str, Any], *, sealer: Sealer, bind: Mapping[str, str], ttl: float
+    asker: Asker, wire: dict[str, Any], *, tool: str, sealer: Sealer, bind: Mapping[str, str], ttl: float
 ) -> dict[str, Any]:
     """What a call whose tool asked answers: its result, or the round's `InputRequiredResult` (2026-07-28).
 
@@ -359,7 +359,7 @@ def finish_asking(
         names = ", ".join(_capability_names(asker.missing))
         raise ProtocolError(
             MISSING_CLIENT_CAPABILITY,
-            f"Server requires the {names} capability for this request",
+            f"Server requires the {names} capability for this request (tool {tool!r} asks the client)",
             {"requiredCapabilities": asker.missing},
         )
     return wire

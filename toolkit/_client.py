@@ -239,8 +239,19 @@ class Client:
             http_client: An `httpx.AsyncClient` to use (its own transport, proxies, TLS settings); the caller
                 opens and closes it.
             **options: As for `Client(...)`.
+
+        Raises:
+            ImportError: httpx is not installed.
         """
-        from ._http_client import open_http
+        try:
+            from ._http_client import open_http
+        except ModuleNotFoundError as exc:
+            if exc.name != "httpx":
+                raise
+            raise ImportError(
+                "connecting over HTTP needs httpx: pip install 'mcp-toolkit[http]'"
+                " (from a checkout: pip install -e '.[http]')"
+            ) from None
 
         client = cls.__new__(cls)
         cls.__init__(client, MemoryTransport.pair()[0], **options)

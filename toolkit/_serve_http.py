@@ -29,7 +29,10 @@ def _uvicorn() -> Any:
     try:
         import uvicorn
     except ImportError:
-        raise ImportError("serving over HTTP needs uvicorn: pip install 'mcp-toolkit[http]'") from None
+        raise ImportError(
+            "serving over HTTP needs uvicorn: pip install 'mcp-toolkit[http]'"
+            " (from a checkout: pip install -e '.[http]')"
+        ) from None
     return uvicorn
 
 
@@ -60,9 +63,26 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
         log_level=log_level,
         timeout_graceful_shutdown=app.server.shutdown_grace,
     )
-    server = uvicorn.Server(config)
+    server = _stopping_server(uvicorn, config)
     _announce(sock, app.path)
     server.run(sockets=[sock])
+
+
+def _stopping_server(uvicorn: Any, config: Any) -> Any:
+    """A uvicorn server that says so once it has shut down gracefully (before it re-raises the signal it caught)."""
+
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets=sockets)
+            if not self.force_exit:
+                _stopped()
+
+    return Server(config)
+
+
+def _stopped() -> None:
+    sys.stderr.write("toolkit: stopped\n")
+    sys.stderr.flush()
 
 
 def serve_workers(
@@ -98,3 +118,4 @@ def serve_workers(
     extra = {"target": uvicorn.Server(config).run} if "target" in inspect.signature(Multiprocess).parameters else {}
     _announce(sock, options.get("path", "/mcp"))
     Multiprocess(config, sockets=[sock], **extra).run()
+    _stopped()
