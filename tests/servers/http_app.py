@@ -1,8 +1,8 @@
 """`app = server.http_app()` at module level, as a deployment writes it, for the tests that serve it on uvicorn
 workers, gunicorn, hypercorn and granian (tests/asgi_servers.py).
 
-The shared secret and, when `MCP_SESSION_STORE` names a file, the session store shared by the workers come from
-the environment, as in docs/deploy.md. `tagged` is the same app with an `X-Served-By` header (the worker's pid) on
+The shared secret, and when set the session store the workers share (`MCP_SESSION_STORE`, a file) and the body
+limit (`MCP_MAX_BODY_SIZE`), come from the environment, as in docs/deploy.md. `tagged` is the same app with an `X-Served-By` header (the worker's pid) on
 every response, so that a test knows which worker answered a request that has no body to say it (a DELETE, a 404).
 """
 
@@ -41,9 +41,11 @@ def worker() -> int:
 
 
 _store = os.environ.get("MCP_SESSION_STORE")
+_limit = os.environ.get("MCP_MAX_BODY_SIZE")
 app = server.http_app(
     secret=os.environ["MCP_SECRET"],
     session_store=SqliteSessionStore(_store) if _store else None,
+    max_body_size=int(_limit) if _limit else None,
 )
 
 Scope = MutableMapping[str, Any]
