@@ -98,6 +98,6 @@ async def test_memory_is_flat_over_thousands_of_calls_and_sessions(tmp_path: Pat
                 blocks.append(sys.getallocatedblocks())
                 rss.append(rss_kib())
     assert made == CALLS
-    report = [f"{b - blocks[WARMUP]:+d} blocks {r - rss[WARMUP]:+d} KiB" for b, r in zip(blocks, rss)]
+    report = [f"{b - blocks[WARMUP]:+d} blocks {r - rss[WARMUP]:+d} KiB" for b, r in zip(blocks, rss, strict=True)]
     assert statistics.mean(blocks[-WINDOW:]) - statistics.mean(blocks[WARMUP : WARMUP + WINDOW]) < BLOCKS, report
     assert statistics.mean(rss[-WINDOW:]) - statistics.mean(rss[WARMUP : WARMUP + WINDOW]) < RSS_KIB, report

@@ -12,15 +12,18 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 from asgi_servers import TIMEOUT, Spawned
+from served import Served
 
-from toolkit import Client
+from toolkit import Client, ProtocolMode
 
+DEMO = Path(__file__).parent / "servers" / "http_demo.py"
 LIMIT = 64 * 1024  # the workers' body limit here (MCP_MAX_BODY_SIZE)
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
@@ -58,7 +61,11 @@ def call(request_id: int, name: str, arguments: dict[str, Any] | None = None, **
 
 
 def answer(request_id: int, text: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}], "isError": False}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {"content": [{"type": "text", "text": text}], "isError": False},
+    }
 
 
 def session_headers(response: httpx.Response) -> dict[str, str]:
@@ -95,8 +102,9 @@ def test_a_session_deleted_on_one_worker_is_404_on_the_other(workers: Spawned) -
 # -- load: hundreds of clients at once, both eras, faults mixed in -------------------------------------------------
 
 
-async def client_http(url: str, protocol: Any, i: int) -> str:
+async def client_http(url: str, protocol: ProtocolMode, i: int) -> str:
     async with Client.http(url, protocol=protocol) as client:
+        # Pinned, not "auto": under this load a discovery can outlast auto's 10 s and fall back to a session.
         assert client.protocol_version == ("2026-07-28" if protocol == "2026-07-28" else "2025-11-25")
         assert [t.name for t in await client.list_tools()] == ["add", "ticks", "worker"]
         for j in range(2):
@@ -108,7 +116,7 @@ async def client_http(url: str, protocol: Any, i: int) -> str:
         seen: list[float] = []
         result = await client.call_tool("ticks", {"count": 3}, progress=lambda p, t, m: seen.append(p))
         assert (result.text, seen) == ("3 ticks", [1, 2, 3])
-    return protocol
+    return str(protocol)
 
 
 async def hopping_session(url: str, pids: list[set[str]]) -> str:
@@ -197,3 +205,22 @@ async def test_hundreds_of_clients_at_once_on_two_workers_get_exact_replies(work
     assert any(len(served) == 2 for served in pids), "no session was served by both workers"
     # Still serving, and exactly, after the clients that left and the bodies refused.
     assert await client_http(url, "handshake", 7) == "handshake"
+
+
+def test_toolkit_serve_workers_share_ended_sessions_too() -> None:
+    served = Served(DEMO, "--workers", "2")  # one key and one session store, made by `toolkit serve` itself
+    try:
+        with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=TIMEOUT) as http:
+            headers = session_headers(http.post(served.url, json=INITIALIZE, headers=ACCEPT))
+            pids: set[str] = set()
+            deadline = time.monotonic() + TIMEOUT
+            while len(pids) < 2:  # both workers are up and serve the session
+                assert time.monotonic() < deadline, "every request of the session reached the same worker"
+                response = http.post(served.url, json=call(1, "worker"), headers=headers)
+                pids.add(response.json()["result"]["content"][0]["text"])
+            assert http.delete(served.url, headers=headers).status_code == 204
+            # Without a shared store about half of these would reach the other worker and be served.
+            replies = [http.post(served.url, json=call(2, "add", {"a": 1, "b": 2}), headers=headers) for _ in range(40)]
+            assert [(r.status_code, r.json()) for r in replies] == [(404, GONE)] * 40
+    finally:
+        served.close()

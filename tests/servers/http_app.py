@@ -2,8 +2,9 @@
 workers, gunicorn, hypercorn and granian (tests/asgi_servers.py).
 
 The shared secret, and when set the session store the workers share (`MCP_SESSION_STORE`, a file) and the body
-limit (`MCP_MAX_BODY_SIZE`), come from the environment, as in docs/deploy.md. `tagged` is the same app with an `X-Served-By` header (the worker's pid) on
-every response, so that a test knows which worker answered a request that has no body to say it (a DELETE, a 404).
+limit (`MCP_MAX_BODY_SIZE`), come from the environment, as in docs/deploy.md. `tagged` is the same app with an
+`X-Served-By` header (the worker's pid) on every response, so that a test knows which worker answered a request
+whose body cannot say it (a DELETE, a 404).
 """
 
 from __future__ import annotations
