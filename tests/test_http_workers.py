@@ -224,3 +224,32 @@ def test_toolkit_serve_workers_share_ended_sessions_too() -> None:
             assert [(r.status_code, r.json()) for r in replies] == [(404, GONE)] * 40
     finally:
         served.close()
+
+
+def test_connections_to_the_socket_toolkit_serve_binds_have_nagle_off() -> None:
+    # asyncio turns TCP_NODELAY on for an accepted connection only when the listening socket says IPPROTO_TCP; with
+    # Nagle on, each keep-alive answer (headers and body written apart) waits ~40 ms for the client's delayed ACK
+    # (uvicorn's own `--workers` socket has that bug: Kludex/uvicorn#3149).
+    import asyncio
+    import socket
+
+    from toolkit._serve_http import _bind
+
+    async def accept_one() -> int:
+        sock = _bind("127.0.0.1", 0)
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                raw = transport.get_extra_info("socket")
+                accepted.set_result(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            nodelay = await asyncio.wait_for(accepted, TIMEOUT)
+            writer.close()
+        return nodelay
+
+    assert asyncio.run(accept_one()) == 1

@@ -37,7 +37,9 @@ def _uvicorn() -> Any:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off on accepted connections only then; with it on, every keep-alive
+    # answer waits ~40 ms for the client's delayed ACK (measured: 46 ms a request, 2.8 ms with it).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
     sock.listen(2048)
