@@ -2,9 +2,9 @@
 each serving `tests/servers/http_app.py` on 127.0.0.1 with two workers.
 
 `Spawned` starts one in a process group of its own, waits until it answers a health probe (polling, bounded, never
-a fixed delay) and stops the whole group (SIGTERM, then SIGKILL if it lingers). The port comes from the kernel
-(bind to port 0); should another process take it before the server binds it, the server exits and is started
-again on a new one.
+a fixed delay), and stops it with SIGTERM to its supervisor, then kills whatever is left of the group. The port
+comes from the kernel (bind to port 0); should another process take it before the server binds it, the server
+exits and is started again on a new one.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ HEALTH_BODY = (
     b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{'
     b'"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 )
+SERVER_INFO = '"io.modelcontextprotocol/serverInfo":{"name":"http-app","version":"1.0.0"}'
 HEALTH_HEADERS = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
@@ -109,7 +110,9 @@ class Spawned:
         with httpx.Client(timeout=TIMEOUT) as http:
             while time.monotonic() < deadline:
                 try:
-                    if http.post(self.url, content=HEALTH_BODY, headers=HEALTH_HEADERS).status_code == 200:
+                    response = http.post(self.url, content=HEALTH_BODY, headers=HEALTH_HEADERS)
+                    # Ours, not another process that took the port first (that one makes ours exit: tried again).
+                    if response.status_code == 200 and SERVER_INFO in response.text:
                         return True
                 except httpx.TransportError:
                     pass  # not listening yet
@@ -127,15 +130,16 @@ class Spawned:
         return self._log.read()
 
     def close(self) -> str:
-        """Stop the server's process group as a process manager would (SIGTERM), and return what it printed."""
+        """Stop the server as a process manager would (SIGTERM to its supervisor), then kill what is left of its
+        group (a helper such as multiprocessing's resource tracker may outlive it briefly); return its output."""
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.send_signal(signal.SIGTERM)
         try:
             self.process.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             pass
         finally:
-            with contextlib.suppress(ProcessLookupError):  # workers that outlived their supervisor
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=TIMEOUT)
         output = self.output()

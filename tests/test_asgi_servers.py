@@ -3,7 +3,7 @@ gunicorn with uvicorn's worker class (the `uvicorn-worker` package) and with its
 granian (ASGI interface), each on 127.0.0.1 with two workers, driven by `Client.http` in both eras.
 
 The command lines are those of docs/deploy.md (tests/asgi_servers.py). Each server starts once for this module
-and must stop cleanly on SIGTERM, with no traceback in its output.
+and must stop on SIGTERM to its supervisor with no traceback in its output.
 """
 
 from __future__ import annotations
