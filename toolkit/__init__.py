@@ -103,6 +103,8 @@ __all__ = [
     "SamplingHandler",
     "SamplingMessage",
     "Server",
+    "SessionStore",
+    "SqliteSessionStore",
     "StartupError",
     "StaticTokenVerifier",
     "StdioTransport",
@@ -131,12 +133,15 @@ if typing.TYPE_CHECKING:
     from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
     from ._jwt import JWTVerifier
     from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
+    from ._session_store import SessionStore, SqliteSessionStore
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
 _LAZY["StreamingASGITransport"] = "._asgi_transport"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
 _LAZY["JWTVerifier"] = "._jwt"
+# The HTTP app's session stores: only a server that serves HTTP needs them.
+_LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._session_store")
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
 

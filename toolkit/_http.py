@@ -19,7 +19,6 @@ import itertools
 import logging
 import math
 import secrets
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
@@ -47,6 +46,7 @@ from ._jsonrpc import (
 )
 from ._limits import RateLimit, RateLimiter
 from ._meta import VERSION_KEY
+from ._session_store import ProcessSessionStore, SessionStore
 from ._sessions import SessionCodec, SessionId
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
@@ -114,6 +114,7 @@ class HttpOptions(TypedDict, total=False):
     legacy: bool
     secret: bytes | str | Sequence[bytes | str] | None
     session_ttl: float
+    session_store: SessionStore | None
     sse_ping: float
     auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None
     resource_url: str | None
@@ -405,6 +406,7 @@ class HttpApp:
         legacy: bool = True,
         secret: bytes | str | Sequence[bytes | str] | None = None,
         session_ttl: float = 24 * 3600.0,
+        session_store: SessionStore | None = None,
         sse_ping: float = 15.0,
         auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None = None,
         resource_url: str | None = None,
@@ -430,7 +432,10 @@ class HttpApp:
         shared = server.share_secret(secret) if secret is not None or server.secret is not None else None
         self._codec = SessionCodec(shared, session_ttl)
         self._records: OrderedDict[str, _Record] = OrderedDict()
-        self._ended: dict[str, float] = {}  # nonces of sessions ended by DELETE, until their ids expire
+        if session_store is not None and not isinstance(session_store, SessionStore):
+            raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {session_store!r}")
+        # Which sessions DELETE ended: consulted by 2025-11-25 requests only.
+        self._store = session_store if session_store is not None else ProcessSessionStore()
         self._live: set[_Exchange] = set()
         self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
         self._allow = _ALLOW_LEGACY if legacy else _ALLOW_MODERN
@@ -912,12 +917,12 @@ class HttpApp:
 
     def _session(self, token: str, caller: _Caller) -> SessionId | None:
         session = self._codec.verify(token)
-        if session is None or session.nonce in self._ended:
+        if session is None:
             return None
         # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
         subject = caller.identity.subject if caller.identity is not None else None
         expected = self._codec.subject_hash(subject) if subject is not None else None
-        if session.subject_hash != expected:
+        if session.subject_hash != expected or self._store.is_ended(session.nonce):
             return None
         return session
 
@@ -1002,10 +1007,7 @@ class HttpApp:
         if session is None:
             await _session_gone(send)
             return
-        now = time.time()
-        for nonce in [n for n, expires in self._ended.items() if expires < now]:
-            del self._ended[nonce]
-        self._ended[session.nonce] = session.expires
+        self._store.end(session.nonce, session.expires)
         record = self._records.pop(session.nonce, None)
         if record is not None:
             for call in record.calls.values():

@@ -498,7 +498,9 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
 
 def worker_app() -> Any:
     """The app of one worker of `toolkit serve --http --workers N` (uvicorn calls it in each worker process)."""
-    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, TARGET_ENV
+    from toolkit import SqliteSessionStore
+    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
-    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], **options)
+    store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
+    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
