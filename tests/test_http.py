@@ -1087,3 +1087,29 @@ async def test_client_http_sends_the_mcp_param_headers_a_tool_declares() -> None
         assert (await client.call_tool("weather", {"region": "Zürich", "days": 2})).text == "Zürich: 2"
     assert seen[-1][b"mcp-param-region"] == b"=?base64?WsO8cmljaA==?="
     assert seen[-1][b"mcp-param-days"] == b"2"
+
+
+def test_a_slow_discover_over_http_is_waited_for_not_taken_for_an_older_server() -> None:
+    """Over stdio an older server may stay silent about `server/discover` (10 s, then the handshake); over HTTP
+    every request is answered, so a busy server's slow answer still gives 2026-07-28. Trio's virtual clock lets
+    a minute pass at once."""
+    import trio
+    import trio.testing
+
+    app = make_server().http_app()
+
+    async def slow_discover(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"mcp-method") == b"server/discover":
+                await trio.sleep(60)
+        await app(scope, receive, send)
+
+    async def main() -> str | None:
+        async with (
+            httpx.AsyncClient(transport=StreamingASGITransport(slow_discover), base_url="http://127.0.0.1:8000") as h,
+            Client.http(URL, http_client=h) as client,
+        ):
+            return client.protocol_version
+
+    assert trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)) == "2026-07-28"
