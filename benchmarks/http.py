@@ -85,7 +85,8 @@ class Side:
 
     def __init__(self, side: str, stack: str, workers: int, cpus: set[int] | None) -> None:
         self.side = side
-        sock = socket.socket()
+        # IPPROTO_TCP, as uvicorn's own single-process socket is made: asyncio then turns Nagle off on each connection.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))
         sock.listen(2048)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
