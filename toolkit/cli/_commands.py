@@ -91,6 +91,9 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
             connected = True
             yield client
     except OSError as exc:
+        # Only while starting: later, a TimeoutError (an OSError) of --timeout or the block's own errors go on.
+        if connected or isinstance(exc, TimeoutError):
+            raise
         raise CommandError(f"cannot start {' '.join(args.command)!r}: {exc}") from exc
     except ProtocolError as exc:
         if connected or isinstance(exc, ConnectionClosedError):
