@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import functools
 import logging
 import math
 import time
@@ -729,7 +728,7 @@ class HttpApp:
         exchange = _Exchange(post.body.decode("utf-8", "replace"), request_id, out)
         connection = Connection(self.server, exchange, session=state)
         timer = anyio.CancelScope()
-        writer, closer = self._writer(post, state, nonce, out, timer)
+        writer, closer = self._writer(post, state, nonce, connection=connection, out=out)
         answered = False
 
         async def run_connection() -> None:
@@ -810,15 +809,21 @@ class HttpApp:
         post: _Post,
         state: SessionState | None,
         nonce: str | None,
+        *,
+        connection: Connection,
         out: MemoryObjectSendStream[tuple[str, int]],
-        timer: anyio.CancelScope,
     ) -> tuple[_Writer, Callable[[], Coroutine[Any, Any, None]] | None]:
         """The response of a request, and how its call closes it early (None: it cannot, outside a session)."""
         if nonce is None:
             return _Writer(post.send, post.json_ok, post.sse_ok), None
         retry = self._retry if state is not None and state.version >= _PRIMING_SINCE else None
         writer = _Writer(post.send, post.json_ok, post.sse_ok, (self._replay, nonce), retry)
-        return writer, functools.partial(_send_close, out)
+
+        async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
+            await connection.flush()
+            await _send_close(out)
+
+        return writer, close
 
     async def _close_later(self, out: MemoryObjectSendStream[tuple[str, int]], scope: anyio.CancelScope) -> None:
         """`sse_close_after=`: SEP-1699 polling, the response ends after that long and the client resumes it."""
@@ -877,7 +882,7 @@ class HttpApp:
             return
         record = self._record(session)
         retry = self._retry if session.state.version >= _PRIMING_SINCE else None
-        last = headers.get("last-event-id")
+        last = headers.get("last-event-id") or None  # empty: no id, as HTML's EventSource sends none
         found = self._replay.find(session.nonce, last) if last is not None else None
         if found is not None and found[0].id.startswith("p"):
             await self._resume(found[0], found[1], retry, receive, send)
@@ -965,14 +970,20 @@ class HttpApp:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch, receive, anyio.CancelScope(), writer, tg.cancel_scope)
             await writer.start_sse(after)
-            with anyio.move_on_after(self.sse_close_after if self.sse_close_after is not None else math.inf):
-                while stream.owner == owner:
-                    for seq, frame in stream.since(after):
-                        await send({"type": "http.response.body", "body": frame, "more_body": True})
-                        after = seq
-                    if stream.done and after >= stream.seq:
-                        break
+            close_at = anyio.current_time() + (self.sse_close_after if self.sse_close_after is not None else math.inf)
+            while stream.owner == owner:
+                pending = stream.since(after)
+                for seq, frame in pending:  # what is there is sent, however soon the response closes
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                    after = seq
+                if pending:
+                    continue  # more may have come while sending
+                if stream.done:
+                    break
+                with anyio.move_on_after(close_at - anyio.current_time()) as waiting:
                     await stream.wait()
+                if waiting.cancelled_caught:  # sse_close_after: polled again later
+                    break
             end = retry + b"\n" if retry is not None and not stream.done else b""
             await send({"type": "http.response.body", "body": end})
             tg.cancel_scope.cancel()
