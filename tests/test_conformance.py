@@ -6,9 +6,8 @@ Three runs against `tests/conformance/server.py` served by `toolkit serve --http
 `tests/conformance/package.json` and its lockfile; `npm ci` installs them when they are missing.
 
 The suite exits 0 on WARNINGs, so this test reads every `checks.json` itself: any FAILURE or WARNING of an in-scope
-scenario fails, unless it is listed below with its reason. Scenarios listed as waiting for issue 13
-(elicitation, sampling, input-required results) must still fail: once they pass, the list is stale and this test
-says so.
+scenario fails, unless it is listed below with its reason. Scenarios listed as not yet supported must still fail:
+once one passes, the list is stale and this test says so.
 """
 
 from __future__ import annotations
@@ -41,27 +40,16 @@ SUITES = {
 # The issue's scope is tools, lifecycle, logging, elicitation, sampling, SSE and DNS rebinding.
 OUT_OF_SCOPE = re.compile(r"^(resources-|prompts-|completion-|sep-2164-resource|tasks-|sep-2640-)")
 
-# Server-to-client requests (elicitation, sampling, roots) and 2026-07-28 input-required results are issue 13:
-# these scenarios fail until it lands.
-UNTIL_ISSUE_13 = re.compile(
-    r"^(tools-call-sampling|tools-call-elicitation|elicitation-sep1034-defaults|elicitation-sep1330-enums"
-    r"|input-required-result-(basic-elicitation|basic-sampling|basic-list-roots|request-state"
-    r"|multiple-input-requests|multi-round|non-tool-request|result-type|tampered-state|capability-check"
-    r"|ignore-extra-params|missing-input-response))$"
-)
+# Scenarios that need what toolkit does not offer yet, and must still fail: once one passes, the list is stale.
+NOT_YET = re.compile(r"^input-required-result-(basic-list-roots|multiple-input-requests|non-tool-request)$")
+# Why: roots/list is not in toolkit (no `ctx.list_roots`); one round asking several questions at once needs
+# `ctx.ask` batching (each `ctx.elicit` is its own round); the non-tool request is a prompt (out of scope).
 # Single checks failing for a stated reason.
 ALLOWED = {
     # The suite asks a tools-only server for prompts and resources in the same scenario.
     ("caching", "sep-2549-prompts-list-caching-hints"): "out of scope: no prompts",
     ("caching", "sep-2549-resources-list-caching-hints"): "out of scope: no resources",
     ("caching", "sep-2549-resources-templates-list-caching-hints"): "out of scope: no resources",
-    # Diagnostic tools that exercise server-to-client requests (issue 13).
-    ("server-stateless", "sep-2575-server-rejects-undeclared-capability"): "issue 13: test_missing_capability",
-    ("server-stateless", "sep-2575-missing-capability-http-400"): "issue 13: test_missing_capability",
-    (
-        "server-stateless",
-        "sep-2575-http-server-no-independent-requests-on-stream",
-    ): "issue 13: test_streaming_elicitation",
     # Schema features, not HTTP: toolkit inlines `$defs` and writes no composition/conditional/anchor keywords.
     ("json-schema-2020-12", "json-schema-2020-12-$defs"): "schema: $defs are inlined",
     ("json-schema-2020-12", "sep-2106-composition-keywords-preserved"): "schema: no allOf from annotations",
@@ -98,7 +86,7 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
     outputs = {name: run.communicate(timeout=TIMEOUT * 4)[0] for name, run in runs.items()}
 
     problems: list[str] = []
-    passed_until_13: list[str] = []
+    passed_not_yet: list[str] = []
     seen: set[str] = set()
     succeeded: set[tuple[str, str, str]] = set()
     for name in SUITES:
@@ -112,9 +100,9 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
             checks = json.loads((folder / "checks.json").read_text())
             bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
             succeeded.update((name, scenario, c["id"]) for c in checks if c["status"] == "SUCCESS")
-            if UNTIL_ISSUE_13.match(scenario):
+            if NOT_YET.match(scenario):
                 if not bad:
-                    passed_until_13.append(f"{name}: {scenario}")
+                    passed_not_yet.append(f"{name}: {scenario}")
                 continue
             if not checks and scenario not in SILENT:
                 problems.append(f"{name}: {scenario} recorded no check")
@@ -124,7 +112,7 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
                 if (scenario, check["id"]) not in ALLOWED:
                     problems.append(f"{name}: {scenario}: {check['status']} {check['id']}: {check.get('errorMessage')}")
     assert problems == [], "\n".join(problems)
-    assert passed_until_13 == [], "these now pass: take them off UNTIL_ISSUE_13"
+    assert passed_not_yet == [], "these now pass: take them off NOT_YET"
     # SEP-1699 polling: the suite reports a server that never closes a stream as INFO, so ask for the successes.
     for name in ("stable", "next-2025-11-25"):
         for check in ("server-sse-priming-event", "server-sse-retry-field", "server-sse-disconnect-resume"):

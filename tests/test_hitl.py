@@ -1,5 +1,6 @@
-"""Tools that ask (elicitation, sampling, confirmation) through the real client, in both eras, in memory and over
-stdio, on asyncio and trio. The server is tests/servers/hitl_server.py."""
+"""Tools that ask (elicitation, sampling, confirmation) through the real client, in both eras, in memory, over stdio
+and over Streamable HTTP (the ASGI app in process), on asyncio and trio. The server is tests/servers/hitl_server.py,
+unchanged for every transport."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from toolkit import (
@@ -23,6 +25,7 @@ from toolkit import (
     SampleRequest,
     SampleResult,
     Server,
+    StreamingASGITransport,
 )
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +46,7 @@ def build_server() -> Server:
     return server
 
 
-@pytest.fixture(params=["memory", "stdio"])
+@pytest.fixture(params=["memory", "stdio", "http"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -51,11 +54,19 @@ def transport(request: pytest.FixtureRequest) -> str:
 @asynccontextmanager
 async def connect(transport: str, backend: str, protocol: str, **options: Any) -> AsyncIterator[Client]:
     options["protocol"] = protocol
-    if transport == "memory":
-        client = Client(build_server(), **options)
-    else:
-        client = Client.stdio([sys.executable, str(SERVER), backend], **options)
     with anyio.fail_after(TIMEOUT):
+        if transport == "http":
+            app = build_server().http_app()
+            async with (
+                httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1:8000") as http,
+                Client.http("http://127.0.0.1:8000/mcp", http_client=http, **options) as client,
+            ):
+                yield client
+            return
+        if transport == "memory":
+            client = Client(build_server(), **options)
+        else:
+            client = Client.stdio([sys.executable, str(SERVER), backend], **options)
         async with client:
             yield client
 

@@ -284,6 +284,9 @@ async def test_2026_states_and_answers_that_cannot_be_used(transport: str, anyio
         assert null["error"]["code"] == -32602
         missing = await peer.result("tools/call", modern(tool, inputResponses={"wrong_key": {"action": "accept"}}))
         assert missing["resultType"] == "input_required"
+        malformed = await peer.result("tools/call", modern(tool, inputResponses={"confirm": 12345}))
+        assert malformed["resultType"] == "input_required"  # an answer that is not a result is asked again
+        assert list(malformed["inputRequests"]) == ["confirm"]
         extra = {**ok, "unknown_extra_key": {"x": 1}, "another_unexpected": 2}
         done = await peer.result("tools/call", modern(tool, inputResponses=extra))  # no state: matching key taken
         assert done["content"][0]["text"] == "state-ok"

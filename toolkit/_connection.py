@@ -21,7 +21,7 @@ import logging
 import threading
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -328,9 +328,18 @@ class Connection:
         transport: Moves the messages.
         session: Start in the handshake era's operating state (a session negotiated elsewhere, e.g. by another
             HTTP worker); `None` waits for `initialize` or 2026-07-28 requests.
+        request_ids: The ids of the requests the server sends the client (default 1, 2, 3...): a transport on which
+            answers arrive apart from the connection (HTTP: each in a POST of its own) gives ids it can route back.
     """
 
-    def __init__(self, server: Server, transport: Transport, *, session: SessionState | None = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        transport: Transport,
+        *,
+        session: SessionState | None = None,
+        request_ids: Iterator[int | str] | None = None,
+    ) -> None:
         self.server = server
         self.transport = transport
         self._session = session
@@ -347,8 +356,10 @@ class Connection:
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
         self._tg: anyio.abc.TaskGroup | None = None
-        self._ids = itertools.count(1)  # ids of the requests this server sends (the client's are its own)
-        self._waiting: dict[int, _Waiting] = {}
+        # Ids of the requests this server sends (the client's are its own); a transport that routes answers gives its
+        # own, unique beyond this connection.
+        self._ids: Iterator[int | str] = itertools.count(1) if request_ids is None else request_ids
+        self._waiting: dict[int | str, _Waiting] = {}
         # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
         self._handshake_methods: dict[str, Handler] = {
             "tools/call": self._tools_call,
@@ -440,11 +451,15 @@ class Connection:
         """
         self._closing.set()
         with anyio.move_on_after(self.server.shutdown_grace):
-            while self.in_flight:
-                self._idle = anyio.Event()
-                await self._idle.wait()
+            await self.wait_idle()
         for scope in self.in_flight.values():  # past the grace: cancelled, so they add nothing to the outbox
             scope.cancel()
+
+    async def wait_idle(self) -> None:
+        """Wait until no request is in flight (each has answered, or ended cancelled)."""
+        while self.in_flight:
+            self._idle = anyio.Event()
+            await self._idle.wait()
 
     async def _send(self, message: dict[str, Any] | list[Any], related: Any = None) -> None:
         await self._outbox.put(encode(message), related)
@@ -662,7 +677,8 @@ class Connection:
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
-        waiting = self._waiting.get(request_id) if type(request_id) is int else None  # the server's ids are ints
+        # The server's ids are ints, or strings a transport chose (never floats, lists or objects: unhashable).
+        waiting = self._waiting.get(request_id) if type(request_id) is int or type(request_id) is str else None
         if waiting is None:  # not ours, or it came after the request timed out or was cancelled
             logger.debug("skipped a response to no request in flight: id %r", message.get("id"))
             return

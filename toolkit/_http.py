@@ -15,10 +15,12 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import itertools
 import logging
 import math
+import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -95,6 +97,10 @@ _SSE_HEADERS = [
 _ALLOW_LEGACY = (b"allow", b"GET, POST, DELETE")
 _ALLOW_MODERN = (b"allow", b"POST")
 _UNSET: Any = object()
+# The ids of the server's requests over HTTP: this process's random tag, then a number. An answer that reaches
+# another worker is then known for what it is (docs/deploy.md: the answer must reach the process that asked).
+_ASK_PREFIX = f"{secrets.token_hex(4)}-"
+_ask_numbers = itertools.count(1)
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer; and
 # (from `ctx.close_sse_stream()` or `sse_close_after=`) the order to end the HTTP response, not the SSE stream.
 _EVENT, _RESULT, _ERROR, _CLOSE = 0, 1, 2, 3
@@ -148,29 +154,49 @@ def _accepts(value: str | None) -> tuple[bool, bool]:
 class _Record:
     """What one process knows of a handshake-era session beyond its signed id: live, mutable, not shared."""
 
-    __slots__ = ("calls", "expires", "log_level", "stream")
+    __slots__ = ("asks", "calls", "expires", "log_level", "stream")
 
     def __init__(self, expires: float) -> None:
         self.expires = expires
         self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
-        self.calls: dict[Any, anyio.CancelScope] = {}  # requests in flight, for notifications/cancelled
+        self.calls: dict[Any, _Exchange] = {}  # requests in flight, for notifications/cancelled
         self.stream: _Exchange | None = None  # the GET stream, if open on this process
+        self.asks: dict[str, _Exchange] = {}  # the server's requests awaiting the client's POSTed answer, by id
 
 
 class _Exchange:
     """The transport of one HTTP request: one message in, the messages the connection relates to it out.
 
     `request_id` is the request served (None for a GET stream, which takes the messages related to no request).
-    After the answer, or once closed, `receive` ends the connection's input.
+    The client's answers to the requests the server makes while serving it come in POSTs of their own: `deliver`
+    hands them to the connection. After the answer, or once closed, `receive` ends the connection's input.
     """
 
-    __slots__ = ("_done", "_final", "_out", "_request_id", "_text")
+    __slots__ = (
+        "_done",
+        "_ended",
+        "_final",
+        "_inbox",
+        "_out",
+        "_request_id",
+        "_text",
+        "_wake",
+        "asks",
+        "idle",
+        "scope",
+    )
 
     def __init__(self, text: str | None, request_id: Any, out: MemoryObjectSendStream[tuple[str, int]]) -> None:
         self._text = text
         self._request_id = request_id
         self._out = out
-        self._done = anyio.Event()
+        self._done = False  # closed: nothing more goes out, nor comes in
+        self._ended = False  # no more input: once the inbox is read and `idle` returns, the connection's input ends
+        self.idle: Callable[[], Awaitable[None]] | None = None  # waits until the connection's call is over
+        self._inbox: deque[str] = deque()
+        self._wake: anyio.Event | None = None
+        self.asks: list[str] = []  # the ids of the requests made while serving it (see `_AskIds`)
+        self.scope = anyio.CancelScope()  # what serving it runs in (`HttpApp._serve`): DELETE cancels it
         # The answer to `request_id` starts with this, then `result"` or `error"` (a request of the server made
         # while serving it has its own id and a `method`).
         self._final = f'{{"jsonrpc":"2.0","id":{encode(request_id)},"' if request_id is not None else None
@@ -179,14 +205,33 @@ class _Exchange:
         if self._text is not None:
             text, self._text = self._text, None
             return text
-        await self._done.wait()
-        raise anyio.EndOfStream
+        while not self._inbox:
+            if self._ended and not self._done and self.idle is not None:
+                # A cancelled call first tells the client its own requests are cancelled too (basic/utilities).
+                await self.idle()
+                self._done = True
+            if self._done or self._ended:
+                raise anyio.EndOfStream
+            self._wake = anyio.Event()
+            await self._wake.wait()
+        return self._inbox.popleft()
+
+    def deliver(self, text: str) -> None:
+        """Hand the connection the client's answer to one of its requests (it came in a POST of its own)."""
+        if not (self._done or self._ended):
+            self._inbox.append(text)
+            self._signal()
+
+    def end_input(self, last: str) -> None:
+        """Hand the connection its last message (the call's cancellation): its input ends once the call is over."""
+        self.deliver(last)
+        self._ended = True
 
     async def send(self, message: str, /) -> None:
         await self.send_related(message, None)
 
     async def send_related(self, message: str, related: Any, /) -> None:
-        if related != self._request_id or self._done.is_set():
+        if related != self._request_id or self._done:
             return  # a message for another stream (a POST never carries the session's unrelated ones)
         kind = _EVENT
         prefix = self._final
@@ -202,11 +247,41 @@ class _Exchange:
         if kind != _EVENT:
             self.close()
 
+    def _signal(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+            self._wake = None
+
     def close(self) -> None:
-        self._done.set()
+        self._done = True
+        self._signal()
 
     async def aclose(self) -> None:
         self.close()
+
+
+class _AskIds:
+    """The ids of the requests one call's connection sends its client (elicitation, sampling, ping).
+
+    2025-11-25 over HTTP, the client answers each in a POST of its own, on the session, perhaps while other calls of
+    that session ask too: every id is unique in this process (and names it, see `_ASK_PREFIX`), and taking one files
+    it with the session, so that the answer finds the connection that waits for it.
+    """
+
+    __slots__ = ("_exchange", "_record")
+
+    def __init__(self, record: _Record, exchange: _Exchange) -> None:
+        self._record = record
+        self._exchange = exchange
+
+    def __iter__(self) -> _AskIds:
+        return self
+
+    def __next__(self) -> str:
+        ask = f"{_ASK_PREFIX}{next(_ask_numbers)}"
+        self._record.asks[ask] = self._exchange
+        self._exchange.asks.append(ask)
+        return ask
 
 
 @dataclass(slots=True)
@@ -686,14 +761,8 @@ class HttpApp:
             await _plain(post.send, status, _error_body(message.get("id"), code, text), [_JSON])
         elif session is None:
             await _session_gone(post.send)
-        elif "id" not in message or "method" not in message:
-            # A notification, or an answer to a request of the server (none are made over HTTP yet): accepted.
-            record = self._record(session)
-            if message.get("method") == "notifications/cancelled":
-                params = message.get("params") or {}
-                scope = record.calls.get(params.get("requestId"))
-                if scope is not None:
-                    scope.cancel()
+        elif "id" not in message or "method" not in message:  # a notification, or an answer: accepted
+            self._take(message, post.body, self._record(session))
             await _plain(post.send, 202)
         else:
             record = self._record(session)
@@ -705,6 +774,28 @@ class HttpApp:
             if record.log_level is not _UNSET:
                 state = replace(state, log_level=record.log_level)
             await self._serve(post, record, state=state, nonce=session.nonce)
+
+    def _take(self, message: dict[str, Any], body: bytes, record: _Record) -> None:
+        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
+        if "method" in message:
+            if message["method"] == "notifications/cancelled":
+                params = message.get("params") or {}
+                exchange = record.calls.get(params.get("requestId"))
+                if exchange is not None:  # the call's connection cancels it, and tells the client of its own requests
+                    exchange.end_input(body.decode("utf-8", "replace"))
+            return
+        ask = message.get("id")
+        exchange = record.asks.pop(ask, None) if type(ask) is str else None
+        if exchange is not None:
+            exchange.deliver(body.decode("utf-8", "replace"))
+        elif type(ask) is str and not ask.startswith(_ASK_PREFIX) and ask.partition("-")[2].isdigit():
+            logger.warning(
+                "an answer to request %r reached a process that did not make it: route a session's POSTs to one "
+                "process while its calls ask the client (docs/deploy.md)",
+                ask,
+            )
+        else:  # late (the request timed out or was cancelled), or never made: accepted, as JSON-RPC lets it be
+            logger.debug("skipped an answer to no request in flight: id %r", ask)
 
     async def _serve(
         self,
@@ -726,8 +817,9 @@ class HttpApp:
             return
         out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
         exchange = _Exchange(post.body.decode("utf-8", "replace"), request_id, out)
-        connection = Connection(self.server, exchange, session=state)
-        timer = anyio.CancelScope()
+        asks = _AskIds(record, exchange) if record is not None else None
+        connection = Connection(self.server, exchange, session=state, request_ids=asks)
+        exchange.idle = connection.wait_idle
         writer, closer = self._writer(post, state, nonce, connection=connection, out=out)
         answered = False
 
@@ -741,12 +833,13 @@ class HttpApp:
             with messages, out:
                 async with anyio.create_task_group() as tg:
                     if record is not None:
-                        record.calls[request_id] = tg.cancel_scope
+                        exchange.scope = tg.cancel_scope
+                        record.calls[request_id] = exchange
                     tg.start_soon(run_connection)
                     watcher = anyio.CancelScope()
-                    tg.start_soon(self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None)
-                    if closer is not None and self.sse_close_after is not None:
-                        tg.start_soon(self._close_later, out, timer)
+                    tg.start_soon(
+                        self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None, closer
+                    )
                     async for text, kind in messages:
                         if kind == _EVENT:
                             await writer.event(text)
@@ -765,7 +858,6 @@ class HttpApp:
                         answered = True
                         break
                     watcher.cancel()
-                    timer.cancel()
             if not answered:
                 await writer.end()
         finally:
@@ -773,6 +865,8 @@ class HttpApp:
             exchange.close()
             if record is not None:
                 record.calls.pop(request_id, None)
+                for ask in exchange.asks:
+                    record.asks.pop(ask, None)
 
     async def _refused(self, post: _Post) -> bool:
         """Answer a tool call the caller may not make (scopes) or not make now (rate limit); False to serve it."""
@@ -793,13 +887,28 @@ class HttpApp:
         return False
 
     async def _watch(
-        self, receive: Receive, scope: anyio.CancelScope, writer: _Writer, cancel: anyio.CancelScope | None
+        self,
+        receive: Receive,
+        scope: anyio.CancelScope,
+        writer: _Writer,
+        cancel: anyio.CancelScope | None,
+        close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Watch for the client leaving. 2026-07-28: closing the stream cancels the request. 2025-11-25:
-        "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard."""
+        "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard.
+
+        `close`: how to close the response early; with `sse_close_after=` (SEP-1699 polling) it is closed after
+        that long, and the client resumes it with GET.
+        """
         with scope:
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            if close is not None and self.sse_close_after is not None:
+                with anyio.move_on_after(self.sse_close_after) as timer:
+                    await _disconnected(receive)
+                if timer.cancelled_caught:
+                    await close()
+                    await _disconnected(receive)
+            else:
+                await _disconnected(receive)
             writer.gone = True
             if cancel is not None:
                 cancel.cancel()
@@ -821,15 +930,10 @@ class HttpApp:
 
         async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
             await connection.flush()
-            await _send_close(out)
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await out.send(("", _CLOSE))
 
         return writer, close
-
-    async def _close_later(self, out: MemoryObjectSendStream[tuple[str, int]], scope: anyio.CancelScope) -> None:
-        """`sse_close_after=`: SEP-1699 polling, the response ends after that long and the client resumes it."""
-        with scope:
-            await anyio.sleep(self.sse_close_after or 0.0)
-            await _send_close(out)
 
     def _initialized(self, connection: Connection, writer: _Writer, caller: _Caller) -> None:
         state = connection.session
@@ -1005,17 +1109,16 @@ class HttpApp:
         self._replay.drop_session(session.nonce)
         record = self._records.pop(session.nonce, None)
         if record is not None:
-            for scope in record.calls.values():
-                scope.cancel()
+            for call in record.calls.values():
+                call.scope.cancel()
             if record.stream is not None:
                 record.stream.close()
         await _plain(send, 204)
 
 
-async def _send_close(out: MemoryObjectSendStream[tuple[str, int]]) -> None:
-    """Ask the response writer to close the response, in order with the messages sent before."""
-    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await out.send(("", _CLOSE))
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _status(text: str) -> int:

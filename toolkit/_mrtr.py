@@ -85,10 +85,11 @@ class Replay:
             if entry.get("k") == key and entry.get("q") == q:
                 return entry.get("r")
             del self._log[position:]  # the question changed: what the user answered after it no longer applies
-        if key in self._responses and (self._asked is None or self._asked.get(key) == q):
+        raw = self._responses.get(key)
+        if isinstance(raw, dict) and (self._asked is None or self._asked.get(key) == q):
             # Without a requestState an answer for a matching key is taken (MRTR: extra params are ignored, and a
             # client may answer before it is asked); with one, only answers to what that state says was asked.
-            raw = self._responses[key]
+            # An answer that is not an object (a result) is no answer: the question is asked again.
             self._log.append({"k": key, "q": q, "r": raw})
             return raw
         self.pending[key] = {"method": method, "params": params}

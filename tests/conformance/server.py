@@ -7,7 +7,9 @@ Run by hand: `python tests/conformance/server.py` (port 0: it prints the URL it 
 from __future__ import annotations
 
 import base64
+import importlib.util
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -151,6 +153,24 @@ def test_custom_header(region: Annotated[str, Field(json_schema_extra={"x-mcp-he
 def _dynamic() -> str:
     """A tool that comes and goes."""
     return "dynamic"
+
+
+def _asking_tools() -> None:
+    """The suite's elicitation, sampling and input-required tools: those of tests/servers/hitl_server.py, the server
+    the human-in-the-loop tests drive in memory, over stdio and over HTTP."""
+    path = Path(__file__).resolve().parents[1] / "servers" / "hitl_server.py"
+    spec = importlib.util.spec_from_file_location("hitl_server", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("hitl_server", module)
+    spec.loader.exec_module(module)
+    for asking in module.build().tools.values():
+        if asking.name.startswith("test_"):
+            server.add_tool(asking)
+
+
+_asking_tools()
 
 
 if __name__ == "__main__":

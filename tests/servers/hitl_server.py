@@ -68,36 +68,45 @@ def build() -> Server:
 
     @server.tool
     async def test_elicitation(message: str, ctx: Context) -> str:
+        """Ask the user for a username and an email, and say what they answered."""
         answer = await ctx.elicit(message, USER)
         return f"User response: {answer.action}, {answer.content}"
 
     @server.tool
     async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Ask a form whose every field has a default (SEP-1034)."""
         answer = await ctx.elicit("Please review and update the form fields with defaults", Defaults)
         return f"Elicitation completed: action={answer.action}, content={answer.content}"
 
     @server.tool
     async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Ask a form of single and multiple choices, titled and untitled (SEP-1330)."""
         answer = await ctx.elicit("Please select options from the enum fields", Enums)
         return f"Elicitation completed: action={answer.action}, content={answer.content}"
 
     @server.tool
     async def test_sampling(prompt: str, ctx: Context) -> str:
+        """Ask the client's model to answer `prompt`."""
         reply = await ctx.sample(prompt, max_tokens=100)
         return f"LLM response: {reply.text}"
 
     @server.tool
     async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Ask the user's name (2026-07-28: an input request keyed `user_name`)."""
         answer = await ctx.elicit("What is your name?", NAME, key="user_name")
         return f"Hello, {answer.data['name']}!" if answer.data else f"No name ({answer.action})"
 
-    @server.tool
-    async def test_input_required_result_request_state(ctx: Context) -> str:
+    async def confirm(ctx: Context) -> str:
+        """Ask for a confirmation, carried across rounds in the requestState (an altered one is refused)."""
         answer = await ctx.elicit("Please confirm", OK, key="confirm")
         return "state-ok" if answer.data and answer.data["ok"] else "not confirmed"
 
+    server.tool(name="test_input_required_result_request_state")(confirm)
+    server.tool(name="test_input_required_result_tampered_state")(confirm)
+
     @server.tool
     async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Ask two questions, one round each."""
         name = await ctx.elicit("Step 1: What is your name?", NAME, key="step1")
         color = await ctx.elicit("Step 2: What is your favorite color?", COLOR, key="step2")
         if name.data is None or color.data is None:
@@ -105,7 +114,27 @@ def build() -> Server:
         return f"{name.data['name']} likes {color.data['color']}"
 
     @server.tool
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Ask the client's model a question (an input request keyed `capital_question`)."""
+        reply = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"The model says: {reply.text}"
+
+    @server.tool
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs the client's model: a client that declared no sampling gets -32021 (2026-07-28)."""
+        reply = await ctx.sample("Say hello", max_tokens=10)
+        return reply.text
+
+    @server.tool
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        """Logs, then asks: over 2026-07-28 HTTP the stream carries the log and the input-required result only."""
+        await ctx.info("about to ask")
+        answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+        return f"Hello, {answer.data['name'] if answer.data else '?'}!"
+
+    @server.tool
     async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Ask the user if the client can elicit, else the client's model."""
         if ctx.can_elicit():
             answer = await ctx.elicit("What is your name?", NAME, key="user_name")
             return f"Hello, {answer.data['name'] if answer.data else '?'}!"
