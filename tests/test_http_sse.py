@@ -1,19 +1,24 @@
 """2025-11-25 Streamable HTTP resumption: SSE event ids, `retry`, priming events, GET + `Last-Event-ID`, and SEP-1699
-polling (`ctx.close_sse_stream()`, `http_app(sse_close_after=)`), in process (streaming ASGI transport) and through
-`Client.http`. Every message the server sends is validated against the official schema. asyncio and trio.
+polling (`ctx.close_sse_stream()`, `http_app(sse_close_after=)`): in process (streaming ASGI transport), through
+`Client.http`, and on real uvicorn (`tests/servers/http_sse.py`), including a restart of the server process. Every
+message the server sends is validated against the official schema. asyncio and trio.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import re
+import socket
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 import wire
+from served import TIMEOUT, Served
 
 from toolkit import Client, Context, ProtocolError, Server, StreamingASGITransport, tool
 
@@ -497,3 +502,89 @@ async def test_client_http_fails_a_call_whose_stream_cannot_be_resumed_on_anothe
             await client.call_tool("closing")
         assert caught.value.code == -32603
         assert (await client.call_tool("paced")).text == "paced"  # the session itself goes on, on either worker
+
+
+# -- real uvicorn -----------------------------------------------------------------------------------------
+
+SSE_SERVER = Path(__file__).parent / "servers" / "http_sse.py"
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    server = Served(SSE_SERVER, "0", script=True)
+    yield server
+    server.close()
+
+
+async def test_on_uvicorn_client_http_gets_the_answer_of_a_call_that_closes_its_stream(served: Served) -> None:
+    seen: list[float] = []
+    with anyio.fail_after(TIMEOUT):
+        async with Client.http(served.url, protocol="handshake") as client:
+            result = await client.call_tool("poll", {"count": 2}, progress=lambda p, t, m: seen.append(p))
+    assert (result.text, seen) == ("polled", [1, 2])
+
+
+async def test_on_uvicorn_a_client_that_hangs_up_mid_call_resumes_it(served: Served) -> None:
+    url = httpx.URL(served.url)
+    async with httpx.AsyncClient(base_url=served.url.removesuffix("/mcp")) as client:
+        headers = await initialize(client)
+        body = json.dumps(call("hold")).encode()
+        request = (
+            f"POST /mcp HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        ).encode() + body
+        with anyio.fail_after(TIMEOUT):
+            # A raw socket, closed as soon as progress 1 came: the client hangs up in the middle of the call.
+            async with await anyio.connect_tcp(str(url.host), int(url.port or 80)) as sock:
+                await sock.send(request)
+                raw = b""
+                while b'"progress":1' not in raw:
+                    raw += await sock.receive()
+            last_id = re.findall(r"id: (\S+)\nevent: message\ndata: \{", raw.decode())[-1]
+            released = await post(client, headers, call("release", 2, token=None))
+            assert messages([{"data": released.text}], wire.LATEST) != []
+            rest = parse((await resume(client, headers, last_id)).text)
+    assert progress(messages(rest, wire.LATEST)) == [2, "held"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # two process starts and a graceful stop: once is enough
+async def test_client_http_reopens_its_get_stream_when_the_server_process_restarts() -> None:
+    # The second process has never seen the GET stream: it opens a fresh one (what was sent in between is lost);
+    # the session goes on because both processes share the key. The first one crashes, so no graceful wait.
+    port = str(_free_port())
+    heard: list[anyio.Event] = [anyio.Event()]
+    first = Served(SSE_SERVER, port, script=True)
+    second = None
+
+    async def heard_a_change(client: Client) -> None:
+        heard[0] = anyio.Event()
+        while not heard[0].is_set():  # until the client's GET stream is open, a change goes unheard
+            assert (await client.call_tool("change")).text == "changed"
+            with anyio.move_on_after(0.2):
+                await heard[0].wait()
+
+    def on_change() -> None:
+        heard[0].set()
+
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with Client.http(first.url, protocol="handshake", on_tools_changed=on_change) as client:
+                await heard_a_change(client)
+                first.process.kill()  # a crash: the client's connections break
+                first.process.wait(timeout=TIMEOUT)
+                first.reader.join(timeout=TIMEOUT)
+                assert first.process.stderr is not None
+                first.process.stderr.close()
+                second = Served(SSE_SERVER, port, script=True)
+                await heard_a_change(client)
+    finally:
+        for served in (first, second):
+            if served is not None and served.process.poll() is None:
+                served.close()
