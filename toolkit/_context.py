@@ -245,7 +245,7 @@ class Context(Generic[StateT]):
         receives what the call sent meanwhile, up to its result. A long call thus holds no connection (and no proxy
         timeout) while it works. A no-op everywhere else: stdio, memory, 2026-07-28 requests, sessions of older
         revisions, and clients that take only JSON. `await` it in an async tool; call it in a sync one.
-        See docs/http.md#resumption.
+        See [resumption](http.md#resumption).
         """
         closer = sse_closer.get()
         if closer is None:
