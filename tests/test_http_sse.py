@@ -447,6 +447,11 @@ async def test_close_sse_stream_is_a_no_op_in_memory() -> None:
         assert (await client.call_tool("closing_sync")).text == "closed from a thread"
 
 
+def test_a_negative_sse_close_after_is_refused_when_the_app_is_made() -> None:
+    with pytest.raises(ValueError, match="sse_close_after"):
+        Server("x").http_app(sse_close_after=-1.0)
+
+
 # -- Client.http ----------------------------------------------------------------------------------------
 
 
