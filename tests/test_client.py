@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import httpx
 import pytest
 import wire
 
@@ -23,6 +24,7 @@ from toolkit import (
     MessageError,
     ProtocolError,
     Server,
+    StreamingASGITransport,
     TextContent,
     ToolDefinition,
     tool,
@@ -768,3 +770,39 @@ async def test_call_tool_sends_no_tools_list_when_it_cannot_validate(
             result = await client.call_tool("weather")
     assert result.structured_content == {"celsius": 3}
     assert recording.methods == ["initialize", "notifications/initialized", "tools/call"]
+
+
+# -- exceptions out of the block ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["memory", "stdio", "http"])
+async def test_an_exception_in_the_block_comes_out_of_async_with_as_raised(
+    where: str, era: str, anyio_backend: str
+) -> None:
+    """Not wrapped in an ExceptionGroup by the client's tasks: `except ToolkitError` around the block works."""
+    protocol: Any = era
+
+    @asynccontextmanager
+    async def connected() -> AsyncIterator[Client]:
+        if where == "http":
+            app = wire.load_demo().build().http_app()
+            async with (
+                httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
+                Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
+            ):
+                yield client
+        elif where == "memory":
+            async with Client(wire.load_demo().build(), protocol=protocol) as client:
+                yield client
+        else:
+            async with Client.stdio(wire.demo_command(anyio_backend), protocol=protocol) as client:
+                yield client
+
+    with anyio.fail_after(wire.TIMEOUT):
+        with pytest.raises(ProtocolError) as caught:
+            async with connected() as client:
+                await client.call_tool("no_such_tool")
+        assert caught.value.code == -32602
+        with pytest.raises(ValueError, match="the block's own"):
+            async with connected() as client:
+                raise ValueError("the block's own")

@@ -498,8 +498,9 @@ async def test_a_request_without_a_valid_session_is_refused(what: str) -> None:
 
 
 async def test_a_session_signed_by_another_key_is_unknown_and_one_signed_by_the_shared_key_is_served() -> None:
-    secret = "a shared secret of at least 16 bytes"
-    first, second, other = (make_server().http_app(secret=s) for s in (secret, secret, "another secret, 16+ bytes"))
+    secret = "a shared secret of at least thirty-two bytes"
+    other_secret = "another secret of at least thirty-two bytes"
+    first, second, other = (make_server().http_app(secret=s) for s in (secret, secret, other_secret))
     async with http_client(first) as a, http_client(second) as b, http_client(other) as c:
         session = await initialize(a)
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -811,7 +812,7 @@ def test_options_that_cannot_work_are_refused_when_the_app_is_made() -> None:
         server.http_app(required_scopes={"add": {"x"}})
     with pytest.raises(ValueError, match="authorization_servers"):
         server.http_app(auth=verifier)
-    with pytest.raises(ValueError, match="16 bytes"):
+    with pytest.raises(ValueError, match="32 bytes"):
         server.http_app(secret="short")
     with pytest.raises(ValueError, match="16 characters"):
         StaticTokenVerifier("short")

@@ -1,6 +1,7 @@
 """The official `mcp` SDK client answers toolkit's questions: `elicitation_callback` and `sampling_callback`, in
 `mode="legacy"` (server-to-client requests, 2025-11-25) and `"2026-07-28"` (input requests, the SDK retries),
-over stdio against tests/servers/hitl_server.py. Without callbacks: a tool error (legacy), -32021 (2026)."""
+against tests/servers/hitl_server.py over stdio and over Streamable HTTP (`toolkit serve --http` on uvicorn, the
+SDK's `streamable_http_client`). Without callbacks: a tool error (legacy), -32021 (2026)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import mcp_types as t
 import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from served import Served
 
 pytestmark = pytest.mark.anyio
 
@@ -25,12 +28,26 @@ MODES = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 TIMEOUT = 30
 
 
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @asynccontextmanager
-async def sdk_client(mode: str, **options: Any) -> AsyncIterator[mcp.Client]:
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
-    with anyio.fail_after(TIMEOUT):
-        async with mcp.Client(params, mode=mode, **options) as client:
-            yield client
+async def sdk_client(mode: str, transport: str, **options: Any) -> AsyncIterator[mcp.Client]:
+    if transport == "stdio":
+        with anyio.fail_after(TIMEOUT):
+            params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+            async with mcp.Client(params, mode=mode, **options) as client:
+                yield client
+        return
+    served = Served(Path(f"{SERVER}:build"))  # a fresh process: the side-effect counter starts at 0
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with mcp.Client(streamable_http_client(served.url), mode=mode, **options) as client:
+                yield client
+    finally:
+        served.close()
 
 
 class Callbacks:
@@ -60,7 +77,7 @@ def text(result: Any) -> str:
 
 
 @MODES
-async def test_the_sdk_answers_forms_samples_and_confirmations(mode: str) -> None:
+async def test_the_sdk_answers_forms_samples_and_confirmations(mode: str, transport: str) -> None:
     callbacks = Callbacks(
         t.ElicitResult(action="accept", content={"username": "sdk", "email": "sdk@example.com"}),
         t.ElicitResult(action="accept"),
@@ -68,7 +85,7 @@ async def test_the_sdk_answers_forms_samples_and_confirmations(mode: str) -> Non
         t.ElicitResult(action="accept", content={"name": "Ada"}),
         t.ElicitResult(action="accept", content={"color": "blue"}),
     )
-    async with sdk_client(mode, **callbacks.options()) as client:
+    async with sdk_client(mode, transport, **callbacks.options()) as client:
         form = await client.call_tool("test_elicitation", {"message": "Who?"})
         sampled = await client.call_tool("test_sampling", {"prompt": "Hi"})
         confirmed = await client.call_tool("delete_file", {"path": "/tmp/x"})
@@ -90,23 +107,23 @@ async def test_the_sdk_answers_forms_samples_and_confirmations(mode: str) -> Non
 
 
 @MODES
-async def test_the_sdk_sees_the_side_effect_rule(mode: str) -> None:
+async def test_the_sdk_sees_the_side_effect_rule(mode: str, transport: str) -> None:
     callbacks = Callbacks(t.ElicitResult(action="accept"), t.ElicitResult(action="accept"))
-    async with sdk_client(mode, **callbacks.options()) as client:
+    async with sdk_client(mode, transport, **callbacks.options()) as client:
         assert text(await client.call_tool("two_questions", {})) == "accept accept"
         appends = text(await client.call_tool("appends", {}))
     assert appends == ("1" if mode == "legacy" else "2")
 
 
-async def test_without_callbacks_legacy_gets_a_tool_error() -> None:
-    async with sdk_client("legacy") as client:
+async def test_without_callbacks_legacy_gets_a_tool_error(transport: str) -> None:
+    async with sdk_client("legacy", transport) as client:
         result = await client.call_tool("test_elicitation", {"message": "?"})
     assert result.is_error
     assert "did not declare form-mode elicitation" in text(result)
 
 
-async def test_without_callbacks_2026_gets_32021() -> None:
-    async with sdk_client("2026-07-28") as client:
+async def test_without_callbacks_2026_gets_32021(transport: str) -> None:
+    async with sdk_client("2026-07-28", transport) as client:
         with pytest.raises(MCPError) as caught:
             await client.call_tool("test_sampling", {"prompt": "?"})
     assert caught.value.error.code == -32021

@@ -15,6 +15,7 @@ from ._errors import (
     ClientRequestError,
     ConnectionClosedError,
     ElicitationError,
+    InvalidTokenError,
     MessageError,
     OutputMismatchError,
     ProtocolError,
@@ -79,6 +80,8 @@ __all__ = [
     "Image",
     "ImageContent",
     "Implementation",
+    "InvalidTokenError",
+    "JWTVerifier",
     "Lifespan",
     "LogLevel",
     "LogMessage",
@@ -125,11 +128,14 @@ __all__ = [
 if typing.TYPE_CHECKING:
     from ._asgi_transport import StreamingASGITransport
     from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
+    from ._jwt import JWTVerifier
     from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
 _LAZY["StreamingASGITransport"] = "._asgi_transport"
+# Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
+_LAZY["JWTVerifier"] = "._jwt"
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
 

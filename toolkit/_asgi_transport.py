@@ -74,7 +74,8 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
         tg, self._tg = self._tg, None
         if tg is not None:
             tg.cancel_scope.cancel()
-            await tg.__aexit__(exc_type, exc, tb)
+            # Not the block's exception: the task group would wrap it in an ExceptionGroup (see Client.__aexit__).
+            await tg.__aexit__(None, None, None)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._tg is None:

@@ -15,12 +15,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ._errors import InvalidTokenError
 from ._jsonrpc import INVALID_REQUEST, encode, error_response
 
 __all__ = [
     "BearerAuth",
     "Identity",
     "Refusal",
+    "ResourceBound",
     "StaticTokenVerifier",
     "TokenVerifier",
     "current_identity",
@@ -52,7 +54,21 @@ class TokenVerifier(Protocol):
         """The identity the token stands for, or None to refuse it (the client gets 401 `invalid_token`).
 
         Check everything that makes the token valid *for this server*: signature, expiry, and audience (the spec:
-        servers "MUST validate that access tokens were issued specifically for them").
+        servers "MUST validate that access tokens were issued specifically for them"). Raise
+        [`InvalidTokenError`][toolkit.InvalidTokenError] instead of returning None to tell the client why.
+        """
+        ...
+
+
+@runtime_checkable
+class ResourceBound(Protocol):
+    """A verifier that checks tokens against the URL of the endpoint it guards (JWTVerifier's default audience)."""
+
+    def for_resource(self, resource_url: str | None, /) -> TokenVerifier:
+        """The verifier for the endpoint at `resource_url` (None: `http_app(resource_url=)` was not given).
+
+        Raises:
+            ValueError: The verifier cannot check tokens without knowing the URL.
         """
         ...
 
@@ -130,6 +146,11 @@ class Refusal:
 _WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
+def _quotable(text: str) -> str:
+    """`text` as an RFC 6750 `error_description`: printable ASCII without `"` and `\\`, one line, bounded."""
+    return "".join(c for c in text if " " <= c <= "~" and c not in '"\\')[:200]
+
+
 class BearerAuth:
     """What the HTTP app does with `auth=`: check each request's token, describe the resource (RFC 9728)."""
 
@@ -147,8 +168,8 @@ class BearerAuth:
         if not authorization_servers:
             # authorization: the metadata "MUST include the authorization_servers field containing at least one".
             raise ValueError("auth= needs authorization_servers=[...]: where clients get tokens (RFC 9728)")
-        self.verifier = verifier
         self.resource_url = resource_url.rstrip("/") if resource_url is not None else None
+        self.verifier = verifier.for_resource(self.resource_url) if isinstance(verifier, ResourceBound) else verifier
         self.authorization_servers = list(authorization_servers)
         self.scopes_supported = sorted(scopes_supported) if scopes_supported is not None else None
         self.required_scopes = {name: frozenset(scopes) for name, scopes in required_scopes.items()}
@@ -188,13 +209,17 @@ class BearerAuth:
             if self.scopes_supported:
                 challenge += f', scope="{" ".join(self.scopes_supported)}"'
             return self._refuse(401, challenge, "Unauthorized: a bearer token is required")
-        identity = await self.verifier.verify(token)
+        try:
+            identity = await self.verifier.verify(token)
+            reason = "The access token is invalid or expired"
+        except InvalidTokenError as exc:
+            identity, reason = None, _quotable(str(exc)) or "The access token is invalid"
         if identity is None:
             challenge = (
-                'Bearer error="invalid_token", error_description="The access token is invalid or expired", '
+                f'Bearer error="invalid_token", error_description="{reason}", '
                 f'resource_metadata="{self.metadata_url(base)}"'
             )
-            return self._refuse(401, challenge, "Unauthorized: invalid or expired token")
+            return self._refuse(401, challenge, f"Unauthorized: {reason[:1].lower()}{reason[1:]}")
         return identity
 
     def check_scopes(self, tool: Any, identity: Identity, base: str, request_id: Any) -> Refusal | None:

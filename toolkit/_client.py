@@ -311,7 +311,9 @@ class Client:
     ) -> None:
         stack, self._stack = self._stack, None
         if stack is not None:
-            await stack.__aexit__(exc_type, exc, tb)
+            # The block's own exception is not handed to the task group, which would wrap it in an ExceptionGroup:
+            # the connection closes alike, and the exception comes out of `async with` as it was raised.
+            await stack.__aexit__(None, None, None)
 
     async def _connect(self) -> None:
         if self._protocol in ("auto", MODERN_VERSION):

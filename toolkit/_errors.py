@@ -12,6 +12,7 @@ from ._jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, error_text
 
 __all__ = [
     "ConnectionClosedError",
+    "InvalidTokenError",
     "MessageError",
     "OutputMismatchError",
     "ProtocolError",
@@ -51,6 +52,14 @@ class ToolError(ToolkitError):
 
 class OutputMismatchError(ToolkitError, ValueError):
     """A tool returned a value that does not match its output schema."""
+
+
+class InvalidTokenError(ToolkitError, ValueError):
+    """Raise in a token verifier to refuse a token and say why: the client gets `401` with `error="invalid_token"`
+    and the message as `error_description` (RFC 6750), so never put the token or anything taken from it there.
+
+    Returning `None` from `verify` refuses with a generic description instead.
+    """
 
 
 class ProtocolError(ToolkitError):

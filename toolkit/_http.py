@@ -468,7 +468,9 @@ class HttpApp:
         self._host_suffixes = tuple(h[1:] for h in hosts if h.startswith("*."))
         self._hosts = frozenset(h for h in hosts if not h.startswith("*"))
         self._origins = frozenset(allowed_origins) if allowed_origins is not None else None
-        self._codec = SessionCodec(secret, session_ttl)
+        # One secret for what the workers must trust from each other: session ids here, and the server's requestState.
+        shared = server.share_secret(secret) if secret is not None or server.secret is not None else None
+        self._codec = SessionCodec(shared, session_ttl)
         self._records: OrderedDict[str, _Record] = OrderedDict()
         self._ended: dict[str, float] = {}  # nonces of sessions ended by DELETE, until their ids expire
         self._live: set[_Exchange] = set()

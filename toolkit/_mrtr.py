@@ -129,9 +129,16 @@ def open_round(sealer: Sealer, params: Mapping[str, Any], bind: Mapping[str, str
     try:
         state = sealer.open(token, bind=bind, max_size=max_size)
     except SealError as exc:
+        problem = (
+            # Most likely workers that do not share a secret: say so, as the deployment is what needs the fix.
+            "requestState is signed with another key (every process serving this server needs the same "
+            "Server(secret=...), see docs/deploy.md#keys)"
+            if exc.reason == "unknown_key"
+            else "requestState is invalid or has expired"
+        )
         raise ProtocolError(
             INVALID_PARAMS,
-            "Invalid params: requestState is invalid or has expired; call the tool again without it",
+            f"Invalid params: {problem}; call the tool again without it",
             {"reason": "invalid_request_state", "detail": exc.reason},
         ) from None
     log = state.get("log") if isinstance(state, dict) else None

@@ -88,9 +88,11 @@ class Server:
             MCP's `destructiveHint` defaults to true) and runs the rest; `"refuse"` refuses all; `"run"` runs all.
         client_request_timeout: Seconds a question to the client (elicitation, sampling) may wait for its answer
             in the handshake era; `None` (default) waits as long as the call may run (people are slow).
-        secret: Signs the `requestState` of 2026-07-28 multi-round calls: one secret of 32 bytes or more, or
-            several (the first signs, all verify: rotation). `None` makes a random one per process, so servers
-            run as several workers must share one. See [human in the loop](human-in-the-loop.md).
+        secret: What the processes serving this server share to trust each other: it signs the `requestState`
+            of 2026-07-28 multi-round calls and, over HTTP, the session ids (each use derives its own key). One
+            secret of 32 bytes or more, or several (the first signs, all verify: rotation). `None` makes a random
+            one per process, so a server run as several workers needs one (or `http_app(secret=...)`): see
+            [deploy](deploy.md#keys).
         request_state_ttl: Seconds a `requestState` stays valid (a user fills a form between two rounds).
 
     Example:
@@ -162,8 +164,11 @@ class Server:
         self.confirm_fallback: ConfirmFallback = confirm_fallback
         self.client_request_timeout = client_request_timeout
         self.request_state_ttl = request_state_ttl
-        self.sealer = Sealer(secret_keys(secret), REQUEST_STATE_PURPOSE)
+        keys = secret_keys(secret)
+        self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
         """Signs and verifies the requestState of 2026-07-28 multi-round calls."""
+        self.secret: tuple[bytes, ...] | None = tuple(keys) if secret is not None else None
+        """The shared secret(s) of `secret=` (also given by `http_app(secret=...)`); None: a key of this process."""
         # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
         # closed connection is forgotten; bounded, so ids never completed cannot pile up.
         self._elicitations: weakref.WeakValueDictionary[str, Connection] = weakref.WeakValueDictionary()
@@ -193,6 +198,27 @@ class Server:
             self.add_tool(t)
 
     # -- registry ------------------------------------------------------------------------------------
+
+    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...]:
+        """The one secret this server's workers share, checked: `secret`, or the `Server(secret=...)` when `None`.
+
+        `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
+        (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
+        server made with a secret of its own keeps it for its requestState.
+
+        Raises:
+            ValueError: a secret shorter than 32 bytes (or none at all, when `secret` is None and so was the
+                server's).
+        """
+        if secret is None:
+            if self.secret is None:
+                raise ValueError("no shared secret: give Server(secret=...) or http_app(secret=...)")
+            return self.secret
+        keys = tuple(secret_keys(secret))
+        if self.secret is None:
+            self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
+            self.secret = keys
+        return keys
 
     def add_tool(self, tool: Tool[Any, Any]) -> None:
         """Serve `tool`; connected clients are told the list changed.

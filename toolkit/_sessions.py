@@ -64,19 +64,18 @@ class SessionCodec:
     """Mints and verifies session ids with a key ring: the first key signs, every key verifies (rotation).
 
     Args:
-        secrets_: The shared key(s); `None` makes one random key for this process only.
+        secrets_: The shared key(s), checked (`Server.share_secret`); `None` makes one random key for this process.
         ttl: Seconds a session id stays valid after `initialize`.
     """
 
-    def __init__(self, secrets_: bytes | str | Sequence[bytes | str] | None, ttl: float) -> None:
+    def __init__(self, secrets_: Sequence[bytes] | None, ttl: float) -> None:
         if secrets_ is None:
-            ring: list[bytes] = [secrets.token_bytes(32)]
+            ring: Sequence[bytes] = [secrets.token_bytes(32)]
             self.shared = False
         else:
-            items = [secrets_] if isinstance(secrets_, (bytes, str)) else list(secrets_)
-            ring = [s.encode() if isinstance(s, str) else bytes(s) for s in items]
-            if not ring or any(len(s) < 16 for s in ring):
-                raise ValueError("each secret must be at least 16 bytes (use secrets.token_hex(32))")
+            ring = secrets_
+            if not ring:
+                raise ValueError("a SessionCodec needs at least one secret")
             self.shared = True
         self.ttl = ttl
         # Per-purpose keys: a session MAC can never be replayed as a MAC of anything else made from the secret.
@@ -124,8 +123,8 @@ class SessionCodec:
             if isinstance(payload, dict) and not self._warned:
                 self._warned = True
                 logger.warning(
-                    "a session id signed with another key reached this process: give every worker the same "
-                    "secret (http_app(secret=...), see docs/deploy.md#keys); such sessions get 404"
+                    "a session id signed with another key reached this process: give every worker the same secret "
+                    "(Server(secret=...) or http_app(secret=...), see docs/deploy.md#keys); such sessions get 404"
                 )
             return None
         expected = hmac.new(key, body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
