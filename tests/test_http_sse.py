@@ -490,6 +490,37 @@ async def test_client_http_follows_a_server_that_closes_every_stream_after_a_whi
     assert resumptions >= 3
 
 
+async def test_client_http_stops_resuming_a_call_it_cancelled() -> None:
+    gate = Gate()
+    app = make_server(gate).http_app(sse_retry=0.01)
+    gets: list[int] = []
+    resumed, ended = anyio.Event(), anyio.Event()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and any(name == b"last-event-id" for name, _ in scope["headers"]):
+
+            async def status(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    gets.append(message["status"])
+                    (ended if message["status"] == 204 else resumed).set()
+                await send(message)
+
+            await app(scope, receive, status)
+            return
+        await app(scope, receive, send)
+
+    async with http_client(recording) as http, Client.http(URL, http_client=http, protocol="handshake") as client:
+        with anyio.fail_after(wire.TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "closing")  # closes its stream, then waits for the gate
+                await resumed.wait()
+                tg.cancel_scope.cancel()  # notifications/cancelled: the server ends the call without an answer
+            await ended.wait()  # the resumption found the stream over (204), and the client stopped there
+            assert (await client.call_tool("poll", {"count": 1})).text == "polled"
+    assert gets.count(204) == 1
+    assert set(gets) == {200, 204}
+
+
 async def test_client_http_fails_a_call_whose_stream_cannot_be_resumed_on_another_worker() -> None:
     # Two app instances with one shared secret stand for two workers: the POST lands on one, the resumption on the
     # other, which never saw the stream (the replay buffer is per process; docs/deploy.md).
