@@ -1,9 +1,13 @@
 """`python -m benchmarks.http`: tool calls over Streamable HTTP, toolkit vs the official SDK vs fastmcp, each app on
-the same uvicorn (one worker, 127.0.0.1), driven by the same raw httpx client.
+the same uvicorn (127.0.0.1, the same server stack for every side), driven by the same load generator.
 
-Per side and era: calls per second and p50/p99 latency of a small tool (`add`) at a fixed concurrency, and the
-memory (RSS) each idle 2025-11-25 session costs the server. The client runs on the same machine: on two cores it
-competes with the server, so read the ratios, not the absolute figures.
+Per side, era and server stack: calls per second and p50/p99 latency of a small tool (`add`) at a fixed number of
+connections, and the memory (RSS) each idle 2025-11-25 session costs the server. The sides are measured in rounds,
+side after side with the order rotating, so that a busy machine's noise falls on every side alike; every cell is
+the median over rounds, and the ratios are taken per round and then their median.
+
+On two cores the server is pinned to one CPU and wrk (one thread) to the other, so that the client never takes the
+server's core; the load average is printed with each round. docs/performance.md explains the figures.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +31,15 @@ import anyio
 import httpx
 
 SIDES = ("toolkit", "mcp", "fastmcp")
+BASELINE = "mcp"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
+ERAS = (LEGACY, MODERN)
 ACCEPT = "application/json, text/event-stream"
+# uvicorn's HTTP parser and event loop: its pure-Python defaults, and the C ones `uvicorn[standard]` brings.
+STACKS = {"h11": ("h11", "asyncio"), "httptools": ("httptools", "uvloop")}
+# Every worker of every side: toolkit's signed session ids verify on any worker that holds it.
+SECRET = "benchmark secret, shared by the workers"
 
 
 def add(a: int, b: int) -> int:
@@ -40,7 +53,7 @@ def _app(side: str) -> Any:
 
         server = Server("bench")
         server.tool(add)
-        return server.http_app()
+        return server.http_app(secret=SECRET)
     if side == "mcp":
         from mcp.server.mcpserver import MCPServer
 
@@ -54,15 +67,55 @@ def _app(side: str) -> Any:
     return fast.http_app()
 
 
-def _serve(side: str) -> None:
+def _worker(side: str, fd: int, http: str, loop: str) -> None:
+    """One uvicorn worker on the inherited listening socket; prints `ready` once it serves."""
     import uvicorn
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(2048)
-    config = uvicorn.Config(_app(side), lifespan="on", log_level="error")
-    print(sock.getsockname()[1], flush=True)
-    uvicorn.Server(config).run(sockets=[sock])
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            print("ready", flush=True)
+
+    config = uvicorn.Config(_app(side), http=http, loop=loop, lifespan="on", log_level="error")
+    Announcing(config).run(sockets=[socket.socket(fileno=fd)])
+
+
+class Side:
+    """One side's server: `workers` uvicorn processes sharing one socket, each pinned to `cpus` when given."""
+
+    def __init__(self, side: str, stack: str, workers: int, cpus: set[int] | None) -> None:
+        self.side = side
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(2048)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        http, loop = STACKS[stack]
+        argv = [sys.executable, "-m", "benchmarks.http", "--worker", side, str(sock.fileno()), http, loop]
+        if cpus:
+            argv = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *argv]
+        self.processes = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, pass_fds=[sock.fileno()]) for _ in range(workers)
+        ]
+        sock.close()
+        for process in self.processes:
+            assert process.stdout is not None
+            if process.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{side}: a worker did not start")
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.wait(timeout=30)
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the processes so far: what a call costs the server, whatever else runs."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
@@ -85,6 +138,8 @@ def _answer(response: httpx.Response) -> dict[str, Any]:
 
 
 class Driver:
+    """One client's requests in one era: the handshake (2025-11-25) and the headers and body of each call."""
+
     def __init__(self, url: str, era: str) -> None:
         self.url = url
         self.era = era
@@ -126,38 +181,43 @@ class Driver:
         return {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": params}
 
 
-async def _measure(url: str, era: str, calls: int, concurrency: int) -> dict[str, Any]:
+async def _check(driver: Driver) -> None:
+    """One call through the same headers the load generator sends, so that errors answered with 200 are caught."""
+    async with httpx.AsyncClient(timeout=60.0) as http:
+        await driver.open(http)
+        response = await http.post(driver.url, json=driver.call(1), headers=driver.headers("tools/call"))
+        answer = _answer(response)
+        text = answer.get("result", {}).get("content", [{}])[0].get("text")
+        if response.status_code != 200 or text != "2":
+            raise ValueError(f"unexpected answer {response.status_code} {answer}")
+
+
+async def _measure(driver: Driver, seconds: float, concurrency: int) -> dict[str, Any]:
+    """The load with the Python httpx client (when wrk is not installed): it competes with the server as Python."""
     latencies: list[float] = []
     errors = 0
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=30.0) as http:
-        drivers = [Driver(url, era) for _ in range(concurrency)]
-        for driver in drivers:
-            await driver.open(http)
-        per = calls // concurrency
+        headers = driver.headers("tools/call")
+        deadline = time.perf_counter() + seconds
 
-        async def run(driver: Driver) -> None:
+        async def run() -> None:
             nonlocal errors
-            for i in range(per):
-                message = driver.call(i)
+            while time.perf_counter() < deadline:
                 start = time.perf_counter()
-                response = await http.post(url, content=json.dumps(message), headers=driver.headers("tools/call"))
-                try:
-                    answer = _answer(response)
-                    ok = answer.get("result", {}).get("content", [{}])[0].get("text") == str(i + 1)
-                except ValueError:
-                    ok = False
+                response = await http.post(driver.url, content=json.dumps(driver.call(1)), headers=headers)
                 latencies.append(time.perf_counter() - start)
-                errors += not ok
+                errors += response.status_code != 200
 
         began = time.perf_counter()
         async with anyio.create_task_group() as tg:
-            for driver in drivers:
-                tg.start_soon(run, driver)
+            for _ in range(concurrency):
+                tg.start_soon(run)
         elapsed = time.perf_counter() - began
     latencies.sort()
     done = len(latencies)
     return {
+        "calls": done,
         "calls_per_s": done / elapsed,
         "p50_ms": latencies[done // 2] * 1000,
         "p99_ms": latencies[min(done - 1, int(done * 0.99))] * 1000,
@@ -174,51 +234,48 @@ end
 """
 
 
-def _wrk(url: str, era: str, seconds: int, concurrency: int) -> dict[str, Any]:
-    """Throughput and latency measured by wrk (a C load generator: the client no longer competes as Python)."""
-    driver = Driver(url, era)
-    anyio.run(_open_session, driver)
+@contextmanager
+def _wrk_script(driver: Driver) -> Iterator[str]:
+    """A wrk Lua script that POSTs the driver's tools/call, each with its own id, with the driver's headers."""
     message = driver.call(0)
     message["id"] = 999999  # placeholder for the per-request id
     message["params"]["arguments"]["a"] = 1
     body = json.dumps(message).replace("%", "%%").replace("999999", "%d")
-    headers = driver.headers("tools/call")
-    lua = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
-    script = f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\n{_WRK_SCRIPT}'
+    lua = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in driver.headers("tools/call").items())
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
-        file.write(script)
+        file.write(f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\n{_WRK_SCRIPT}')
     try:
-        out = subprocess.run(
-            ["wrk", "-t2", f"-c{concurrency}", f"-d{seconds}s", "--latency", "-s", file.name, url],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        yield file.name
     finally:
         os.unlink(file.name)
-    figures: dict[str, Any] = {"load": "wrk"}
+
+
+def _wrk(url: str, script: str, seconds: float, concurrency: int, cpus: set[int] | None) -> dict[str, Any]:
+    """Throughput and latency measured by wrk (one C thread: the client does not compete as Python)."""
+    argv = ["wrk", "-t1", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency", "-s", script, url]
+    if cpus:
+        argv = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *argv]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    figures: dict[str, Any] = {"errors": 0}
     for line in out.splitlines():
         parts = line.split()
-        if line.startswith("Requests/sec:"):
+        if " requests in " in line:
+            figures["calls"] = int(parts[0])
+        elif line.startswith("Requests/sec:"):
             figures["calls_per_s"] = float(parts[1])
         elif parts and parts[0] in ("50%", "99%"):
             value = parts[1]
             unit = 1000.0 if value.endswith("us") else (1.0 if value.endswith("ms") else 0.001)
             figures[f"p{parts[0][:-1]}_ms"] = float(value.rstrip("mus")) / unit
-        elif "Non-2xx" in line:
-            figures["errors"] = int(parts[-1])
-    figures.setdefault("errors", 0)
+        elif "Non-2xx" in line or line.strip().startswith("Socket errors"):
+            figures["errors"] += sum(int(p.strip(",")) for p in parts if p.strip(",").isdigit())
     return figures
-
-
-async def _open_session(driver: Driver) -> None:
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        await driver.open(http)
 
 
 async def _idle_sessions(url: str, pid: int, count: int) -> float:
     async with httpx.AsyncClient(timeout=30.0) as http:
-        await Driver(url, LEGACY).open(http)  # warm up
+        for _ in range(20):  # warm up: the first sessions allocate what every later one reuses
+            await Driver(url, LEGACY).open(http)
         before = _rss_kib(pid)
         for _ in range(count):
             await Driver(url, LEGACY).open(http)
@@ -226,54 +283,153 @@ async def _idle_sessions(url: str, pid: int, count: int) -> float:
     return (after - before) * 1024 / count
 
 
-def main(argv: list[str] | None = None) -> int:
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any]]:
+    """Per stack, workers, era and side: the median over rounds, and the median of per-round ratios to mcp."""
+    table = []
+    keys = sorted({(r["stack"], r["workers"], r["era"]) for r in rows})
+    for stack, workers, era in keys:
+        cells = [r for r in rows if (r["stack"], r["workers"], r["era"]) == (stack, workers, era)]
+        base = {r["round"]: r for r in cells if r["side"] == BASELINE}
+        for side in sides:
+            mine = [r for r in cells if r["side"] == side]
+            if not mine:
+                continue
+            entry: dict[str, Any] = {"stack": stack, "workers": workers, "era": era, "side": side, "rounds": len(mine)}
+            for key in ("calls_per_s", "p50_ms", "p99_ms", "cpu_us_per_call"):
+                values = [r[key] for r in mine]
+                entry[key] = statistics.median(values)
+                entry[f"{key}_range"] = (min(values), max(values))
+            entry["errors"] = sum(r["errors"] for r in mine)
+            paired = [(r, base[r["round"]]) for r in mine if r["round"] in base]
+            if paired and side != BASELINE:
+                entry["calls_vs_mcp"] = statistics.median(r["calls_per_s"] / b["calls_per_s"] for r, b in paired)
+                entry["p99_vs_mcp"] = statistics.median(r["p99_ms"] / b["p99_ms"] for r, b in paired)
+                entry["cpu_vs_mcp"] = statistics.median(b["cpu_us_per_call"] / r["cpu_us_per_call"] for r, b in paired)
+            table.append(entry)
+    return table
+
+
+def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
+    print(
+        "\n| stack | workers | era | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs) | calls/s vs mcp"
+        " | p99 vs mcp's | CPU per call, mcp's / this | errors |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for e in table:
+        lo, hi = e["calls_per_s_range"]
+        ratio = f"{e['calls_vs_mcp']:.2f}x" if "calls_vs_mcp" in e else ""
+        p99 = f"{e['p99_vs_mcp']:.2f}x" if "p99_vs_mcp" in e else ""
+        cpu = f"{e['cpu_vs_mcp']:.2f}x" if "cpu_vs_mcp" in e else ""
+        print(
+            f"| {e['stack']} | {e['workers']} | {e['era']} | {e['side']} | {e['calls_per_s']:,.0f}"
+            f" ({lo:,.0f}-{hi:,.0f}) | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['cpu_us_per_call']:.0f}"
+            f" | {ratio} | {p99} | {cpu} | {e['errors']} |"
+        )
+    for side, value in memory.items():
+        print(f"idle 2025-11-25 session, {side}: {value / 1024:.1f} KiB")
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.http", description=__doc__.splitlines()[0])
-    parser.add_argument("--serve", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--sides", default=",".join(SIDES))
-    parser.add_argument("--calls", type=int, default=4000)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--stacks", default=",".join(STACKS), help="h11 (h11 + asyncio), httptools (+ uvloop)")
+    parser.add_argument("--workers", default="1", help="worker counts to measure, e.g. 1,2")
+    parser.add_argument("--eras", default=",".join(ERAS))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=5, help="seconds per measurement")
+    parser.add_argument("--warmup", type=int, default=1, help="seconds of untimed load before each measurement")
+    parser.add_argument("--concurrency", type=int, default=16, help="open connections, each with one call in flight")
     parser.add_argument("--sessions", type=int, default=500, help="idle sessions opened for the memory figure")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: few calls, toolkit only")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin the servers and wrk to separate CPUs")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: toolkit only, one short round, httpx")
     parser.add_argument(
         "--load",
         choices=("auto", "wrk", "httpx"),
         default="auto",
         help="the load generator: wrk when installed (auto), else the Python httpx client",
     )
-    parser.add_argument("--seconds", type=int, default=10, help="with wrk: seconds per measurement")
-    args = parser.parse_args(argv)
-    if args.serve:
-        _serve(args.serve)
+    parser.add_argument("--json", help="also write every measurement as JSON to this file")
+    return parser
+
+
+def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpus: set[int] | None) -> None:
+    """One measurement of one side: untimed warmup, then the timed load, and the server's CPU time over it."""
+    driver = Driver(server.url, row["era"])
+    anyio.run(_check, driver)
+    pids = [p.pid for p in server.processes]
+    if args.load_name == "wrk":
+        with _wrk_script(driver) as script:
+            if args.warmup > 0:
+                _wrk(driver.url, script, args.warmup, args.concurrency, client_cpus)
+            cpu = _cpu_seconds(pids)
+            row.update(_wrk(driver.url, script, args.seconds, args.concurrency, client_cpus))
+    else:
+        anyio.run(_measure, driver, args.warmup, args.concurrency)
+        cpu = _cpu_seconds(pids)
+        row.update(anyio.run(_measure, driver, args.seconds, args.concurrency))
+    calls = row.get("calls") or row["calls_per_s"] * args.seconds
+    row["cpu_us_per_call"] = (_cpu_seconds(pids) - cpu) / calls * 1e6
+
+
+def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Every round of one stack and worker count, sides interleaved; the idle-session memory with one worker."""
+    cpus = sorted(os.sched_getaffinity(0))
+    # One worker: the server on the first CPU, wrk on the others. Several: the servers share every CPU.
+    pinned = args.pin and workers == 1
+    servers = {side: Side(side, stack, workers, {cpus[0]} if pinned else None) for side in args.side_list}
+    memory: dict[str, float] = {}
+    try:
+        for round_ in range(args.rounds):
+            turn = round_ % len(args.side_list)
+            order = args.side_list[turn:] + args.side_list[:turn]
+            print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
+            for era in args.eras.split(","):
+                for side in order:
+                    # Handshake-era sessions of mcp and fastmcp live in one process: not across workers.
+                    if era == LEGACY and workers > 1 and side != "toolkit":
+                        continue
+                    row = {"stack": stack, "workers": workers, "era": era, "side": side, "round": round_}
+                    _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
+        if workers == 1 and LEGACY in args.eras:
+            for side, server in servers.items():
+                memory[side] = anyio.run(_idle_sessions, server.url, server.processes[0].pid, args.sessions)
+    finally:
+        for server in servers.values():
+            server.close()
+    return memory
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.worker:
+        side, fd, http, loop = args.worker
+        _worker(side, int(fd), http, loop)
         return 0
-    sides = ["toolkit"] if args.quick else args.sides.split(",")
-    calls, sessions = (200, 20) if args.quick else (args.calls, args.sessions)
-    rows = []
-    for side in sides:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.http", "--serve", side], stdout=subprocess.PIPE, text=True
-        )
-        try:
-            assert process.stdout is not None
-            url = f"http://127.0.0.1:{process.stdout.readline().strip()}/mcp"
-            use_wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") and not args.quick)
-            for era in (LEGACY, MODERN):
-                try:
-                    if use_wrk:
-                        figures = _wrk(url, era, args.seconds, args.concurrency)
-                    else:
-                        figures = anyio.run(_measure, url, era, calls, args.concurrency)
-                except (httpx.HTTPError, ValueError, KeyError, subprocess.CalledProcessError) as exc:
-                    figures = {"failed": type(exc).__name__}
-                rows.append({"side": side, "era": era, **figures})
-            memory = anyio.run(_idle_sessions, url, process.pid, sessions)
-            rows.append({"side": side, "era": "idle session", "bytes_per_session": memory})
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-    for row in rows:
-        print(json.dumps(row))
-    if os.environ.get("BENCH_HTTP_JSON"):
-        Path(os.environ["BENCH_HTTP_JSON"]).write_text(json.dumps(rows, indent=2))
+    args.side_list = ["toolkit"] if args.quick else args.sides.split(",")
+    if args.quick:
+        args.rounds, args.seconds, args.sessions = 1, 1, 20
+    wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
+    args.load_name = "wrk" if wrk else "httpx"
+    args.pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2 and shutil.which("taskset") is not None
+    print(f"load average {_load()}, load: {args.load_name}, pinned: {args.pin}", flush=True)
+    rows: list[dict[str, Any]] = []
+    memory: dict[str, float] = {}
+    for stack in args.stacks.split(","):
+        for workers in (int(n) for n in args.workers.split(",")):
+            measured = _rounds(args, stack, workers, rows)
+            memory = memory or measured  # the first stack's: a session costs what the app keeps, whatever parses
+    print(f"load average at the end {_load()}")
+    table = _summary(rows, args.side_list)
+    _print_table(table, memory)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "table": table, "memory": memory}, indent=2))
     return 0
 
 

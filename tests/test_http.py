@@ -273,6 +273,40 @@ async def test_a_modern_notification_is_accepted_with_202_and_no_body() -> None:
     assert (response.status_code, messages) == (202, [])
 
 
+async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
+    # A request that sends nothing but its answer is served in the request's own task as plain JSON; a client that
+    # takes only SSE gets it through the connection's loop. Both must say the same; JSON errors carry their status
+    # (an SSE stream has started with 200).
+    server = make_server()
+
+    @server.tool
+    def fail() -> int:
+        """Raise."""
+        raise ValueError("no")
+
+    requests = [
+        modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+        modern_message("tools/call", {"name": "add", "arguments": {"a": "x"}}),
+        modern_message("tools/call", {"name": "fail", "arguments": {}}),
+        modern_message("tools/list"),
+        modern_message("server/discover"),
+        modern_message("tools/list", version="2099-01-01"),
+    ]
+    statuses = []
+    async with http_client(server.http_app(rate_limit=RateLimit(calls=100, per=3600.0))) as client:
+        for message in requests:
+            headers = modern_headers(message)
+            headers["mcp-protocol-version"] = message["params"]["_meta"][wire.VERSION_KEY]
+            alone, [answer] = await post(client, message, headers)
+            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"})
+            assert alone.headers["content-type"] == "application/json"
+            assert streamed.headers["content-type"] == "text/event-stream"
+            assert answer == same
+            statuses.append((alone.status_code, streamed.status_code))
+    assert statuses == [(200, 200)] * 5 + [(400, 200)]
+    assert answer["error"]["code"] == -32022
+
+
 async def test_closing_a_modern_response_stream_cancels_the_call() -> None:
     waiter = Wait()
     server = Server("cancel", tools=[waiter.tool()])
@@ -756,6 +790,28 @@ async def test_tools_see_the_callers_identity_and_scopes_are_checked_per_tool() 
                 assert response.headers["www-authenticate"].startswith(
                     'Bearer error="insufficient_scope", scope="admin tools", resource_metadata="'
                 )
+
+
+async def test_a_broader_scope_implies_the_narrower_ones_it_names() -> None:
+    """authorization (2026-07-28): servers MUST account for scope hierarchies; followed through, cycles allowed."""
+    hierarchy = {"tools": {"files:write"}, "files:write": {"files:read", "tools"}}
+    app = auth_server().http_app(
+        auth=StaticTokenVerifier(
+            {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"files:read"}))}
+        ),
+        authorization_servers=["https://auth.example.com"],
+        required_scopes={"whoami": {"files:read"}, "delete_everything": {"admin"}},
+        scope_implies=hierarchy,
+    )
+    async with http_client(app) as client:
+        for token, name, status in [(ALICE, "whoami", 200), (BOB, "whoami", 200), (ALICE, "delete_everything", 403)]:
+            message = call_message(name, request_id=name)
+            headers = {**modern_headers(message), "authorization": f"Bearer {token}"}
+            response, [reply] = await post(client, message, headers)
+            assert response.status_code == status, (token, name)
+    assert reply == wire.error("delete_everything", -32600)
+    with pytest.raises(ValueError, match="scope_implies= needs auth="):
+        auth_server().http_app(scope_implies=hierarchy)
 
 
 async def test_a_session_belongs_to_the_user_who_opened_it() -> None:

@@ -78,6 +78,26 @@ async def test_the_official_sdk_http_client_in_both_eras(served: Served, mode: s
             ]
 
 
+def test_json_answers_and_refusals_carry_their_length_rather_than_chunks(served: Served) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        "accept": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "add",
+    }
+    with httpx.Client(timeout=TIMEOUT) as http:
+        answer = http.post(served.url, json=call, headers=headers)
+        refusal = http.post(served.url, content=b"{}", headers={"content-type": "text/plain"})
+    for response, status in ((answer, 200), (refusal, 415)):
+        assert response.status_code == status
+        assert "transfer-encoding" not in response.headers
+        assert response.headers["content-length"] == str(len(response.content))
+    assert answer.json()["result"]["content"] == [{"type": "text", "text": "3"}]
+
+
 def test_the_toolkit_command_takes_a_url(served: Served) -> None:
     env = {**os.environ, "COLUMNS": "200"}
     listing = subprocess.run(

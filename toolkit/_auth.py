@@ -151,6 +151,21 @@ def _quotable(text: str) -> str:
     return "".join(c for c in text if " " <= c <= "~" and c not in '"\\')[:200]
 
 
+def _implied(hierarchy: Mapping[str, Collection[str]]) -> dict[str, frozenset[str]]:
+    """Each broader scope with every scope it implies, directly or through others (cycles allowed)."""
+    closure: dict[str, frozenset[str]] = {}
+    for broad in hierarchy:
+        seen: set[str] = set()
+        todo = list(hierarchy[broad])
+        while todo:
+            scope = todo.pop()
+            if scope not in seen:
+                seen.add(scope)
+                todo.extend(hierarchy.get(scope, ()))
+        closure[broad] = frozenset(seen)
+    return closure
+
+
 class BearerAuth:
     """What the HTTP app does with `auth=`: check each request's token, describe the resource (RFC 9728)."""
 
@@ -164,6 +179,7 @@ class BearerAuth:
         scopes_supported: Collection[str] | None,
         required_scopes: Mapping[str, Collection[str]],
         resource_name: str,
+        scope_implies: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         if not authorization_servers:
             # authorization: the metadata "MUST include the authorization_servers field containing at least one".
@@ -173,6 +189,7 @@ class BearerAuth:
         self.authorization_servers = list(authorization_servers)
         self.scopes_supported = sorted(scopes_supported) if scopes_supported is not None else None
         self.required_scopes = {name: frozenset(scopes) for name, scopes in required_scopes.items()}
+        self.implied = _implied(scope_implies or {})
         self.resource_name = resource_name
         # RFC 9728 section 3.1: the well-known path is inserted before the resource's path; the root form too.
         self.metadata_paths = frozenset({_WELL_KNOWN + (path if path != "/" else ""), _WELL_KNOWN})
@@ -226,6 +243,11 @@ class BearerAuth:
         """The 403 for a call of `tool` whose token lacks a scope the tool needs (authorization: scope challenge)."""
         needed = self.required_scopes.get(tool) if isinstance(tool, str) else None
         if not needed or needed <= identity.scopes:
+            return None
+        # authorization (2026-07-28): servers "MUST account for scope hierarchies, where a broader scope implies
+        # narrower ones": each granted scope counts with all it implies.
+        implied = self.implied
+        if implied and needed <= identity.scopes.union(*(implied.get(s, ()) for s in identity.scopes)):
             return None
         scope = " ".join(sorted(needed | identity.scopes))
         challenge = (

@@ -516,6 +516,16 @@ class Connection:
             assert self._tg is not None
             self._tg.start_soon(self._respond, message, scope)
 
+    async def answer(self, message: dict[str, Any]) -> str | None:
+        """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text.
+
+        For a transport that knows the request sends nothing but its answer (HTTP's JSON replies to `tools/list`,
+        or to a tool that cannot ask the client); the answer is the one `run` would write.
+        """
+        replies: list[str] = []
+        await self._respond(message, None, replies)
+        return replies[0] if replies else None
+
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None
         self._tg.start_soon(func, *args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import inspect
 import itertools
 import logging
 import math
@@ -101,6 +102,8 @@ _UNSET: Any = object()
 # another worker is then known for what it is (docs/deploy.md: the answer must reach the process that asked).
 _ASK_PREFIX = f"{secrets.token_hex(4)}-"
 _ask_numbers = itertools.count(1)
+# 2026-07-28 requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
+_ANSWERED_ALONE = frozenset({"tools/list", "server/discover"})
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer; and
 # (from `ctx.close_sse_stream()` or `sse_close_after=`) the order to end the HTTP response, not the SSE stream.
 _EVENT, _RESULT, _ERROR, _CLOSE = 0, 1, 2, 3
@@ -128,6 +131,7 @@ class HttpOptions(TypedDict, total=False):
     authorization_servers: Sequence[str]
     scopes_supported: Sequence[str] | None
     required_scopes: Mapping[str, Collection[str]]
+    scope_implies: Mapping[str, Collection[str]]
     rate_limit: RateLimit | None
 
 
@@ -284,6 +288,22 @@ class _AskIds:
         return ask
 
 
+class _AnswerOnly:
+    """The transport of a connection that answers one request in the caller's task: nothing goes through it."""
+
+    async def receive(self) -> str:
+        raise anyio.EndOfStream
+
+    async def send(self, message: str, /) -> None:
+        raise AssertionError("a request answered alone sent a message: " + message[:200])
+
+    async def aclose(self) -> None:
+        pass
+
+
+_ANSWER_ONLY = _AnswerOnly()
+
+
 @dataclass(slots=True)
 class _Post:
     """One POST being served: its message and what the client said about it."""
@@ -377,9 +397,11 @@ class _Writer:
                 return
             if self._json_ok:
                 self.started = True
-                headers = [_JSON, *self.headers]
+                body = text.encode()
+                # With its length the body goes out as is, not chunked (less for the server and the client to frame).
+                headers = [_JSON, (b"content-length", str(len(body)).encode()), *self.headers]
                 await self.send({"type": "http.response.start", "status": status, "headers": headers})
-                await self.send({"type": "http.response.body", "body": text.encode()})
+                await self.send({"type": "http.response.body", "body": body})
                 return
             await self.start_sse()
         stream = self.stream
@@ -449,6 +471,7 @@ class HttpApp:
         authorization_servers: Sequence[str] = (),
         scopes_supported: Sequence[str] | None = None,
         required_scopes: Mapping[str, Collection[str]] | None = None,
+        scope_implies: Mapping[str, Collection[str]] | None = None,
         rate_limit: RateLimit | None = None,
     ) -> None:
         if not path.startswith("/"):
@@ -485,14 +508,17 @@ class HttpApp:
                 scopes_supported=scopes_supported,
                 required_scopes=required_scopes or {},
                 resource_name=server.title or server.name,
+                scope_implies=scope_implies,
             )
             if auth is not None
             else None
         )
-        if required_scopes and auth is None:
-            raise ValueError("required_scopes= needs auth=: without a verified token there are no scopes to check")
+        if (required_scopes or scope_implies) and auth is None:
+            option = "required_scopes" if required_scopes else "scope_implies"
+            raise ValueError(f"{option}= needs auth=: without a verified token there are no scopes to check")
         self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
         self._param_headers: dict[str, tuple[Any, tuple[tuple[str, str, str], ...]]] = {}
+        self._alone: dict[str, tuple[Any, bool]] = {}
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
@@ -708,8 +734,40 @@ class HttpApp:
             await _plain(post.send, 404, body, [_JSON])
         elif message["method"] == "subscriptions/listen" and not post.sse_ok:
             await _plain(post.send, 406)
+        elif post.json_ok and self._answers_alone(message):
+            await self._answer(post)
         else:
             await self._serve(post, None, modern=True)
+
+    def _answers_alone(self, message: dict[str, Any]) -> bool:
+        """Whether a 2026-07-28 request sends nothing but its answer and needs no watching: `tools/list`,
+        `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
+        questions either) and that a closed stream could not stop anyway (not async: a worker thread, or inline)."""
+        method = message["method"]
+        if method != "tools/call":
+            return method in _ANSWERED_ALONE
+        name = (message.get("params") or {}).get("name")
+        tool = self.server.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return False
+        cached = self._alone.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+            plain = not (tool.may_ask or inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call))
+            cached = self._alone[tool.name] = (tool, plain)
+        return cached[1]
+
+    async def _answer(self, post: _Post) -> None:
+        """Serve a request that `_answers_alone` in this task, with a plain JSON reply: no connection loop, no
+        task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `_serve` on one
+        uvicorn worker (docs/performance.md#streamable-http)."""
+        message = post.message
+        if message["method"] == "tools/call" and await self._refused(post):
+            return
+        text = await Connection(self.server, _ANSWER_ONLY).answer(message)
+        assert text is not None  # these methods always answer (only a subscription ends without one)
+        prefix = f'{{"jsonrpc":"2.0","id":{encode(message["id"])},"error"'
+        await _Writer(post.send, True, False).final(text, _status(text) if text.startswith(prefix) else 200)
 
     def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
         """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
@@ -1202,5 +1260,8 @@ async def _session_gone(send: Send) -> None:
 
 
 async def _plain(send: Send, status: int, body: bytes = b"", headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    listed = list(headers)
+    if status != 204:  # RFC 9110: a 204 carries no Content-Length
+        listed.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": listed})
     await send({"type": "http.response.body", "body": body})
