@@ -39,7 +39,7 @@ ACCEPT = "application/json, text/event-stream"
 # uvicorn's HTTP parser and event loop: its pure-Python defaults, and the C ones `uvicorn[standard]` brings.
 STACKS = {"h11": ("h11", "asyncio"), "httptools": ("httptools", "uvloop")}
 # Every worker of every side: toolkit's signed session ids verify on any worker that holds it.
-SECRET = "benchmark secret, shared by the workers"
+SECRET = "benchmark secret, shared by the workers, 32+ bytes"
 
 
 def add(a: int, b: int) -> int:

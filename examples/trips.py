@@ -1,4 +1,5 @@
-"""A trip planner that asks its user: a booking form, a confirmation before cancelling, a sign-in page, a model.
+"""A trip planner that asks its user: a booking form, a confirmation before cancelling, a sign-in page, a model
+(which may call a tool of its own).
 
 Run it as a stdio server with `python examples/trips.py`, and try it in the terminal:
 `toolkit call examples/trips.py book_trip city=Lisbon` asks the form's fields one by one.
@@ -12,7 +13,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from toolkit import Choices, Context, Form, Server, ToolError, URLElicitationRequired, tool
+from toolkit import Choices, Context, Form, SamplingMessage, Server, ToolError, URLElicitationRequired, tool
 
 
 class Cabin(str, enum.Enum):
@@ -99,8 +100,27 @@ async def suggest_activities(city: str, ctx: Context) -> str:
     """
     if not ctx.can_sample():
         return f"Walk around {city}."
-    reply = await ctx.sample(f"Suggest three things to do in {city}, one line each.", max_tokens=200)
-    return reply.text
+    question = f"Suggest three things to do in {city}, one line each."
+    if not ctx.can_sample(tools=True):
+        return (await ctx.sample(question, max_tokens=200)).text
+    # The model may check the forecast first: it asks for `forecast`, this tool runs it and sends the result back.
+    conversation: list[str | SamplingMessage] = [f"{question} Check the forecast first."]
+    for _ in range(3):
+        reply = await ctx.sample(conversation, max_tokens=200, tools=[forecast])
+        if not reply.tool_uses:
+            return reply.text
+        conversation += [reply.message, await reply.run_tools([forecast])]
+    return (await ctx.sample(conversation, max_tokens=200, tools=[forecast], tool_choice="none")).text
+
+
+@tool(read_only=True)
+def forecast(city: str) -> str:
+    """Today's weather forecast for a city (offered to the client's model, not served).
+
+    Args:
+        city: The city.
+    """
+    return f"{city}: 21°C, sunny"  # a real server would call a weather service
 
 
 server = Server("trips", tools=[list_trips, book_trip, cancel_trip, pay_trip, suggest_activities])

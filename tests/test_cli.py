@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from toolkit import Client
+from toolkit.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -316,6 +317,22 @@ def test_a_server_command_that_cannot_start_is_an_error() -> None:
 
     assert run.returncode == 2
     assert run.stderr.startswith("toolkit: error: cannot start '/nonexistent/server': ")
+
+
+@pytest.mark.parametrize("command", [[], ["serve"], ["list"], ["call"], ["docs"], ["check"]])
+def test_each_help_fits_in_80_columns_and_says_what_its_targets_are(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    text = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert [line for line in text.splitlines() if len(line) > 80] == []
+    assert "TARGET is package.module, package.module:attr, path/to/file.py or\n" in text
+    # A URL and --stdio are targets of the commands that read tools, not of serve.
+    assert ("TARGET may also be the URL of a server" in text) is (command != ["serve"])
+    assert ("With --http, serves Streamable HTTP" in text) is (command == ["serve"])
 
 
 def test_version() -> None:

@@ -50,11 +50,6 @@ ALLOWED = {
     ("caching", "sep-2549-prompts-list-caching-hints"): "out of scope: no prompts",
     ("caching", "sep-2549-resources-list-caching-hints"): "out of scope: no resources",
     ("caching", "sep-2549-resources-templates-list-caching-hints"): "out of scope: no resources",
-    # Schema features, not HTTP: toolkit inlines `$defs` and writes no composition/conditional/anchor keywords.
-    ("json-schema-2020-12", "json-schema-2020-12-$defs"): "schema: $defs are inlined",
-    ("json-schema-2020-12", "sep-2106-composition-keywords-preserved"): "schema: no allOf from annotations",
-    ("json-schema-2020-12", "sep-2106-conditional-keywords-preserved"): "schema: no if/then/else from annotations",
-    ("json-schema-2020-12", "sep-2106-anchor-keyword-preserved"): "schema: no $anchor",
 }
 # Scenarios that record no check at all against toolkit, and why.
 SILENT: dict[str, str] = {}

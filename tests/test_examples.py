@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolkit import CallToolResult, Client, ImageContent, ProtocolError, Server, Tool
+from toolkit import CallToolResult, Client, ImageContent, ProtocolError, SampleResult, Server, Tool
 from toolkit.testing import ToolTester, assert_error
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -221,6 +221,9 @@ def test_trips_ask_their_user_in_both_eras(protocol: Any) -> None:
         assert t.elicitations[0].message == "Book a trip to Lisbon: who travels, and when?"
         assert trips.TRIPS["LIS-001"]["seat"] == "aisle"
         assert t.call("suggest_activities", city="Lisbon").text == "Tram 28.\nCastle.\nFado."
+        t.sampling = [SampleResult.use_tool("forecast", {"city": "Lisbon"}), "Beach, since it is sunny."]
+        assert t.call("suggest_activities", city="Lisbon").text == "Beach, since it is sunny."
+        assert t.samplings[1].messages[2].blocks[0].content[0].text == "Lisbon: 21°C, sunny"
         t.elicitation = "decline"
         assert outcome(t.call("cancel_trip", reference="LIS-001")) == error("The user declined to run cancel_trip.")
         t.elicitation = "accept"

@@ -26,6 +26,9 @@ from toolkit import (
     SampleResult,
     Server,
     StreamingASGITransport,
+    TextContent,
+    ToolResultContent,
+    ToolUseContent,
 )
 
 pytestmark = pytest.mark.anyio
@@ -273,26 +276,39 @@ async def test_a_question_left_unanswered_times_out_and_the_client_is_told(trans
     assert result.text == "timed out"
 
 
-async def test_cancelling_the_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
-    asked = anyio.Event()
+@pytest.mark.parametrize(
+    ("tool", "then", "outcome"),
+    [
+        ("ask_when_told", "appends", "0"),  # the connection goes on
+        # A sync tool's thread is released: its question raises, and a question asked after it is refused at once.
+        ("sync_ask_when_told", "sync_question_ended", "cancelled (ctx.cancelled=True), refused"),
+    ],
+)
+async def test_cancelling_the_call_cancels_its_question(
+    transport: str, anyio_backend: str, tool: str, then: str, outcome: str
+) -> None:
+    asked: list[ElicitRequest] = []
+    waiting = anyio.Event()
     cancelled = anyio.Event()
 
     async def wait(request: ElicitRequest) -> ElicitResult[Any]:
-        asked.set()
+        asked.append(request)
+        waiting.set()
         try:
             await anyio.sleep_forever()
         finally:
-            cancelled.set()
+            cancelled.set()  # the server's notifications/cancelled for this elicitation stopped the handler
         raise AssertionError("unreachable")
 
     async with connect(transport, anyio_backend, "handshake", elicitation_handler=wait) as client:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(client.call_tool, "ask_when_told")
-            await asked.wait()
+            tg.start_soon(client.call_tool, tool)
+            await waiting.wait()
             tg.cancel_scope.cancel()
         with anyio.fail_after(TIMEOUT):
             await cancelled.wait()
-        assert (await client.call_tool("appends")).text == "0"  # the connection goes on
+        assert (await client.call_tool(then)).text == outcome
+    assert len(asked) == 1
 
 
 @ERAS
@@ -349,3 +365,92 @@ async def test_the_2026_multi_round_scenario() -> None:
         result = await client.call_tool("test_input_required_result_multi_round")
     assert result.text == "Ada likes green"
     assert [r.key for r in answers.asked] == ["step1", "step2"]
+
+
+# -- tools in sampling (client/sampling, "Sampling with Tools") ------------------------------------------------
+
+
+class WeatherModel:
+    """The client's model for the weather tools: it calls get_weather for each city the question names (in
+    parallel, one tool use each), then answers from the tool results it is sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[SampleRequest] = []
+
+    def sample(self, request: SampleRequest) -> SampleResult:
+        self.requests.append(request)
+        last = request.messages[-1].blocks
+        results = [block for block in last if isinstance(block, ToolResultContent)]
+        if results:
+            return SampleResult.reply("; ".join(r.content[0].text for r in results), model="weather-model")  # type: ignore[union-attr]
+        question = last[0].text
+        uses = [ToolUseContent(id=f"call_{c}", name="get_weather", input={"city": c}) for c in ("Paris", "London")]
+        return SampleResult([use for use in uses if use.input["city"] in question], "weather-model", "toolUse")
+
+
+GET_WEATHER = {
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "City name."}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+    "annotations": {"readOnlyHint": True},
+}
+
+
+async def ask_weather(
+    transport: str, backend: str, protocol: str, tool: str, **arguments: Any
+) -> tuple[Any, WeatherModel]:
+    model = WeatherModel()
+    async with connect(transport, backend, protocol, sampling_handler=model.sample, sampling_tools=True) as client:
+        return await client.call_tool(tool, arguments), model
+
+
+@ERAS
+async def test_a_tool_runs_the_models_tool_uses_and_gets_the_final_text(
+    transport: str, anyio_backend: str, protocol: str
+) -> None:
+    result, model = await ask_weather(transport, anyio_backend, protocol, "weather_report", cities="Paris and London")
+    assert (result.is_error, result.text) == (False, "18°C, partly cloudy; 15°C, rainy")
+    first, second = model.requests  # each question reaches the model once, in 2026-07-28 too
+    assert (first.tools, first.tool_choice, first.max_tokens) == ([GET_WEATHER], {"mode": "auto"}, 1000)
+    assert [m.role for m in second.messages] == ["user", "assistant", "user"]
+    assert second.messages[1].blocks == [
+        ToolUseContent(id="call_Paris", name="get_weather", input={"city": "Paris"}),
+        ToolUseContent(id="call_London", name="get_weather", input={"city": "London"}),
+    ]
+    assert second.messages[2].blocks == [
+        ToolResultContent(tool_use_id="call_Paris", content=[TextContent(text="18°C, partly cloudy")]),
+        ToolResultContent(tool_use_id="call_London", content=[TextContent(text="15°C, rainy")]),
+    ]
+    assert second.raw["messages"][2]["content"][0] == {
+        "type": "tool_result",
+        "toolUseId": "call_Paris",
+        "content": [{"type": "text", "text": "18°C, partly cloudy"}],
+    }
+    assert second.tools == [GET_WEATHER]
+
+
+@ERAS
+async def test_a_sync_tool_answers_tool_uses_with_results_it_builds(
+    transport: str, anyio_backend: str, protocol: str
+) -> None:
+    result, model = await ask_weather(transport, anyio_backend, protocol, "sync_weather_report", city="London")
+    assert result.text == "15°C, rainy"
+    assert [len(r.messages) for r in model.requests] == [1, 3]
+
+
+async def test_a_client_without_sampling_tools_is_never_sent_tools(transport: str, anyio_backend: str) -> None:
+    model = WeatherModel()
+    async with connect(transport, anyio_backend, "handshake", sampling_handler=model.sample) as client:
+        refused = await client.call_tool("weather_report", {"cities": "Paris"})
+    async with connect(transport, anyio_backend, "2026-07-28", sampling_handler=model.sample) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("weather_report", {"cities": "Paris"})
+    assert refused.is_error
+    assert refused.text == "the client cannot sample with tools (it did not declare sampling.tools)"
+    assert (caught.value.code, caught.value.data) == (-32021, {"requiredCapabilities": {"sampling": {"tools": {}}}})
+    assert model.requests == []

@@ -138,10 +138,11 @@ async def test_batched_responses_of_2025_03_26(anyio_backend: str) -> None:
         assert (await peer.receive())["result"]["content"][0]["text"] == "LLM response: Yo"
 
 
-async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str) -> None:
+@pytest.mark.parametrize("tool", ["ask_when_told", "sync_ask_when_told"])
+async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str, tool: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=FORM_ONLY)
-        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask_when_told"}})
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool}})
         asked = await peer.receive()
         await peer.notify("notifications/cancelled", {"requestId": 7})
         notice = await peer.receive()
@@ -326,3 +327,60 @@ async def test_2026_url_required_is_an_input_request(transport: str, anyio_backe
             modern("pay", inputResponses={"url_required": {"action": "accept"}}, requestState=first["requestState"]),
         )
         assert again["resultType"] == "input_required"  # the tool checks again on each retry
+
+
+WITH_TOOLS: dict[str, Any] = {"sampling": {"tools": {}}}
+TOOL_USE = {
+    "role": "assistant",
+    "content": {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}},
+    "model": "m",
+    "stopReason": "toolUse",
+}
+TOOL_RESULT = {
+    "role": "user",
+    "content": {
+        "type": "tool_result",
+        "toolUseId": "call_1",
+        "content": [{"type": "text", "text": "18°C, partly cloudy"}],
+    },
+}
+QUESTION = {"role": "user", "content": {"type": "text", "text": "What's the weather like in Paris?"}}
+ASSISTANT = {"role": "assistant", "content": TOOL_USE["content"]}
+MILD = {"role": "assistant", "content": {"type": "text", "text": "Mild."}, "model": "m"}
+
+
+async def test_tools_in_sampling_on_the_wire_in_2025_11_25(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=WITH_TOOLS)
+        call = {"name": "weather_report", "arguments": {"cities": "Paris"}}
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        first = await peer.receive()
+        assert first["params"]["messages"] == [QUESTION]
+        assert (first["params"]["toolChoice"], first["params"]["tools"][0]["name"]) == ({"mode": "auto"}, "get_weather")
+        await peer.send(reply(first, TOOL_USE))
+        second = await peer.receive()
+        assert second["params"]["messages"] == [QUESTION, ASSISTANT, TOOL_RESULT]
+        await peer.send(reply(second, MILD))
+        assert (await peer.receive())["result"]["content"] == [{"type": "text", "text": "Mild."}]
+
+
+async def test_tools_in_sampling_as_input_requests_in_2026(transport: str, anyio_backend: str) -> None:
+    arguments = {"arguments": {"cities": "Paris"}}
+    async with connect(transport, anyio_backend) as peer:
+        first = await peer.result("tools/call", modern("weather_report", WITH_TOOLS, **arguments))
+        assert first["inputRequests"]["sampling1"]["params"]["messages"] == [QUESTION]
+        use = {"sampling1": TOOL_USE}
+        second = await peer.result(
+            "tools/call",
+            modern("weather_report", WITH_TOOLS, inputResponses=use, requestState=first["requestState"], **arguments),
+        )
+        asked = second["inputRequests"]["sampling2"]["params"]
+        assert asked["messages"] == [QUESTION, ASSISTANT, TOOL_RESULT]
+        text = {"sampling2": MILD}
+        done = await peer.result(
+            "tools/call",
+            modern("weather_report", WITH_TOOLS, inputResponses=text, requestState=second["requestState"], **arguments),
+        )
+        assert done["content"] == [{"type": "text", "text": "Mild."}]
+        refused = await peer.request("tools/call", modern("weather_report", {"sampling": {}}, **arguments))
+        assert refused["error"]["data"] == {"requiredCapabilities": {"sampling": {"tools": {}}}}

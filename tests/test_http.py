@@ -7,6 +7,7 @@ revision in use. Each test runs on asyncio and trio.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Annotated, Any, cast
@@ -305,6 +306,76 @@ async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> Non
             statuses.append((alone.status_code, streamed.status_code))
     assert statuses == [(200, 200)] * 5 + [(400, 200)]
     assert answer["error"]["code"] == -32022
+
+
+async def test_session_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
+    # The same for a 2025-11-25 session's requests: errors travel with 200 either way.
+    server = make_server()
+
+    @server.tool
+    def fail() -> int:
+        """Raise."""
+        raise ValueError("no")
+
+    requests = [
+        {"name": "add", "arguments": {"a": 1, "b": 2}},
+        {"name": "add", "arguments": {"a": "x"}},
+        {"name": "fail", "arguments": {}},
+        {"name": "missing", "arguments": {}},
+    ]
+    async with http_client(server.http_app()) as client:
+        session = await initialize(client)
+        headers = legacy_headers(session)
+        answers = []
+        for request_id, params in enumerate(requests):
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            alone, [answer] = await post(client, message, headers, wire.LATEST)
+            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"}, wire.LATEST)
+            assert (alone.headers["content-type"], streamed.headers["content-type"]) == (
+                "application/json",
+                "text/event-stream",
+            )
+            assert (alone.status_code, streamed.status_code, answer) == (200, 200, same)
+            answers.append(answer)
+        for method in ("tools/list", "ping"):
+            message = {"jsonrpc": "2.0", "id": method, "method": method}
+            alone, [answer] = await post(client, message, headers, wire.LATEST)
+            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"}, wire.LATEST)
+            assert (alone.status_code, answer) == (200, same)
+    assert answers[0]["result"]["content"] == [{"type": "text", "text": "3"}]
+    assert [a["result"]["isError"] for a in answers[1:3]] == [True, True]
+    assert answers[3]["error"]["code"] == -32602
+
+
+async def test_a_cancelled_session_call_of_a_sync_tool_gets_no_answer() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def block() -> str:
+        """Wait in a worker thread until the test releases it."""
+        started.set()
+        release.wait(wire.TIMEOUT)
+        return "done"
+
+    async with http_client(Server("cancel", tools=[block]).http_app()) as client:
+        session = await initialize(client)
+        headers = legacy_headers(session)
+        call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "block"}}
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+        replies: list[Any] = []
+
+        async def call_it() -> None:
+            replies.append(await post(client, call, {**headers, "accept": "application/json"}, wire.LATEST))
+
+        with anyio.fail_after(wire.TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call_it)
+                await anyio.to_thread.run_sync(started.wait)
+                response, _ = await post(client, cancel, headers, wire.LATEST)
+                assert response.status_code == 202
+                release.set()  # the thread cannot be stopped: it finishes, and its answer is dropped
+    [(response, messages)] = replies
+    assert (response.status_code, messages) == (202, [])
 
 
 async def test_closing_a_modern_response_stream_cancels_the_call() -> None:
@@ -1016,3 +1087,29 @@ async def test_client_http_sends_the_mcp_param_headers_a_tool_declares() -> None
         assert (await client.call_tool("weather", {"region": "Zürich", "days": 2})).text == "Zürich: 2"
     assert seen[-1][b"mcp-param-region"] == b"=?base64?WsO8cmljaA==?="
     assert seen[-1][b"mcp-param-days"] == b"2"
+
+
+def test_a_slow_discover_over_http_is_waited_for_not_taken_for_an_older_server() -> None:
+    """Over stdio an older server may stay silent about `server/discover` (10 s, then the handshake); over HTTP
+    every request is answered, so a busy server's slow answer still gives 2026-07-28. Trio's virtual clock lets
+    a minute pass at once."""
+    import trio
+    import trio.testing
+
+    app = make_server().http_app()
+
+    async def slow_discover(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"mcp-method") == b"server/discover":
+                await trio.sleep(60)
+        await app(scope, receive, send)
+
+    async def main() -> str | None:
+        async with (
+            httpx.AsyncClient(transport=StreamingASGITransport(slow_discover), base_url="http://127.0.0.1:8000") as h,
+            Client.http(URL, http_client=h) as client,
+        ):
+            return client.protocol_version
+
+    assert trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)) == "2026-07-28"

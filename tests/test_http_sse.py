@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -445,6 +446,28 @@ async def test_close_sse_stream_is_a_no_op_in_memory() -> None:
     async with Client(make_server(gate)) as client:
         assert (await client.call_tool("closing")).text == "closed and answered"
         assert (await client.call_tool("closing_sync")).text == "closed from a thread"
+
+
+async def test_sse_close_after_closes_the_response_of_a_long_call_of_a_tool_without_context_too() -> None:
+    release = threading.Event()
+
+    @tool
+    def blocking() -> str:
+        """Block a worker thread until the test releases it."""
+        release.wait(wire.TIMEOUT)
+        return "unblocked"
+
+    app = Server("plain", tools=[blocking]).http_app(sse_close_after=0.0, sse_retry=0.01)
+    async with http_client(app) as client:
+        headers = await initialize(client)
+        events = parse((await post(client, headers, call("blocking", token=None))).text)
+        assert events == [{"id": events[0]["id"], "retry": "10", "data": ""}, {"retry": "10"}]
+        release.set()
+        found: list[Any] = []
+        with anyio.fail_after(wire.TIMEOUT):
+            while not found:  # each resumption is closed at once too: polled until the answer is there
+                found = messages(parse((await resume(client, headers, events[0]["id"])).text), wire.LATEST)
+    assert progress(found) == ["unblocked"]
 
 
 def test_a_negative_sse_close_after_is_refused_when_the_app_is_made() -> None:

@@ -128,3 +128,48 @@ async def test_without_callbacks_2026_gets_32021(transport: str) -> None:
             await client.call_tool("test_sampling", {"prompt": "?"})
     assert caught.value.error.code == -32021
     assert caught.value.error.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+class WeatherModel:
+    """An SDK `sampling_callback` that calls get_weather, then answers from the tool results it is sent."""
+
+    def __init__(self) -> None:
+        self.sampled: list[t.CreateMessageRequestParams] = []
+
+    async def sample(
+        self, context: ClientRequestContext, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResultWithTools:
+        self.sampled.append(params)
+        last = params.messages[-1].content_as_list
+        results = [block for block in last if isinstance(block, t.ToolResultContent)]
+        if results:
+            answer = "; ".join(r.content[0].text for r in results if isinstance(r.content[0], t.TextContent))
+            return t.CreateMessageResultWithTools(
+                role="assistant", content=t.TextContent(type="text", text=answer), model="m", stop_reason="endTurn"
+            )
+        use = t.ToolUseContent(type="tool_use", id="call_1", name="get_weather", input={"city": "Paris"})
+        return t.CreateMessageResultWithTools(role="assistant", content=[use], model="m", stop_reason="toolUse")
+
+
+@MODES
+async def test_the_sdk_model_calls_a_tool_in_sampling(mode: str, transport: str) -> None:
+    model = WeatherModel()
+    tools = t.SamplingCapability(tools=t.SamplingToolsCapability())
+    async with sdk_client(mode, transport, sampling_callback=model.sample, sampling_capabilities=tools) as client:
+        result = await client.call_tool("weather_report", {"cities": "Paris"})
+    assert (result.is_error, text(result)) == (False, "18°C, partly cloudy")
+    first, second = model.sampled
+    assert [tool.name for tool in first.tools or []] == ["get_weather"]
+    assert [m.role for m in second.messages] == ["user", "assistant", "user"]
+    [answered] = second.messages[2].content_as_list
+    assert isinstance(answered, t.ToolResultContent)
+    assert answered.tool_use_id == "call_1"
+
+
+async def test_an_sdk_client_without_sampling_tools_gets_a_tool_error(transport: str) -> None:
+    model = WeatherModel()
+    async with sdk_client("legacy", transport, sampling_callback=model.sample) as client:
+        result = await client.call_tool("weather_report", {"cities": "Paris"})
+    assert result.is_error
+    assert "did not declare sampling.tools" in text(result)
+    assert model.sampled == []

@@ -6,10 +6,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import jsonschema
 import pytest
 
-from toolkit import ClientCapabilityError, SampleResult, TextContent, ToolUseContent, tool
+from toolkit import (
+    CallToolResult,
+    ClientCapabilityError,
+    ImageContent,
+    SampleResult,
+    SamplingMessage,
+    TextContent,
+    Tool,
+    ToolResultContent,
+    ToolUseContent,
+    tool,
+)
 from toolkit._sampling import sampling_params
 
 SCHEMAS = Path(__file__).parent / "mcp_schema"
@@ -94,6 +106,11 @@ def test_tool_results_must_answer_every_tool_use_alone() -> None:
         sampling_params(["q", uses, unanswered], "2025-11-25", WITH_TOOLS, max_tokens=5)
 
 
+def test_an_unknown_option_is_refused_at_run_time_too() -> None:
+    with pytest.raises(TypeError, match="unknown sampling option temprature; the options are include_context, "):
+        sampling_params("x", "2025-11-25", SAMPLING, max_tokens=5, temprature=0.5)  # type: ignore[call-arg]
+
+
 def test_a_client_without_sampling_and_bad_arguments_are_refused() -> None:
     with pytest.raises(ClientCapabilityError) as caught:
         sampling_params("x", "2025-11-25", {}, max_tokens=5)
@@ -138,3 +155,49 @@ def test_replies_are_read_tolerantly() -> None:
     for bad in (None, {"content": {"type": "text", "text": "x"}}, {"model": "m", "content": {"type": "video"}}):
         with pytest.raises(ValueError, match="sampling result"):
             SampleResult.from_wire(bad)
+
+
+def test_tool_uses_are_answered_with_results_the_rules_accept() -> None:
+    """`run_tools` and `use.result` build what the follow-up request needs, valid against the 2025-11-25 schema."""
+
+    @tool
+    def fail() -> str:
+        """Always fails."""
+        raise ValueError("secret detail")
+
+    reply = SampleResult(
+        [
+            ToolUseContent(id="a", name="lookup", input={"city": "Paris"}),
+            ToolUseContent(id="b", name="lookup", input={"town": "Paris"}),
+            ToolUseContent(id="c", name="fail"),
+            ToolUseContent(id="d", name="invented"),
+        ],
+        "m",
+        "toolUse",
+    )
+    offered: list[Tool[Any, Any]] = [lookup, fail]
+    answers = anyio.run(reply.run_tools, offered)
+    assert answers.role == "user"
+    assert [(r.tool_use_id, r.is_error) for r in answers.blocks] == [("a", None), ("b", True), ("c", True), ("d", True)]
+    assert answers.blocks[0].content == [TextContent(text="Paris")]
+    assert answers.blocks[1].content[0].text.startswith("Invalid arguments for tool 'lookup'")
+    assert answers.blocks[2].content == [TextContent(text="Error executing tool 'fail'")]  # no details leak
+    assert answers.blocks[3].content == [TextContent(text="Unknown tool 'invented'; the tools are: fail, lookup")]
+    conversation: list[str | SamplingMessage] = ["Where?", reply.message, answers]
+    check_request(sampling_params(conversation, "2025-11-25", WITH_TOOLS, max_tokens=9, tools=[lookup]), "2025-11-25")
+
+    use = reply.tool_uses[0]
+    image = ImageContent(data="AA==", mime_type="image/png")
+    assert use.result("18°C") == ToolResultContent(tool_use_id="a", content=[TextContent(text="18°C")])
+    assert use.result(image, is_error=True) == ToolResultContent(tool_use_id="a", content=[image], is_error=True)
+    assert use.result([image, TextContent(text="x")]).content == [image, TextContent(text="x")]
+    structured = CallToolResult(content=[TextContent(text="{}")], structured_content={"t": 18})
+    assert use.result(structured) == ToolResultContent(
+        tool_use_id="a", content=[TextContent(text="{}")], structured_content={"t": 18}
+    )
+    asked = SampleResult.use_tool("lookup", {"city": "Rome"}, id="x")
+    assert (asked.tool_uses, asked.stop_reason) == (
+        [ToolUseContent(id="x", name="lookup", input={"city": "Rome"})],
+        "toolUse",
+    )
+    assert SampleResult.use_tool("lookup").tool_uses[0].id.startswith("call_")

@@ -641,16 +641,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "segment": {
-                        "description": "A straight line between two points.",
-                        "properties": {
-                            "start": {"$ref": "#/$defs/Point"},
-                            "end": {"$ref": "#/$defs/Point"},
-                            "label": {"type": "string"},
-                        },
-                        "required": ["start", "end"],
-                        "type": "object",
-                    },
+                    "segment": {"$ref": "#/$defs/Segment"},
                     "points": {"items": {"$ref": "#/$defs/Point"}, "type": "array"},
                 },
                 "required": ["segment", "points"],
@@ -660,7 +651,17 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                         "properties": {"x": {"type": "number"}, "y": {"default": 0.0, "type": "number"}},
                         "required": ["x"],
                         "type": "object",
-                    }
+                    },
+                    "Segment": {
+                        "description": "A straight line between two points.",
+                        "properties": {
+                            "start": {"$ref": "#/$defs/Point"},
+                            "end": {"$ref": "#/$defs/Point"},
+                            "label": {"type": "string"},
+                        },
+                        "required": ["start", "end"],
+                        "type": "object",
+                    },
                 },
             },
         },

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import enum
+from typing import Annotated, Generic, TypeVar
+
 import pytest
 import wire
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from wire import meta
 
 from toolkit import Client, Server, ToolDefinitionError, tool
@@ -122,6 +125,89 @@ async def test_schema_dialect_defs_and_additional_properties_survive_the_listing
         },
         {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": False},
     ]
+
+
+T = TypeVar("T")
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Box(BaseModel, Generic[T]):
+    item: T
+
+
+class Anchored(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"$anchor": "anchoredDef"})
+    street: str
+
+
+def test_with_inline_defs_false_a_parameters_own_type_is_a_ref_named_as_pydantic_names_it() -> None:
+    @tool(inline_defs=False)
+    def pack(
+        box: Box[int],
+        color: Annotated[Color, Field(description="The paint.")],
+        where: Anchored,
+        again: Anchored,
+        plain: int = 1,
+    ) -> None:
+        """Pack a box."""
+
+    assert pack.definition.input_schema == {
+        "type": "object",
+        "properties": {
+            "box": {"$ref": "#/$defs/Box_int_"},
+            "color": {"$ref": "#/$defs/Color", "description": "The paint."},
+            "where": {"$ref": "#/$defs/Anchored"},
+            "again": {"$ref": "#/$defs/Anchored"},
+            "plain": {"type": "integer", "default": 1},
+        },
+        "required": ["box", "color", "where", "again"],
+        "additionalProperties": False,
+        "$defs": {
+            "Box_int_": {"properties": {"item": {"type": "integer"}}, "required": ["item"], "type": "object"},
+            "Color": {"enum": ["red", "blue"], "type": "string"},
+            "Anchored": {
+                "$anchor": "anchoredDef",
+                "properties": {"street": {"type": "string"}},
+                "required": ["street"],
+                "type": "object",
+            },
+        },
+    }
+    assert pack.definition_for("claude-desktop")["inputSchema"]["properties"]["box"] == {
+        "properties": {"item": {"type": "integer"}},
+        "required": ["item"],
+        "type": "object",
+    }  # a profile for clients that cannot follow $ref still inlines
+
+
+def test_input_schema_extra_adds_root_keywords_and_cannot_contradict_the_signature() -> None:
+    rules = {"anyOf": [{"required": ["phone"]}, {"required": ["email"]}], "$comment": "one of them"}
+
+    @tool(input_schema_extra=rules)
+    def reach(phone: str | None = None, email: str | None = None) -> None:
+        """Reach someone."""
+
+    assert reach.definition.input_schema == {
+        "type": "object",
+        "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+        "additionalProperties": False,
+        **rules,
+    }
+    rules["$comment"] = "changed later"  # the definition keeps its own copy
+    assert reach.definition.input_schema["$comment"] == "one of them"
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(name="bad", input_schema_extra={"required": ["x"], "$schema": "x", "default": float("nan")})(lambda: None)
+    derived, dialect, not_json = caught.value.problems
+    assert derived == "input_schema_extra cannot set 'required': toolkit derives it from the signature"
+    assert dialect.endswith("cannot set '$schema': toolkit derives it from the signature (use schema_dialect=True)")
+    assert not_json.startswith("input_schema_extra is not JSON: Out of range float values")
+    with pytest.raises(ToolDefinitionError, match="must be a mapping of JSON Schema keywords, not list"):
+        tool(name="bad", input_schema_extra=["anyOf"])(lambda: None)  # type: ignore[call-overload]
 
 
 def test_without_schema_dialect_no_schema_keyword_is_published() -> None:

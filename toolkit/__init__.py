@@ -28,7 +28,7 @@ from ._errors import (
 from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
 from ._limits import RateLimit
 from ._memory import MemoryTransport
-from ._sampling import ModelPreferences, SamplingMessage
+from ._sampling import ModelPreferences, SampleOptions, SamplingMessage
 from ._server import Lifespan, Server
 from ._stdio import StdioTransport, StreamTransport
 from ._tool import Tool, ToolOptions, tool
@@ -97,11 +97,14 @@ __all__ = [
     "RateLimit",
     "ResourceLink",
     "Rule",
+    "SampleOptions",
     "SampleRequest",
     "SampleResult",
     "SamplingHandler",
     "SamplingMessage",
     "Server",
+    "SessionStore",
+    "SqliteSessionStore",
     "StartupError",
     "StaticTokenVerifier",
     "StdioTransport",
@@ -130,12 +133,15 @@ if typing.TYPE_CHECKING:
     from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
     from ._jwt import JWTVerifier
     from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
+    from ._session_store import SessionStore, SqliteSessionStore
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
 _LAZY["StreamingASGITransport"] = "._asgi_transport"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
 _LAZY["JWTVerifier"] = "._jwt"
+# The HTTP app's session stores: only a server that serves HTTP needs them.
+_LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._session_store")
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
 

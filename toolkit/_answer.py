@@ -4,15 +4,19 @@ an async tool awaits."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Coroutine, Generator, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+import uuid
+from collections.abc import Coroutine, Generator, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import pydantic
 from pydantic import TypeAdapter
 from typing_extensions import Self
 from typing_extensions import TypeVar as DefaultTypeVar
 
-from ._types import SamplingContent, TextContent, ToolUseContent
+from ._types import SamplingContent, SamplingMessage, TextContent, ToolResultContent, ToolUseContent
+
+if TYPE_CHECKING:
+    from ._tool import Tool
 
 __all__ = ["ACTIONS", "Action", "Answer", "ElicitResult", "SampleResult", "pending"]
 
@@ -202,6 +206,21 @@ class SampleResult(Answer):
         """A text reply."""
         return cls([TextContent(text=text)], model, stop_reason)
 
+    @classmethod
+    def use_tool(
+        cls,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        id: str | None = None,
+        model: str = "toolkit-client",
+    ) -> SampleResult:
+        """A reply in which the model asks to call one tool (`stopReason: "toolUse"`): for client handlers and test
+        scripts. `id` defaults to a fresh one. For several calls at once, give `SampleResult` several
+        `ToolUseContent` blocks."""
+        use_id = id if id is not None else f"call_{uuid.uuid4().hex[:12]}"
+        return cls([ToolUseContent(id=use_id, name=name, input=dict(arguments or {}))], model, "toolUse")
+
     def _fill(self, done: SampleResult) -> None:
         self._content, self._model, self._stop_reason, self._role = (
             done._content,
@@ -240,8 +259,34 @@ class SampleResult(Answer):
 
     @property
     def tool_uses(self) -> list[ToolUseContent]:
-        """The tools the model asks to call (answer each with a `ToolResultContent` in the next user message)."""
+        """The tools the model asks to call. Answer them all in the next user message:
+        [`run_tools`][toolkit.SampleResult.run_tools], or [`ToolUseContent.result`][toolkit.ToolUseContent.result]
+        for each."""
         return [block for block in self.content if isinstance(block, ToolUseContent)]
+
+    @property
+    def message(self) -> SamplingMessage:
+        """The reply as a message of the conversation: append it before the tool results that answer it."""
+        self._ready()
+        return SamplingMessage(role=self._role, content=list(self._content))
+
+    async def run_tools(self, tools: Iterable[Tool[Any, Any]]) -> SamplingMessage:
+        """Run every tool the model asked for, one after the other, and return the user message that answers them.
+
+        Each tool use is looked up by name among `tools` and run as a server runs a call
+        ([`Tool.run`][toolkit.Tool.run]: arguments validated, failures as error results the model can read, a
+        detached Context). A tool the model made up gets an error result naming the tools offered.
+        """
+        by_name = {t.name: t for t in tools}
+        results: list[ToolResultContent] = []
+        for use in self.tool_uses:
+            found = by_name.get(use.name)
+            if found is None:
+                offered = ", ".join(sorted(by_name)) or "none"
+                results.append(use.result(f"Unknown tool {use.name!r}; the tools are: {offered}", is_error=True))
+            else:
+                results.append(use.result(await found.run(use.input)))
+        return SamplingMessage(role="user", content=results)
 
     def __repr__(self) -> str:
         if self._pending is not None:

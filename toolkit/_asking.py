@@ -8,6 +8,7 @@ to the channel of the era: a server-to-client request, or the round's `Replay`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import string
 import threading
 import urllib.parse
@@ -23,7 +24,7 @@ from ._elicitation import Form, empty_form, form_of, parse_answer
 from ._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
 from ._jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
 from ._mrtr import Replay, input_required, open_round
-from ._sampling import sampling_params
+from ._sampling import SampleOptions, sampling_params
 from ._seal import Sealer
 from ._types import MODERN_VERSION
 
@@ -79,6 +80,7 @@ class Asker:
     """
 
     __slots__ = (
+        "_cancelled",
         "_scopes",
         "_timeout",
         "capabilities",
@@ -109,6 +111,7 @@ class Asker:
         self.replay = replay
         self._timeout = timeout
         self._scopes: set[anyio.CancelScope] = set()
+        self._cancelled = False
         self.missing: dict[str, Any] | None = None
         """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
 
@@ -168,7 +171,7 @@ class Asker:
         return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
 
     def sample(
-        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: dict[str, Any]
+        self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: SampleOptions
     ) -> SampleResult:
         try:
             params = sampling_params(messages, self.version, self.capabilities, **options)
@@ -203,29 +206,49 @@ class Asker:
             raise ClientCapabilityError("this call cannot ask the client anything", {})
         wait = timeout if timeout is not None else self._timeout
 
-        async def ask() -> A:
+        async def ask() -> A | None:
             with anyio.CancelScope() as scope:
-                self._scopes.add(scope)
-                try:
-                    return finish(await send(method, params, wait))
-                finally:
-                    self._scopes.discard(scope)
-            raise anyio.get_cancelled_exc_class()  # cancelled by `cancel()`: the sync tool's call is over
+                if not self._cancelled:  # else the call is over: nothing more is sent for it
+                    self._scopes.add(scope)
+                    try:
+                        return finish(await send(method, params, wait))
+                    finally:
+                        self._scopes.discard(scope)
+            return None  # cancelled by `cancel()`: the sync tool's call is over
 
         if threading.get_ident() != where.loop_thread:
-            return anyio.from_thread.run(ask, token=where.token)
+            done = anyio.from_thread.run(ask, token=where.token)
+            if done is None:
+                raise _call_cancelled(method)
+            return done
         if where.on_loop:
             raise RuntimeError(
                 "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the client: "
                 "make the tool async (and await the call), or let it run in a worker thread"
             )
-        answer: A = pending(kind, ask())  # type: ignore[assignment]
+
+        async def ask_on_loop() -> A:
+            done = await ask()
+            if done is None:
+                raise _call_cancelled(method)
+            return done
+
+        answer: A = pending(kind, ask_on_loop())  # type: ignore[assignment]
         return answer
 
     def cancel(self) -> None:
-        """Stop every question a sync tool is waiting for: its call was cancelled (the thread cannot be)."""
+        """Stop every question a sync tool is waiting for, and refuse later ones: its call was cancelled (the thread
+        cannot be)."""
+        self._cancelled = True
         for scope in list(self._scopes):
             scope.cancel()
+
+
+def _call_cancelled(method: str) -> concurrent.futures.CancelledError:
+    """What a sync tool's question raises once its call is cancelled: what a thread sees when the future it waits on
+    is cancelled. (The event loop's own cancellation exception means nothing on a worker thread, and trio's cannot be
+    made outside trio.) A `BaseException` would be kinder to `except Exception`, but this is the one threads know."""
+    return concurrent.futures.CancelledError(f"the tool call was cancelled while it asked the client ({method})")
 
 
 class CallThread:
@@ -321,7 +344,7 @@ def start_asking(
 
 
 def finish_asking(
-    asker: Asker, wire: dict[str, Any], *, sealer: Sealer, bind: Mapping[str, str], ttl: float
+    asker: Asker, wire: dict[str, Any], *, tool: str, sealer: Sealer, bind: Mapping[str, str], ttl: float
 ) -> dict[str, Any]:
     """What a call whose tool asked answers: its result, or the round's `InputRequiredResult` (2026-07-28).
 
@@ -336,7 +359,7 @@ def finish_asking(
         names = ", ".join(_capability_names(asker.missing))
         raise ProtocolError(
             MISSING_CLIENT_CAPABILITY,
-            f"Server requires the {names} capability for this request",
+            f"Server requires the {names} capability for this request (tool {tool!r} asks the client)",
             {"requiredCapabilities": asker.missing},
         )
     return wire

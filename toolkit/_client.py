@@ -239,8 +239,19 @@ class Client:
             http_client: An `httpx.AsyncClient` to use (its own transport, proxies, TLS settings); the caller
                 opens and closes it.
             **options: As for `Client(...)`.
+
+        Raises:
+            ImportError: httpx is not installed.
         """
-        from ._http_client import open_http
+        try:
+            from ._http_client import open_http
+        except ModuleNotFoundError as exc:
+            if exc.name != "httpx":
+                raise
+            raise ImportError(
+                "connecting over HTTP needs httpx: pip install 'mcp-toolkit[http]'"
+                " (from a checkout: pip install -e '.[http]')"
+            ) from None
 
         client = cls.__new__(cls)
         cls.__init__(client, MemoryTransport.pair()[0], **options)
@@ -318,7 +329,10 @@ class Client:
     async def _connect(self) -> None:
         if self._protocol in ("auto", MODERN_VERSION):
             try:
-                with anyio.fail_after(10 if self._protocol == "auto" else math.inf):
+                # A server that ignores an unknown method stays silent on stdio; over HTTP every request gets an
+                # answer, so a slow one (a busy server) is waited for rather than taken for an older server.
+                silent = 10 if self._protocol == "auto" and self._open is None else math.inf
+                with anyio.fail_after(silent):
                     result = await self._request("server/discover", {}, modern=True)
             except (ProtocolError, TimeoutError) as exc:
                 # The stdio transport page: an UnsupportedProtocolVersion error means a modern server that wants

@@ -896,6 +896,7 @@ class Connection:
             wire = finish_asking(
                 asker,
                 wire,
+                tool=name,
                 sealer=server.sealer,
                 bind=bind_for(server.name, name, raw_arguments),
                 ttl=server.request_state_ttl,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import anyio.from_thread
 import anyio.lowlevel
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, Unpack
 
 from ._asking import Asker, CallThread, confirm_call
 from ._auth import Identity, current_identity
@@ -20,9 +20,7 @@ from ._types import Implementation
 if TYPE_CHECKING:
     from ._answer import ElicitResult, SampleResult
     from ._elicitation import Form
-    from ._sampling import MessagesInput, ModelPreferences, ToolChoice
-    from ._tool import Tool
-    from ._types import ToolDefinition
+    from ._sampling import MessagesInput, SampleOptions
 
 __all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "confirm", "mark_cancelled", "sse_closer"]
 
@@ -302,6 +300,7 @@ class Context(Generic[StateT]):
             ElicitationError: the accepted answer does not fit the form.
             ElicitationSchemaError: the schema is outside the spec's subset.
             TimeoutError: no answer within `timeout`.
+            concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """
         return self._require_asker().elicit(self._thread(), message, schema, key, timeout)
 
@@ -325,17 +324,9 @@ class Context(Generic[StateT]):
         self,
         messages: MessagesInput,
         *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        model_preferences: ModelPreferences | Mapping[str, Any] | str | Sequence[str] | None = None,
-        tools: Sequence[Tool[Any, Any] | ToolDefinition | Mapping[str, Any]] | None = None,
-        tool_choice: ToolChoice | None = None,
-        include_context: Literal["none", "thisServer", "allServers"] | None = None,
-        metadata: Mapping[str, Any] | None = None,
         key: str | None = None,
         timeout: float | None = None,
+        **options: Unpack[SampleOptions],
     ) -> SampleResult:
         """Ask the client's model for a completion: `await` it in an async tool, call it in a sync one.
 
@@ -344,35 +335,21 @@ class Context(Generic[StateT]):
 
         Args:
             messages: A string (one user message), or a list of strings, `SamplingMessage`s or their dicts.
-            max_tokens: The most tokens the reply may have.
-            system_prompt: A system prompt the client may use.
-            temperature: Sampling temperature.
-            stop_sequences: Where to stop.
-            model_preferences: A model name, a list of names (hints, best first), or `ModelPreferences`.
-            tools: Tools the model may call (2025-11-25, clients with `sampling.tools`).
-            tool_choice: `"auto"`, `"required"` or `"none"`.
-            include_context: Context to include; only with the client's `sampling.context` (soft-deprecated).
-            metadata: Provider-specific metadata.
             key: The request's key in 2026-07-28 input requests (default: `sampling<n>`).
             timeout: Seconds to wait (handshake era); default `Server(client_request_timeout=...)`.
+            **options: What to ask of the model ([`SampleOptions`][toolkit.SampleOptions]): `max_tokens`
+                (required), `system_prompt`, `temperature`, `stop_sequences`, `model_preferences`, `metadata`,
+                `include_context`, and `tools` with `tool_choice` (2025-11-25 and later, for clients that declare
+                `sampling.tools`; see [tools in sampling](human-in-the-loop.md#tools-in-sampling)).
 
         Raises:
             ClientCapabilityError: the client cannot sample (or cannot with tools).
             ClientRequestError: the client answered with an error (`-1`: the user rejected the request).
             ValueError: malformed messages, or content the revision cannot carry.
+            TypeError: an option that is not one of `SampleOptions`.
             TimeoutError: no answer within `timeout`.
+            concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """
-        options = {
-            "max_tokens": max_tokens,
-            "system_prompt": system_prompt,
-            "temperature": temperature,
-            "stop_sequences": stop_sequences,
-            "model_preferences": model_preferences,
-            "tools": tools,
-            "tool_choice": tool_choice,
-            "include_context": include_context,
-            "metadata": metadata,
-        }
         return self._require_asker().sample(self._thread(), messages, key, timeout, options)
 
     def _require_asker(self) -> Asker:

@@ -16,7 +16,8 @@ import anyio
 from ._answer import ElicitResult, SampleResult
 from ._errors import ClientRequestError, ProtocolError
 from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
-from ._sampling import SamplingMessage, messages_of
+from ._sampling import messages_of
+from ._types import SamplingMessage
 
 __all__ = [
     "ElicitRequest",

@@ -20,7 +20,6 @@ import itertools
 import logging
 import math
 import secrets
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
@@ -49,6 +48,7 @@ from ._jsonrpc import (
 )
 from ._limits import RateLimit, RateLimiter
 from ._meta import VERSION_KEY
+from ._session_store import ProcessSessionStore, SessionStore
 from ._sessions import SessionCodec, SessionId
 from ._sse import EventStream, ReplayStore, retry_field
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
@@ -102,8 +102,8 @@ _UNSET: Any = object()
 # another worker is then known for what it is (docs/deploy.md: the answer must reach the process that asked).
 _ASK_PREFIX = f"{secrets.token_hex(4)}-"
 _ask_numbers = itertools.count(1)
-# 2026-07-28 requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
-_ANSWERED_ALONE = frozenset({"tools/list", "server/discover"})
+# Requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
+_ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer; and
 # (from `ctx.close_sse_stream()` or `sse_close_after=`) the order to end the HTTP response, not the SSE stream.
 _EVENT, _RESULT, _ERROR, _CLOSE = 0, 1, 2, 3
@@ -121,6 +121,7 @@ class HttpOptions(TypedDict, total=False):
     legacy: bool
     secret: bytes | str | Sequence[bytes | str] | None
     session_ttl: float
+    session_store: SessionStore | None
     sse_ping: float
     sse_retry: float
     sse_close_after: float | None
@@ -163,7 +164,7 @@ class _Record:
     def __init__(self, expires: float) -> None:
         self.expires = expires
         self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
-        self.calls: dict[Any, _Exchange] = {}  # requests in flight, for notifications/cancelled
+        self.calls: dict[Any, _Exchange | _Direct] = {}  # requests in flight, for notifications/cancelled
         self.stream: _Exchange | None = None  # the GET stream, if open on this process
         self.asks: dict[str, _Exchange] = {}  # the server's requests awaiting the client's POSTed answer, by id
 
@@ -302,6 +303,19 @@ class _AnswerOnly:
 
 
 _ANSWER_ONLY = _AnswerOnly()
+
+
+class _Direct:
+    """A 2025-11-25 call answered in the request's task (`HttpApp._answer`), as the session's table of calls in
+    flight knows it: `notifications/cancelled` and DELETE cancel its scope."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+
+    def end_input(self, last: str) -> None:
+        self.scope.cancel()
 
 
 @dataclass(slots=True)
@@ -461,6 +475,7 @@ class HttpApp:
         legacy: bool = True,
         secret: bytes | str | Sequence[bytes | str] | None = None,
         session_ttl: float = 24 * 3600.0,
+        session_store: SessionStore | None = None,
         sse_ping: float = 15.0,
         sse_retry: float = 1.0,
         sse_close_after: float | None = None,
@@ -495,7 +510,10 @@ class HttpApp:
         shared = server.share_secret(secret) if secret is not None or server.secret is not None else None
         self._codec = SessionCodec(shared, session_ttl)
         self._records: OrderedDict[str, _Record] = OrderedDict()
-        self._ended: dict[str, float] = {}  # nonces of sessions ended by DELETE, until their ids expire
+        if session_store is not None and not isinstance(session_store, SessionStore):
+            raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {session_store!r}")
+        # Which sessions DELETE ended: consulted by 2025-11-25 requests only.
+        self._store = session_store if session_store is not None else ProcessSessionStore()
         self._live: set[_Exchange] = set()
         self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
         self._allow = _ALLOW_LEGACY if legacy else _ALLOW_MODERN
@@ -740,7 +758,7 @@ class HttpApp:
             await self._serve(post, None, modern=True)
 
     def _answers_alone(self, message: dict[str, Any]) -> bool:
-        """Whether a 2026-07-28 request sends nothing but its answer and needs no watching: `tools/list`,
+        """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
         `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
         questions either) and that a closed stream could not stop anyway (not async: a worker thread, or inline)."""
         method = message["method"]
@@ -757,17 +775,33 @@ class HttpApp:
             cached = self._alone[tool.name] = (tool, plain)
         return cached[1]
 
-    async def _answer(self, post: _Post) -> None:
+    async def _answer(self, post: _Post, state: SessionState | None = None, record: _Record | None = None) -> None:
         """Serve a request that `_answers_alone` in this task, with a plain JSON reply: no connection loop, no
         task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `_serve` on one
-        uvicorn worker (docs/performance.md#streamable-http)."""
+        uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call (`state`, `record`) is
+        in the session's table meanwhile, so that `notifications/cancelled` and DELETE reach it."""
         message = post.message
         if message["method"] == "tools/call" and await self._refused(post):
             return
-        text = await Connection(self.server, _ANSWER_ONLY).answer(message)
+        connection = Connection(self.server, _ANSWER_ONLY, session=state)
+        if record is None:
+            text = await connection.answer(message)
+        else:
+            call = record.calls[message["id"]] = _Direct()
+            text = None
+            try:
+                with call.scope:
+                    text = await connection.answer(message)
+            finally:
+                record.calls.pop(message["id"], None)
+            if text is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
+                await _Writer(post.send, True, post.sse_ok).end()
+                return
         assert text is not None  # these methods always answer (only a subscription ends without one)
-        prefix = f'{{"jsonrpc":"2.0","id":{encode(message["id"])},"error"'
-        await _Writer(post.send, True, False).final(text, _status(text) if text.startswith(prefix) else 200)
+        status = 200
+        if state is None and text.startswith(f'{{"jsonrpc":"2.0","id":{encode(message["id"])},"error"'):
+            status = _status(text)  # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
+        await _Writer(post.send, True, False).final(text, status)
 
     def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
         """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
@@ -833,7 +867,11 @@ class HttpApp:
             state = session.state
             if record.log_level is not _UNSET:
                 state = replace(state, log_level=record.log_level)
-            await self._serve(post, record, state=state, nonce=session.nonce)
+            # sse_close_after= closes every long call's response, so none is answered in one piece
+            if post.json_ok and self.sse_close_after is None and self._answers_alone(message):
+                await self._answer(post, state, record)
+            else:
+                await self._serve(post, record, state=state, nonce=session.nonce)
 
     def _take(self, message: dict[str, Any], body: bytes, record: _Record) -> None:
         """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
@@ -1006,12 +1044,12 @@ class HttpApp:
 
     def _session(self, token: str, caller: _Caller) -> SessionId | None:
         session = self._codec.verify(token)
-        if session is None or session.nonce in self._ended:
+        if session is None:
             return None
         # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
         subject = caller.identity.subject if caller.identity is not None else None
         expected = self._codec.subject_hash(subject) if subject is not None else None
-        if session.subject_hash != expected:
+        if session.subject_hash != expected or self._store.is_ended(session.nonce):
             return None
         return session
 
@@ -1162,10 +1200,7 @@ class HttpApp:
         if session is None:
             await _session_gone(send)
             return
-        now = time.time()
-        for nonce in [n for n, expires in self._ended.items() if expires < now]:
-            del self._ended[nonce]
-        self._ended[session.nonce] = session.expires
+        self._store.end(session.nonce, session.expires)
         self._replay.drop_session(session.nonce)
         record = self._records.pop(session.nonce, None)
         if record is not None:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
 from pydantic import Field
+from typing_extensions import Required, TypedDict, Unpack
 
 from ._answer import SampleResult
 from ._errors import ClientCapabilityError
 from ._types import (
     AudioContent,
-    SamplingContent,
+    SamplingMessage,
     TextContent,
     ToolDefinition,
     ToolResultContent,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ModelPreferences",
+    "SampleOptions",
     "SampleResult",
     "SamplingMessage",
     "ToolResultContent",
@@ -37,19 +39,7 @@ __all__ = [
     "sampling_params",
 ]
 
-Role = Literal["user", "assistant"]
 ToolChoice = Literal["auto", "required", "none"]
-
-
-class SamplingMessage(WireModel):
-    """One message of a sampling conversation: a role and one content block (or several, from 2025-11-25)."""
-
-    role: Role
-    content: SamplingContent | list[SamplingContent]
-
-    @property
-    def blocks(self) -> list[Any]:
-        return self.content if isinstance(self.content, list) else [self.content]
 
 
 class ModelPreferences(WireModel):
@@ -106,20 +96,34 @@ def _check_tool_pairs(messages: list[SamplingMessage]) -> None:
                 raise ValueError(f"message {i + 1}: must answer each tool use of message {i} with a tool result, only")
 
 
+class SampleOptions(TypedDict, total=False):
+    """The options of [`Context.sample`][toolkit.Context.sample]: what `sampling/createMessage` asks of the model."""
+
+    max_tokens: Required[int]
+    """The most tokens the reply may have (required)."""
+    system_prompt: str | None
+    """A system prompt the client may use."""
+    temperature: float | None
+    """Sampling temperature."""
+    stop_sequences: Sequence[str] | None
+    """Where to stop."""
+    model_preferences: ModelPreferences | Mapping[str, Any] | str | Sequence[str] | None
+    """A model name, a list of names (hints, best first), or `ModelPreferences`."""
+    tools: Sequence[Tool[Any, Any] | ToolDefinition | Mapping[str, Any]] | None
+    """Tools the model may ask to call (2025-11-25 and later; the client must declare `sampling.tools`)."""
+    tool_choice: ToolChoice | None
+    """`"auto"` (the model decides), `"required"` (it must call a tool) or `"none"` (it must not)."""
+    include_context: Literal["none", "thisServer", "allServers"] | None
+    """Context to include; only with the client's `sampling.context` (soft-deprecated)."""
+    metadata: Mapping[str, Any] | None
+    """Provider-specific metadata."""
+
+
+_OPTION_NAMES = frozenset(SampleOptions.__annotations__)
+
+
 def sampling_params(
-    messages: MessagesInput,
-    version: str,
-    capabilities: Mapping[str, Any],
-    *,
-    max_tokens: int,
-    system_prompt: str | None = None,
-    temperature: float | None = None,
-    stop_sequences: Sequence[str] | None = None,
-    model_preferences: ModelPreferences | Mapping[str, Any] | str | Sequence[str] | None = None,
-    tools: Sequence[Tool[Any, Any] | ToolDefinition | Mapping[str, Any]] | None = None,
-    tool_choice: ToolChoice | None = None,
-    include_context: Literal["none", "thisServer", "allServers"] | None = None,
-    metadata: Mapping[str, Any] | None = None,
+    messages: MessagesInput, version: str, capabilities: Mapping[str, Any], **options: Unpack[SampleOptions]
 ) -> dict[str, Any]:
     """The `sampling/createMessage` params for a revision and the client's capabilities.
 
@@ -128,13 +132,22 @@ def sampling_params(
         ValueError: malformed messages, or content the revision cannot carry (audio before 2025-03-26, tools
             before 2025-11-25), or context inclusion the client did not declare.
     """
+    unknown = sorted(set(options) - _OPTION_NAMES)
+    if unknown:  # a type checker sees these; at run time they would otherwise be ignored without a word
+        raise TypeError(
+            f"unknown sampling option {', '.join(unknown)}; the options are {', '.join(sorted(_OPTION_NAMES))}"
+        )
     sampling = capabilities.get("sampling")
     if not isinstance(sampling, Mapping):
         raise ClientCapabilityError(
             "the client cannot answer sampling requests (it did not declare the sampling capability)", {"sampling": {}}
         )
+    max_tokens = options.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise ValueError("max_tokens must be a positive integer")
+    tools, tool_choice = options.get("tools"), options.get("tool_choice")
+    include_context, model_preferences = options.get("include_context"), options.get("model_preferences")
+    stop_sequences, metadata = options.get("stop_sequences"), options.get("metadata")
     wire_messages = messages_of(messages)
     with_tools = tools is not None or tool_choice is not None or _has_tool_blocks(wire_messages)
     if with_tools and version < "2025-11-25":
@@ -148,9 +161,9 @@ def sampling_params(
     if include_context not in (None, "none") and not isinstance(sampling.get("context"), Mapping):
         raise ValueError("include_context needs the client's sampling.context capability, which it did not declare")
     optional = {
-        "systemPrompt": system_prompt,
+        "systemPrompt": options.get("system_prompt"),
         "includeContext": include_context if include_context != "none" else None,
-        "temperature": temperature,
+        "temperature": options.get("temperature"),
         "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
         "metadata": dict(metadata) if metadata is not None else None,
         "modelPreferences": _preferences(model_preferences) if model_preferences is not None else None,

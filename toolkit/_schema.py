@@ -9,6 +9,7 @@ core schemas.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import typing
@@ -19,6 +20,7 @@ from typing import Any, get_args, get_origin
 import pydantic
 import pydantic_core
 from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
@@ -161,7 +163,9 @@ def input_schema(
             for definition in inner["definitions"]:
                 core_defs.setdefault(definition["ref"], definition)
             inner = inner["schema"]
-        schema, fields[p.name] = _property(p, info, inner, compact=optional_style == "compact", problems=problems)
+        schema, fields[p.name] = _property(
+            p, info, inner, compact=optional_style == "compact", as_ref=not inline, problems=problems
+        )
         merge_defs(schema, defs)
         properties[p.name] = schema
         if fields[p.name]["required"]:
@@ -186,10 +190,12 @@ def input_schema(
 
 
 def _property(
-    p: Param, info: TypeInfo, inner: CoreSchema, *, compact: bool, problems: list[str]
+    p: Param, info: TypeInfo, inner: CoreSchema, *, compact: bool, as_ref: bool, problems: list[str]
 ) -> tuple[dict[str, Any], core_schema.TypedDictField]:
     """One parameter's property schema and validator field."""
     schema = info.schema(compact=compact)
+    if as_ref:
+        schema = _as_ref(schema, inner)
     if p.description:
         schema["description"] = p.description
     if p.examples is not None:
@@ -207,6 +213,26 @@ def _property(
     return schema, core_schema.typed_dict_field(
         core_schema.with_default_schema(inner, default=p.default), required=False
     )
+
+
+@functools.cache
+def _namer() -> GenerateJsonSchema:
+    return GenerateJsonSchema()
+
+
+def _as_ref(schema: dict[str, Any], core: CoreSchema) -> dict[str, Any]:
+    """`inline_defs=False`: a parameter whose type is a model (a dataclass, a TypedDict, an enum) is a `$ref` to
+    its definition, named as pydantic names the same type nested (`Address`, `Box_int_`). pydantic describes a
+    type at the top of its own schema in place, so without this the one definition a user most expects in
+    `$defs` would be the one inlined."""
+    cls = core.get("cls")
+    if "ref" not in core or not isinstance(cls, type):
+        return schema
+    name = _namer().normalize_name(cls.__name__)
+    defs: dict[str, Any] = schema.pop("$defs", None) or {}
+    if name in defs:  # a nested type of the same name: pydantic named them apart; keep the parameter inline
+        return {**schema, "$defs": defs}
+    return {"$ref": f"#/$defs/{name}", "$defs": {**defs, name: schema}}
 
 
 def compact_optionals(schema: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import logging
 import re
 import typing
@@ -64,6 +65,7 @@ class ToolOptions(TypedDict, total=False):
     require_param_docs: bool
     inline_defs: bool
     schema_dialect: bool
+    input_schema_extra: Mapping[str, Any] | None
     optional_style: OptionalStyle
     show_error_details: bool
     run_in_thread: bool
@@ -87,6 +89,7 @@ class Options(typing.NamedTuple):
     require_param_docs: bool = False
     inline_defs: bool = True
     schema_dialect: bool = False
+    input_schema_extra: Mapping[str, Any] | None = None
     optional_style: OptionalStyle = "compact"
     show_error_details: bool = False
     run_in_thread: bool = True
@@ -321,11 +324,15 @@ class Tool(Generic[P, R]):
         self._convert, output = converter(
             hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
         )
+        if opts.input_schema_extra is not None:
+            problems.extend(_extra_problems(opts.input_schema_extra))
         if opts.meta is not None:
             problems.extend(meta_key_problems(opts.meta))
         problems.extend(confirm_problems(opts.confirm, [p.name for p in params]))
         if problems:
             raise ToolDefinitionError(qualname, problems)
+        if opts.input_schema_extra is not None:
+            schema = {**schema, **json.loads(json.dumps(opts.input_schema_extra))}  # a private copy
         if opts.schema_dialect:
             schema = {"$schema": SCHEMA_DIALECT, **schema}
 
@@ -475,6 +482,27 @@ def check_bound(tool: Tool[Any, Any]) -> None:
     raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
 
 
+#: What `input_schema_extra` cannot set: toolkit derives these from the signature, and validates calls by them.
+_DERIVED_KEYS = ("type", "properties", "required", "additionalProperties", "$defs", "$schema")
+
+
+def _extra_problems(extra: object) -> list[str]:
+    """What is wrong with `input_schema_extra`, checked when the tool is defined."""
+    if not isinstance(extra, Mapping):
+        return [f"input_schema_extra must be a mapping of JSON Schema keywords, not {type(extra).__name__}"]
+    problems = [
+        f"input_schema_extra cannot set {key!r}: toolkit derives it from the signature"
+        + (" (use schema_dialect=True)" if key == "$schema" else "")
+        for key in _DERIVED_KEYS
+        if key in extra
+    ]
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"input_schema_extra is not JSON: {exc}")
+    return problems
+
+
 def _annotations(opts: Options) -> ToolAnnotations | None:
     flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
     if all(flag is None for flag in flags) and opts.title is None:
@@ -543,6 +571,11 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
         schema_dialect (bool): Name the dialect in the `inputSchema`: `"$schema":
             "https://json-schema.org/draft/2020-12/schema"` (MCP's default dialect, so off by default).
+        input_schema_extra (Mapping[str, Any] | None): JSON Schema keywords added, as written, to the root of the
+            `inputSchema` (`allOf`, `if`/`then`/`else`, `dependentRequired`, ...): what a signature cannot say.
+            Advertised to the model, not enforced: calls are validated against the signature only, so check such
+            rules in the function. Cannot set what toolkit derives (`type`, `properties`, `required`,
+            `additionalProperties`, `$defs`, `$schema`).
         optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
             `"faithful"` keeps `anyOf [T, null]` with `default: null`.
         show_error_details (bool): Send exception types and messages to the client (off: a generic message).

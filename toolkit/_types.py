@@ -6,6 +6,7 @@ JSON object MCP sends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +23,7 @@ __all__ = [
     "Implementation",
     "ResourceLink",
     "SamplingContent",
+    "SamplingMessage",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",
@@ -199,6 +201,31 @@ class ToolUseContent(WireModel):
     input: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
+    def result(
+        self, content: str | ContentBlock | Sequence[ContentBlock] | CallToolResult, *, is_error: bool = False
+    ) -> ToolResultContent:
+        """The answer to this tool use, for the next user message of the conversation.
+
+        Args:
+            content: Text, content blocks, or a whole `CallToolResult` (as [`Tool.run`][toolkit.Tool.run] returns,
+                its structured content and error flag included).
+            is_error: The tool failed; `content` says why (the model reads it).
+        """
+        if isinstance(content, CallToolResult):
+            return ToolResultContent(
+                tool_use_id=self.id,
+                content=content.content,
+                structured_content=content.structured_content,
+                is_error=True if content.is_error or is_error else None,
+            )
+        if isinstance(content, str):
+            blocks: list[ContentBlock] = [TextContent(text=content)]
+        elif isinstance(content, WireModel):
+            blocks = [content]
+        else:
+            blocks = list(content)
+        return ToolResultContent(tool_use_id=self.id, content=blocks, is_error=True if is_error else None)
+
 
 class ToolResultContent(WireModel):
     """The result of a tool the model asked for, sent back in a user message (2025-11-25 and later)."""
@@ -244,3 +271,15 @@ SamplingContent = Annotated[
     TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent, Field(discriminator="type")
 ]
 """A block of a sampling message: text, image, audio, or (2025-11-25) a tool use or a tool result."""
+
+
+class SamplingMessage(WireModel):
+    """One message of a sampling conversation: a role and one content block (or several, from 2025-11-25)."""
+
+    role: Literal["user", "assistant"]
+    content: SamplingContent | list[SamplingContent]
+
+    @property
+    def blocks(self) -> list[Any]:
+        """The content as a list of blocks, however it was given."""
+        return self.content if isinstance(self.content, list) else [self.content]

@@ -10,10 +10,10 @@ import base64
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit import (
     Audio,
@@ -39,8 +39,11 @@ WAV = (
 server = Server("toolkit-conformance", version="1.0.0")
 
 
-class Address(BaseModel):
+# Lower case: the suite looks for `$defs.address`, and pydantic names a definition after its class.
+class address(BaseModel):
     """A postal address."""
+
+    model_config = ConfigDict(json_schema_extra={"$anchor": "addressDef"})  # SEP-2106: `$anchor` in `$defs`
 
     street: str
     city: str
@@ -137,10 +140,28 @@ def test_trigger_tool_change() -> str:
     return "tool list changed"
 
 
-@server.tool(schema_dialect=True, inline_defs=False)
-def json_schema_2020_12_tool(name: str, address: Address) -> str:
-    """Take an argument described with `$defs` and `$ref` (JSON Schema 2020-12)."""
-    return f"{name} lives in {address.city}"
+# SEP-2106's wider vocabulary at the root: a phone or an email, and the phone when it is the contact method.
+CONTACT_RULES: dict[str, Any] = {
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+}
+
+
+@server.tool(schema_dialect=True, inline_defs=False, input_schema_extra=CONTACT_RULES)
+def json_schema_2020_12_tool(
+    name: str,
+    address: address | None = None,
+    contactMethod: Literal["phone", "email"] | None = None,
+    phone: str | None = None,
+    email: str | None = None,
+) -> str:
+    """Take arguments described with JSON Schema 2020-12: `$defs` and `$ref`, `$anchor`, `allOf`, `if`/`then`/`else`."""
+    needed = "phone" if contactMethod == "phone" else "email"  # input_schema_extra is advertised, not enforced
+    if (phone if needed == "phone" else email) is None:
+        raise ToolError(f"{needed} is required")
+    return f"{name} lives in {address.city}" if address is not None else name
 
 
 @server.tool

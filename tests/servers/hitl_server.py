@@ -6,15 +6,17 @@ drives it too. The conformance tools keep the suite's names, keys and texts.
 
 from __future__ import annotations
 
+import concurrent.futures
 import enum
 import sys
+import threading
 from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from toolkit import Choices, Context, Form, Server, URLElicitationRequired
+from toolkit import Choices, Context, Form, SamplingMessage, Server, URLElicitationRequired, tool
 
 USER = Form(
     {
@@ -58,6 +60,19 @@ class Enums(TypedDict):
     titledMulti: Annotated[
         list[str], Choices({"value1": "First Choice", "value2": "Second Choice", "value3": "Third Choice"})
     ]
+
+
+WEATHER = {"Paris": "18°C, partly cloudy", "London": "15°C, rainy"}
+
+
+@tool(read_only=True)
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name.
+    """
+    return WEATHER.get(city, "no data")
 
 
 def build() -> Server:
@@ -206,6 +221,56 @@ def build() -> Server:
         """Sleeps, then asks (a test cancels it while it waits)."""
         await anyio.sleep(seconds)
         return (await ctx.elicit("Still there?", EMPTY)).action
+
+    sync_done = threading.Event()
+    sync_ended: list[str] = []
+
+    @server.tool
+    def sync_ask_when_told(ctx: Context) -> str:
+        """A sync tool's question (a test cancels the call while it waits): records how its thread got out, and
+        that a question asked after that is refused at once."""
+        try:
+            answer = ctx.elicit("Still there, sync?", EMPTY)
+        except concurrent.futures.CancelledError:
+            sync_ended.append(f"cancelled (ctx.cancelled={ctx.cancelled})")
+            try:
+                ctx.elicit("Asked again after the cancellation", EMPTY)
+            except concurrent.futures.CancelledError:
+                sync_ended.append("refused")
+            raise
+        else:
+            sync_ended.append(answer.action)
+            return answer.action
+        finally:
+            sync_done.set()
+
+    @server.tool
+    async def sync_question_ended() -> str:
+        """How `sync_ask_when_told` ended: waits (bounded) for its thread to get out of the question."""
+        await anyio.to_thread.run_sync(sync_done.wait, 10)
+        return ", ".join(sync_ended) or "still waiting"
+
+    # -- tools in sampling (2025-11-25 and 2026-07-28) ---------------------------------------------------
+
+    @server.tool
+    async def weather_report(cities: str, ctx: Context) -> str:
+        """Let the client's model call get_weather until it can answer, at most three rounds of tools."""
+        conversation: list[str | SamplingMessage] = [f"What's the weather like in {cities}?"]
+        for _ in range(3):
+            reply = await ctx.sample(conversation, max_tokens=1000, tools=[get_weather], tool_choice="auto")
+            if not reply.tool_uses:
+                return reply.text
+            conversation += [reply.message, await reply.run_tools([get_weather])]
+        return (await ctx.sample(conversation, max_tokens=1000, tools=[get_weather], tool_choice="none")).text
+
+    @server.tool
+    def sync_weather_report(city: str, ctx: Context) -> str:
+        """The same loop, once, from a sync tool: each tool use answered with `use.result(...)`."""
+        question = f"What's the weather like in {city}?"
+        reply = ctx.sample(question, max_tokens=1000, tools=[get_weather])
+        answers = [use.result(get_weather(**use.input)) for use in reply.tool_uses]
+        results = SamplingMessage(role="user", content=answers)
+        return ctx.sample([question, reply.message, results], max_tokens=1000, tools=[get_weather]).text
 
     return server
 

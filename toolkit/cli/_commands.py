@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import sys
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -76,20 +77,52 @@ async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, *
     if args.stdio:
         client = Client.stdio(args.command, **options)
     elif is_url(args.target):
-        client = Client.http(args.target, headers=_headers(args.headers), **options)
+        try:
+            client = Client.http(args.target, headers=_headers(args.headers), **options)
+        except ImportError as exc:  # without the http extra: the message says what to install
+            raise CommandError(str(exc)) from exc
     else:
         # `call` loads the server itself first, to check the tool's name.
         server = _load(args.target) if isinstance(args.target, str) else args.target
         client = Client(server, lifespan=lifespan, **options)
+    connected = False
     try:
         async with client:
+            connected = True
             yield client
     except OSError as exc:
         raise CommandError(f"cannot start {' '.join(args.command)!r}: {exc}") from exc
+    except ProtocolError as exc:
+        if connected or isinstance(exc, ConnectionClosedError):
+            raise
+        raise CommandError(_not_connected(args, exc)) from exc
 
 
 def is_url(target: Any) -> bool:
     return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+def _check_headers(args: argparse.Namespace, target: Any) -> None:
+    if args.headers and (args.stdio or not is_url(target)):
+        what = "a server started with --stdio" if args.stdio else repr(target)
+        raise CommandError(f"-H applies to URL targets (http://... or https://...), not to {what}")
+
+
+def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
+    """Why the client could not connect: the HTTP client's failure to reach a URL, or the server's refusal."""
+    if not is_url(args.target):
+        return f"the server refused the connection: {exc.message} (code {exc.code})"
+    url = urllib.parse.urlsplit(args.target)
+    # Client.http answers a request that got no JSON-RPC reply with one of two messages (toolkit/_http_client.py).
+    failure = exc.message.removeprefix("HTTP request failed: ")
+    if failure != exc.message or exc.message.startswith("HTTP "):
+        hint = ""
+        if exc.message.startswith("HTTP 404") and url.path.rstrip("/") != "/mcp":
+            hint = f"; the endpoint is usually /mcp: {urllib.parse.urlunsplit((*url[:2], '/mcp', *url[3:]))}"
+        elif "WRONG_VERSION_NUMBER" in failure and url.scheme == "https":
+            hint = f"; is it a plain HTTP server? try {urllib.parse.urlunsplit(('http', *url[1:]))}"
+        return f"cannot connect to {args.target}: {failure}{hint}"
+    return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
 
 
 def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -104,6 +137,8 @@ def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
 
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
+    _check_headers(args, args.target)
+
     async def fetch() -> list[dict[str, Any]]:
         with anyio.fail_after(args.timeout):
             async with _connect(args, definitions_only) as client:
@@ -112,6 +147,8 @@ def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     try:
         return _run(fetch)
+    except ProtocolError as exc:
+        raise CommandError(f"the server refused tools/list: {exc.message} (code {exc.code})") from exc
     except TimeoutError as exc:
         what = f"the server {' '.join(args.command)!r}" if args.stdio else repr(args.target)
         raise CommandTimeout(f"{args.name}: {what} gave no tools within {_seconds(args.timeout)} (--timeout)") from exc
@@ -152,14 +189,17 @@ def serve_target(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.allowed_hosts:
         options["allowed_hosts"] = args.allowed_hosts
-    if args.workers > 1:
-        from toolkit._serve_http import serve_workers
+    server = _load(args.target)  # a target that cannot load is reported here, once, not by each worker
+    try:
+        if args.workers > 1:
+            from toolkit._serve_http import serve_workers
 
-        _load(args.target)  # a target that cannot load is reported here, once, not by each worker
-        factory = "toolkit.cli._commands:worker_app"
-        serve_workers(factory, args.target, host=args.host, port=args.port, workers=args.workers, options=options)
-    else:
-        _load(args.target).run(transport="http", host=args.host, port=args.port, **options)
+            factory = "toolkit.cli._commands:worker_app"
+            serve_workers(factory, args.target, host=args.host, port=args.port, workers=args.workers, options=options)
+        else:
+            server.run(transport="http", host=args.host, port=args.port, **options)
+    except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
+        raise CommandError(str(exc)) from exc
     return 0
 
 
@@ -304,6 +344,7 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
         if len(words) < 2:
             raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
         args.target = words.pop(0)
+    _check_headers(args, args.target)
     name, pairs = words[0], _pairs(words[1:])
     given = _json_arguments(args.json_args)
     if not args.stdio and not is_url(args.target):
@@ -457,7 +498,9 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
 
 def worker_app() -> Any:
     """The app of one worker of `toolkit serve --http --workers N` (uvicorn calls it in each worker process)."""
-    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, TARGET_ENV
+    from toolkit import SqliteSessionStore
+    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
-    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], **options)
+    store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
+    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)

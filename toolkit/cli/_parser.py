@@ -15,12 +15,31 @@ __all__ = ["parse_arguments"]
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
-_EPILOG = """\
-TARGET is package.module, package.module:attr, path/to/file.py or path/to/file.py:attr. Without :attr the
-module's Server is used, or its @tool functions are collected into one. A URL (http://127.0.0.1:8000/mcp) is a
-server served over Streamable HTTP. With --stdio, put the server's command
-after `--`: toolkit list --stdio -- python server.py
+# The epilogs keep their line breaks (and so their lines fit in 80 columns).
+_RAW = argparse.RawDescriptionHelpFormatter
+_TARGET = """\
+TARGET is package.module, package.module:attr, path/to/file.py or
+path/to/file.py:attr. Without :attr the module's Server is used, or its @tool
+functions are collected into one.
+
 """
+_EPILOG = (
+    _TARGET
+    + """\
+TARGET may also be the URL of a server served over Streamable HTTP
+(http://127.0.0.1:8000/mcp); -H sends a header with each request. With --stdio,
+put the server's command after `--`: toolkit list --stdio -- python server.py
+
+"""
+)
+_SERVE_EPILOG = (
+    _TARGET
+    + """\
+Without --http, serves over stdio until stdin closes (what an MCP client's
+configuration runs). With --http, serves Streamable HTTP at
+http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
+"""
+)
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -55,18 +74,25 @@ def _parser() -> argparse.ArgumentParser:
         prog="toolkit",
         description="Serve, list, call, document and check MCP tools.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RAW,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="serve TARGET over stdio, or over HTTP with --http", epilog=_EPILOG)
+    serve = commands.add_parser(
+        "serve",
+        help="serve TARGET over stdio, or over HTTP with --http",
+        epilog=_SERVE_EPILOG,
+        formatter_class=_RAW,
+    )
     serve.add_argument("target", metavar="TARGET")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
     serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
-    serve.add_argument("--workers", type=int, default=1, help="with --http: worker processes sharing the port")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="with --http: worker processes sharing the port (default: 1)"
+    )
     serve.add_argument(
         "--allowed-host",
         action="append",
@@ -77,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
 
-    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG)
+    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
     listing.set_defaults(run=list_tools, name="list")
 
@@ -86,9 +112,9 @@ def _parser() -> argparse.ArgumentParser:
         help="call a tool and print its result",
         usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
         "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
-        epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string (text=123 is\n"
-        '"123"), otherwise JSON when the value parses as JSON, else a string.\n',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string\n"
+        '(text=123 is "123"), otherwise JSON when the value parses as JSON, else a\nstring.\n',
+        formatter_class=_RAW,
     )
     call.add_argument("words", nargs="+", metavar="ARGUMENT", help="TARGET (unless --stdio), TOOL, key=value pairs")
     call.add_argument(
@@ -112,7 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(call)
     call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
 
-    docs = commands.add_parser("docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG)
+    docs = commands.add_parser(
+        "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
+    )
     _source(docs)
     docs.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     docs.add_argument(
@@ -127,7 +155,10 @@ def _parser() -> argparse.ArgumentParser:
     docs.set_defaults(run=write_docs, name="docs")
 
     check = commands.add_parser(
-        "check", help="compare the tools with a snapshot, or check them against provider profiles", epilog=_EPILOG
+        "check",
+        help="compare the tools with a snapshot, or check them against provider profiles",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
     )
     _source(check)
     mode = check.add_mutually_exclusive_group(required=True)

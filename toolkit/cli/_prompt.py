@@ -1,7 +1,7 @@
 """Asking a human in the terminal: the elicitation handler of `toolkit call`.
 
 Questions go to stderr and answers come from stdin, one line each, so that stdout stays the call's result
-(`toolkit call ... | jq`) and tests drive it with piped answers. End of input cancels.
+(`toolkit call ... | jq`) and tests drive it with piped answers. End of input at any prompt cancels, and says so.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 
@@ -22,6 +22,11 @@ __all__ = ["TerminalPrompt"]
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _YES = frozenset({"y", "yes", "true", "1"})
 _NO = frozenset({"n", "no", "false", "0"})
+_ACTIONS: dict[str, Literal["accept", "decline", "cancel"]] = {
+    **dict.fromkeys(("", "a", "accept"), "accept"),
+    **dict.fromkeys(("d", "decline"), "decline"),
+    **dict.fromkeys(("c", "cancel"), "cancel"),
+}
 
 
 class _Stop(Exception):  # not an error: the user chose decline or cancel
@@ -31,7 +36,10 @@ class _Stop(Exception):  # not an error: the user chose decline or cancel
 
 async def _stdin_line() -> str:
     # A thread, abandoned if the call is cancelled: reading stdin cannot be interrupted portably.
-    return await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+    line: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+    if line and not sys.stdin.isatty():
+        _stderr("\n")  # a terminal echoes the answer and its newline; a piped one is not shown: end the prompt's line
+    return line
 
 
 def _stderr(text: str) -> None:
@@ -85,19 +93,20 @@ class TerminalPrompt:
                 value = await self._field(name, prop, name in required)
                 if value is not None:
                     content[name] = value
-            choice = (await self._ask("  [a]ccept / [d]ecline / [c]ancel [a]: ")).lower()
-            if choice in ("", "a", "accept"):
-                return ElicitResult.accept(content)
-            return ElicitResult("cancel" if choice in ("c", "cancel") else "decline")
+            while True:
+                choice = _ACTIONS.get((await self._ask("  [a]ccept / [d]ecline / [c]ancel [a]: ")).lower())
+                if choice is not None:
+                    return ElicitResult.accept(content) if choice == "accept" else ElicitResult(choice)
+                self._write("    ! answer a, d or c; try again\n")
         except _Stop as stop:
             return ElicitResult("cancel" if stop.action == "cancel" else "decline")
 
     async def _ask(self, prompt: str) -> str:
         self._write(prompt)
         line = await self._read()
-        if not line:
-            self._write("\n")
-            raise _Stop("cancel")  # end of input: the user went away without choosing
+        if not line:  # end of input: the user went away without choosing
+            self._write("\n! input ended: answered cancel\n")
+            raise _Stop("cancel")
         answer = line.strip()
         if answer in (":decline", ":cancel"):
             raise _Stop(answer[1:])
@@ -107,16 +116,25 @@ class TerminalPrompt:
         if self.yes:
             self._write(f"? {message} [y/N]: yes (--yes)\n")
             return ElicitResult.accept({})
-        answer = (await self._ask(f"? {message} [y/N]: ")).lower()
-        return ElicitResult.accept({}) if answer in _YES else ElicitResult.decline()
+        accepted = await self._yes_or_no(f"? {message} [y/N]: ", "  ")
+        return ElicitResult.accept({}) if accepted else ElicitResult.decline()
+
+    async def _yes_or_no(self, prompt: str, indent: str) -> bool:
+        """`[y/N]`: an empty answer is no; anything but yes or no is asked again, as a form's fields are."""
+        while True:
+            answer = (await self._ask(prompt)).lower()
+            if answer in _YES:
+                return True
+            if not answer or answer in _NO:
+                return False
+            self._write(f"{indent}! answer y or n; try again\n")
 
     async def _url(self, request: ElicitRequest) -> ElicitResult[Any]:
         url = request.url or ""
         host = urllib.parse.urlsplit(url).hostname or "?"
         # client/elicitation: show the full URL before consent, never fetch it first.
         self._write(f"? {request.message}\n  URL: {url}\n  host: {host}\n")
-        answer = (await self._ask("  Open it in your browser? [y/N]: ")).lower()
-        if answer not in _YES:
+        if not await self._yes_or_no("  Open it in your browser? [y/N]: ", "    "):
             return ElicitResult.decline()
         import webbrowser
 

@@ -119,6 +119,7 @@ class Plugin:
         handlers: dict[str, Any] = {
             "elicitation_handler": scripted.elicitation_handler,
             "sampling_handler": scripted.sampling_handler,
+            "sampling_tools": True,  # a script answers what it is told, tool uses included
         }
         if toolkit_transport == "memory":
             client = Client(toolkit_server, protocol=toolkit_protocol, lifespan=toolkit_lifespan, **handlers)

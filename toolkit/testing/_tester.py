@@ -49,6 +49,8 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             [human in the loop](human-in-the-loop.md#testing).
         sampling: The model's replies: a `str`, a `SampleResult`, a list of those, or a handler; `None`: the
             client cannot sample.
+        sampling_tools: With `sampling`, declare `sampling.tools` too (default), so that tools which offer the
+            model tools can be tested; `False` tests what such a tool does with a client that lacks it.
 
     Example:
         ```python
@@ -75,6 +77,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         lifespan: Lifespan | None = None,
         elicitation: ElicitationScript | None = None,
         sampling: SamplingScript | None = None,
+        sampling_tools: bool = True,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -88,6 +91,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self._backend = backend
         self._log_level: LogLevel = log_level
         self._lifespan = lifespan
+        self._sampling_tools = sampling_tools
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None
@@ -108,6 +112,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
                     lifespan=self._lifespan,
                     elicitation_handler=scripted.elicitation_handler,
                     sampling_handler=scripted.sampling_handler,
+                    sampling_tools=self._sampling_tools,
                 )
             )
             stack.enter_context(portal.wrap_async_context_manager(client))
