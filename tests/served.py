@@ -39,8 +39,10 @@ def install_node() -> Path:
 class Served:
     """A `toolkit serve --http` process and the URL it announced."""
 
-    def __init__(self, target: Path, *args: str) -> None:
+    def __init__(self, target: Path, *args: str, script: bool = False) -> None:
         command = [sys.executable, "-m", "toolkit", "serve", str(target), "--http", "--port", "0", *args]
+        if script:  # the file serves itself (`server.run(transport="http", ...)` with options of its own)
+            command = [sys.executable, str(target), *args]
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
         lines: queue.Queue[str] = queue.Queue()
         self.stderr: list[str] = []

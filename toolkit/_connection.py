@@ -704,6 +704,10 @@ class Connection:
             waiting.result = message.get("result")
         waiting.done.set()
 
+    async def flush(self) -> None:
+        """Wait until the transport has taken every message sent so far (HTTP: before a response closes early)."""
+        await self._outbox.flush()
+
     def tools_changed(self) -> None:
         """Called by the server when its tool list changes."""
         if self._tg is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ._elicitation import Form
     from ._sampling import MessagesInput, SampleOptions
 
-__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "confirm", "mark_cancelled"]
+__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "confirm", "mark_cancelled", "sse_closer"]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 #: RFC 5424 severities, least severe first, as MCP names them.
@@ -30,6 +31,10 @@ _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING}
 
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+#: How the call being served ends its HTTP response early (2025-11-25 Streamable HTTP, SEP-1699); None elsewhere.
+#: Set by the HTTP app for the call's task, which its worker thread inherits; read by `Context.close_sse_stream`.
+sse_closer: ContextVar[Callable[[], Coroutine[Any, Any, None]] | None] = ContextVar("toolkit_sse_closer", default=None)
 
 _logger = logging.getLogger("toolkit.tools")
 
@@ -229,6 +234,26 @@ class Context(Generic[StateT]):
     def error(self, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Log at `error` level."""
         return self.log("error", data, logger)
+
+    def close_sse_stream(self) -> Awaitable[None]:
+        """End this call's HTTP response now; the call goes on, and the client gets the rest by reconnecting.
+
+        2025-11-25 Streamable HTTP (SEP-1699 polling): the server may close the connection of a call's SSE stream
+        without ending the stream. The client reconnects with GET and `Last-Event-ID` after the `retry` delay and
+        receives what the call sent meanwhile, up to its result. A long call thus holds no connection (and no proxy
+        timeout) while it works. A no-op everywhere else: stdio, memory, 2026-07-28 requests, sessions of older
+        revisions, and clients that take only JSON. `await` it in an async tool; call it in a sync one.
+        See [resumption](http.md#resumption).
+        """
+        closer = sse_closer.get()
+        if closer is None:
+            return self._deliver(None, _NO_PARAMS)
+        if threading.get_ident() != self._loop_thread:
+            anyio.from_thread.run(closer, token=self._token)
+            return _SENT
+        if self._sync_on_loop:
+            return self._deliver(None, _NO_PARAMS)  # raises: such a tool cannot wait for the loop
+        return closer()
 
     # -- asking the client (docs/human-in-the-loop.md) -------------------------------------------------
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import inspect
 import itertools
 import logging
 import math
 import secrets
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
@@ -31,6 +32,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ._auth import BearerAuth, Identity, Refusal, TokenVerifier, current_identity, to_verifier
 from ._connection import Connection, SessionState
+from ._context import sse_closer
 from ._errors import StartupError
 from ._jsonrpc import (
     INTERNAL_ERROR,
@@ -48,6 +50,7 @@ from ._limits import RateLimit, RateLimiter
 from ._meta import VERSION_KEY
 from ._session_store import ProcessSessionStore, SessionStore
 from ._sessions import SessionCodec, SessionId
+from ._sse import EventStream, ReplayStore, retry_field
 from ._types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 if TYPE_CHECKING:
@@ -101,8 +104,12 @@ _ASK_PREFIX = f"{secrets.token_hex(4)}-"
 _ask_numbers = itertools.count(1)
 # Requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
 _ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
-# What the exchange hands the response writer: a message before the answer, the result, or an error answer.
-_EVENT, _RESULT, _ERROR = 0, 1, 2
+# What the exchange hands the response writer: a message before the answer, the result, or an error answer; and
+# (from `ctx.close_sse_stream()` or `sse_close_after=`) the order to end the HTTP response, not the SSE stream.
+_EVENT, _RESULT, _ERROR, _CLOSE = 0, 1, 2, 3
+# SEP-1699 (2025-11-25): the revision whose clients expect priming events (an id, empty data); older clients would
+# read the empty data as a message.
+_PRIMING_SINCE = "2025-11-25"
 
 
 class HttpOptions(TypedDict, total=False):
@@ -116,6 +123,10 @@ class HttpOptions(TypedDict, total=False):
     session_ttl: float
     session_store: SessionStore | None
     sse_ping: float
+    sse_retry: float
+    sse_close_after: float | None
+    replay_window: float
+    replay_size: int
     auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None
     resource_url: str | None
     authorization_servers: Sequence[str]
@@ -331,62 +342,120 @@ class _Caller:
 
 
 class _Writer:
-    """One HTTP response, chosen lazily: JSON when the answer comes alone, SSE from the first message before it."""
+    """One HTTP response, chosen lazily: JSON when the answer comes alone, SSE from the first message before it.
 
-    __slots__ = ("_json_ok", "_send", "_sse_ok", "gone", "headers", "started")
+    In a 2025-11-25 session the SSE events are numbered and kept for resumption (`_sse.py`): `open` says where the
+    stream is kept once SSE starts, and `retry` (the SSE `retry` line) also makes the response open with a priming
+    event. Once a resumption took the stream over, or the response was closed early, events are only kept.
+    """
 
-    def __init__(self, send: Send, json_ok: bool, sse_ok: bool) -> None:
-        self._send = send
+    __slots__ = ("_json_ok", "_open", "_retry", "_sse_ok", "gone", "headers", "owner", "send", "started", "stream")
+
+    def __init__(
+        self,
+        send: Send,
+        json_ok: bool,
+        sse_ok: bool,
+        open: tuple[ReplayStore, str] | None = None,
+        retry: bytes | None = None,
+    ) -> None:
+        self.send = send
         self._json_ok = json_ok
         self._sse_ok = sse_ok
+        self._open = open
+        self._retry = retry
+        self.owner = 0  # the stream's owner number while this response writes it
+        self.stream: EventStream | None = None
         self.started = False
         self.gone = False  # the client went away: nothing more is written
         self.headers: list[tuple[bytes, bytes]] = []
 
-    async def start_sse(self) -> None:
+    def attach(self, stream: EventStream, owner: int) -> None:
+        """Write `stream` (a GET stream resumed: `owner` is the resumption's number)."""
+        self.stream = stream
+        self.owner = owner
+
+    async def start_sse(self, after: int = 0) -> None:
         self.started = True
-        await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + self.headers})
+        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + self.headers})
+        if self.stream is None and self._open is not None:
+            store, nonce = self._open
+            self.stream = store.open(nonce, "p")
+        if self.stream is not None and self._retry is not None:
+            body = self.stream.priming(after, self._retry)
+            await self.send({"type": "http.response.body", "body": body, "more_body": True})
 
     async def event(self, text: str) -> None:
-        if self.gone or not self._sse_ok:
+        if not self._sse_ok or (self.gone and not self.started):
             return  # a client that takes only JSON gets the answer, without what came before it
         if not self.started:
             await self.start_sse()
-        await self._send(
-            {
-                "type": "http.response.body",
-                "body": b"event: message\ndata: " + text.encode() + b"\n\n",
-                "more_body": True,
-            }
-        )
-
-    async def final(self, text: str, status: int) -> None:
+        stream = self.stream
+        if stream is None:
+            if not self.gone:
+                body = b"event: message\ndata: " + text.encode() + b"\n\n"
+                await self.send({"type": "http.response.body", "body": body, "more_body": True})
+            return
+        frame = stream.add(text)
         if self.gone:
             return
-        if not self.started and self._json_ok:
-            self.started = True
-            body = text.encode()
-            # With its length the body goes out as is, not chunked (less for the server and the client to frame).
-            headers = [_JSON, (b"content-length", str(len(body)).encode()), *self.headers]
-            await self._send({"type": "http.response.start", "status": status, "headers": headers})
-            await self._send({"type": "http.response.body", "body": body})
+        if stream.owner != self.owner:  # resumed elsewhere: this response ends, the stream goes on there
+            self.gone = True
+            await self.send({"type": "http.response.body", "body": b""})
+            return
+        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+
+    async def final(self, text: str, status: int) -> None:
+        if not self.started:
+            if self.gone:
+                return
+            if self._json_ok:
+                self.started = True
+                body = text.encode()
+                # With its length the body goes out as is, not chunked (less for the server and the client to frame).
+                headers = [_JSON, (b"content-length", str(len(body)).encode()), *self.headers]
+                await self.send({"type": "http.response.start", "status": status, "headers": headers})
+                await self.send({"type": "http.response.body", "body": body})
+                return
+            await self.start_sse()
+        stream = self.stream
+        if stream is None:
+            if not self.gone:
+                await self.send(
+                    {"type": "http.response.body", "body": b"event: message\ndata: " + text.encode() + b"\n\n"}
+                )
+            return
+        frame = stream.add(text)
+        stream.finish()
+        if not self.gone:
+            await self.send({"type": "http.response.body", "body": frame if stream.owner == self.owner else b""})
+
+    async def close(self) -> None:
+        """SEP-1699: end the HTTP response now, not the SSE stream; the client resumes it with GET + Last-Event-ID.
+
+        Only where the client can resume: a 2025-11-25 session whose client takes SSE.
+        """
+        if self.gone or self._retry is None or not self._sse_ok or (self._open is None and self.stream is None):
             return
         if not self.started:
-            await self.start_sse()
-        body = b"event: message\ndata: " + text.encode() + b"\n\n"
-        await self._send({"type": "http.response.body", "body": body})
+            await self.start_sse()  # the priming event gives the client an id to resume from
+        self.gone = True
+        await self.send({"type": "http.response.body", "body": self._retry + b"\n"})
 
     async def end(self) -> None:
         """End a response that got no answer (cancelled, or the server is closing)."""
+        if self.stream is not None:
+            self.stream.finish()
         if self.gone:
             return
         if not self.started:
             self.started = True
+            self._open = None  # no id to resume from: there is nothing more to come
             if self._sse_ok:
                 await self.start_sse()
             else:
-                await self._send({"type": "http.response.start", "status": 202, "headers": self.headers})
-        await self._send({"type": "http.response.body", "body": b""})
+                await self.send({"type": "http.response.start", "status": 202, "headers": self.headers})
+        await self.send({"type": "http.response.body", "body": b""})
 
 
 class HttpApp:
@@ -408,6 +477,10 @@ class HttpApp:
         session_ttl: float = 24 * 3600.0,
         session_store: SessionStore | None = None,
         sse_ping: float = 15.0,
+        sse_retry: float = 1.0,
+        sse_close_after: float | None = None,
+        replay_window: float = 60.0,
+        replay_size: int = 1 << 20,
         auth: TokenVerifier | Callable[[str], Awaitable[Identity | None]] | None = None,
         resource_url: str | None = None,
         authorization_servers: Sequence[str] = (),
@@ -423,6 +496,11 @@ class HttpApp:
         self.max_body_size = max_body_size if max_body_size is not None else server.max_message_size
         self.legacy = legacy
         self.sse_ping = sse_ping
+        if sse_close_after is not None and sse_close_after < 0:
+            raise ValueError(f"sse_close_after must be at least 0 seconds, got {sse_close_after}")
+        self.sse_close_after = sse_close_after
+        self._retry = retry_field(sse_retry)
+        self._replay = ReplayStore(replay_window, replay_size)
         hosts = {h.lower() for h in (allowed_hosts if allowed_hosts is not None else _LOOPBACK)}
         self._any_host = "*" in hosts
         self._host_suffixes = tuple(h[1:] for h in hosts if h.startswith("*."))
@@ -789,10 +867,11 @@ class HttpApp:
             state = session.state
             if record.log_level is not _UNSET:
                 state = replace(state, log_level=record.log_level)
-            if post.json_ok and self._answers_alone(message):
+            # sse_close_after= closes every long call's response, so none is answered in one piece
+            if post.json_ok and self.sse_close_after is None and self._answers_alone(message):
                 await self._answer(post, state, record)
             else:
-                await self._serve(post, record, state=state)
+                await self._serve(post, record, state=state, nonce=session.nonce)
 
     def _take(self, message: dict[str, Any], body: bytes, record: _Record) -> None:
         """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
@@ -824,8 +903,13 @@ class HttpApp:
         state: SessionState | None = None,
         modern: bool = False,
         initialize: bool = False,
+        nonce: str | None = None,
     ) -> None:
-        """Serve one request on a connection of its own; its messages go on this request's response."""
+        """Serve one request on a connection of its own; its messages go on this request's response.
+
+        In a 2025-11-25 session (`nonce`), the SSE events are numbered and kept for resumption, and the response
+        may be closed before the answer (`ctx.close_sse_stream()`, `sse_close_after=`) while the call goes on.
+        """
         request_id = post.message["id"]
         if post.message["method"] == "tools/call" and await self._refused(post):
             return
@@ -834,10 +918,11 @@ class HttpApp:
         asks = _AskIds(record, exchange) if record is not None else None
         connection = Connection(self.server, exchange, session=state, request_ids=asks)
         exchange.idle = connection.wait_idle
-        writer = _Writer(post.send, post.json_ok, post.sse_ok)
+        writer, closer = self._writer(post, state, nonce, connection=connection, out=out)
         answered = False
 
         async def run_connection() -> None:
+            sse_closer.set(closer)  # this task's own context: the call's task and thread inherit it
             async with out:
                 await connection.run()
 
@@ -850,10 +935,15 @@ class HttpApp:
                         record.calls[request_id] = exchange
                     tg.start_soon(run_connection)
                     watcher = anyio.CancelScope()
-                    tg.start_soon(self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None)
+                    tg.start_soon(
+                        self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None, closer
+                    )
                     async for text, kind in messages:
                         if kind == _EVENT:
                             await writer.event(text)
+                            continue
+                        if kind == _CLOSE:
+                            await writer.close()
                             continue
                         status = 200
                         if modern and kind == _ERROR:
@@ -895,16 +985,53 @@ class HttpApp:
         return False
 
     async def _watch(
-        self, receive: Receive, scope: anyio.CancelScope, writer: _Writer, cancel: anyio.CancelScope | None
+        self,
+        receive: Receive,
+        scope: anyio.CancelScope,
+        writer: _Writer,
+        cancel: anyio.CancelScope | None,
+        close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Watch for the client leaving. 2026-07-28: closing the stream cancels the request. 2025-11-25:
-        "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard."""
+        "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard.
+
+        `close`: how to close the response early; with `sse_close_after=` (SEP-1699 polling) it is closed after
+        that long, and the client resumes it with GET.
+        """
         with scope:
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            if close is not None and self.sse_close_after is not None:
+                with anyio.move_on_after(self.sse_close_after) as timer:
+                    await _disconnected(receive)
+                if timer.cancelled_caught:
+                    await close()
+                    await _disconnected(receive)
+            else:
+                await _disconnected(receive)
             writer.gone = True
             if cancel is not None:
                 cancel.cancel()
+
+    def _writer(
+        self,
+        post: _Post,
+        state: SessionState | None,
+        nonce: str | None,
+        *,
+        connection: Connection,
+        out: MemoryObjectSendStream[tuple[str, int]],
+    ) -> tuple[_Writer, Callable[[], Coroutine[Any, Any, None]] | None]:
+        """The response of a request, and how its call closes it early (None: it cannot, outside a session)."""
+        if nonce is None:
+            return _Writer(post.send, post.json_ok, post.sse_ok), None
+        retry = self._retry if state is not None and state.version >= _PRIMING_SINCE else None
+        writer = _Writer(post.send, post.json_ok, post.sse_ok, (self._replay, nonce), retry)
+
+        async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
+            await connection.flush()
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await out.send(("", _CLOSE))
+
+        return writer, close
 
     def _initialized(self, connection: Connection, writer: _Writer, caller: _Caller) -> None:
         state = connection.session
@@ -956,17 +1083,47 @@ class HttpApp:
             await _session_gone(send)
             return
         record = self._record(session)
-        if record.stream is not None:  # "only one" stream for the server's own messages, as the TS SDK answers
+        retry = self._retry if session.state.version >= _PRIMING_SINCE else None
+        last = headers.get("last-event-id") or None  # empty: no id, as HTML's EventSource sends none
+        found = self._replay.find(session.nonce, last) if last is not None else None
+        if found is not None and found[0].id.startswith("p"):
+            await self._resume(found[0], found[1], retry, receive, send)
+            return
+        if found is None and last is not None and not last.startswith("g"):
+            # A POST's stream this process does not keep: expired, or served by another worker (docs/deploy.md).
+            # Not 404, which would tell the client its session is gone.
+            body = _error_body(None, INVALID_REQUEST, "Bad request: Last-Event-ID names no stream kept here")
+            await _plain(send, 400, body, [_JSON])
+            return
+        if found is None and record.stream is not None:
+            # "only one" stream for the server's own messages, as the TS SDK answers; resuming it takes it over
             await _plain(
                 send, 409, _error_body(None, INVALID_REQUEST, "Conflict: a GET stream is already open"), [_JSON]
             )
             return
+        writer = _Writer(send, False, True, retry=retry)
+        if found is None:  # a new stream (or one gone from here: what it carried while away is lost)
+            stream, after = self._replay.open(session.nonce, "g"), 0
+            writer.attach(stream, 0)
+        else:
+            stream, after = found
+            self._replay.use(stream)
+            writer.attach(stream, stream.take())
+        await self._listen(record, session.state, writer, after, receive)
+
+    async def _listen(
+        self, record: _Record, state: SessionState, writer: _Writer, after: int, receive: Receive
+    ) -> None:
+        """The GET stream: the session's messages that belong to no request (after what a resumption missed)."""
+        if record.stream is not None:
+            record.stream.close()  # resumed: the stream moves to this response
+        send = writer.send
+        stream = writer.stream
+        assert stream is not None
         out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
         exchange = _Exchange(None, None, out)
         record.stream = exchange
-        state = session.state
         connection = Connection(self.server, exchange, session=state)
-        writer = _Writer(send, False, True)
         self._live.add(exchange)
 
         async def run_connection() -> None:
@@ -978,7 +1135,9 @@ class HttpApp:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(run_connection)
                     tg.start_soon(self._watch, receive, anyio.CancelScope(), writer, tg.cancel_scope)
-                    await writer.start_sse()
+                    await writer.start_sse(after)
+                    for _, frame in stream.since(after):  # what the client missed, then the stream goes on
+                        await send({"type": "http.response.body", "body": frame, "more_body": True})
                     while True:
                         with anyio.move_on_after(self.sse_ping) as idle:
                             try:
@@ -995,7 +1154,41 @@ class HttpApp:
             exchange.close()
             if record.stream is exchange:
                 record.stream = None
+            if stream.owner == writer.owner:
+                stream.finish()  # not in use: kept for `replay_window` seconds
+            writer.stream = None
         await writer.end()
+
+    async def _resume(self, stream: EventStream, after: int, retry: bytes | None, receive: Receive, send: Send) -> None:
+        """GET + Last-Event-ID of a POST's stream: its events after that id, then the rest as the call sends them,
+        up to the answer (then the stream ends). Never another stream's events (transports §Resumability)."""
+        if stream.done and after >= stream.seq:
+            # Nothing more will come: 204 tells an SSE client to stop reconnecting (HTML's EventSource rule).
+            await _plain(send, 204)
+            return
+        owner = stream.take()
+        writer = _Writer(send, False, True, retry=retry)
+        writer.attach(stream, owner)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch, receive, anyio.CancelScope(), writer, tg.cancel_scope)
+            await writer.start_sse(after)
+            close_at = anyio.current_time() + (self.sse_close_after if self.sse_close_after is not None else math.inf)
+            while stream.owner == owner:
+                pending = stream.since(after)
+                for seq, frame in pending:  # what is there is sent, however soon the response closes
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                    after = seq
+                if pending:
+                    continue  # more may have come while sending
+                if stream.done:
+                    break
+                with anyio.move_on_after(close_at - anyio.current_time()) as waiting:
+                    await stream.wait()
+                if waiting.cancelled_caught:  # sse_close_after: polled again later
+                    break
+            end = retry + b"\n" if retry is not None and not stream.done else b""
+            await send({"type": "http.response.body", "body": end})
+            tg.cancel_scope.cancel()
 
     async def _delete(self, headers: dict[str, str], send: Send, caller: _Caller) -> None:
         token = headers.get("mcp-session-id")
@@ -1008,6 +1201,7 @@ class HttpApp:
             await _session_gone(send)
             return
         self._store.end(session.nonce, session.expires)
+        self._replay.drop_session(session.nonce)
         record = self._records.pop(session.nonce, None)
         if record is not None:
             for call in record.calls.values():
@@ -1015,6 +1209,11 @@ class HttpApp:
             if record.stream is not None:
                 record.stream.close()
         await _plain(send, 204)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _status(text: str) -> int:

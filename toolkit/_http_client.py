@@ -5,6 +5,10 @@ back (one JSON answer, or the SSE events of that request) is handed to `receive(
 messages themselves: an `initialize` answer opens a 2025-11-25 session (its `Mcp-Session-Id` then goes with every
 request, a GET stream carries the server's own messages, and DELETE ends it on close); a request with the
 2026-07-28 `_meta` gets that revision's metadata headers and is cancelled by closing its response.
+
+A 2025-11-25 SSE stream that ends before its answer (the server closed it to be polled, SEP-1699, or the connection
+broke) is resumed with GET + `Last-Event-ID` after the server's `retry` delay, until the answer comes; the GET
+stream is reopened the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ __all__ = ["HttpTransport", "open_http"]
 logger = logging.getLogger("toolkit.client")
 
 _ACCEPT = "application/json, text/event-stream"
+_RETRY = 1.0  # seconds before reconnecting when the server gave no `retry`
+_MAX_RETRY = 30.0  # the longest wait between failed reconnections (the delay doubles from `retry` up to this)
+_ATTEMPTS = 5  # reconnections in a row that fail (no HTTP answer at all) before giving up
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
@@ -40,8 +47,22 @@ def header_value(value: str) -> str:
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
-async def _sse_data(response: httpx.Response) -> AsyncGenerator[str, None]:
-    """The `data` of each `message` event of an SSE body (comments, priming events and other types skipped)."""
+class _Resume:
+    """What an SSE stream said about resuming it: the last event id seen, and the `retry` delay in seconds."""
+
+    __slots__ = ("last_id", "retry")
+
+    def __init__(self) -> None:
+        self.last_id: str | None = None
+        self.retry = _RETRY
+
+
+async def _sse_data(response: httpx.Response, resume: _Resume) -> AsyncGenerator[str, None]:
+    """The `data` of each `message` event of an SSE body (comments, priming events and other types skipped).
+
+    `id` and `retry` fields are noted in `resume` as they come (HTML's EventSource rules: an id counts even on an
+    event without data, such as a priming event; `retry` takes only digits).
+    """
     data: list[str] = []
     event = "message"
     async with contextlib.aclosing(cast(AsyncGenerator[str, None], response.aiter_lines())) as lines:
@@ -61,8 +82,26 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[str, None]:
                 data.append(value)
             elif field == "event":
                 event = value
+            elif field == "id" and "\0" not in value:
+                resume.last_id = value
+            elif field == "retry" and value.isdigit():
+                resume.retry = int(value) / 1000
     if data and event == "message" and "\n".join(data).strip():
         yield "\n".join(data)
+
+
+def _ends(text: str, request_id: Any) -> bool:
+    """Whether a message ends the wait for `request_id`: its answer, or the server's cancellation of it."""
+    try:
+        message = decode(text)
+    except ValueError:
+        return False
+    if not isinstance(message, dict):
+        return False
+    if message.get("method") == "notifications/cancelled":
+        params = message.get("params")
+        return isinstance(params, dict) and params.get("requestId") == request_id
+    return "method" not in message and message.get("id") == request_id
 
 
 class HttpTransport:
@@ -128,7 +167,9 @@ class HttpTransport:
         try:
             with scope:
                 async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
-                    await self._answer(response, request_id, method)
+                    resume = await self._answer(response, request_id, method)
+                if resume is not None:
+                    await self._resume(request_id, resume)
         except httpx.HTTPError as exc:
             if request_id is not None:
                 await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
@@ -138,16 +179,20 @@ class HttpTransport:
             self._stream_open = True
             self._tg.start_soon(self._listen)
 
-    async def _answer(self, response: httpx.Response, request_id: Any, method: Any) -> None:
+    async def _answer(self, response: httpx.Response, request_id: Any, method: Any) -> _Resume | None:
+        """Hand the answer to `receive()`; what to resume from when an SSE stream ended before it (else None)."""
         kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if response.status_code == 202 or request_id is None:
             await response.aread()
-            return
+            return None
         if kind == "text/event-stream" and response.is_success:
-            async with contextlib.aclosing(_sse_data(response)) as events:
-                async for data in events:
-                    await self._in.send(data)
-            return
+            resume = _Resume()
+            if await self._relay(response, request_id, resume):
+                return None
+            if resume.last_id is not None and self.session_id is not None:
+                return resume
+            await self._fail(request_id, "the server ended the response stream without an answer")
+            return None
         body = (await response.aread()).decode("utf-8", "replace")
         if kind == "application/json":
             try:
@@ -164,11 +209,62 @@ class HttpTransport:
                 if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
                     answer["id"] = request_id
                 await self._in.send(encode(answer))
-                return
+                return None
         if response.status_code == 404 and self.session_id is not None:
             await self._fail(request_id, "the session has ended or expired (HTTP 404): connect again")
         else:
             await self._fail(request_id, f"HTTP {response.status_code} {response.reason_phrase}")
+        return None
+
+    async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume) -> bool:
+        """Hand each message of an SSE response to `receive()`; True once the wait for `request_id` ended."""
+        last = None
+        try:
+            async with contextlib.aclosing(_sse_data(response, resume)) as events:
+                async for data in events:
+                    await self._in.send(data)
+                    last = data
+        except httpx.HTTPError:  # the connection broke mid-stream: resumed, when the stream gave an id
+            logger.debug("an SSE stream broke off", exc_info=True)
+        # A stream ends with its answer (transports: "After the JSON-RPC response has been sent, the server SHOULD
+        # terminate the SSE stream"), so only the last message needs reading.
+        return request_id is not None and last is not None and _ends(last, request_id)
+
+    def _session_headers(self, resume: _Resume) -> dict[str, str]:
+        headers = {"accept": "text/event-stream"}
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        if resume.last_id is not None:
+            headers["last-event-id"] = resume.last_id
+        return headers
+
+    async def _resume(self, request_id: Any, resume: _Resume) -> None:
+        """A request's stream ended before its answer: GET + Last-Event-ID (after `retry`) until the answer comes.
+
+        transports §Resumability: "Resumption is always via HTTP GET with Last-Event-ID", also for a stream a POST
+        began; the client "MUST respect the retry field". Each 200 is progress (a polling server closes streams
+        that carry nothing new); only failures to get an answer at all count towards giving up.
+        """
+        failures = 0
+        while True:
+            await anyio.sleep(min(resume.retry * 2**failures, max(resume.retry, _MAX_RETRY)))
+            try:
+                async with self._http.stream("GET", self.url, headers=self._session_headers(resume)) as response:
+                    kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+                    if response.status_code != 200 or kind != "text/event-stream":
+                        await response.aread()
+                        why = "the server ended the stream" if response.status_code == 204 else "HTTP"
+                        await self._fail(request_id, f"cannot resume the response stream: {why} {response.status_code}")
+                        return
+                    failures = 0
+                    if await self._relay(response, request_id, resume):
+                        return
+            except httpx.TransportError:
+                failures += 1
+                if failures >= _ATTEMPTS:
+                    raise
 
     def _learn(self, result: Any) -> None:
         tools = result.get("tools") if isinstance(result, dict) else None
@@ -189,19 +285,27 @@ class HttpTransport:
         await self._in.send(encode(error_response(request_id, -32603, message)))
 
     async def _listen(self) -> None:
-        """The 2025-11-25 GET stream: the server's messages that belong to no request (tools/list_changed)."""
-        headers = {"accept": "text/event-stream"}
-        if self.session_id is not None:
-            headers["mcp-session-id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["mcp-protocol-version"] = self.protocol_version
-        with contextlib.suppress(httpx.HTTPError):
-            async with self._http.stream("GET", self.url, headers=headers) as response:
-                if response.status_code != 200:  # 405: the server offers no such stream, which is allowed
-                    return
-                async with contextlib.aclosing(_sse_data(response)) as events:
-                    async for data in events:
-                        await self._in.send(data)
+        """The 2025-11-25 GET stream: the server's messages that belong to no request (tools/list_changed).
+
+        Reopened when it ends, after `retry`, with `Last-Event-ID` once the server gave ids; not after a 4xx (405:
+        the server offers no such stream, which is allowed; 404: the session is gone), nor after failing
+        `_ATTEMPTS` times in a row (409, another GET stream of the session still open, counts as a failure).
+        """
+        resume = _Resume()
+        failures = 0
+        while failures < _ATTEMPTS:
+            try:
+                async with self._http.stream("GET", self.url, headers=self._session_headers(resume)) as response:
+                    if response.status_code == 200:
+                        failures = 0
+                        await self._relay(response, None, resume)
+                    elif response.status_code == 409:
+                        failures += 1
+                    else:
+                        return
+            except httpx.TransportError:
+                failures += 1
+            await anyio.sleep(min(resume.retry * 2**failures, max(resume.retry, _MAX_RETRY)))
 
     async def receive(self) -> str:
         try:

@@ -423,7 +423,8 @@ class Server:
         """This server as a plain ASGI application: MCP Streamable HTTP at `path`, both protocol eras.
 
         Serve it with any ASGI server (`uvicorn module:app`), or mount it in Starlette or FastAPI. See
-        [HTTP](http.md) for the options: allowed hosts and origins, the body limit, the session key.
+        [HTTP](http.md) for the options: allowed hosts and origins, the body limit, the session key, and
+        [resumption](http.md#resumption) (`sse_retry`, `sse_close_after`, `replay_window`, `replay_size`).
         """
         from ._http import HttpApp
 

@@ -116,6 +116,14 @@ async def test_tool_with_progress(ctx: Context) -> str:
 
 
 @server.tool
+async def test_reconnection(ctx: Context) -> str:
+    """Close the call's SSE stream, then answer: the client gets the answer by resuming (SEP-1699 polling)."""
+    await ctx.close_sse_stream()
+    await anyio.sleep(0.1)
+    return "Reconnection test completed"
+
+
+@server.tool
 def test_logging_tool(ctx: Context) -> str:
     """Log one message (2026-07-28: only when the request asks for a log level)."""
     ctx.info("logging tool ran")
