@@ -53,17 +53,20 @@ async def test_many_blocked_sync_calls_run_at_most_cap_at_once_and_all_finish_ev
         async def call(n: int) -> None:
             results[n] = (await client.call_tool("blocked", {"n": n})).text
 
-        async with anyio.create_task_group() as tg:
-            for n in range(CAP + 20):
-                tg.start_soon(call, n)
-            async with anyio.create_task_group() as cancelled:
-                for n in range(1000, 1005):  # queued behind the cap, then cancelled while waiting for a thread
-                    cancelled.start_soon(call, n)
-                with anyio.fail_after(10):
-                    await full.wait()
-                cancelled.cancel_scope.cancel()
-            assert peak[0] == CAP
-            release.set()
+        try:
+            async with anyio.create_task_group() as tg:
+                for n in range(CAP + 20):
+                    tg.start_soon(call, n)
+                async with anyio.create_task_group() as cancelled:
+                    for n in range(1000, 1005):  # queued behind the cap, then cancelled while waiting for a thread
+                        cancelled.start_soon(call, n)
+                    with anyio.fail_after(60):  # CAP threads to start: slow on a busy machine under coverage
+                        await full.wait()
+                    cancelled.cancel_scope.cancel()
+                assert peak[0] == CAP
+                release.set()
+        finally:
+            release.set()  # never leave the pool's threads blocked for the tests after this one
 
         again = await client.call_tool("blocked", {"n": 7})  # the pool still has threads to give
 
