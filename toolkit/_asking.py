@@ -217,7 +217,9 @@ class Asker:
             return None  # cancelled by `cancel()`: the sync tool's call is over
 
         if threading.get_ident() != where.loop_thread:
-            done = anyio.from_thread.run(ask, token=where.token)
+            # Refused here, in the thread, once the call is over: the loop may be ending, and a thread that waited
+            # on it then would wait forever (and hold its place in the pool).
+            done = None if self._cancelled else anyio.from_thread.run(ask, token=where.token)
             if done is None:
                 raise _call_cancelled(method)
             return done
