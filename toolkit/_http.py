@@ -507,8 +507,7 @@ class HttpApp:
         self._hosts = frozenset(h for h in hosts if not h.startswith("*"))
         self._origins = frozenset(allowed_origins) if allowed_origins is not None else None
         # One secret for what the workers must trust from each other: session ids here, and the server's requestState.
-        shared = server.share_secret(secret) if secret is not None or server.secret is not None else None
-        self._codec = SessionCodec(shared, session_ttl)
+        self._codec = SessionCodec(server.share_secret(secret), session_ttl)
         self._records: OrderedDict[str, _Record] = OrderedDict()
         if session_store is not None and not isinstance(session_store, SessionStore):
             raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {session_store!r}")
@@ -1053,6 +1052,18 @@ class HttpApp:
             return None
         return session
 
+    async def _session_of(self, headers: dict[str, str], send: Send, caller: _Caller) -> SessionId | None:
+        """The session a GET or DELETE names; None when it was answered here (400 without the header, else 404)."""
+        token = headers.get("mcp-session-id")
+        if token is None:
+            body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
+            await _plain(send, 400, body, [_JSON])
+            return None
+        session = self._session(token, caller)
+        if session is None:
+            await _session_gone(send)
+        return session
+
     def _record(self, session: SessionId) -> _Record:
         records = self._records
         record = records.get(session.nonce)
@@ -1073,14 +1084,8 @@ class HttpApp:
         if not sse_ok:
             await _plain(send, 406)
             return
-        token = headers.get("mcp-session-id")
-        if token is None:
-            body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
-            await _plain(send, 400, body, [_JSON])
-            return
-        session = self._session(token, caller)
+        session = await self._session_of(headers, send, caller)
         if session is None:
-            await _session_gone(send)
             return
         record = self._record(session)
         retry = self._retry if session.state.version >= _PRIMING_SINCE else None
@@ -1191,14 +1196,8 @@ class HttpApp:
             tg.cancel_scope.cancel()
 
     async def _delete(self, headers: dict[str, str], send: Send, caller: _Caller) -> None:
-        token = headers.get("mcp-session-id")
-        if token is None:
-            body = _error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
-            await _plain(send, 400, body, [_JSON])
-            return
-        session = self._session(token, caller)
+        session = await self._session_of(headers, send, caller)
         if session is None:
-            await _session_gone(send)
             return
         self._store.end(session.nonce, session.expires)
         self._replay.drop_session(session.nonce)

@@ -199,20 +199,18 @@ class Server:
 
     # -- registry ------------------------------------------------------------------------------------
 
-    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...]:
-        """The one secret this server's workers share, checked: `secret`, or the `Server(secret=...)` when `None`.
+    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
+        """The one secret this server's workers share, checked: `secret`, else the `Server(secret=...)` (`None`
+        when neither was given: each process then signs with a random key of its own).
 
         `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
         (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
         server made with a secret of its own keeps it for its requestState.
 
         Raises:
-            ValueError: a secret shorter than 32 bytes (or none at all, when `secret` is None and so was the
-                server's).
+            ValueError: a secret shorter than 32 bytes.
         """
         if secret is None:
-            if self.secret is None:
-                raise ValueError("no shared secret: give Server(secret=...) or http_app(secret=...)")
             return self.secret
         keys = tuple(secret_keys(secret))
         if self.secret is None:
