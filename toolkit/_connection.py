@@ -880,10 +880,24 @@ class Connection:
         timeout = server.tool_timeout
         try:
             if timeout is None:
-                wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
+                wire = await call_tool(
+                    tool,
+                    arguments,
+                    context,
+                    state.version,
+                    server.show_error_details,
+                    strict_arguments=server.strict_arguments,
+                )
             else:
                 with anyio.move_on_after(timeout) as scope:
-                    wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
+                    wire = await call_tool(
+                        tool,
+                        arguments,
+                        context,
+                        state.version,
+                        server.show_error_details,
+                        strict_arguments=server.strict_arguments,
+                    )
                 if scope.cancelled_caught:
                     wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
                     wire["isError"] = True
