@@ -46,7 +46,7 @@ def server(**options: Any) -> Server:
 
 
 @ERAS
-async def test_a_json_string_is_parsed_for_an_object_or_array_parameter(anyio_backend: str, protocol: str) -> None:
+async def test_a_json_string_is_parsed_for_an_object_or_array_parameter(anyio_backend: str, protocol: Any) -> None:
     async with Client(server(), protocol=protocol) as client:
         result = await client.call_tool(
             "search",
@@ -56,7 +56,7 @@ async def test_a_json_string_is_parsed_for_an_object_or_array_parameter(anyio_ba
 
 
 @ERAS
-async def test_a_string_parameter_is_never_parsed(anyio_backend: str, protocol: str) -> None:
+async def test_a_string_parameter_is_never_parsed(anyio_backend: str, protocol: Any) -> None:
     async with Client(server(), protocol=protocol) as client:
         result = await client.call_tool(
             "search", {"filters": {"colour": "red"}, "note": '{"a": 1}', "label": "[1]", "anything": '{"b": 2}'}
@@ -65,7 +65,7 @@ async def test_a_string_parameter_is_never_parsed(anyio_backend: str, protocol: 
 
 
 @ERAS
-async def test_the_parsed_value_is_validated_as_usual(anyio_backend: str, protocol: str) -> None:
+async def test_the_parsed_value_is_validated_as_usual(anyio_backend: str, protocol: Any) -> None:
     async with Client(server(), protocol=protocol) as client:
         result = await client.call_tool("search", {"filters": '{"size": "big"}'})
     assert result.is_error
@@ -77,7 +77,7 @@ async def test_the_parsed_value_is_validated_as_usual(anyio_backend: str, protoc
 
 
 @ERAS
-async def test_a_string_that_is_not_the_json_asked_for_is_refused_clearly(anyio_backend: str, protocol: str) -> None:
+async def test_a_string_that_is_not_the_json_asked_for_is_refused_clearly(anyio_backend: str, protocol: Any) -> None:
     async with Client(server(), protocol=protocol) as client:
         result = await client.call_tool("search", {"filters": '{"colour": red}', "tags": '"a"', "origin": "null"})
     assert result.is_error
@@ -91,7 +91,7 @@ async def test_a_string_that_is_not_the_json_asked_for_is_refused_clearly(anyio_
 
 
 @ERAS
-async def test_strict_arguments_refuses_json_strings(anyio_backend: str, protocol: str) -> None:
+async def test_strict_arguments_refuses_json_strings(anyio_backend: str, protocol: Any) -> None:
     async with Client(server(strict_arguments=True), protocol=protocol) as client:
         refused = await client.call_tool("search", {"filters": '{"colour": "red"}'})
         accepted = await client.call_tool("search", {"filters": {"colour": "red"}})

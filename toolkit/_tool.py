@@ -456,7 +456,7 @@ def _validate_json_strings(
         return {}, tool._describe_validation_error(again, notes)
 
 
-_JSON_KINDS = {dict: "object", list: "array"}
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "array"}
 
 
 def _first_line(error: BaseException) -> str:
