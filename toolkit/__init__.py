@@ -25,7 +25,7 @@ from ._errors import (
     ToolkitError,
     URLElicitationRequired,
 )
-from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
+from ._handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
 from ._limits import RateLimit
 from ._memory import MemoryTransport
 from ._sampling import ModelPreferences, SampleOptions, SamplingMessage
@@ -99,6 +99,7 @@ __all__ = [
     "ResourceLink",
     "Root",
     "Roots",
+    "RootsOption",
     "Rule",
     "SampleOptions",
     "SampleRequest",
