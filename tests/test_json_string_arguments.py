@@ -117,3 +117,21 @@ async def test_on_the_wire_in_2026_07_28(anyio_backend: str) -> None:
     assert reply["result"]["isError"] is False
     assert bad["result"]["isError"] is True
     assert "expected an object, got a string that is not valid JSON" in bad["result"]["content"][0]["text"]
+
+
+@tool
+def page(limit: int = 10, exact: bool = False, ratio: float = 1.0) -> str:
+    return f"{limit} {exact} {ratio}"
+
+
+@ERAS
+async def test_numbers_and_booleans_sent_as_strings_were_already_accepted(anyio_backend: str, protocol: Any) -> None:
+    async with Client(Server("lax", tools=[page], strict_arguments=True), protocol=protocol) as client:
+        lax = await client.call_tool("page", {"limit": "890", "exact": "true", "ratio": "0.5"})
+        empty = await client.call_tool("page", {"limit": ""})
+        null = await client.call_tool("page", {"limit": None})
+    assert (lax.is_error, lax.text) == (False, "890 True 0.5")
+    # Not guessed: an empty string or null for a parameter that admits neither is refused, saying what came.
+    assert empty.is_error
+    assert null.is_error
+    assert "- limit: Input should be a valid integer" in null.text
