@@ -496,14 +496,16 @@ class Together:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        asker = self._context._require_asker()
+        context = self._context
+        asker = context._require_asker()
         if kind is not None:
             asker.drop_together()
             return
-        pending = asker.end_together(self._context._thread())
-        if pending is not None:  # an async tool: it must wait for the answers, which `with` cannot
-            pending.close()
+        if threading.get_ident() == context._loop_thread and not context._sync_on_loop:
+            asker.drop_together()  # an async tool must wait for the answers, which `with` cannot (in every era)
             raise RuntimeError("in an async tool, ask together with `async with ctx.together():`")
+        pending = asker.end_together(context._thread())
+        assert pending is None, "a sync tool's questions are answered before end_together returns"
 
     async def __aenter__(self) -> None:
         self.__enter__()
