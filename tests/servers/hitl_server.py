@@ -16,7 +16,17 @@ import anyio
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from toolkit import Choices, Context, Form, SamplingMessage, Server, URLElicitationRequired, tool
+from toolkit import (
+    Choices,
+    Context,
+    ElicitResult,
+    Form,
+    Roots,
+    SamplingMessage,
+    Server,
+    URLElicitationRequired,
+    tool,
+)
 
 USER = Form(
     {
@@ -179,6 +189,12 @@ def build() -> Server:
         """A sync tool lists the roots without await, and reads their local paths."""
         return " ".join(str(path) for path in ctx.list_roots().paths)
 
+    def released(details: ElicitResult[Any], ok: ElicitResult[Any], roots: Roots) -> str:
+        appended.append("release")
+        if not ok.accepted or details.data is None:
+            return f"not released ({ok.action})"
+        return f"released {details.data['name']} from {[str(p) for p in roots.paths]}"
+
     @server.tool
     def sync_release(ctx: Context) -> str:
         """A form, a confirmation and the roots, asked at once from a sync tool; runs only on yes."""
@@ -186,10 +202,7 @@ def build() -> Server:
             details = ctx.elicit("Release details?", NAME)
             ok = ctx.confirm("Publish the release?")
             roots = ctx.list_roots()
-        appended.append("release")
-        if not ok.accepted or details.data is None:
-            return f"not released ({ok.action})"
-        return f"released {details.data['name']} from {[str(p) for p in roots.paths]}"
+        return released(details, ok, roots)
 
     @server.tool
     async def release(ctx: Context) -> str:
@@ -198,10 +211,7 @@ def build() -> Server:
             details = ctx.elicit("Release details?", NAME)
             ok = ctx.confirm("Publish the release?")
             roots = ctx.list_roots()
-        appended.append("release")
-        if not ok.accepted or details.data is None:
-            return f"not released ({ok.action})"
-        return f"released {details.data['name']} from {[str(p) for p in roots.paths]}"
+        return released(details, ok, roots)
 
     @server.tool
     async def two_questions(ctx: Context) -> str:
