@@ -228,11 +228,7 @@ class Asker:
         if threading.get_ident() != where.loop_thread:
             return self._from_thread(where, ask, method)
         self._refuse_on_loop(where)
-
-        async def ask_on_loop() -> A:
-            return await ask()
-
-        answer: A = pending(kind, ask_on_loop())  # type: ignore[assignment]
+        answer: A = pending(kind, self._on_loop(ask, method))  # type: ignore[assignment]
         return answer
 
     def _sender(self) -> SendRequest:
@@ -247,22 +243,28 @@ class Asker:
                 "make the tool async (and await the call), or let it run in a worker thread"
             )
 
+    async def _guarded(self, ask: Callable[[], Awaitable[T]]) -> tuple[T] | None:
+        """`ask`, unless the call is over; None once `cancel()` stopped it (a sync tool's thread cannot be)."""
+        with anyio.CancelScope() as scope:
+            if not self._cancelled:  # else the call is over: nothing more is sent for it
+                self._scopes.add(scope)
+                try:
+                    return (await ask(),)
+                finally:
+                    self._scopes.discard(scope)
+        return None
+
+    async def _on_loop(self, ask: Callable[[], Awaitable[T]], what: str) -> T:
+        done = await self._guarded(ask)
+        if done is None:
+            raise _call_cancelled(what)
+        return done[0]
+
     def _from_thread(self, where: CallThread, ask: Callable[[], Awaitable[T]], what: str) -> T:
         """Run `ask` on the loop for a sync tool's worker thread, and wait; stopped by `cancel()`."""
-
-        async def guarded() -> tuple[T] | None:
-            with anyio.CancelScope() as scope:
-                if not self._cancelled:  # else the call is over: nothing more is sent for it
-                    self._scopes.add(scope)
-                    try:
-                        return (await ask(),)
-                    finally:
-                        self._scopes.discard(scope)
-            return None  # cancelled by `cancel()`: the sync tool's call is over
-
         # Refused here, in the thread, once the call is over: the loop may be ending, and a thread that waited on it
         # then would wait forever (and hold its place in the pool).
-        done = None if self._cancelled else anyio.from_thread.run(guarded, token=where.token)
+        done = None if self._cancelled else anyio.from_thread.run(self._guarded, ask, token=where.token)
         if done is None:
             raise _call_cancelled(what)
         return done[0]
@@ -295,11 +297,12 @@ class Asker:
             for (_, waiting), answer in zip(asked, answers, strict=True):
                 fill(waiting, answer)
 
+        what = ", ".join(sorted({question.method for question, _ in asked}))
         if threading.get_ident() != where.loop_thread:
-            self._from_thread(where, ask_all, ", ".join(sorted({q.method for q, _ in asked})))
+            self._from_thread(where, ask_all, what)
             return None
         self._refuse_on_loop(where)
-        return ask_all()
+        return self._on_loop(ask_all, what)
 
     def _replay_together(self, asked: list[tuple[_Question, Answer]]) -> None:
         assert self.replay is not None
