@@ -5,7 +5,7 @@ client and the raw wire (every message schema-checked), in both eras."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import wire
@@ -135,3 +135,27 @@ async def test_numbers_and_booleans_sent_as_strings_were_already_accepted(anyio_
     assert empty.is_error
     assert null.is_error
     assert "- limit: Input should be a valid integer" in null.text
+
+
+class Shape(BaseModel):
+    sides: int
+
+
+@tool(inline_defs=False)
+def shapes(
+    first: Shape,
+    pair: tuple[int, int] | int = 0,
+    mode: Literal["a", "b"] = "a",
+    codes: list[Literal[1, 2]] | None = None,
+) -> str:
+    return f"{first.sides} {pair} {mode} {codes}"
+
+
+@ERAS
+async def test_references_unions_and_choices_decide_what_is_parsed(anyio_backend: str, protocol: Any) -> None:
+    async with Client(Server("refs", tools=[shapes]), protocol=protocol) as client:
+        parsed = await client.call_tool("shapes", {"first": '{"sides": 3}', "pair": "[1, 2]", "codes": "[1]"})
+        kept = await client.call_tool("shapes", {"first": {"sides": 4}, "mode": '"b"'})
+    assert (parsed.is_error, parsed.text) == (False, "3 (1, 2) a [1]")
+    assert kept.is_error  # a choice of strings is never parsed: '"b"' is not "b"
+    assert "- mode: Input should be 'a' or 'b'" in kept.text
