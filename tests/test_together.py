@@ -3,6 +3,8 @@ own), through the real client in memory, in both eras, on asyncio and trio."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import threading
 from typing import Any
 
 import anyio
@@ -170,3 +172,51 @@ async def test_a_question_that_fails_fails_the_block_once_the_others_are_answere
     assert result.is_error
     assert "User rejected sampling request" in result.text
     assert sorted(user.asked) == ["Fine?", "Refused?"]
+
+
+ended: list[str] = []
+done = threading.Event()
+
+
+@tool
+def sync_waits_together(ctx: Context) -> str:
+    try:
+        with ctx.together():
+            ctx.confirm("Still there?")
+            ctx.confirm("And there?")
+    except concurrent.futures.CancelledError:
+        ended.append(f"cancelled (ctx.cancelled={ctx.cancelled})")
+        raise
+    finally:
+        done.set()
+    return "answered"
+
+
+@tool
+async def how_it_ended() -> str:
+    await anyio.to_thread.run_sync(done.wait, TIMEOUT)
+    return ", ".join(ended) or "still waiting"
+
+
+async def test_cancelling_a_sync_tools_questions_asked_together_releases_its_thread(anyio_backend: str) -> None:
+    ended.clear()
+    done.clear()
+    waiting = anyio.Event()
+    asked: list[str] = []
+
+    async def never(request: ElicitRequest) -> ElicitResult[Any]:
+        asked.append(request.message)
+        if len(asked) == 2:
+            waiting.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = Server("cancel", tools=[sync_waits_together, how_it_ended])
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, protocol="handshake", elicitation_handler=never) as connected:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(connected.call_tool, "sync_waits_together")
+                await waiting.wait()  # both questions are out before either is answered
+                tg.cancel_scope.cancel()
+            assert (await connected.call_tool("how_it_ended")).text == "cancelled (ctx.cancelled=True)"
+    assert sorted(asked) == ["And there?", "Still there?"]
