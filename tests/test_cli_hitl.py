@@ -117,3 +117,23 @@ def test_a_url_is_shown_and_declined_without_consent() -> None:
     run = toolkit(SERVER, "connect_account", answers="n\n")
     assert (run.returncode, run.stdout) == (0, "decline False\n")
     assert "URL: https://example.com/connect" in run.stderr
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+def test_the_roots_are_the_current_directory_or_each_root_given(transport: str, tmp_path: Path) -> None:
+    target = [SERVER, "sync_roots"] if transport == "memory" else ["--stdio", "sync_roots"]
+    command = ["--", PYTHON, SCRIPT] if transport == "stdio" else []
+    assert outcome(toolkit(*target, *command)) == (0, f"{ROOT}\n", "")
+    other = tmp_path / "other dir"
+    other.mkdir()
+    given = toolkit("--root", str(tmp_path), "--root", str(other), *target, *command)
+    assert outcome(given) == (0, f"{tmp_path} {other}\n", "")
+    missing = toolkit("--root", str(tmp_path / "nowhere"), *target, *command)
+    assert outcome(missing) == (2, "", f"toolkit: error: --root {tmp_path / 'nowhere'}: no such file or directory\n")
+
+
+def test_a_release_asks_its_form_and_confirmation_at_once_in_the_terminal() -> None:
+    run = toolkit(SERVER, "sync_release", answers="v2\n\ny\n")
+    assert (run.returncode, run.stdout) == (0, f"released v2 from [{str(ROOT)!r}]\n")
+    assert "? Release details?" in run.stderr
+    assert "Publish the release?" in run.stderr

@@ -6,8 +6,7 @@ Three runs against `tests/conformance/server.py` served by `toolkit serve --http
 `tests/conformance/package.json` and its lockfile; `npm ci` installs them when they are missing.
 
 The suite exits 0 on WARNINGs, so this test reads every `checks.json` itself: any FAILURE or WARNING of an in-scope
-scenario fails, unless it is listed below with its reason. Scenarios listed as not yet supported must still fail:
-once one passes, the list is stale and this test says so.
+scenario fails, unless it is listed below with its reason.
 """
 
 from __future__ import annotations
@@ -37,13 +36,12 @@ SUITES = {
     ),
 }
 
-# The issue's scope is tools, lifecycle, logging, elicitation, sampling, SSE and DNS rebinding.
-OUT_OF_SCOPE = re.compile(r"^(resources-|prompts-|completion-|sep-2164-resource|tasks-|sep-2640-)")
+# The issue's scope is tools, lifecycle, logging, elicitation, sampling, roots, SSE and DNS rebinding; the
+# input-required scenario of a request that is not a tool call asks a prompt (toolkit serves tools only).
+OUT_OF_SCOPE = re.compile(
+    r"^(resources-|prompts-|completion-|sep-2164-resource|tasks-|sep-2640-|input-required-result-non-tool-request$)"
+)
 
-# Scenarios that need what toolkit does not offer yet, and must still fail: once one passes, the list is stale.
-NOT_YET = re.compile(r"^input-required-result-(basic-list-roots|multiple-input-requests|non-tool-request)$")
-# Why: roots/list is not in toolkit (no `ctx.list_roots`); one round asking several questions at once needs
-# `ctx.ask` batching (each `ctx.elicit` is its own round); the non-tool request is a prompt (out of scope).
 # Single checks failing for a stated reason.
 ALLOWED = {
     # The suite asks a tools-only server for prompts and resources in the same scenario.
@@ -81,7 +79,6 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
     outputs = {name: run.communicate(timeout=TIMEOUT * 4)[0] for name, run in runs.items()}
 
     problems: list[str] = []
-    passed_not_yet: list[str] = []
     seen: set[str] = set()
     succeeded: set[tuple[str, str, str]] = set()
     for name in SUITES:
@@ -95,10 +92,6 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
             checks = json.loads((folder / "checks.json").read_text())
             bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
             succeeded.update((name, scenario, c["id"]) for c in checks if c["status"] == "SUCCESS")
-            if NOT_YET.match(scenario):
-                if not bad:
-                    passed_not_yet.append(f"{name}: {scenario}")
-                continue
             if not checks and scenario not in SILENT:
                 problems.append(f"{name}: {scenario} recorded no check")
             if checks and scenario in SILENT:
@@ -107,7 +100,6 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
                 if (scenario, check["id"]) not in ALLOWED:
                     problems.append(f"{name}: {scenario}: {check['status']} {check['id']}: {check.get('errorMessage')}")
     assert problems == [], "\n".join(problems)
-    assert passed_not_yet == [], "these now pass: take them off NOT_YET"
     # SEP-1699 polling: the suite reports a server that never closes a stream as INFO, so ask for the successes.
     for name in ("stable", "next-2025-11-25"):
         for check in ("server-sse-priming-event", "server-sse-retry-field", "server-sse-disconnect-resume"):
@@ -126,4 +118,6 @@ def test_the_conformance_suite_passes_every_in_scope_scenario(node: Path, url: s
         "server-sse-polling",
         "dns-rebinding-protection",
         "http-header-validation",
+        "input-required-result-basic-list-roots",
+        "input-required-result-multiple-input-requests",
     } <= seen

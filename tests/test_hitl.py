@@ -22,6 +22,7 @@ from toolkit import (
     ElicitResult,
     LogMessage,
     ProtocolError,
+    Root,
     SampleRequest,
     SampleResult,
     Server,
@@ -36,6 +37,7 @@ pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
 ERAS = pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 TIMEOUT = 30
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 def build_server() -> Server:
@@ -454,3 +456,109 @@ async def test_a_client_without_sampling_tools_is_never_sent_tools(transport: st
     assert refused.text == "the client cannot sample with tools (it did not declare sampling.tools)"
     assert (caught.value.code, caught.value.data) == (-32021, {"requiredCapabilities": {"sampling": {"tools": {}}}})
     assert model.requests == []
+
+
+# -- roots, and several questions at once (issue 21 §3) ----------------------------------------------------------
+
+
+@ERAS
+async def test_the_clients_roots_reach_async_and_sync_tools(
+    transport: str, anyio_backend: str, protocol: str, tmp_path: Path
+) -> None:
+    roots = [tmp_path, "file:///srv/shared%20data", Root(uri="file:///opt/app", name="App")]
+    async with connect(transport, anyio_backend, protocol, roots=roots) as client:
+        listed = await client.call_tool("test_input_required_result_list_roots")
+        paths = await client.call_tool("sync_roots")
+    assert listed.text == (
+        f"Roots: {tmp_path.name} ({tmp_path.as_uri()}), None (file:///srv/shared%20data), App (file:///opt/app)"
+    )
+    assert paths.text == f"{tmp_path} /srv/shared data /opt/app"
+
+
+@ERAS
+async def test_roots_from_a_function_are_listed_when_asked(transport: str, anyio_backend: str, protocol: str) -> None:
+    asked: list[str] = []
+
+    async def current() -> list[str]:
+        asked.append("now")
+        return ["file:///work"]
+
+    async with connect(transport, anyio_backend, protocol, roots=current) as client:
+        result = await client.call_tool("sync_roots")
+    assert (result.text, asked) == ("/work", ["now"])
+
+
+async def test_without_roots_a_tool_that_lists_them_is_refused(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend, "handshake") as client:
+        refused = await client.call_tool("sync_roots")
+    assert refused.is_error
+    assert "did not declare roots" in refused.text
+    async with connect(transport, anyio_backend, "2026-07-28") as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("sync_roots")
+    assert (caught.value.code, caught.value.data) == (-32021, {"requiredCapabilities": {"roots": {}}})
+
+
+class Release:
+    """The user and the roots of the release tools: in the handshake era the form's answer waits until the
+    confirmation has been asked too, which only questions sent together allow."""
+
+    def __init__(self, protocol: str, confirm: ElicitResult[Any]) -> None:
+        self.protocol = protocol
+        self.confirm = confirm
+        self.confirm_asked = anyio.Event()
+        self.asked: list[ElicitRequest] = []
+
+    async def elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
+        self.asked.append(request)
+        if request.message == "Publish the release?":
+            self.confirm_asked.set()
+            return self.confirm
+        if self.protocol == "handshake":
+            with anyio.fail_after(TIMEOUT):
+                await self.confirm_asked.wait()  # answered after a question asked later: in any order
+        return ElicitResult.accept({"name": "v1.2"})
+
+
+@ERAS
+@pytest.mark.parametrize("tool", ["release", "sync_release"])
+async def test_a_form_a_confirmation_and_the_roots_are_asked_at_once(
+    transport: str, anyio_backend: str, protocol: str, tool: str
+) -> None:
+    user = Release(protocol, ElicitResult.accept())
+    # One round in 2026-07-28: a client allowed a single round of input gets the result.
+    options: dict[str, Any] = {"roots": ["file:///repo"], "elicitation_handler": user.elicit, "max_input_rounds": 1}
+    async with connect(transport, anyio_backend, protocol, **options) as client:
+        result = await client.call_tool(tool)
+        appended = await client.call_tool("appends")
+    assert result.text == "released v1.2 from ['/repo']"
+    keys = (None, None) if protocol == "handshake" else ("elicitation2", "elicitation1")  # by position
+    assert sorted((r.message, r.requested_schema, r.key) for r in user.asked) == [
+        ("Publish the release?", {"type": "object", "properties": {}}, keys[0]),
+        ("Release details?", NAME_FORM, keys[1]),
+    ]
+    assert appended.text == "1"  # the code after the block ran once: the round ended at the block, in both eras
+
+
+@ERAS
+async def test_a_declined_confirmation_among_questions_asked_together(
+    transport: str, anyio_backend: str, protocol: str
+) -> None:
+    user = Release(protocol, ElicitResult.decline())
+    async with connect(
+        transport, anyio_backend, protocol, roots=["file:///repo"], elicitation_handler=user.elicit
+    ) as client:
+        result = await client.call_tool("sync_release")
+    assert result.text == "not released (decline)"
+
+
+@ERAS
+async def test_one_round_of_three_kinds_of_question(transport: str, anyio_backend: str, protocol: str) -> None:
+    answers = Answers(ElicitResult.accept({"name": "Alice"}), replies=("Hello there!",))
+    options: dict[str, Any] = {"roots": ["file:///test/root"], "max_input_rounds": 1, **answers.handlers()}
+    async with connect(transport, anyio_backend, protocol, **options) as client:
+        result = await client.call_tool("test_input_required_result_multiple_inputs")
+    assert result.text == "Hello there!, Alice; roots: file:///test/root"
+    assert [(r.key, r.message) for r in answers.asked] == [
+        (None if protocol == "handshake" else "user_name", "What is your name?")
+    ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolkit import Context, ElicitRequest, ElicitResult, SampleResult, Server, tool
+from toolkit import Context, ElicitRequest, ElicitResult, ProtocolError, SampleResult, Server, tool
 from toolkit.testing import ToolTester, assert_error, assert_ok
 
 pytest_plugins = ["pytester"]
@@ -28,7 +29,16 @@ async def survey(ctx: Context) -> str:
     return f"{first.action}:{first.content} {second.action} {reply.text}"
 
 
-SERVER = Server("t", tools=[delete_file, survey])
+@tool
+def tidy(ctx: Context) -> str:
+    """Asks for the roots and a confirmation at once."""
+    with ctx.together():
+        roots = ctx.list_roots()
+        ok = ctx.confirm("Tidy them?")
+    return f"tidied {[str(path) for path in roots.paths]}" if ok.accepted else "left alone"
+
+
+SERVER = Server("t", tools=[delete_file, survey, tidy])
 
 
 @ERAS
@@ -60,6 +70,19 @@ def test_a_question_nobody_scripted_fails_the_test_showing_it(protocol: Any) -> 
     message = str(caught.value)
     assert "'Milk?'" in message
     assert "no elicitation answer was scripted" in message
+
+
+@ERAS
+def test_scripted_roots(protocol: Any, tmp_path: Path) -> None:
+    with ToolTester(SERVER, protocol=protocol, roots=[tmp_path], elicitation=["accept"]) as t:
+        assert assert_ok(t.call("tidy")).text == f"tidied [{str(tmp_path)!r}]"
+        assert [e.message for e in t.elicitations] == ["Tidy them?"]
+    with ToolTester(SERVER, protocol=protocol, elicitation=["accept"]) as t:
+        if protocol == "handshake":
+            assert_error(t.call("tidy"), "did not declare roots")
+        else:
+            with pytest.raises(ProtocolError, match="roots capability"):
+                t.call("tidy")
 
 
 def test_a_handler_answers_too_and_no_script_means_no_capability() -> None:

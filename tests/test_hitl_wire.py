@@ -384,3 +384,98 @@ async def test_tools_in_sampling_as_input_requests_in_2026(transport: str, anyio
         assert done["content"] == [{"type": "text", "text": "Mild."}]
         refused = await peer.request("tools/call", modern("weather_report", {"sampling": {}}, **arguments))
         assert refused["error"]["data"] == {"requiredCapabilities": {"sampling": {"tools": {}}}}
+
+
+# -- roots, and several questions at once (issue 21 §3) ----------------------------------------------------
+
+ROOTS = {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}
+ALL_THREE: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+GREETING = {"role": "assistant", "content": {"type": "text", "text": "Hello there!"}, "model": "m"}
+
+
+async def test_roots_are_a_request_of_the_servers_own_in_the_handshake_era(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities={"roots": {"listChanged": True}})
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_input_required_result_list_roots"},
+            }
+        )
+        asked = await peer.receive()
+        assert asked == {"jsonrpc": "2.0", "id": asked["id"], "method": "roots/list", "params": {}}
+        await peer.send(reply(asked, ROOTS))
+        answer = await peer.receive()
+        assert answer["result"]["content"] == [{"type": "text", "text": "Roots: Test Root (file:///test/root)"}]
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sync_roots"}},
+        )
+        asked = await peer.receive()
+        await peer.send(reply(asked, {"roots": [{"uri": "https://example.com/not-a-file"}]}))
+        malformed = await peer.receive()
+        assert malformed["result"]["isError"] is True
+        assert "must start with file://" in malformed["result"]["content"][0]["text"]
+
+
+async def test_without_roots_the_tool_is_told_so(transport: str, anyio_backend: str) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=FORM_ONLY)
+        refused = await peer.call("test_input_required_result_list_roots")
+        assert refused["result"]["isError"] is True
+        assert "did not declare roots" in refused["result"]["content"][0]["text"]
+        modern_refused = await peer.request("tools/call", modern("test_input_required_result_list_roots", FORM_ONLY))
+        assert modern_refused["error"]["code"] == -32021
+        assert modern_refused["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
+
+
+async def test_questions_asked_together_are_sent_at_once_and_answered_in_any_order(
+    transport: str, anyio_backend: str
+) -> None:
+    async with connect(transport, anyio_backend) as peer:
+        await peer.initialize(capabilities=ALL_THREE)
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "test_input_required_result_multiple_inputs"},
+            }
+        )
+        asked = {message["method"]: message for message in await peer.receive_many(3)}  # all three before any answer
+        assert sorted(asked) == ["elicitation/create", "roots/list", "sampling/createMessage"]
+        await peer.send(reply(asked["roots/list"], ROOTS))
+        await peer.send(reply(asked["sampling/createMessage"], GREETING))
+        await peer.send(reply(asked["elicitation/create"], {"action": "accept", "content": {"name": "Alice"}}))
+        answer = await peer.receive()
+    assert answer["result"]["content"] == [{"type": "text", "text": "Hello there!, Alice; roots: file:///test/root"}]
+
+
+async def test_questions_asked_together_are_one_2026_round(transport: str, anyio_backend: str) -> None:
+    tool = "test_input_required_result_multiple_inputs"
+    async with connect(transport, anyio_backend) as peer:
+        first = await peer.result("tools/call", modern(tool, ALL_THREE))
+        assert first["resultType"] == "input_required"
+        assert {key: request["method"] for key, request in first["inputRequests"].items()} == {
+            "user_name": "elicitation/create",
+            "greeting": "sampling/createMessage",
+            "client_roots": "roots/list",
+        }
+        assert first["inputRequests"]["client_roots"] == {"method": "roots/list", "params": {}}
+        # A client that answers only some: the round asks again for the rest, and keeps what was answered.
+        partly = {"user_name": {"action": "accept", "content": {"name": "Alice"}}, "client_roots": ROOTS}
+        second = await peer.result(
+            "tools/call", modern(tool, ALL_THREE, inputResponses=partly, requestState=first["requestState"])
+        )
+        assert list(second["inputRequests"]) == ["greeting"]
+        done = await peer.result(
+            "tools/call",
+            modern(tool, ALL_THREE, inputResponses={"greeting": GREETING}, requestState=second["requestState"]),
+        )
+        assert done["content"] == [{"type": "text", "text": "Hello there!, Alice; roots: file:///test/root"}]
+        everything = {**partly, "greeting": GREETING}
+        at_once = await peer.result(
+            "tools/call", modern(tool, ALL_THREE, inputResponses=everything, requestState=first["requestState"])
+        )
+        assert at_once["content"] == done["content"]

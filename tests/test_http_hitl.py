@@ -68,12 +68,12 @@ async def test_calls_of_one_session_asking_at_once_each_get_their_own_answer() -
     }
 
 
-async def initialize(client: httpx.AsyncClient) -> str:
+async def initialize(client: httpx.AsyncClient, capabilities: dict[str, Any] = CAPABILITIES) -> str:
     message = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
-        "params": {"protocolVersion": wire.LATEST, "capabilities": CAPABILITIES, "clientInfo": {"name": "t"}},
+        "params": {"protocolVersion": wire.LATEST, "capabilities": capabilities, "clientInfo": {"name": "t"}},
     }
     headers = {"accept": ACCEPT, "content-type": "application/json"}
     response = await client.post("/mcp", content=json.dumps(message), headers=headers)
@@ -214,3 +214,48 @@ async def test_a_request_state_from_a_process_with_another_key_says_how_to_fix_i
     assert caught.value.code == -32602
     assert "signed with another key" in str(caught.value)
     assert "Server(secret=...)" in str(caught.value)
+
+
+async def test_questions_asked_together_go_out_on_the_calls_stream_at_once() -> None:
+    """Issue 21 §3: a form, a completion and the roots, sent before any is answered; answered last to first."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "test_input_required_result_multiple_inputs"},
+    }
+    answers = {
+        "roots/list": {"roots": [{"uri": "file:///srv/app"}]},
+        "sampling/createMessage": {"role": "assistant", "content": {"type": "text", "text": "Hi"}, "model": "m"},
+        "elicitation/create": {"action": "accept", "content": {"name": "Ada"}},
+    }
+    messages: list[dict[str, Any]] = []
+    async with http_client() as client:
+        session = await initialize(client, {**CAPABILITIES, "roots": {}})
+        with anyio.fail_after(wire.TIMEOUT):
+            async with (
+                client.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(session)) as stream,
+                aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
+            ):
+                async for line in lines:
+                    if not line.startswith("data: "):
+                        continue
+                    message = json.loads(line[6:])
+                    wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+                    messages.append(message)
+                    if len(messages) == 3:
+                        for ask in sorted(messages, key=lambda m: list(answers).index(m["method"])):
+                            reply = {"jsonrpc": "2.0", "id": ask["id"], "result": answers[ask["method"]]}
+                            posted = await client.post(
+                                "/mcp", content=json.dumps(reply), headers=session_headers(session)
+                            )
+                            assert posted.status_code == 202
+                    if "result" in message:
+                        break
+    assert sorted(m.get("method") or "" for m in messages) == [
+        "",
+        "elicitation/create",
+        "roots/list",
+        "sampling/createMessage",
+    ]
+    assert messages[-1]["result"]["content"][0]["text"] == "Hi, Ada; roots: file:///srv/app"

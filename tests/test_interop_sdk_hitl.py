@@ -1,7 +1,8 @@
 """The official `mcp` SDK client answers toolkit's questions: `elicitation_callback` and `sampling_callback`, in
 `mode="legacy"` (server-to-client requests, 2025-11-25) and `"2026-07-28"` (input requests, the SDK retries),
 against tests/servers/hitl_server.py over stdio and over Streamable HTTP (`toolkit serve --http` on uvicorn, the
-SDK's `streamable_http_client`). Without callbacks: a tool error (legacy), -32021 (2026)."""
+SDK's `streamable_http_client`). Without callbacks: a tool error (legacy), -32021 (2026). `list_roots_callback` answers
+`ctx.list_roots()`, alone and among questions asked together."""
 
 from __future__ import annotations
 
@@ -173,3 +174,29 @@ async def test_an_sdk_client_without_sampling_tools_gets_a_tool_error(transport:
     assert result.is_error
     assert "did not declare sampling.tools" in text(result)
     assert model.sampled == []
+
+
+# -- roots, and several questions at once (issue 21 §3) ------------------------------------------------------------
+
+
+async def list_roots(context: ClientRequestContext) -> t.ListRootsResult:
+    return t.ListRootsResult(roots=[t.Root(uri="file:///sdk/project", name="Project")])
+
+
+@MODES
+async def test_the_sdk_lists_its_roots(mode: str, transport: str) -> None:
+    async with sdk_client(mode, transport, list_roots_callback=list_roots) as client:
+        listed = await client.call_tool("test_input_required_result_list_roots", {})
+        paths = await client.call_tool("sync_roots", {})
+    assert text(listed) == "Roots: Project (file:///sdk/project)"
+    assert text(paths) == "/sdk/project"
+
+
+@MODES
+async def test_the_sdk_answers_questions_asked_together(mode: str, transport: str) -> None:
+    callbacks = Callbacks(t.ElicitResult(action="accept", content={"name": "Alice"}))
+    async with sdk_client(mode, transport, list_roots_callback=list_roots, **callbacks.options()) as client:
+        result = await client.call_tool("test_input_required_result_multiple_inputs", {})
+    assert text(result) == "from the SDK, Alice; roots: file:///sdk/project"
+    assert [p.message for p in callbacks.asked] == ["What is your name?"]
+    assert [p.messages[0].content_as_list[0].text for p in callbacks.sampled] == ["Generate a greeting"]  # type: ignore[union-attr]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
@@ -38,6 +40,7 @@ class Terminal:
         self.out: list[str] = []
 
     async def read(self) -> str:
+        await anyio.lowlevel.checkpoint()  # as reading stdin on a thread does: another task may run meanwhile
         return self.lines.pop(0) + "\n" if self.lines else ""
 
     def prompt(self, **options: Any) -> TerminalPrompt:
@@ -111,3 +114,24 @@ async def test_sampling_is_shown_and_refused() -> None:
         await term.prompt().sample(request)
     assert caught.value.code == -1
     assert "user: What is 2+2?" in term.text
+
+
+async def test_questions_sent_together_are_asked_one_after_the_other() -> None:
+    term = Terminal("ada", "", "y")
+    prompt = term.prompt()
+    name = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    answers: dict[str, ElicitResult[Any]] = {}
+    first = anyio.Event()
+
+    async def ask(request: ElicitRequest) -> None:
+        if request.message == "Sure?":
+            await first.wait()  # sent second, while the form is being filled in
+        else:
+            first.set()
+        answers[request.message] = await prompt.elicit(request)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask, ElicitRequest("Sure?", requested_schema={"type": "object", "properties": {}}))
+        tg.start_soon(ask, ElicitRequest("Name?", requested_schema=name))
+    assert answers == {"Name?": ElicitResult.accept({"name": "ada"}), "Sure?": ElicitResult.accept({})}
+    assert term.text.index("[a]ccept") < term.text.index("? Sure? [y/N]: ")

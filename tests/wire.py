@@ -64,9 +64,14 @@ NOTIFICATIONS = {
 SERVER_REQUESTS = {
     "elicitation/create": ("ElicitRequest", "2025-06-18"),
     "sampling/createMessage": ("CreateMessageRequest", "2024-11-05"),
+    "roots/list": ("ListRootsRequest", "2024-11-05"),
 }
 # Input requests of a 2026-07-28 InputRequiredResult, by method: the request types without jsonrpc and id.
-INPUT_REQUESTS = {"elicitation/create": "ElicitRequest", "sampling/createMessage": "CreateMessageRequest"}
+INPUT_REQUESTS = {
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
+}
 # Error codes with a schema type of their own.
 ERRORS = {
     -32042: ("URLElicitationRequiredError", "2025-11-25"),

@@ -4,7 +4,7 @@ import contextlib
 import importlib
 import typing
 
-from ._answer import ElicitResult, SampleResult
+from ._answer import ElicitResult, Roots, SampleResult
 from ._auth import Identity, StaticTokenVerifier, TokenVerifier
 from ._content import Audio, Image
 from ._context import Context, LogLevel
@@ -25,7 +25,7 @@ from ._errors import (
     ToolkitError,
     URLElicitationRequired,
 )
-from ._handlers import ElicitationHandler, ElicitRequest, SampleRequest, SamplingHandler
+from ._handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
 from ._limits import RateLimit
 from ._memory import MemoryTransport
 from ._sampling import ModelPreferences, SampleOptions, SamplingMessage
@@ -43,6 +43,7 @@ from ._types import (
     ImageContent,
     Implementation,
     ResourceLink,
+    Root,
     TextContent,
     TextResourceContents,
     ToolAnnotations,
@@ -96,6 +97,9 @@ __all__ = [
     "ProtocolMode",
     "RateLimit",
     "ResourceLink",
+    "Root",
+    "Roots",
+    "RootsOption",
     "Rule",
     "SampleOptions",
     "SampleRequest",

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Coroutine, Generator, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import pydantic
@@ -13,12 +14,12 @@ from pydantic import TypeAdapter
 from typing_extensions import Self
 from typing_extensions import TypeVar as DefaultTypeVar
 
-from ._types import SamplingContent, SamplingMessage, TextContent, ToolResultContent, ToolUseContent
+from ._types import Root, SamplingContent, SamplingMessage, TextContent, ToolResultContent, ToolUseContent
 
 if TYPE_CHECKING:
     from ._tool import Tool
 
-__all__ = ["ACTIONS", "Action", "Answer", "ElicitResult", "SampleResult", "pending"]
+__all__ = ["ACTIONS", "Action", "Answer", "ElicitResult", "Roots", "SampleResult", "fill", "pending", "unanswered"]
 
 T = DefaultTypeVar("T", default=Any)
 A = TypeVar("A", bound="Answer")
@@ -47,6 +48,8 @@ class Answer:
         return answer
 
     def __await__(self) -> Generator[Any, None, Self]:
+        if self._pending is _TOGETHER:
+            raise RuntimeError(_TOGETHER_TEXT)
         if self._pending is not None:
             pending, self._pending = self._pending, None
             done = yield from pending.__await__()
@@ -57,6 +60,8 @@ class Answer:
         raise NotImplementedError
 
     def _ready(self) -> None:
+        if self._pending is _TOGETHER:
+            raise RuntimeError(_TOGETHER_TEXT)
         if self._pending is not None:
             raise RuntimeError(
                 f"this {type(self).__name__} has not been answered yet: await it in an async tool "
@@ -73,6 +78,26 @@ def _blocks() -> TypeAdapter[list[SamplingContent]]:
 def pending(kind: type[A], coroutine: Coroutine[Any, Any, A]) -> A:
     """An answer of type `kind` that `coroutine` will give once awaited (what an async tool's question returns)."""
     return kind._waiting(coroutine)
+
+
+_TOGETHER: Any = object()
+_TOGETHER_TEXT = (
+    "this question is asked together with the others of its `ctx.together()` block, when the block ends: "
+    "read its answer after the block (and do not await it)"
+)
+
+
+def unanswered(kind: type[A]) -> A:
+    """An answer of type `kind` to a question of a `ctx.together()` block: filled in by `fill` when the block ends."""
+    answer = kind.__new__(kind)
+    answer._pending = _TOGETHER
+    return answer
+
+
+def fill(answer: A, done: A) -> None:
+    """Give an `unanswered` answer its value."""
+    answer._pending = None
+    answer._fill(done)
 
 
 class ElicitResult(Answer, Generic[T]):
@@ -318,3 +343,70 @@ class SampleResult(Answer):
             raise ValueError("a sampling result's content must be text, image, audio or tool_use blocks") from None
         stop = raw.get("stopReason")
         return cls(blocks, raw["model"], stop if isinstance(stop, str) else None)
+
+
+class Roots(Answer):
+    """The client's roots (`roots/list`): the directories and files it lets the server work on.
+
+    `await ctx.list_roots()` in an async tool, `ctx.list_roots()` in a sync one. Iterate over it for each
+    [`Root`][toolkit.Root]; [`paths`][toolkit.Roots.paths] gives the local paths of the `file://` ones.
+    """
+
+    __slots__ = ("_roots",)
+
+    def __init__(self, roots: Iterable[Root]) -> None:
+        super().__init__()
+        self._roots = list(roots)
+
+    def _fill(self, done: Roots) -> None:
+        self._roots = done._roots
+
+    @property
+    def roots(self) -> list[Root]:
+        """Each root the client listed, in its order."""
+        self._ready()
+        return self._roots
+
+    @property
+    def paths(self) -> list[Path]:
+        """The local path of each `file://` root."""
+        return [path for root in self.roots if (path := root.path) is not None]
+
+    def __iter__(self) -> Iterator[Root]:
+        return iter(self.roots)
+
+    def __len__(self) -> int:
+        return len(self.roots)
+
+    def __repr__(self) -> str:
+        if self._pending is not None:
+            return "Roots(<not awaited>)"
+        return f"Roots({[root.uri for root in self._roots]!r})"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The `ListRootsResult` a client sends."""
+        return {"roots": [root.model_dump(mode="json", by_alias=True, exclude_none=True) for root in self.roots]}
+
+    @classmethod
+    def from_wire(cls, raw: Any) -> Roots:
+        """Read a client's `ListRootsResult`.
+
+        Raises:
+            ValueError: it is not an object with a list of roots, each with a `file://` URI.
+        """
+        listed = raw.get("roots") if isinstance(raw, Mapping) else None
+        if not isinstance(listed, list):
+            raise ValueError("a roots/list result must be an object with a list of roots")
+        try:
+            roots = _roots().validate_python(listed)
+        except pydantic.ValidationError:
+            raise ValueError("each root must be an object with a uri") from None
+        bad = [root.uri for root in roots if not root.uri.startswith("file://")]
+        if bad:
+            raise ValueError(f"a root's uri must start with file:// (roots/list), not {bad[0][:100]!r}")
+        return cls(roots)
+
+
+@functools.cache
+def _roots() -> TypeAdapter[list[Root]]:
+    return TypeAdapter(list[Root])

@@ -13,17 +13,17 @@ import string
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 
-from ._answer import Answer, ElicitResult, SampleResult, pending
+from ._answer import Answer, ElicitResult, Roots, SampleResult, fill, pending, unanswered
 from ._elicitation import Form, empty_form, form_of, parse_answer
 from ._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
 from ._jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
-from ._mrtr import Replay, input_required, open_round
+from ._mrtr import Replay, Suspend, input_required, open_round
 from ._sampling import SampleOptions, sampling_params
 from ._seal import Sealer
 from ._types import MODERN_VERSION
@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound=Answer)
+T = TypeVar("T")
 
 SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
 """Sends a server-to-client request (method, params, timeout) and returns the client's result.
@@ -83,6 +84,7 @@ class Asker:
         "_cancelled",
         "_scopes",
         "_timeout",
+        "_together",
         "capabilities",
         "confirm_fallback",
         "missing",
@@ -112,6 +114,7 @@ class Asker:
         self._timeout = timeout
         self._scopes: set[anyio.CancelScope] = set()
         self._cancelled = False
+        self._together: list[tuple[_Question, Answer]] | None = None  # the questions of a `together()` block
         self.missing: dict[str, Any] | None = None
         """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
 
@@ -126,6 +129,9 @@ class Asker:
         if not isinstance(sampling, Mapping):
             return False
         return not tools or (self.version >= "2025-11-25" and isinstance(sampling.get("tools"), Mapping))
+
+    def can_list_roots(self) -> bool:
+        return isinstance(self.capabilities.get("roots"), Mapping)
 
     def _require_elicitation(self, mode: str) -> None:
         if self.can_elicit(mode):
@@ -187,6 +193,13 @@ class Asker:
             kind=SampleResult,
         )
 
+    def list_roots(self, ctx_thread: CallThread, key: str | None, timeout: float | None) -> Roots:
+        if not self.can_list_roots():
+            raise self.refused(
+                ClientCapabilityError("the client cannot list its roots (it did not declare roots)", {"roots": {}})
+            )
+        return self._ask(ctx_thread, "roots/list", {}, key=key, timeout=timeout, finish=_roots_answer, kind=Roots)
+
     def _ask(
         self,
         where: CallThread,
@@ -198,45 +211,113 @@ class Asker:
         finish: Callable[[Any], A],
         kind: type[Answer] = ElicitResult,
     ) -> A:
+        question = _Question(method, params, key, timeout if timeout is not None else self._timeout, finish)
+        if self._together is not None:
+            waiting: A = unanswered(kind)  # type: ignore[assignment]
+            self._together.append((question, waiting))
+            return waiting
         if self.replay is not None:
             # Pure bookkeeping, no waiting: the same on the loop and on a sync tool's worker thread.
             return finish(self.replay.answer(method.partition("/")[0], method, params, key))
-        send = self.send
-        if send is None:
-            raise ClientCapabilityError("this call cannot ask the client anything", {})
-        wait = timeout if timeout is not None else self._timeout
+        send = self._sender()
 
-        async def ask() -> A | None:
-            with anyio.CancelScope() as scope:
-                if not self._cancelled:  # else the call is over: nothing more is sent for it
-                    self._scopes.add(scope)
-                    try:
-                        return finish(await send(method, params, wait))
-                    finally:
-                        self._scopes.discard(scope)
-            return None  # cancelled by `cancel()`: the sync tool's call is over
+        async def ask() -> A:
+            answer: A = question.finish(await send(method, params, question.timeout))
+            return answer
 
         if threading.get_ident() != where.loop_thread:
-            # Refused here, in the thread, once the call is over: the loop may be ending, and a thread that waited
-            # on it then would wait forever (and hold its place in the pool).
-            done = None if self._cancelled else anyio.from_thread.run(ask, token=where.token)
-            if done is None:
-                raise _call_cancelled(method)
-            return done
+            return self._from_thread(where, ask, method)
+        self._refuse_on_loop(where)
+        answer: A = pending(kind, self._on_loop(ask, method))  # type: ignore[assignment]
+        return answer
+
+    def _sender(self) -> SendRequest:
+        if self.send is None:
+            raise ClientCapabilityError("this call cannot ask the client anything", {})
+        return self.send
+
+    def _refuse_on_loop(self, where: CallThread) -> None:
         if where.on_loop:
             raise RuntimeError(
                 "a sync tool made with run_in_thread=False runs on the event loop and cannot wait for the client: "
                 "make the tool async (and await the call), or let it run in a worker thread"
             )
 
-        async def ask_on_loop() -> A:
-            done = await ask()
-            if done is None:
-                raise _call_cancelled(method)
-            return done
+    async def _guarded(self, ask: Callable[[], Awaitable[T]]) -> tuple[T] | None:
+        """`ask`, unless the call is over; None once `cancel()` stopped it (a sync tool's thread cannot be)."""
+        with anyio.CancelScope() as scope:
+            if not self._cancelled:  # else the call is over: nothing more is sent for it
+                self._scopes.add(scope)
+                try:
+                    return (await ask(),)
+                finally:
+                    self._scopes.discard(scope)
+        return None
 
-        answer: A = pending(kind, ask_on_loop())  # type: ignore[assignment]
-        return answer
+    async def _on_loop(self, ask: Callable[[], Awaitable[T]], what: str) -> T:
+        done = await self._guarded(ask)
+        if done is None:
+            raise _call_cancelled(what)
+        return done[0]
+
+    def _from_thread(self, where: CallThread, ask: Callable[[], Awaitable[T]], what: str) -> T:
+        """Run `ask` on the loop for a sync tool's worker thread, and wait; stopped by `cancel()`."""
+        # Refused here, in the thread, once the call is over: the loop may be ending, and a thread that waited on it
+        # then would wait forever (and hold its place in the pool).
+        done = None if self._cancelled else anyio.from_thread.run(self._guarded, ask, token=where.token)
+        if done is None:
+            raise _call_cancelled(what)
+        return done[0]
+
+    # -- several questions at once ------------------------------------------------------------------------
+
+    def begin_together(self) -> None:
+        if self._together is not None:
+            raise RuntimeError("ctx.together() blocks do not nest")
+        self._together = []
+
+    def drop_together(self) -> None:
+        """The block failed: its questions are not asked."""
+        self._together = None
+
+    def end_together(self, where: CallThread) -> Coroutine[Any, Any, None] | None:
+        """Ask the block's questions, all at once: answered in any order (handshake era), or one round with an input
+        request each (2026-07-28). Done on return (a sync tool's worker thread, or a replay), else a coroutine that
+        an async tool awaits."""
+        asked, self._together = self._together or [], None
+        if not asked:
+            return None
+        if self.replay is not None:
+            self._replay_together(asked)
+            return None
+        send = self._sender()
+
+        async def ask_all() -> None:
+            answers = await _send_all(send, [question for question, _ in asked])
+            for (_, waiting), answer in zip(asked, answers, strict=True):
+                fill(waiting, answer)
+
+        what = ", ".join(sorted({question.method for question, _ in asked}))
+        if threading.get_ident() != where.loop_thread:
+            self._from_thread(where, ask_all, what)
+            return None
+        self._refuse_on_loop(where)
+        return self._on_loop(ask_all, what)
+
+    def _replay_together(self, asked: list[tuple[_Question, Answer]]) -> None:
+        assert self.replay is not None
+        unanswered_yet = False
+        for question, waiting in asked:
+            try:
+                raw = self.replay.answer(
+                    question.method.partition("/")[0], question.method, question.params, question.key, together=True
+                )
+            except Suspend:
+                unanswered_yet = True  # asked in this round's result, with the others still unanswered
+                continue
+            fill(waiting, question.finish(raw))
+        if unanswered_yet:
+            raise Suspend
 
     def cancel(self) -> None:
         """Stop every question a sync tool is waiting for, and refuse later ones: its call was cancelled (the thread
@@ -244,6 +325,42 @@ class Asker:
         self._cancelled = True
         for scope in list(self._scopes):
             scope.cancel()
+
+
+class _Question:
+    """One question: what to send, and how to read the answer."""
+
+    __slots__ = ("finish", "key", "method", "params", "timeout")
+
+    def __init__(
+        self, method: str, params: dict[str, Any], key: str | None, timeout: float | None, finish: Callable[[Any], Any]
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.key = key
+        self.timeout = timeout
+        self.finish = finish
+
+
+async def _send_all(send: SendRequest, questions: Sequence[_Question]) -> list[Any]:
+    """Send every question at once and read each answer as it comes; the first failure (in the questions' order)
+    is raised once all have ended, so no answer is left waiting on a request nobody reads."""
+    answers: list[Any] = [None] * len(questions)
+    failures: list[BaseException | None] = [None] * len(questions)
+
+    async def one(index: int, question: _Question) -> None:
+        try:
+            answers[index] = question.finish(await send(question.method, question.params, question.timeout))
+        except Exception as exc:
+            failures[index] = exc
+
+    async with anyio.create_task_group() as tg:
+        for index, question in enumerate(questions):
+            tg.start_soon(one, index, question)
+    for failure in failures:
+        if failure is not None:
+            raise failure
+    return answers
 
 
 def _call_cancelled(method: str) -> concurrent.futures.CancelledError:
@@ -279,6 +396,13 @@ def _form_answer(form: Form[Any]) -> Callable[[Any], ElicitResult[Any]]:
         return ElicitResult("accept", form.validate(content if content is not None else {}), content=content)
 
     return finish
+
+
+def _roots_answer(raw: Any) -> Roots:
+    try:
+        return Roots.from_wire(raw)
+    except ValueError as exc:
+        raise ClientRequestError(0, f"the client's roots/list result is malformed: {exc}") from None
 
 
 def _sample_answer(raw: Any) -> SampleResult:

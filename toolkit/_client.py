@@ -20,6 +20,7 @@ from . import __version__
 from ._errors import ConnectionClosedError, MessageError, ProtocolError
 from ._handlers import (
     ElicitationHandler,
+    RootsOption,
     SamplingHandler,
     answer_request,
     call_with_input,
@@ -99,6 +100,9 @@ class Client:
         sampling_tools: Declare `sampling.tools`: the handler answers requests that offer the model tools.
         max_input_rounds: In 2026-07-28, how many times one call may ask for input before the client gives up
             (the client answers each `InputRequiredResult` and retries the call itself).
+        roots: The directories and files the server may work on, for `roots/list` (declares `roots`): paths
+            (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or async) that returns
+            them when asked.
 
     Example:
         ```python
@@ -143,15 +147,21 @@ class Client:
         elicitation_modes: Sequence[Literal["form", "url"]] = ("form", "url"),
         sampling_tools: bool = False,
         max_input_rounds: int = 10,
+        roots: RootsOption | None = None,
     ) -> None:
         self._target = target
         self._elicitation_handler = elicitation_handler
         self._sampling_handler = sampling_handler
         self._elicitation_modes = tuple(elicitation_modes)
         self._max_input_rounds = max_input_rounds
+        self._roots = roots
         # Declared once, and only what a handler answers: a server may rely on every capability declared.
         self._capabilities = client_capabilities(
-            elicitation_handler, sampling_handler, elicitation_modes=elicitation_modes, sampling_tools=sampling_tools
+            elicitation_handler,
+            sampling_handler,
+            elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools,
+            roots=roots,
         )
         self._max_message_size = max_message_size
         self._lifespan = lifespan
@@ -407,6 +417,7 @@ class Client:
             sampling=self._sampling_handler,
             elicitation_modes=self._elicitation_modes,
             key=key,
+            roots=self._roots,
         )
 
     async def _request(

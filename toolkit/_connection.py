@@ -879,11 +879,19 @@ class Connection:
         context = functools.partial(self._context, request_id, params, state, asker)
         timeout = server.tool_timeout
         try:
+            call = call_tool(
+                tool,
+                arguments,
+                context,
+                state.version,
+                server.show_error_details,
+                strict_arguments=server.strict_arguments,
+            )
             if timeout is None:
-                wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
+                wire = await call
             else:
                 with anyio.move_on_after(timeout) as scope:
-                    wire = await call_tool(tool, arguments, context, state.version, server.show_error_details)
+                    wire = await call
                 if scope.cancelled_caught:
                     wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
                     wire["isError"] = True

@@ -15,14 +15,27 @@ from typing_extensions import TypeVar, Unpack
 
 from ._asking import Asker, CallThread, confirm_call
 from ._auth import Identity, current_identity
+from ._elicitation import empty_form
 from ._types import Implementation
 
 if TYPE_CHECKING:
-    from ._answer import ElicitResult, SampleResult
+    from types import TracebackType
+
+    from ._answer import ElicitResult, Roots, SampleResult
     from ._elicitation import Form
     from ._sampling import MessagesInput, SampleOptions
 
-__all__ = ["LOG_LEVELS", "Context", "LogLevel", "Notify", "bind_to_loop", "confirm", "mark_cancelled", "sse_closer"]
+__all__ = [
+    "LOG_LEVELS",
+    "Context",
+    "LogLevel",
+    "Notify",
+    "Together",
+    "bind_to_loop",
+    "confirm",
+    "mark_cancelled",
+    "sse_closer",
+]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 #: RFC 5424 severities, least severe first, as MCP names them.
@@ -352,6 +365,61 @@ class Context(Generic[StateT]):
         """
         return self._require_asker().sample(self._thread(), messages, key, timeout, options)
 
+    def confirm(self, message: str, *, key: str | None = None, timeout: float | None = None) -> ElicitResult[Any]:
+        """Ask the user a yes-or-no question (an elicitation with an empty form): `accepted` means yes. `await` it in
+        an async tool, call it in a sync one. Raises as [`elicit`][toolkit.Context.elicit] does."""
+        return self._require_asker().elicit(self._thread(), message, empty_form(), key, timeout)
+
+    def can_list_roots(self) -> bool:
+        """Whether [`list_roots`][toolkit.Context.list_roots] can reach the client: it declared `roots`."""
+        return self._asker is not None and self._asker.can_list_roots()
+
+    def list_roots(self, *, key: str | None = None, timeout: float | None = None) -> Roots:
+        """Ask the client for its roots, the directories and files it lets the server work on: `await` it in an
+        async tool, call it in a sync one.
+
+        A `roots/list` request in the handshake era; an input request (`roots/list`) of the round in 2026-07-28.
+
+        Args:
+            key: The request's key in 2026-07-28 input requests (default: `roots<n>`).
+            timeout: Seconds to wait (handshake era); default `Server(client_request_timeout=...)`.
+
+        Returns:
+            [`Roots`][toolkit.Roots]: iterate for each [`Root`][toolkit.Root]; `.paths` for the local paths.
+
+        Raises:
+            ClientCapabilityError: the client did not declare `roots` (check with `can_list_roots()`).
+            ClientRequestError: the client answered with an error, or with a malformed list.
+            TimeoutError: no answer within `timeout`.
+            concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
+        """
+        return self._require_asker().list_roots(self._thread(), key, timeout)
+
+    def together(self) -> Together:
+        """Ask several questions at once: `async with ctx.together():` in an async tool, `with ctx.together():` in
+        a sync one.
+
+        Inside the block each question (`elicit`, `confirm`, `sample`, `list_roots`, not awaited) is only noted;
+        when the block ends they are asked together: sent as requests at once and answered in any order (handshake
+        era), or one 2026-07-28 round with an input request each. Read the answers after the block.
+
+        Example:
+            ```python
+            from toolkit import Context, tool
+
+            @tool
+            async def deploy(ctx: Context) -> str:
+                async with ctx.together():
+                    ok = ctx.confirm("Deploy to production?")
+                    roots = ctx.list_roots()
+                return f"deploying {roots.paths}" if ok.accepted else "not deployed"
+            ```
+
+        Raises:
+            RuntimeError: (at the start) the blocks are nested, or the context is detached.
+        """
+        return Together(self)
+
     def _require_asker(self) -> Asker:
         if self._asker is None:
             raise RuntimeError(
@@ -412,6 +480,46 @@ async def confirm(context: Context[Any] | None, message: str, name: str, *, dest
     if context is None or context._asker is None:
         return None
     return await confirm_call(context._asker, context._thread(), message, name, destructive=destructive)
+
+
+class Together:
+    """A `ctx.together()` block: its questions are asked at once when it ends (see `Context.together`)."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: Context[Any]) -> None:
+        self._context = context
+
+    def __enter__(self) -> None:
+        self._context._require_asker().begin_together()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        context = self._context
+        asker = context._require_asker()
+        if kind is not None:
+            asker.drop_together()
+            return
+        if threading.get_ident() == context._loop_thread and not context._sync_on_loop:
+            asker.drop_together()  # an async tool must wait for the answers, which `with` cannot (in every era)
+            raise RuntimeError("in an async tool, ask together with `async with ctx.together():`")
+        pending = asker.end_together(context._thread())
+        assert pending is None, "a sync tool's questions are answered before end_together returns"
+
+    async def __aenter__(self) -> None:
+        self.__enter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        asker = self._context._require_asker()
+        if kind is not None:
+            asker.drop_together()
+            return
+        pending = asker.end_together(self._context._thread())
+        if pending is not None:
+            await pending
 
 
 class _Sent:

@@ -7,21 +7,23 @@ The same handlers answer in both eras: a server-to-client request (handshake era
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
 
-from ._answer import ElicitResult, SampleResult
+from ._answer import ElicitResult, Roots, SampleResult
 from ._errors import ClientRequestError, ProtocolError
 from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from ._sampling import messages_of
-from ._types import SamplingMessage
+from ._types import Root, SamplingMessage
 
 __all__ = [
     "ElicitRequest",
     "ElicitationHandler",
+    "RootsOption",
     "SampleRequest",
     "SamplingHandler",
     "answer_request",
@@ -75,15 +77,24 @@ SamplingHandler = Callable[[SampleRequest], SampleResult | str | Awaitable[Sampl
 `ClientRequestError(-1, "User rejected sampling request")` to refuse."""
 
 
+RootLike = str | os.PathLike[str] | Root
+RootsOption = Sequence[RootLike] | Callable[[], Sequence[RootLike] | Awaitable[Sequence[RootLike]]]
+"""The client's roots: paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s; or a function (sync or
+async) that returns them when the server asks."""
+
+
 def client_capabilities(
     elicitation: ElicitationHandler | None,
     sampling: SamplingHandler | None,
     *,
     elicitation_modes: Sequence[str] = ("form", "url"),
     sampling_tools: bool = False,
+    roots: RootsOption | None = None,
 ) -> dict[str, Any]:
     """What a client declares: each capability only with its handler (a server may rely on what is declared)."""
     capabilities: dict[str, Any] = {}
+    if roots is not None:
+        capabilities["roots"] = {}  # no `listChanged`: this client does not tell when they change
     if elicitation is not None:
         capabilities["elicitation"] = {mode: {} for mode in elicitation_modes}
     if sampling is not None:
@@ -99,6 +110,7 @@ async def answer_request(
     sampling: SamplingHandler | None,
     elicitation_modes: Sequence[str] = ("form", "url"),
     key: str | None = None,
+    roots: RootsOption | None = None,
 ) -> dict[str, Any]:
     """The result a client sends for a server's request, through the handler of its method.
 
@@ -123,6 +135,11 @@ async def answer_request(
             if not isinstance(reply, SampleResult):
                 raise TypeError(f"a sampling handler returns a SampleResult or a str, not {type(reply).__name__}")
             return reply.to_wire()
+        if method == "roots/list" and roots is not None:
+            listed = roots() if callable(roots) else roots
+            if inspect.isawaitable(listed):
+                listed = await listed
+            return Roots(Root.of(where) for where in listed).to_wire()
     except ClientRequestError as exc:
         raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
     except ProtocolError:

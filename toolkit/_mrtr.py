@@ -66,8 +66,13 @@ class Replay:
         """The input requests this round ends with, by key."""
         self.pending_digests: dict[str, str] = {}
 
-    def answer(self, kind: str, method: str, params: dict[str, Any], key: str | None = None) -> Any:
+    def answer(
+        self, kind: str, method: str, params: dict[str, Any], key: str | None = None, *, together: bool = False
+    ) -> Any:
         """The client's raw answer to this question, recorded or sent now.
+
+        `together`: the question is one of several asked at once (`ctx.together()`); unanswered, it keeps its place
+        in the record (an entry without an answer), so that the answers after it keep theirs.
 
         Raises:
             Suspend: nobody has answered it yet (it is recorded as pending).
@@ -80,18 +85,27 @@ class Replay:
             raise RuntimeError(f"two questions of one tool call use the key {key!r}: give each its own key=")
         self._keys.add(key)
         q = question_digest(key, method, params)
+        place: dict[str, Any] | None = None
         if position < len(self._log):
             entry = self._log[position]
             if entry.get("k") == key and entry.get("q") == q:
-                return entry.get("r")
-            del self._log[position:]  # the question changed: what the user answered after it no longer applies
+                if "r" in entry:
+                    return entry.get("r")
+                place = entry  # asked together with others, and not answered yet
+            else:
+                del self._log[position:]  # the question changed: what the user answered after it no longer applies
         raw = self._responses.get(key)
         if isinstance(raw, dict) and (self._asked is None or self._asked.get(key) == q):
             # Without a requestState an answer for a matching key is taken (MRTR: extra params are ignored, and a
             # client may answer before it is asked); with one, only answers to what that state says was asked.
             # An answer that is not an object (a result) is no answer: the question is asked again.
-            self._log.append({"k": key, "q": q, "r": raw})
+            if place is None:
+                self._log.append({"k": key, "q": q, "r": raw})
+            else:
+                place["r"] = raw
             return raw
+        if together and place is None:
+            self._log.append({"k": key, "q": q})
         self.pending[key] = {"method": method, "params": params}
         self.pending_digests[key] = q
         raise Suspend

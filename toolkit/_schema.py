@@ -34,6 +34,7 @@ __all__ = [
     "compact_optionals",
     "input_schema",
     "is_object_like",
+    "json_string_params",
     "output_schema",
     "type_info",
 ]
@@ -187,6 +188,52 @@ def input_schema(
     if core_defs:
         validator_schema = core_schema.definitions_schema(validator_schema, list(core_defs.values()))
     return root, pydantic_core.SchemaValidator(validator_schema)
+
+
+def json_string_params(schema: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """The parameters a client may send as a JSON string, with the JSON types the parsed string may have.
+
+    Several widely used clients send an object or array argument as a string holding its JSON. A parameter qualifies
+    when its schema admits an object or an array and never a string (a string parameter is never parsed, and one
+    that admits anything is not guessed at). Decided once, at decoration.
+    """
+    properties = schema.get("properties")
+    defs = schema.get("$defs")
+    defs = defs if isinstance(defs, Mapping) else {}
+    out: dict[str, frozenset[str]] = {}
+    for name, prop in properties.items() if isinstance(properties, Mapping) else ():
+        kinds = _json_types(prop, defs, frozenset())
+        if kinds is not None and "string" not in kinds and kinds & {"object", "array"}:
+            out[name] = frozenset(kinds & {"object", "array"})
+    return out
+
+
+_JSON_TYPE_OF = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def _json_types(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> frozenset[str] | None:
+    """The JSON types `schema` admits, or None when it does not say (any type: nothing is guessed)."""
+    if not isinstance(schema, Mapping):
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        name = ref.removeprefix("#/$defs/")
+        known = name != ref and name not in seen
+        return _json_types(defs.get(name), defs, seen | {name}) if known else None
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list) and branches:
+        found = [_json_types(branch, defs, seen) for branch in branches]
+        return None if None in found else frozenset[str]().union(*(kinds for kinds in found if kinds is not None))
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        kinds: list[Any] = [kind]
+    elif isinstance(kind, list):
+        kinds = kind
+    elif isinstance(schema.get("enum"), list):
+        kinds = [_JSON_TYPE_OF.get(type(value), "null") for value in schema["enum"]]
+    else:
+        kinds = [_JSON_TYPE_OF.get(type(schema["const"]), "null")] if "const" in schema else []
+    return frozenset(k for k in kinds if isinstance(k, str)) or None
 
 
 def _property(

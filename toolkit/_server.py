@@ -94,6 +94,9 @@ class Server:
             one per process, so a server run as several workers needs one (or `http_app(secret=...)`): see
             [deploy](deploy.md#keys).
         request_state_ttl: Seconds a `requestState` stays valid (a user fills a form between two rounds).
+        strict_arguments: Refuse an object or array argument sent as a JSON string. By default such a string is
+            parsed when the parameter's schema asks for an object or array (and admits no string), as several
+            widely used clients send them so: see [arguments as JSON strings](tools.md#arguments-sent-as-json-strings).
 
     Example:
         ```python
@@ -135,6 +138,7 @@ class Server:
         client_request_timeout: float | None = None,
         secret: SecretOption = None,
         request_state_ttl: float = 900.0,
+        strict_arguments: bool = False,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -146,6 +150,7 @@ class Server:
         self.instructions = instructions
         self.page_size = page_size
         self.show_error_details = show_error_details
+        self.strict_arguments = strict_arguments
         self.max_message_size = max_message_size
         self.max_concurrent_requests = max_concurrent_requests
         self.max_queued_messages = max_queued_messages

@@ -24,7 +24,7 @@ from ._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLEli
 from ._function_calling import envelope
 from ._meta import meta_key_problems
 from ._mrtr import Suspend
-from ._schema import input_schema
+from ._schema import input_schema, json_string_params
 from ._signature import collect_params, in_class_body, signature_args, type_hints
 from ._threads import run_sync
 from ._types import LATEST_HANDSHAKE_VERSION, MODERN_VERSION, CallToolResult, Icon, ToolAnnotations, ToolDefinition
@@ -204,10 +204,15 @@ class Tool(Generic[P, R]):
             return f"Error executing tool {self.name!r}: {type(exc).__name__}: {_safe_str(exc)}"
         return f"Error executing tool {self.name!r}"
 
-    def _describe_validation_error(self, exc: pydantic_core.ValidationError) -> str:
+    def _describe_validation_error(
+        self, exc: pydantic_core.ValidationError, notes: Mapping[str, str] | None = None
+    ) -> str:
         lines = [f"Invalid arguments for tool {self.name!r}:"]
         for err in exc.errors(include_url=False):
             loc = ".".join(str(part) for part in err["loc"])
+            if notes and len(err["loc"]) == 1 and loc in notes:
+                lines.append(f"- {loc}: {notes[loc]}")
+                continue
             kind = err["type"]
             if kind == "missing" and len(err["loc"]) == 1:
                 lines.append(f"- {loc}: missing required argument")
@@ -353,6 +358,7 @@ class Tool(Generic[P, R]):
         self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
         self._validator = validator
         self._param_names = [p.name for p in params]
+        self._json_params = json_string_params(schema)
         call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self._in_thread = opts.run_in_thread and not self._is_async
@@ -370,9 +376,14 @@ async def call_tool(
     context: Context | Callable[[], Context] | None,
     version: str,
     show_error_details: bool,
+    *,
+    strict_arguments: bool = False,
 ) -> dict[str, Any]:
     """Run one `tools/call`: validate the arguments once, call the function, convert the value once to the wire
     result for `version` (a new dict: the caller may add to it). The one path of every result, `Tool.run`'s too.
+
+    Unless `strict_arguments`, an object or array argument sent as a JSON string is parsed and validated again
+    (`json_string_params`); only on the error path, so a call whose arguments fit pays nothing for it.
 
     `context` is the request's Context, or a function that makes it, called only if the tool takes one. Never
     raises for a failing call: bad arguments, a failing tool and a value that cannot be sent are `isError` results.
@@ -381,7 +392,9 @@ async def call_tool(
     try:
         kwargs = tool._validator.validate_python(arguments if arguments is not None else {})
     except pydantic_core.ValidationError as exc:
-        return _error_wire(tool._describe_validation_error(exc))
+        kwargs, problem = _validate_json_strings(tool, arguments, exc, strict_arguments)
+        if problem is not None:
+            return _error_wire(problem)
     ctx = None
     if tool._context_param is not None or tool._confirm is not False:
         ctx, refusal = await _prepare(tool, kwargs, context)
@@ -410,6 +423,44 @@ async def call_tool(
     if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
         wire = shape_result(wire, version, tool._wraps_result)
     return wire
+
+
+def _validate_json_strings(
+    tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, exc: pydantic_core.ValidationError, strict: bool
+) -> tuple[dict[str, Any], str | None]:
+    """Validate again with each JSON string parsed where the schema asks for an object or array: the arguments, or
+    the error text (which says why a string that was not parsed could not be)."""
+    if strict or not tool._json_params or not isinstance(arguments, Mapping):
+        return {}, tool._describe_validation_error(exc)
+    decoded = dict(arguments)
+    notes: dict[str, str] = {}
+    for name, kinds in tool._json_params.items():
+        value = arguments.get(name)
+        if not isinstance(value, str):
+            continue
+        expected = " or ".join(f"an {kind}" for kind in sorted(kinds))
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError) as error:
+            notes[name] = f"expected {expected}, got a string that is not valid JSON ({_first_line(error)})"
+            continue
+        if _JSON_KINDS.get(type(parsed)) in kinds:
+            decoded[name] = parsed
+        else:
+            notes[name] = f"expected {expected}, got a string (its JSON is not {expected})"
+    if len(notes) == sum(isinstance(arguments.get(name), str) for name in tool._json_params):
+        return {}, tool._describe_validation_error(exc, notes)  # nothing parsed: the first error stands
+    try:
+        return tool._validator.validate_python(decoded), None
+    except pydantic_core.ValidationError as again:
+        return {}, tool._describe_validation_error(again, notes)
+
+
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "array"}
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).partition("\n")[0][:200]
 
 
 async def _failure(tool: Tool[Any, Any], exc: BaseException, ctx: Context | None, show_error_details: bool) -> str:

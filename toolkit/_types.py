@@ -6,7 +6,10 @@ JSON object MCP sends.
 
 from __future__ import annotations
 
+import os
+import urllib.parse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +25,7 @@ __all__ = [
     "ImageContent",
     "Implementation",
     "ResourceLink",
+    "Root",
     "SamplingContent",
     "SamplingMessage",
     "TextContent",
@@ -283,3 +287,30 @@ class SamplingMessage(WireModel):
     def blocks(self) -> list[Any]:
         """The content as a list of blocks, however it was given."""
         return self.content if isinstance(self.content, list) else [self.content]
+
+
+class Root(WireModel):
+    """A directory or file the client lets the server work on (`roots/list`): a `file://` URI and a name."""
+
+    uri: str
+    """A `file://` URI ("This *must* start with `file://` for now")."""
+    name: str | None = None
+    """A name to show for it."""
+
+    @property
+    def path(self) -> Path | None:
+        """The local path of a `file://` root (percent-decoded), else `None`."""
+        parts = urllib.parse.urlsplit(self.uri)
+        if parts.scheme != "file":
+            return None
+        return Path(urllib.parse.unquote(parts.path))
+
+    @classmethod
+    def of(cls, where: str | os.PathLike[str] | Root) -> Root:
+        """A root from a path (made absolute, named after its last part), a `file://` URI, or a `Root`."""
+        if isinstance(where, Root):
+            return where
+        if isinstance(where, str) and where.startswith("file://"):
+            return cls(uri=where)
+        path = Path(where).resolve()
+        return cls(uri=path.as_uri(), name=path.name or str(path))

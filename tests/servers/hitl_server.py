@@ -16,7 +16,17 @@ import anyio
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from toolkit import Choices, Context, Form, SamplingMessage, Server, URLElicitationRequired, tool
+from toolkit import (
+    Choices,
+    Context,
+    ElicitResult,
+    Form,
+    Roots,
+    SamplingMessage,
+    Server,
+    URLElicitationRequired,
+    tool,
+)
 
 USER = Form(
     {
@@ -156,7 +166,52 @@ def build() -> Server:
         reply = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
         return reply.text
 
+    @server.tool
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Ask the client for its roots (2026-07-28: an input request keyed `client_roots`)."""
+        roots = await ctx.list_roots(key="client_roots")
+        return "Roots: " + ", ".join(f"{root.name} ({root.uri})" for root in roots)
+
+    @server.tool
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask the user, the client's model and the client's roots at once (one round of three input requests)."""
+        async with ctx.together():
+            name = ctx.elicit("What is your name?", NAME, key="user_name")
+            greeting = ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+            roots = ctx.list_roots(key="client_roots")
+        who = name.data["name"] if name.data else name.action
+        return f"{greeting.text}, {who}; roots: {', '.join(root.uri for root in roots)}"
+
     # -- toolkit's cases -------------------------------------------------------------------------------
+
+    @server.tool
+    def sync_roots(ctx: Context) -> str:
+        """A sync tool lists the roots without await, and reads their local paths."""
+        return " ".join(str(path) for path in ctx.list_roots().paths)
+
+    def released(details: ElicitResult[Any], ok: ElicitResult[Any], roots: Roots) -> str:
+        appended.append("release")
+        if not ok.accepted or details.data is None:
+            return f"not released ({ok.action})"
+        return f"released {details.data['name']} from {[str(p) for p in roots.paths]}"
+
+    @server.tool
+    def sync_release(ctx: Context) -> str:
+        """A form, a confirmation and the roots, asked at once from a sync tool; runs only on yes."""
+        with ctx.together():
+            details = ctx.elicit("Release details?", NAME)
+            ok = ctx.confirm("Publish the release?")
+            roots = ctx.list_roots()
+        return released(details, ok, roots)
+
+    @server.tool
+    async def release(ctx: Context) -> str:
+        """The same from an async tool."""
+        async with ctx.together():
+            details = ctx.elicit("Release details?", NAME)
+            ok = ctx.confirm("Publish the release?")
+            roots = ctx.list_roots()
+        return released(details, ok, roots)
 
     @server.tool
     async def two_questions(ctx: Context) -> str:

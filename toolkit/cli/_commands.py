@@ -363,6 +363,16 @@ def _suggestion(name: str, tools: Sequence[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(tools) or 'none'}"
 
 
+def _roots(given: list[str] | None) -> list[Path]:
+    """The client's roots for `ctx.list_roots()`: each `--root` (which must exist), or the current directory."""
+    if not given:
+        return [Path.cwd()]
+    missing = [root for root in given if not Path(root).exists()]
+    if missing:
+        raise CommandError(f"--root {missing[0]}: no such file or directory")
+    return [Path(root).resolve() for root in given]
+
+
 def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: list[tuple[str, str]], out: TextIO) -> int:
     bar = ProgressBar(sys.stderr)
     listed: list[str] = []
@@ -376,7 +386,7 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
 
     async def run() -> CallToolResult:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
-        options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample)
+        options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample, roots=_roots(args.roots))
         async with _connect(args, **options) as client:
             # The tools' schemas say which `key=value` texts are strings; the names, what an unknown tool was meant.
             tools = await client.list_tools()

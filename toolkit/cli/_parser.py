@@ -132,6 +132,13 @@ def _parser() -> argparse.ArgumentParser:
         "-y", "--yes", action="store_true", help="accept the tool's confirmations without asking (forms still ask)"
     )
     call.add_argument(
+        "--root",
+        action="append",
+        dest="roots",
+        metavar="PATH",
+        help="a directory or file the tool may work on, for roots/list (repeatable; default: the current directory)",
+    )
+    call.add_argument(
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
     )
     _size_option(call)

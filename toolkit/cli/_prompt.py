@@ -68,6 +68,7 @@ class TerminalPrompt:
         """A sampling request was refused (the CLI explains a failed call with it)."""
         self._read = read_line
         self._write = write
+        self._turn: anyio.Lock | None = None  # made on the loop that first asks
 
     async def sample(self, request: SampleRequest) -> str:
         """Show the request and refuse it: `toolkit call` has no model."""
@@ -79,7 +80,14 @@ class TerminalPrompt:
         raise ClientRequestError(-1, "toolkit call has no model to answer sampling requests")
 
     async def elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
-        """Ask the user; end of input, `:cancel` or `:decline` at any prompt stop the form."""
+        """Ask the user; end of input, `:cancel` or `:decline` at any prompt stop the form. Questions a tool asks
+        together (`ctx.together()`, sent at once in the handshake era) are asked one after the other."""
+        if self._turn is None:
+            self._turn = anyio.Lock()
+        async with self._turn:
+            return await self._elicit(request)
+
+    async def _elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
         try:
             if request.mode == "url":
                 return await self._url(request)

@@ -6,7 +6,17 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from toolkit import CallToolResult, Client, ElicitRequest, Lifespan, LogLevel, LogMessage, SampleRequest, ToolDefinition
+from toolkit import (
+    CallToolResult,
+    Client,
+    ElicitRequest,
+    Lifespan,
+    LogLevel,
+    LogMessage,
+    RootsOption,
+    SampleRequest,
+    ToolDefinition,
+)
 from toolkit import ProtocolMode as ProtocolChoice
 
 from ._scripts import ElicitationScript, SamplingScript, Scripted
@@ -51,6 +61,8 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             client cannot sample.
         sampling_tools: With `sampling`, declare `sampling.tools` too (default), so that tools which offer the
             model tools can be tested; `False` tests what such a tool does with a client that lacks it.
+        roots: The client's roots, listed for `ctx.list_roots()`: paths, `file://` URIs or `Root`s, or a function
+            that returns them. `None` (default): the client declares no roots.
 
     Example:
         ```python
@@ -78,6 +90,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         elicitation: ElicitationScript | None = None,
         sampling: SamplingScript | None = None,
         sampling_tools: bool = True,
+        roots: RootsOption | None = None,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -92,6 +105,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self._log_level: LogLevel = log_level
         self._lifespan = lifespan
         self._sampling_tools = sampling_tools
+        self._roots = roots
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None
@@ -113,6 +127,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
                     elicitation_handler=scripted.elicitation_handler,
                     sampling_handler=scripted.sampling_handler,
                     sampling_tools=self._sampling_tools,
+                    roots=self._roots,
                 )
             )
             stack.enter_context(portal.wrap_async_context_manager(client))
