@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from toolkit import __version__
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
+from ._dev import run_dev
 
 __all__ = ["parse_arguments"]
 
@@ -40,6 +41,12 @@ configuration runs). With --http, serves Streamable HTTP at
 http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
 """
 )
+_DEV_EPILOG = """
+Needs the reload extra (watchfiles). The tools are imported again in this
+process after each change; a connected client keeps its connection (over HTTP,
+its session) and hears tools/list_changed when the tools it lists changed. An
+import that fails leaves the last good tools serving and says why in one line.
+"""
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -86,22 +93,22 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_SERVE_EPILOG,
         formatter_class=_RAW,
     )
-    serve.add_argument("target", metavar="TARGET")
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
-    serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    _serving_options(serve)
     serve.add_argument(
         "--workers", type=int, default=1, help="with --http: worker processes sharing the port (default: 1)"
     )
-    serve.add_argument(
-        "--allowed-host",
-        action="append",
-        dest="allowed_hosts",
-        metavar="HOST",
-        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
-    )
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
+
+    dev = commands.add_parser(
+        "dev",
+        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
+        epilog=_SERVE_EPILOG + _DEV_EPILOG,
+        formatter_class=_RAW,
+    )
+    _serving_options(dev)
+    _traceback_option(dev)
+    dev.set_defaults(run=run_dev, stdio=False, name="dev")
 
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
@@ -174,6 +181,22 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
     return parser
+
+
+def _serving_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="TARGET")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
+    )
 
 
 def _source(parser: argparse.ArgumentParser) -> None:
