@@ -16,7 +16,7 @@ from typing import Any
 
 from toolkit import Server, Tool
 
-__all__ = ["TargetError", "load_server", "source_folder"]
+__all__ = ["TargetError", "absolute_target", "load_server", "source_folder"]
 
 _ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
@@ -77,6 +77,15 @@ def source_folder(target: str, *, base: str | os.PathLike[str] | None = None) ->
     module = sys.modules.get(where)
     path = getattr(module, "__file__", None)
     return Path(path).resolve().parent if path else Path(base or Path.cwd()).resolve()
+
+
+def absolute_target(target: str, *, base: str | os.PathLike[str] | None = None) -> str:
+    """`target` with its file made absolute (`/abs/path/app.py:attr`), to load from any folder; a module name as is."""
+    where, attr = _split(target)
+    if not _is_path(where):
+        return target
+    path = str((Path(base) if base is not None else Path.cwd()).joinpath(where).resolve())
+    return path if attr is None else f"{path}:{attr}"
 
 
 def _split(target: str) -> tuple[str, str | None]:

@@ -10,6 +10,7 @@ from toolkit import __version__
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
 from ._dev import run_dev
+from ._install import CLIENTS, install_server
 
 __all__ = ["parse_arguments"]
 
@@ -41,6 +42,13 @@ configuration runs). With --http, serves Streamable HTTP at
 http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
 """
 )
+_INSTALL_EPILOG = """
+CLIENT is claude-desktop, claude-code, cursor, vscode, gemini, or mcp-json (print
+a {"mcpServers": ...} object). The entry runs this interpreter (its virtual
+environment) as python -m toolkit serve /absolute/path.py; other servers and
+keys in the file are kept. HOME, XDG_CONFIG_HOME and APPDATA say where the
+user's files are.
+"""
 _DEV_EPILOG = """
 Needs the reload extra (watchfiles). The tools are imported again in this
 process after each change; a connected client keeps its connection (over HTTP,
@@ -109,6 +117,14 @@ def _parser() -> argparse.ArgumentParser:
     _serving_options(dev)
     _traceback_option(dev)
     dev.set_defaults(run=run_dev, stdio=False, name="dev")
+
+    install = commands.add_parser(
+        "install",
+        help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
+        epilog=_TARGET + _INSTALL_EPILOG,
+        formatter_class=_RAW,
+    )
+    _install_options(install)
 
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
@@ -181,6 +197,26 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
     return parser
+
+
+def _install_options(install: argparse.ArgumentParser) -> None:
+    install.add_argument("client", choices=list(CLIENTS), metavar="CLIENT", help=", ".join(CLIENTS))
+    install.add_argument("target", metavar="TARGET")
+    install.add_argument(
+        "--name", dest="server_name", metavar="NAME", help="the server's name in the file (default: the server's own)"
+    )
+    install.add_argument("--env", action="append", metavar="KEY=VALUE", help="a variable for the server (repeatable)")
+    install.add_argument(
+        "--project", action="store_true", help="write the project's file in this folder, not the user's"
+    )
+    install.add_argument("--python", metavar="PATH", help="the interpreter to run (default: this one, its venv's)")
+    install.add_argument("--uv", action="store_true", help="run the server with uv run --with mcp-toolkit ...")
+    install.add_argument(
+        "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
+    )
+    install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
+    _traceback_option(install)
+    install.set_defaults(run=install_server, stdio=False, name="install")
 
 
 def _serving_options(parser: argparse.ArgumentParser) -> None:
