@@ -7,6 +7,7 @@ Every wait is for a line the process writes or a message it sends, bounded by a 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -238,4 +239,38 @@ def test_a_module_that_does_not_import_at_start_is_one_line_with_status_2(tmp_pa
     assert run.stderr == (
         "toolkit: error: cannot import 'app.py': ModuleNotFoundError: No module named 'nowhere_to_be_found' "
         "(app.py, line 1)\n"
+    )
+
+
+def test_the_inspector_without_node_says_how_to_get_it_and_the_command_to_run(project: Path) -> None:
+    env = {**os.environ, "PATH": str(project)}  # no npx there
+    run = subprocess.run(
+        [sys.executable, "-m", "toolkit", "dev", "app.py", "--inspector"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        "toolkit: error: --inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install "
+        "Node.js (https://nodejs.org), or run it yourself: npx @modelcontextprotocol/inspector "
+        f"{sys.executable} -m toolkit dev {project / 'app.py'}\n"
+    )
+
+
+def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "toolkit", "dev", "app.py", "--inspector", "--http"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (
+        2,
+        "toolkit: error: --inspector starts the server over stdio itself: leave out --http\n",
     )

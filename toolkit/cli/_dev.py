@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
+import shutil
 import sys
 import sysconfig
 import threading
@@ -30,12 +32,13 @@ import anyio.to_thread
 
 import toolkit
 from toolkit import Lifespan, Server
-from toolkit._target import TargetError, load_server, source_folder
+from toolkit._target import TargetError, absolute_target, load_server, source_folder
 
 from ._commands import CommandError
 
 __all__ = ["run_dev"]
 
+_INSPECTOR = "@modelcontextprotocol/inspector"
 _EXTRA = "pip install 'mcp-toolkit[reload]' (from a checkout: pip install -e '.[reload]')"
 # How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
 # (every change from then on is seen), which is what a person, or a test, waits for before editing.
@@ -45,6 +48,8 @@ _LOOK_UP_MS = 500
 def run_dev(args: argparse.Namespace) -> int:
     """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
     changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
+    if args.inspector:
+        return _inspector(args)
     watch = _watchfiles()
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
@@ -60,6 +65,23 @@ def run_dev(args: argparse.Namespace) -> int:
     except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
         raise CommandError(str(exc)) from exc
     return 0
+
+
+def _inspector(args: argparse.Namespace) -> int:
+    """`--inspector`: the MCP Inspector (Node, through npx) starts `toolkit dev TARGET` over stdio and shows it in the
+    browser; the reloads reach it as they reach any client."""
+    if args.http:
+        raise CommandError("--inspector starts the server over stdio itself: leave out --http")
+    dev = [sys.executable, "-m", "toolkit", "dev", absolute_target(args.target)]
+    npx = shutil.which("npx")
+    if npx is None:
+        raise CommandError(
+            "--inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install Node.js "
+            f"(https://nodejs.org), or run it yourself: npx {_INSPECTOR} {shlex.join(dev)}"
+        )
+    import subprocess  # only here: the command runs the Inspector, which runs the server
+
+    return subprocess.run([npx, "--yes", _INSPECTOR, *dev], check=False).returncode
 
 
 def _watchfiles() -> Any:

@@ -115,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_RAW,
     )
     _serving_options(dev)
+    dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
     _traceback_option(dev)
     dev.set_defaults(run=run_dev, stdio=False, name="dev")
 
