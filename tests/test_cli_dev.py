@@ -165,6 +165,43 @@ async def test_an_edit_of_a_neighbour_module_changes_what_a_tool_does_without_a_
     assert reloaded.endswith(": tools greet (definitions unchanged)")
 
 
+SERVER = '''
+import uuid
+from contextlib import asynccontextmanager
+
+from toolkit import Context, Server
+
+
+@asynccontextmanager
+async def lifespan(server):
+    yield uuid.uuid4().hex
+
+
+server = Server("app", lifespan=lifespan)
+
+
+@server.tool
+def run(ctx: Context) -> str:
+    """Which run of the lifespan this is."""
+    return "VERSION:" + ctx.lifespan_context
+'''
+
+
+async def test_a_server_module_reloads_its_tools_inside_the_lifespan_that_was_started_once(tmp_path: Path) -> None:
+    write(tmp_path / "app.py", SERVER.replace("VERSION", "first"))
+    async with dev(str(tmp_path / "app.py")) as running:
+        peer = running.peer
+        await peer.initialize()
+        await running.said("watching ")
+        before = await call(peer, "run")
+        write(tmp_path / "app.py", SERVER.replace("VERSION", "second"))
+        await running.said("reloaded ")
+        after = await call(peer, "run")
+
+    assert before.startswith("first:")
+    assert after == "second:" + before.removeprefix("first:")
+
+
 async def test_a_broken_edit_keeps_the_last_good_tools_and_says_why_in_one_line(project: Path) -> None:
     async with dev(str(project / "app.py")) as running:
         peer = running.peer
@@ -273,4 +310,20 @@ def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: 
     assert (run.returncode, run.stderr) == (
         2,
         "toolkit: error: --inspector starts the server over stdio itself: leave out --http\n",
+    )
+
+
+def test_over_http_without_the_http_extra_it_says_what_to_install(project: Path) -> None:
+    code = "import sys; sys.modules['uvicorn'] = None; from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "dev", str(project / "app.py"), "--http"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        "toolkit: error: serving over HTTP needs uvicorn: "
+        "pip install 'mcp-toolkit[http]' (from a checkout: pip install -e '.[http]')\n"
     )

@@ -284,3 +284,33 @@ def test_each_client_s_user_file_is_where_its_documentation_says_on_each_system(
     client: str, platform: str, environ: dict[str, str], expected: str
 ) -> None:
     assert config_path(client, platform=platform, environ=environ) == Path(expected)
+
+
+def test_a_target_that_cannot_load_is_reported_before_anything_is_written(place: Place) -> None:
+    (place.project / "broken.py").write_text("raise RuntimeError('no database')\n", encoding="utf-8")
+    run = place.install("cursor", "broken.py")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == ("toolkit: error: cannot import 'broken.py': RuntimeError: no database (broken.py, line 1)\n")
+    assert not (place.home / ".cursor").exists()
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("[1, 2]", "{path!r} does not hold a JSON object; nothing was written"),
+        ("directory", "cannot read {path!r}: Is a directory"),
+        ("parent-is-a-file", "cannot read {path!r}: Not a directory"),
+    ],
+)
+def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, setup: str, message: str) -> None:
+    path = place.home / ".gemini" / "settings.json"
+    if setup == "directory":
+        path.mkdir(parents=True)
+    elif setup == "parent-is-a-file":
+        path.parent.write_text("", encoding="utf-8")
+    else:
+        path.parent.mkdir()
+        path.write_text(setup, encoding="utf-8")
+    run = place.install("gemini", "weather.py")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == "toolkit: error: " + message.format(path=str(path)) + "\n"

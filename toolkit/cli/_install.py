@@ -19,6 +19,7 @@ replaced: every other server and key stays as it was; a file that is not JSON is
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import os
@@ -132,7 +133,9 @@ def install_server(args: argparse.Namespace) -> int:
     """`toolkit install`: add the server to the client's configuration (or print it, for `mcp-json`)."""
     env = _pairs(args.env or [])
     try:
-        server = load_server(args.target)  # it must start: a target that cannot load is reported now
+        # It must start: a target that cannot load is reported now. What it prints as it loads is not the entry.
+        with contextlib.redirect_stdout(sys.stderr):
+            server = load_server(args.target)
     except TargetError as exc:
         raise CommandError(str(exc)) from exc
     name = args.server_name or server.name
