@@ -122,6 +122,22 @@ async def dev(*args: str) -> AsyncIterator[Dev]:
         assert status in (0, -15), running.stderr
 
 
+def toolkit(*args: str, cwd: Path, path: str | None = None, without: str = "") -> subprocess.CompletedProcess[str]:
+    """`toolkit ARGS` in a child process, run to its end; `without` names a module it cannot import there."""
+    hide = f"sys.modules[{without!r}] = None; " if without else ""
+    code = f"import sys; {hide}from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PATH": path} if path is not None else None
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 async def call(peer: wire.Peer, name: str, **arguments: Any) -> Any:
     reply = await peer.call(name, arguments)
     return reply["result"]["content"][0]["text"]
@@ -246,14 +262,7 @@ async def test_an_http_client_keeps_working_across_a_reload(project: Path, proto
 
 
 def test_without_the_reload_extra_it_says_what_to_install(project: Path) -> None:
-    code = "import sys; sys.modules['watchfiles'] = None; from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
-    run = subprocess.run(
-        [sys.executable, "-c", code, "dev", str(project / "app.py")],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = toolkit("dev", "app.py", cwd=project, without="watchfiles")
     assert (run.returncode, run.stdout, run.stderr) == (
         2,
         "",
@@ -264,14 +273,7 @@ def test_without_the_reload_extra_it_says_what_to_install(project: Path) -> None
 
 def test_a_module_that_does_not_import_at_start_is_one_line_with_status_2(tmp_path: Path) -> None:
     write(tmp_path / "app.py", "import nowhere_to_be_found\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "dev", "app.py"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = toolkit("dev", "app.py", cwd=tmp_path)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: cannot import 'app.py': ModuleNotFoundError: No module named 'nowhere_to_be_found' "
@@ -280,16 +282,7 @@ def test_a_module_that_does_not_import_at_start_is_one_line_with_status_2(tmp_pa
 
 
 def test_the_inspector_without_node_says_how_to_get_it_and_the_command_to_run(project: Path) -> None:
-    env = {**os.environ, "PATH": str(project)}  # no npx there
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "dev", "app.py", "--inspector"],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = toolkit("dev", "app.py", "--inspector", cwd=project, path=str(project))  # no npx there
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: --inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install "
@@ -299,14 +292,7 @@ def test_the_inspector_without_node_says_how_to_get_it_and_the_command_to_run(pr
 
 
 def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "dev", "app.py", "--inspector", "--http"],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = toolkit("dev", "app.py", "--inspector", "--http", cwd=project)
     assert (run.returncode, run.stderr) == (
         2,
         "toolkit: error: --inspector starts the server over stdio itself: leave out --http\n",
@@ -314,14 +300,7 @@ def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: 
 
 
 def test_over_http_without_the_http_extra_it_says_what_to_install(project: Path) -> None:
-    code = "import sys; sys.modules['uvicorn'] = None; from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
-    run = subprocess.run(
-        [sys.executable, "-c", code, "dev", str(project / "app.py"), "--http"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = toolkit("dev", "app.py", "--http", cwd=project, without="uvicorn")
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: serving over HTTP needs uvicorn: "

@@ -63,8 +63,9 @@ class Place:
         self.elsewhere = root / "elsewhere"  # where the client starts the server: not the project folder
         self.elsewhere.mkdir()
 
-    def install(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "HOME": str(self.home)}
+    def install(self, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+        """`toolkit install ARGS` in the project folder, with the temporary home (and `path` as PATH if given)."""
+        env = {**os.environ, "HOME": str(self.home), **({"PATH": path} if path is not None else {})}
         for name in ("XDG_CONFIG_HOME", "APPDATA", "USERPROFILE"):
             env.pop(name, None)
         return subprocess.run(
@@ -211,16 +212,8 @@ def test_with_a_package_the_entry_runs_uv_with_toolkit_and_the_package(place: Pl
     uv = bin_dir / "uv"
     uv.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
     uv.chmod(0o755)
-    env = {**os.environ, "HOME": str(place.home), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "install", "mcp-json", "weather.py", "--with", "httpx", "--with", "rich"],
-        capture_output=True,
-        text=True,
-        cwd=place.project,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    run = place.install("mcp-json", "weather.py", "--with", "httpx", "--with", "rich", path=path)
     entry = json.loads(run.stdout)["mcpServers"]["weather"]
     root = Path(__file__).resolve().parent.parent  # toolkit runs from this checkout: uv installs it from here
     withs = ["--with", str(root), "--with", "httpx", "--with", "rich"]
@@ -233,16 +226,7 @@ def test_with_a_package_the_entry_runs_uv_with_toolkit_and_the_package(place: Pl
 
 
 def test_uv_not_on_path_is_one_line(place: Place) -> None:
-    env = {**os.environ, "HOME": str(place.home), "PATH": str(place.elsewhere)}
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "install", "cursor", "weather.py", "--uv"],
-        capture_output=True,
-        text=True,
-        cwd=place.project,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = place.install("cursor", "weather.py", "--uv", path=str(place.elsewhere))
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith("toolkit: error: --uv and --with run the server with uv, which is not on PATH")
 
