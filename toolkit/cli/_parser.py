@@ -43,11 +43,11 @@ http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
 """
 )
 _INSTALL_EPILOG = """
-CLIENT is claude-desktop, claude-code, cursor, vscode, gemini, or mcp-json (print
-a {"mcpServers": ...} object). The entry runs this interpreter (its virtual
-environment) as python -m toolkit serve /absolute/path.py; other servers and
-keys in the file are kept. HOME, XDG_CONFIG_HOME and APPDATA say where the
-user's files are.
+CLIENT is claude-desktop, claude-code, cursor, vscode, gemini, or mcp-json
+(print a {"mcpServers": ...} object). The entry runs this interpreter (its
+virtual environment) as python -m toolkit serve /absolute/path.py; other
+servers and keys in the file are kept. HOME, XDG_CONFIG_HOME and APPDATA say
+where the user's files are.
 """
 _DEV_EPILOG = """
 Needs the reload extra (watchfiles). The tools are imported again in this
