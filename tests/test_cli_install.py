@@ -312,3 +312,13 @@ def test_the_help_of_install_and_dev_fits_in_80_columns(
     assert exited.value.code == 0
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert "TARGET is package.module, package.module:attr, path/to/file.py or\n" in text
+
+
+@pytest.mark.anyio
+async def test_with_dev_the_client_runs_toolkit_dev_and_it_serves(place: Place) -> None:
+    run = place.install("claude-code", "weather.py", "--dev", "--env", "GREETING=dev")
+    entry = json.loads(place.file("claude-code", False).read_text(encoding="utf-8"))["mcpServers"]["weather"]
+
+    assert run.returncode == 0, run.stderr
+    assert entry["args"] == ["-m", "toolkit", "dev", str(place.project / "weather.py")]
+    assert await start_and_call(entry, place.elsewhere) == "dev"

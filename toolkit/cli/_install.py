@@ -105,6 +105,7 @@ def server_entry(
     python: str | None = None,
     uv: str | None = None,
     packages: list[str] | None = None,
+    dev: bool = False,
 ) -> dict[str, Any]:
     """The entry that starts `target` over stdio, in the shape `client` documents.
 
@@ -115,10 +116,12 @@ def server_entry(
         python: The interpreter (default: this one, by its own path: a virtual environment's `bin/python`).
         uv: The `uv` program: run through `uv run --with mcp-toolkit --with PACKAGE ...` instead.
         packages: With `uv`, what else the server needs (`--with`).
+        dev: Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`.
     """
-    serve = ["-m", "toolkit", "serve", absolute_target(target)]
+    serve = ["-m", "toolkit", "dev" if dev else "serve", absolute_target(target)]
     if uv is not None:
-        withs = [word for package in [_toolkit_requirement(), *(packages or [])] for word in ("--with", package)]
+        needed = [_toolkit_requirement(), *(["watchfiles"] if dev else []), *(packages or [])]  # dev: the reload extra
+        withs = [word for package in needed for word in ("--with", package)]
         command, args = uv, ["run", *withs, "python", *serve]
     else:
         command, args = python or os.path.abspath(sys.executable), serve
@@ -140,7 +143,9 @@ def install_server(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     name = args.server_name or server.name
     uv = _uv() if args.uv or args.packages else None
-    entry = server_entry(args.client, args.target, env=env, python=args.python, uv=uv, packages=args.packages)
+    entry = server_entry(
+        args.client, args.target, env=env, python=args.python, uv=uv, packages=args.packages, dev=args.dev
+    )
     spec = CLIENTS[args.client]
     if args.client == "mcp-json":
         sys.stdout.write(_dump({spec.key: {name: entry}}))

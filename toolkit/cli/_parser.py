@@ -215,6 +215,9 @@ def _install_options(install: argparse.ArgumentParser) -> None:
     install.add_argument(
         "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
     )
+    install.add_argument(
+        "--dev", action="store_true", help="run toolkit dev: the client's server reloads as you edit (reload extra)"
+    )
     install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
     _traceback_option(install)
     install.set_defaults(run=install_server, stdio=False, name="install")
