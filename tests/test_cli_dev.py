@@ -249,9 +249,9 @@ async def test_an_http_client_keeps_working_across_a_reload(project: Path, proto
             first = await client.call_tool("greet", {"who": "ann"})
             write(project / "app.py", GREET + BYE)
             await running.said("reloaded ")
-            if protocol == "handshake":  # the session's GET stream hears it (2026-07-28: only a subscription would)
-                with anyio.fail_after(TIMEOUT):
-                    await changed.wait()
+            # 2025-11-25: on the session's GET stream; 2026-07-28: on the client's subscriptions/listen stream.
+            with anyio.fail_after(TIMEOUT):
+                await changed.wait()
             # The same client: its 2025-11-25 session id is still good after the reload.
             second = await client.call_tool("bye", {"who": "ann"})
             names = [t.name for t in await client.list_tools()]
