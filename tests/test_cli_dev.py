@@ -240,6 +240,35 @@ async def test_a_broken_edit_keeps_the_last_good_tools_and_says_why_in_one_line(
     assert [line for line in running.stderr if not line.startswith("toolkit: ")] == []  # no traceback: one line
 
 
+FACTORY = '''
+from toolkit import Server, tool
+
+
+@tool
+def ping() -> str:
+    """Answer."""
+    return "pong"
+
+
+def make() -> Server:
+    BODY
+'''
+
+
+async def test_a_factory_that_raises_after_an_edit_keeps_the_last_good_tools(tmp_path: Path) -> None:
+    write(tmp_path / "app.py", FACTORY.replace("BODY", 'return Server("app", tools=[ping])'))
+    async with dev(f"{tmp_path / 'app.py'}:make") as running:
+        peer = running.peer
+        await peer.initialize()
+        await running.said("watching ")
+        write(tmp_path / "app.py", FACTORY.replace("BODY", 'raise RuntimeError("no configuration found")'))
+        failed = await running.said("reload failed")
+        still = await call(peer, "ping")
+
+    assert failed == "toolkit: reload failed, still serving the last good tools: RuntimeError: no configuration found"
+    assert still == "pong"
+
+
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 async def test_an_http_client_keeps_working_across_a_reload(project: Path, protocol: Any) -> None:
     changed = anyio.Event()

@@ -3,9 +3,9 @@
 One design for both transports: the module is imported again in this process and its tools replace the ones served
 (`Server.replace_tools`), so that every connection outlives the reload. A stdio client cannot be handed a new
 process, and over HTTP the app keeps its session key, its session records, its GET streams and its port: a
-2025-11-25 session goes on with the same `Mcp-Session-Id`, and a 2026-07-28 client never notices. Clients hear
-`notifications/tools/list_changed` only when what they list changed. The server itself (its name, options and
-lifespan) is the one loaded first: changing those needs a restart.
+2025-11-25 session goes on with the same `Mcp-Session-Id`, and a 2026-07-28 client holds no session to lose.
+Clients hear `notifications/tools/list_changed` only when what they list changed. The server itself (its name,
+options and lifespan) is the one loaded first: changing those needs a restart.
 
 watchfiles (the `reload` extra) says when files change; it is imported only here, when `toolkit dev` runs.
 """
@@ -48,9 +48,9 @@ _LOOK_UP_MS = 500
 def run_dev(args: argparse.Namespace) -> int:
     """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
     changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
+    watch = _watchfiles()  # first: the Inspector would start a `toolkit dev` that stops at once without it
     if args.inspector:
         return _inspector(args)
-    watch = _watchfiles()
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
     server = _load(args.target)
@@ -161,8 +161,9 @@ class _Reloader:
         try:
             tools = list(self._import().tools.values())
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
-        except (TargetError, ValueError, TypeError, toolkit.ToolDefinitionError) as exc:
-            _say(f"reload failed, still serving the last good tools: {_one_line(str(exc))}")
+        except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
+            why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
+            _say(f"reload failed, still serving the last good tools: {_one_line(why)}")
             return
         names = ", ".join(self.server.tools) or "none"
         _say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}")
