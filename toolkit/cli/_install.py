@@ -68,7 +68,7 @@ def config_path(
 ) -> Path:
     """The configuration file of `client`: the user's (default) or the project's in `cwd`.
 
-    HOME (or USERPROFILE on Windows), XDG_CONFIG_HOME and APPDATA are read from `environ`, so that a test (or a
+    HOME (USERPROFILE first on Windows), XDG_CONFIG_HOME and APPDATA are read from `environ`, so that a test (or a
     person trying it) can point the command at another home folder.
 
     Raises:
@@ -79,7 +79,8 @@ def config_path(
         if spec.project is None:
             raise CommandError(f"{spec.title} has no project configuration: install it without --project")
         return (cwd or Path.cwd()) / spec.project
-    home = Path(environ.get("HOME") or environ.get("USERPROFILE") or Path.home())
+    names = ("USERPROFILE", "HOME") if platform == "win32" else ("HOME",)  # what Node's os.homedir() reads first
+    home = Path(next((environ[name] for name in names if environ.get(name)), None) or Path.home())
     if client == "claude-code":
         return home / ".claude.json"
     if client == "cursor":
