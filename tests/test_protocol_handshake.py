@@ -498,6 +498,70 @@ async def test_adding_and_removing_a_tool_notifies_every_initialized_connection(
     assert quiet == response("probe", {})
 
 
+def versions() -> tuple[Any, Any]:
+    """Two tools named `greet` with the same definition and different bodies (a module as `toolkit dev` reloads it)."""
+
+    @tool(name="greet")
+    def before(who: str) -> str:
+        """Greet someone."""
+        return f"hello {who}"
+
+    @tool(name="greet")
+    def after(who: str) -> str:
+        """Greet someone."""
+        return f"hi {who}"
+
+    return before, after
+
+
+async def test_replacing_tools_with_the_same_definitions_swaps_them_without_a_notification() -> None:
+    before, after = versions()
+    server = Server("reloaded", tools=[before, late])
+    async with wire.memory(server) as peer:
+        await peer.initialize()
+        await peer.request("ping", id="initialized")  # the server has read notifications/initialized by then
+        changed = server.replace_tools([after, late])
+        quiet = await peer.request("ping", id="probe")  # a notification would come first: it was sent first
+        called = await peer.request("tools/call", {"name": "greet", "arguments": {"who": "ann"}}, id="new")
+
+    assert changed is False
+    assert quiet == response("probe", {})
+    assert called == response("new", text_result("hi ann"))
+    assert list(server.tools) == ["greet", "late"]
+
+
+async def test_replacing_tools_notifies_once_when_what_clients_list_changed() -> None:
+    before, _ = versions()
+
+    @tool(name="greet")
+    def louder(who: str, times: int = 1) -> str:
+        """Greet someone, several times."""
+        return f"hello {who}" * times
+
+    server = Server("reloaded", tools=[before, late])
+    async with wire.memory(server) as peer:
+        await peer.initialize()
+        await peer.request("ping", id="initialized")  # the server has read notifications/initialized by then
+        changed = server.replace_tools([louder])  # one tool gone, one changed: still one notification
+        notified = await peer.receive()
+        quiet = await peer.request("ping", id="probe")
+        listed = await peer.result("tools/list")
+
+    assert changed is True
+    assert notified == LIST_CHANGED
+    assert quiet == response("probe", {})
+    shown = [(t["name"], sorted(t["inputSchema"]["properties"])) for t in listed["tools"]]
+    assert shown == [("greet", ["times", "who"])]
+
+
+def test_replacing_tools_with_two_of_one_name_replaces_nothing() -> None:
+    before, after = versions()
+    server = Server("reloaded", tools=[late])
+    with pytest.raises(ValueError, match="'greet' is already registered"):
+        server.replace_tools([before, after])
+    assert list(server.tools) == ["late"]
+
+
 async def test_a_tool_that_changes_the_list_notifies_its_own_connection(connect: wire.Connect) -> None:
     async with connect() as peer:
         await peer.initialize()

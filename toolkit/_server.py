@@ -43,6 +43,11 @@ _NOT_RUNNING: Any = object()
 _MAX_PENDING_ELICITATIONS = 10_000
 
 
+def _listed(tool: Tool[Any, Any]) -> tuple[Any, ...]:
+    """What a client's `tools/list` shows of `tool` (its wire JSON derives from these alone)."""
+    return (tool.definition, tool.output_schema)
+
+
 @contextlib.asynccontextmanager
 async def definitions_only(server: Server) -> AsyncIterator[None]:
     """The lifespan of what only reads definitions (`toolkit list/docs/check`, the mkdocs plugin): documenting a
@@ -231,14 +236,45 @@ class Server:
                 instance, so no call could succeed.
             ValueError: a tool with that name is already served.
         """
+        self._check_new(tool, self._tools)
+        self._changed({**self._tools, tool.name: tool})
+
+    def replace_tools(self, tools: Iterable[Tool[Any, Any]]) -> bool:
+        """Serve `tools`, in this order, instead of the tools served now, all at once.
+
+        Connected clients are told the list changed, once, when what they would list changed: a tool added,
+        removed, renamed or moved, or a definition changed. Tools with the same definitions and new functions behind
+        them (a module reloaded by `toolkit dev`) replace the old ones silently; calls already running finish with
+        the old ones.
+
+        Returns:
+            Whether what clients list changed.
+
+        Raises:
+            ToolDefinitionError: a tool is a method taken from its class, not bound to an instance.
+            ValueError: two tools have the same name (nothing is replaced).
+        """
+        new: dict[str, Tool[Any, Any]] = {}
+        for tool in tools:
+            self._check_new(tool, new)
+            new[tool.name] = tool
+        old = self._tools
+        changed = list(old) != list(new) or any(_listed(old[name]) != _listed(new[name]) for name in new)
+        if changed:
+            self._changed(new)
+        else:
+            self._tools = new
+            self.tools = MappingProxyType(new)
+        return changed
+
+    def _check_new(self, tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
         if not isinstance(tool, Tool):
-            raise TypeError(f"add_tool takes a toolkit.Tool (decorate the function with @tool), got {tool!r}")
+            raise TypeError(f"a server serves toolkit.Tool objects (decorate the function with @tool), got {tool!r}")
         check_bound(tool)
-        if tool.name in self._tools:
+        if tool.name in tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         if self.schema_profile is not None:
             tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
-        self._changed({**self._tools, tool.name: tool})
 
     def remove_tool(self, name: str) -> Tool[Any, Any]:
         """Stop serving the tool called `name` and return it; connected clients are told the list changed.

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolkit import Server, Tool
 
-__all__ = ["TargetError", "load_server"]
+__all__ = ["TargetError", "absolute_target", "load_server", "source_folder"]
 
 _ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
@@ -39,8 +39,7 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
     Raises:
         TargetError: the module does not import, holds no tools, or holds several servers.
     """
-    match = _ATTR.match(target)
-    where, attr = (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
+    where, attr = _split(target)
     module = _import(where, Path(base) if base is not None else Path.cwd())
     name = Path(where).stem if _is_path(where) else where.rsplit(".", 1)[-1]
     if attr is not None:
@@ -65,6 +64,33 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
             f"({where}:make_server), or start it with --stdio -- python {where}"
         )
     return _collect(tools, where, name)
+
+
+def source_folder(target: str, *, base: str | os.PathLike[str] | None = None) -> Path:
+    """The folder of the module `target` names (absolute): the file's for a path, the imported module's otherwise.
+
+    Call it after `load_server(target)`, which imports the module.
+    """
+    where, _ = _split(target)
+    if _is_path(where):
+        return (Path(base) if base is not None else Path.cwd()).joinpath(where).resolve().parent
+    module = sys.modules.get(where)
+    path = getattr(module, "__file__", None)
+    return Path(path).resolve().parent if path else Path(base or Path.cwd()).resolve()
+
+
+def absolute_target(target: str, *, base: str | os.PathLike[str] | None = None) -> str:
+    """`target` with its file made absolute (`/abs/path/app.py:attr`), to load from any folder; a module name as is."""
+    where, attr = _split(target)
+    if not _is_path(where):
+        return target
+    path = str((Path(base) if base is not None else Path.cwd()).joinpath(where).resolve())
+    return path if attr is None else f"{path}:{attr}"
+
+
+def _split(target: str) -> tuple[str, str | None]:
+    match = _ATTR.match(target)
+    return (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
 
 
 def _is_drive(where: str) -> bool:

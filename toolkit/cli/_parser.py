@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from toolkit import __version__
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
+from ._dev import run_dev
+from ._install import CLIENTS, install_server
 
 __all__ = ["parse_arguments"]
 
@@ -40,6 +42,19 @@ configuration runs). With --http, serves Streamable HTTP at
 http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
 """
 )
+_INSTALL_EPILOG = """
+CLIENT is claude-desktop, claude-code, cursor, vscode, gemini, or mcp-json
+(print a {"mcpServers": ...} object). The entry runs this interpreter (its
+virtual environment) as python -m toolkit serve /absolute/path.py; other
+servers and keys in the file are kept. HOME, XDG_CONFIG_HOME and APPDATA say
+where the user's files are.
+"""
+_DEV_EPILOG = """
+Needs the reload extra (watchfiles). The tools are imported again in this
+process after each change; a connected client keeps its connection (over HTTP,
+its session) and hears tools/list_changed when the tools it lists changed. An
+import that fails leaves the last good tools serving and says why in one line.
+"""
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -86,22 +101,31 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_SERVE_EPILOG,
         formatter_class=_RAW,
     )
-    serve.add_argument("target", metavar="TARGET")
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
-    serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    _serving_options(serve)
     serve.add_argument(
         "--workers", type=int, default=1, help="with --http: worker processes sharing the port (default: 1)"
     )
-    serve.add_argument(
-        "--allowed-host",
-        action="append",
-        dest="allowed_hosts",
-        metavar="HOST",
-        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
-    )
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
+
+    dev = commands.add_parser(
+        "dev",
+        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
+        epilog=_SERVE_EPILOG + _DEV_EPILOG,
+        formatter_class=_RAW,
+    )
+    _serving_options(dev)
+    dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
+    _traceback_option(dev)
+    dev.set_defaults(run=run_dev, stdio=False, name="dev")
+
+    install = commands.add_parser(
+        "install",
+        help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
+        epilog=_TARGET + _INSTALL_EPILOG,
+        formatter_class=_RAW,
+    )
+    _install_options(install)
 
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
@@ -181,6 +205,45 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
     return parser
+
+
+def _install_options(install: argparse.ArgumentParser) -> None:
+    install.add_argument("client", choices=list(CLIENTS), metavar="CLIENT", help=", ".join(CLIENTS))
+    install.add_argument("target", metavar="TARGET")
+    install.add_argument(
+        "--name", dest="server_name", metavar="NAME", help="the server's name in the file (default: the server's own)"
+    )
+    install.add_argument("--env", action="append", metavar="KEY=VALUE", help="a variable for the server (repeatable)")
+    install.add_argument(
+        "--project", action="store_true", help="write the project's file in this folder, not the user's"
+    )
+    install.add_argument("--python", metavar="PATH", help="the interpreter to run (default: this one, its venv's)")
+    install.add_argument("--uv", action="store_true", help="run the server with uv run --with mcp-toolkit ...")
+    install.add_argument(
+        "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
+    )
+    install.add_argument(
+        "--dev", action="store_true", help="run toolkit dev: the client's server reloads as you edit (reload extra)"
+    )
+    install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
+    _traceback_option(install)
+    install.set_defaults(run=install_server, stdio=False, name="install")
+
+
+def _serving_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="TARGET")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
+    )
 
 
 def _source(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,188 @@
+"""`toolkit dev`: serve a module over stdio or HTTP, and reload its tools whenever a file under its folder changes.
+
+One design for both transports: the module is imported again in this process and its tools replace the ones served
+(`Server.replace_tools`), so that every connection outlives the reload. A stdio client cannot be handed a new
+process, and over HTTP the app keeps its session key, its session records, its GET streams and its port: a
+2025-11-25 session goes on with the same `Mcp-Session-Id`, and a 2026-07-28 client holds no session to lose.
+Clients hear `notifications/tools/list_changed` only when what they list changed. The server itself (its name,
+options and lifespan) is the one loaded first: changing those needs a restart.
+
+watchfiles (the `reload` extra) says when files change; it is imported only here, when `toolkit dev` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shlex
+import shutil
+import sys
+import sysconfig
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+
+import toolkit
+from toolkit import Lifespan, Server
+from toolkit._target import TargetError, absolute_target, load_server, source_folder
+
+from ._commands import CommandError
+
+__all__ = ["run_dev"]
+
+_INSPECTOR = "@modelcontextprotocol/inspector"
+_EXTRA = "pip install 'mcp-toolkit[reload]' (from a checkout: pip install -e '.[reload]')"
+# How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
+# (every change from then on is seen), which is what a person, or a test, waits for before editing.
+_LOOK_UP_MS = 500
+
+
+def run_dev(args: argparse.Namespace) -> int:
+    """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
+    changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
+    watch = _watchfiles()  # first: the Inspector would start a `toolkit dev` that stops at once without it
+    if args.inspector:
+        return _inspector(args)
+    # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
+    sys.dont_write_bytecode = True
+    server = _load(args.target)
+    reloader = _Reloader(server, args.target, source_folder(args.target), watch)
+    server.lifespan = reloader.around(server.lifespan)
+    if not args.http:
+        server.run()
+        return 0
+    options: dict[str, Any] = {"allowed_hosts": args.allowed_hosts} if args.allowed_hosts else {}
+    try:
+        server.run(transport="http", host=args.host, port=args.port, **options)
+    except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
+        raise CommandError(str(exc)) from exc
+    return 0
+
+
+def _inspector(args: argparse.Namespace) -> int:
+    """`--inspector`: the MCP Inspector (Node, through npx) starts `toolkit dev TARGET` over stdio and shows it in the
+    browser; the reloads reach it as they reach any client."""
+    if args.http:
+        raise CommandError("--inspector starts the server over stdio itself: leave out --http")
+    dev = [sys.executable, "-m", "toolkit", "dev", absolute_target(args.target)]
+    npx = shutil.which("npx")
+    if npx is None:
+        raise CommandError(
+            "--inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install Node.js "
+            f"(https://nodejs.org), or run it yourself: npx {_INSPECTOR} {shlex.join(dev)}"
+        )
+    import subprocess  # only here: the command runs the Inspector, which runs the server
+
+    return subprocess.run([npx, "--yes", _INSPECTOR, *dev], check=False).returncode
+
+
+def _watchfiles() -> Any:
+    try:
+        from watchfiles import watch
+    except ImportError:
+        raise CommandError(f"toolkit dev needs watchfiles to see files change: {_EXTRA}") from None
+    return watch
+
+
+def _load(target: str) -> Server:
+    try:
+        return load_server(target)
+    except TargetError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"toolkit: {text}\n")
+    sys.stderr.flush()
+
+
+def _one_line(text: str) -> str:
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+class _Reloader:
+    """Watches the module's folder while the server runs (inside its lifespan) and swaps in the tools of each
+    import that succeeds.
+
+    The watching and the imports run on a thread of their own, which hands each new set of tools to the event loop:
+    calls in flight go on while a module imports, and the lifespan holds no task group (`Server.running` leaves a
+    lifespan inside a shielded scope of its own, which a task group entered at startup cannot be exited from).
+    """
+
+    def __init__(self, server: Server, target: str, folder: Path, watch: Any) -> None:
+        self.server = server
+        self.target = target
+        self.folder = folder
+        self.watch = watch
+
+    def around(self, inner: Lifespan | None) -> Lifespan:
+        """The server's lifespan with the watcher running inside it: it starts and stops with the serving, under
+        stdio and under uvicorn alike."""
+
+        @asynccontextmanager
+        async def lifespan(server: Server) -> AsyncIterator[Any]:
+            stop = threading.Event()
+            token = anyio.lowlevel.current_token()
+            watcher = threading.Thread(target=self._watch, args=(stop, token), name="toolkit dev", daemon=True)
+            watcher.start()
+            try:
+                if inner is None:
+                    yield None
+                else:
+                    async with inner(server) as state:
+                        yield state
+            finally:
+                stop.set()  # seen by the watcher within its `step` (50 ms), or once an import in progress ends
+                await anyio.to_thread.run_sync(watcher.join)  # the loop stays free for a swap the watcher hands it
+
+        return lifespan
+
+    def _watch(self, stop: threading.Event, token: anyio.lowlevel.EventLoopToken) -> None:
+        watching = False
+        try:
+            for changes in self.watch(self.folder, stop_event=stop, rust_timeout=_LOOK_UP_MS, yield_on_timeout=True):
+                if not watching:
+                    _say(f"watching {self.folder} for changes")
+                    watching = True
+                if changes and not stop.is_set():
+                    self._reload(token)
+        except OSError as exc:  # no watch possible (inotify's limit reached, the folder gone): serve on, say why
+            _say(f"cannot watch {self.folder}, so it will not reload: {exc}")
+
+    def _reload(self, token: anyio.lowlevel.EventLoopToken) -> None:
+        try:
+            tools = list(self._import().tools.values())
+            changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
+        except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
+            why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
+            _say(f"reload failed, still serving the last good tools: {_one_line(why)}")
+            return
+        names = ", ".join(self.server.tools) or "none"
+        _say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}")
+
+    def _import(self) -> Server:
+        _forget_modules(self.folder)
+        importlib.invalidate_caches()  # a module added since the last import is found
+        return load_server(self.target)
+
+
+def _forget_modules(folder: Path) -> None:
+    """Drop the modules imported from `folder`, so that the next import reads their files again: the target's
+    neighbours too (a helper module it imports). Not toolkit, nor a virtual environment inside the folder."""
+    kept = [Path(toolkit.__file__).resolve().parent, Path(sys.prefix).resolve()]
+    kept += [Path(path).resolve() for path in {sysconfig.get_path(key) for key in ("stdlib", "purelib", "platlib")}]
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        path = Path(os.path.abspath(file))
+        if path.is_relative_to(folder) and not any(path.is_relative_to(root) for root in kept):
+            del sys.modules[name]

@@ -1,0 +1,234 @@
+"""`toolkit install CLIENT TARGET`: write the server into an MCP client's own configuration file.
+
+Each client documents where its file is and how a stdio server is written in it (checked against each one's
+documentation, 2026-12; docs/cli.md#toolkit-install names the pages):
+
+| client | user file | project file | servers under | entry |
+| --- | --- | --- | --- | --- |
+| Claude Desktop | `claude_desktop_config.json` in its folder of the OS | - | `mcpServers` | command, args, env |
+| Claude Code | `~/.claude.json` | `.mcp.json` | `mcpServers` | type "stdio", command, args, env |
+| Cursor | `~/.cursor/mcp.json` | `.cursor/mcp.json` | `mcpServers` | command, args, env |
+| VS Code | `mcp.json` in its user folder | `.vscode/mcp.json` | `servers` | type "stdio", command, args, env |
+| Gemini CLI | `~/.gemini/settings.json` | `.gemini/settings.json` | `mcpServers` | command, args, env |
+
+The entry runs this interpreter (the virtual environment toolkit runs in, by its own path, not the file it links to)
+as `python -m toolkit serve /absolute/path.py`, or `uv run --with ...` when asked. The file is merged into, never
+replaced: every other server and key stays as it was; a file that is not JSON is left alone with an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolkit import __version__
+from toolkit._target import TargetError, absolute_target, load_server
+
+from ._commands import CommandError
+
+__all__ = ["CLIENTS", "config_path", "install_server", "server_entry"]
+
+
+@dataclass(frozen=True)
+class _Client:
+    title: str
+    key: str  # the top-level object the servers are in
+    typed: bool  # whether an entry says "type": "stdio"
+    project: str | None  # the project file, relative to the project folder (None: the client has none)
+
+
+CLIENTS: dict[str, _Client] = {
+    "claude-desktop": _Client("Claude Desktop", "mcpServers", typed=False, project=None),
+    "claude-code": _Client("Claude Code", "mcpServers", typed=True, project=".mcp.json"),
+    "cursor": _Client("Cursor", "mcpServers", typed=False, project=".cursor/mcp.json"),
+    "vscode": _Client("VS Code", "servers", typed=True, project=".vscode/mcp.json"),
+    "gemini": _Client("Gemini CLI", "mcpServers", typed=False, project=".gemini/settings.json"),
+    "mcp-json": _Client("mcp.json", "mcpServers", typed=False, project=None),
+}
+"""The clients `toolkit install` knows, by the name given on the command line."""
+
+
+def config_path(
+    client: str,
+    *,
+    project: bool = False,
+    platform: str = sys.platform,
+    environ: Mapping[str, str] = os.environ,
+    cwd: Path | None = None,
+) -> Path:
+    """The configuration file of `client`: the user's (default) or the project's in `cwd`.
+
+    HOME (USERPROFILE first on Windows), XDG_CONFIG_HOME and APPDATA are read from `environ`, so that a test (or a
+    person trying it) can point the command at another home folder.
+
+    Raises:
+        CommandError: the client has no project file.
+    """
+    spec = CLIENTS[client]
+    if project:
+        if spec.project is None:
+            raise CommandError(f"{spec.title} has no project configuration: install it without --project")
+        return (cwd or Path.cwd()) / spec.project
+    names = ("USERPROFILE", "HOME") if platform == "win32" else ("HOME",)  # what Node's os.homedir() reads first
+    home = Path(next((environ[name] for name in names if environ.get(name)), None) or Path.home())
+    if client == "claude-code":
+        return home / ".claude.json"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "gemini":
+        return home / ".gemini" / "settings.json"
+    # Claude Desktop and VS Code keep theirs in the application's folder of the OS.
+    folder, name = ("Claude", "claude_desktop_config.json") if client == "claude-desktop" else ("Code/User", "mcp.json")
+    if platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif platform == "win32":
+        base = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        base = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return base.joinpath(*folder.split("/"), name)
+
+
+def server_entry(
+    client: str,
+    target: str,
+    *,
+    env: dict[str, str],
+    python: str | None = None,
+    uv: str | None = None,
+    packages: list[str] | None = None,
+    dev: bool = False,
+) -> dict[str, Any]:
+    """The entry that starts `target` over stdio, in the shape `client` documents.
+
+    Args:
+        client: A name of `CLIENTS`.
+        target: `path/to/file.py[:attr]` (made absolute here) or an importable module.
+        env: Variables for the server's environment.
+        python: The interpreter (default: this one, by its own path: a virtual environment's `bin/python`).
+        uv: The `uv` program: run through `uv run --with mcp-toolkit --with PACKAGE ...` instead.
+        packages: With `uv`, what else the server needs (`--with`).
+        dev: Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`.
+    """
+    serve = ["-m", "toolkit", "dev" if dev else "serve", absolute_target(target)]
+    if uv is not None:
+        needed = [_toolkit_requirement(), *(["watchfiles"] if dev else []), *(packages or [])]  # dev: the reload extra
+        withs = [word for package in needed for word in ("--with", package)]
+        command, args = uv, ["run", *withs, "python", *serve]
+    else:
+        command, args = python or os.path.abspath(sys.executable), serve
+    entry: dict[str, Any] = {"type": "stdio"} if CLIENTS[client].typed else {}
+    entry.update(command=command, args=args)
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def install_server(args: argparse.Namespace) -> int:
+    """`toolkit install`: add the server to the client's configuration (or print it, for `mcp-json`)."""
+    env = _pairs(args.env or [])
+    try:
+        # It must start: a target that cannot load is reported now. What it prints as it loads is not the entry.
+        with contextlib.redirect_stdout(sys.stderr):
+            server = load_server(args.target)
+    except TargetError as exc:
+        raise CommandError(str(exc)) from exc
+    name = args.server_name or server.name
+    uv = _uv() if args.uv or args.packages else None
+    entry = server_entry(
+        args.client, args.target, env=env, python=args.python, uv=uv, packages=args.packages, dev=args.dev
+    )
+    spec = CLIENTS[args.client]
+    if args.client == "mcp-json":
+        sys.stdout.write(_dump({spec.key: {name: entry}}))
+        return 0
+    path = config_path(args.client, project=args.project)
+    before = _read(path)
+    config = json.loads(before) if before.strip() else {}
+    if not isinstance(config, dict):
+        raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
+    servers = config.setdefault(spec.key, {})
+    if not isinstance(servers, dict):
+        raise CommandError(f"{str(path)!r}: {spec.key!r} is not a JSON object; nothing was written")
+    verb = "replaced" if name in servers else "added"
+    servers[name] = entry
+    after = _dump(config)
+    if args.dry_run:
+        shown = str(path)
+        sys.stdout.writelines(difflib.unified_diff(before.splitlines(True), after.splitlines(True), shown, shown))
+        print(f"toolkit: --dry-run: {shown} was not changed", file=sys.stderr)
+        return 0
+    _write(path, after)
+    print(f"{verb} {name!r} in {path} (restart {spec.title} or reload its servers to start it)")
+    return 0
+
+
+def _toolkit_requirement() -> str:
+    """What `uv run --with` installs toolkit from: this checkout when toolkit runs from one, else this version."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and 'name = "mcp-toolkit"' in (root / "pyproject.toml").read_text("utf-8"):
+        return str(root)
+    return f"mcp-toolkit=={__version__}"
+
+
+def _uv() -> str:
+    found = shutil.which("uv")
+    if found is None:
+        raise CommandError("--uv and --with run the server with uv, which is not on PATH (https://docs.astral.sh/uv/)")
+    return os.path.abspath(found)
+
+
+def _pairs(words: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--env {word!r} is not KEY=VALUE")
+        env[key] = value
+    return env
+
+
+def _read(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise CommandError(f"cannot read {str(path)!r}: {exc.strerror}") from exc
+    if text.strip():
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            raise CommandError(f"{str(path)!r} is not valid JSON ({exc}); fix it first: nothing was written") from exc
+    return text
+
+
+def _dump(config: Any) -> str:
+    return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file at once (a client reading it meanwhile sees the old one or the new one), keeping its mode."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(text)
+            if path.exists():
+                shutil.copymode(path, temporary)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise CommandError(f"cannot write {str(path)!r}: {exc.strerror}") from exc
