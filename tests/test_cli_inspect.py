@@ -1,0 +1,133 @@
+"""`toolkit inspect`: the server's card (SEP-2127's Server Card extension) and its tools/list result, from the CLI.
+
+Every card is validated against the extension's vendored JSON Schema (`tests/server_card_schema/`), every tools/list
+result against the MCP schema of its revision (`tests/mcp_schema/`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import wire
+from test_cli import PROGRESS_TOOLS, PYTHON, ROOT, outcome, toolkit
+
+CARD_SCHEMA = Path(__file__).resolve().parent / "server_card_schema" / "schema.json"
+ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+DESCRIBED = '''
+from toolkit import Server
+
+server = Server(
+    "io.example/weather",
+    version="2.1.0",
+    title="Weather",
+    description="Forecasts for any city, by the hour and by the day, from the open data of every national "
+    "weather service.",
+    website_url="https://weather.example.com",
+    icons=[{"src": "https://weather.example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+)
+
+
+@server.tool
+def forecast(city: str) -> str:
+    """Tomorrow's weather in a city."""
+    return "sunny"
+'''
+
+
+def valid_card(text: str) -> dict[str, Any]:
+    """The card printed, after checking it against the extension's `ServerCard` definition."""
+    card: dict[str, Any] = json.loads(text)
+    schema = json.loads(CARD_SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator({"$ref": "#/$defs/ServerCard", "$defs": schema["$defs"]})
+    errors = [error.message for error in validator.iter_errors(card)]
+    assert errors == []
+    return card
+
+
+def test_the_card_of_a_module_names_its_remote_and_every_revision_toolkit_serves() -> None:
+    run = toolkit(
+        "inspect", "examples/notes.py", "--name", "io.github.toolkit/notes", "--url", "https://notes.test/mcp"
+    )
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert valid_card(run.stdout) == {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+        "name": "io.github.toolkit/notes",
+        "version": "0.0.0",
+        "description": "A notebook: add, search, update and delete notes.",
+        "remotes": [
+            {"type": "streamable-http", "url": "https://notes.test/mcp", "supportedProtocolVersions": ALL_VERSIONS}
+        ],
+    }
+
+
+def test_the_card_carries_the_servers_own_identity_and_keeps_the_schemas_length_limits(tmp_path: Path) -> None:
+    (tmp_path / "weather.py").write_text(DESCRIBED, encoding="utf-8")
+
+    run = toolkit("inspect", "weather.py", cwd=tmp_path)
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert valid_card(run.stdout) == {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+        "name": "io.example/weather",
+        "version": "2.1.0",
+        "description": "Forecasts for any city, by the hour and by the day, from the open data of every national "
+        "weather...",
+        "title": "Weather",
+        "websiteUrl": "https://weather.example.com",
+        "icons": [{"src": "https://weather.example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+    }
+
+
+def test_a_server_without_namespace_or_description_still_gets_a_valid_card_and_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "progress_tools.py").write_text(PROGRESS_TOOLS, encoding="utf-8")
+
+    run = toolkit("inspect", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "progress_tools.py", cwd=tmp_path)
+
+    assert (run.returncode, valid_card(run.stdout)) == (
+        0,
+        {
+            "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+            "name": "local/progress_tools",
+            "version": "0.0.0",
+            "description": "progress_tools: 3 tools (count, fail, echo)",
+        },  # and no remotes: a server started over stdio has no URL to give
+    )
+    assert run.stderr == (
+        "toolkit: warning: the card is named 'local/progress_tools': give --name with your namespace, "
+        "such as io.github.you/progress_tools\n"
+    )
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+def test_the_tools_format_is_the_tools_list_result_of_the_revision(protocol: str) -> None:
+    run = toolkit("inspect", "examples/notes.py", "--format", "tools", "--protocol", protocol)
+    docs = toolkit("docs", "examples/notes.py", "--format", "json", "--protocol", protocol)
+
+    result = json.loads(run.stdout)
+    wire.validate(result, "ListToolsResult", wire.LATEST)
+    assert outcome(run) == (0, docs.stdout, "")
+    assert [tool["name"] for tool in result["tools"]] == ["add_note", "search_notes", "update_note", "delete_note"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--name", "notes"], "--name 'notes' is not namespace/name, such as io.github.you/notes"),
+        (["--url", "notes.test/mcp"], "--url 'notes.test/mcp' is not an http:// or https:// URL"),
+    ],
+)
+def test_a_name_or_url_the_card_cannot_hold_is_refused(args: list[str], message: str) -> None:
+    assert outcome(toolkit("inspect", "examples/notes.py", *args)) == (2, "", f"toolkit: error: {message}\n")
+
+
+def test_inspect_is_in_the_help() -> None:
+    run = toolkit("inspect", "--help", cwd=ROOT)
+
+    assert run.returncode == 0
+    assert "--format {card,tools}" in run.stdout
