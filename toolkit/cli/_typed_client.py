@@ -69,12 +69,13 @@ def render_client(
     typing_names = sorted(module.typing | {"Any"} | ({"cast"} if module.casts else set()))
     extensions = sorted(module.extensions)
     toolkit_names = ["CallToolResult", "Client", "OutputMismatchError", "ToolError"]
+    header = (
+        f"Typed calls to the tools of `{server}`: written by `{command}`.\n\n"
+        "Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up "
+        "to date)."
+    )
     lines = [
-        f'"""Typed calls to the tools of `{_doc_text(server)}`: written by `{_doc_text(command)}`.',
-        "",
-        "Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up",
-        "to date).",
-        '"""',
+        *_docstring(header, 0),
         "",
         "from __future__ import annotations",
         "",
@@ -105,11 +106,12 @@ def render_client(
         '            raise ToolError(result.text or f"{name} failed")',
         "        return result",
         "",
-        "    async def _structured(self, name: str, arguments: dict[str, Any]) -> Any:",
-        "        result = await self._call(name, arguments)",
-        "        if result.structured_content is None:",
+        "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
+        "        content = (await self._call(name, arguments)).structured_content",
+        "        if content is None:",
         '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
-        "        return result.structured_content",
+        '        # A value that is not an object comes as {"result": value} in the handshake era.',
+        '        return content["result"] if wrapped and not self.client.modern else content',
     ]
     return "\n".join(lines) + "\n"
 
@@ -157,11 +159,11 @@ class _Module:
             if isinstance(sub, Mapping) and isinstance(sub.get("description"), str):
                 docs.append((arg, sub["description"]))
         returns, fetch = self.result_of(tool, hint)
-        lines = [f"    async def {name}(", "        self,"]
         if params:
-            lines.append("        *,")
-            lines += [f"        {param}," for param in params]
-        lines.append(f"    ) -> {returns}:")
+            lines = [f"    async def {name}(", "        self,", "        *,", *(f"        {p}," for p in params)]
+            lines.append(f"    ) -> {returns}:")
+        else:
+            lines = [f"    async def {name}(self) -> {returns}:"]
         lines += _docstring(_method_doc(tool, docs), 8)
         if always:
             lines.append("        arguments: dict[str, Any] = {")
@@ -179,18 +181,18 @@ class _Module:
         if not isinstance(output, Mapping):
             return "CallToolResult", lambda name: [f"        return await self._call({name}, arguments)"]
         body: Mapping[str, Any] = output
-        wrapped = _wrapped(output)
-        if wrapped:  # toolkit's `{"result": value}` around a value that is not an object: return the value
+        if _wrapped(output):  # toolkit's handshake-era `{"result": value}` around a value that is not an object
             body = output["properties"]["result"]
         kind = self.type_of(body, output, hint + "Result", 0)
-        take = '["result"]' if wrapped else ""
+        # 2026-07-28 lists (and sends) the value itself; the handshake era wraps it: the method unwraps at runtime.
+        wrapped = ", wrapped=True" if body.get("type") != "object" else ""
 
         def fetch(name: str) -> list[str]:
-            lines = [f"        result = await self._structured({name}, arguments)"]
+            lines = [f"        result = await self._structured({name}, arguments{wrapped})"]
             if kind == "Any":
-                return [*lines, f"        return result{take}"]
+                return [*lines, "        return result"]
             self.casts = True
-            return [*lines, f"        return cast({kind}, result{take})"]
+            return [*lines, f"        return cast({kind}, result)"]
 
         return kind, fetch
 
@@ -255,7 +257,10 @@ class _Module:
     def typed_dict(
         self, schema: Mapping[str, Any], properties: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
     ) -> str:
-        shape = json.dumps(schema, sort_keys=True, default=str)
+        # Keyed on the object's own shape: the same model reached as a `$defs` entry and as a whole output is one.
+        shape = json.dumps(
+            {k: v for k, v in schema.items() if k not in ("$defs", "title")}, sort_keys=True, default=str
+        )
         if shape in self.shapes:
             return self.shapes[shape]
         name = self.claim(hint)
