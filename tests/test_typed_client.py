@@ -7,6 +7,7 @@ example's tools, regenerate it with `toolkit client examples/notes.py -o example
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 import uuid
@@ -18,6 +19,7 @@ import pytest
 from test_cli import PYTHON, ROOT, outcome, toolkit
 
 from toolkit import CallToolResult, Client, Server, ToolError
+from toolkit.cli._typed_client import render_client
 
 COMMITTED = ROOT / "examples" / "clients" / "notes_client.py"
 TYPED_TOOLS = ROOT / "tests" / "servers" / "typed_tools.py"
@@ -41,6 +43,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = [toolkit("client", f"examples/{name}.py", "-o", str(folder / f"{name}_client.py")) for name in EXAMPLES]
     runs.append(toolkit("client", "--stdio", "-o", str(folder / "files_client.py"), "--", PYTHON, "examples/files.py"))
     runs.append(toolkit("client", str(TYPED_TOOLS), "-o", str(folder / "typed_tools_client.py")))
+    shutil.copy(GOLDEN_SHAPES, folder / "shapes_client.py")
     assert [outcome(run) for run in runs] == [(0, "", "")] * len(runs)
     return folder
 
@@ -85,16 +88,18 @@ def test_printing_and_writing_give_the_same_module(tmp_path: Path) -> None:
 
 def test_every_generated_client_passes_mypy_strict_and_ruff(generated: Path) -> None:
     # From the project's folder: pyproject.toml's settings apply (mypy for Python 3.10, ruff's rules and width).
+    # ruff is given the project's configuration: the files are outside its folder.
+    ruff = [PYTHON, "-m", "ruff", "--config", str(ROOT / "pyproject.toml")]
     checks = [
         [PYTHON, "-m", "mypy", "--strict", str(generated)],
-        [PYTHON, "-m", "ruff", "check", "--no-cache", str(generated)],
-        [PYTHON, "-m", "ruff", "format", "--check", "--no-cache", str(generated)],
+        [*ruff, "check", "--no-cache", str(generated)],
+        [*ruff, "format", "--check", "--no-cache", str(generated)],
     ]
     runs = [subprocess.run(c, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False) for c in checks]
 
     assert [(run.returncode, run.stdout if run.returncode else "") for run in runs] == [(0, "")] * 3
     assert sorted(p.name for p in generated.glob("*.py")) == sorted(
-        [*(f"{name}_client.py" for name in EXAMPLES), "files_client.py", "typed_tools_client.py"]
+        [*(f"{name}_client.py" for name in EXAMPLES), "files_client.py", "typed_tools_client.py", "shapes_client.py"]
     )
 
 
@@ -145,3 +150,58 @@ async def test_every_shape_of_schema_is_called_through_its_typed_method(generate
     assert grown == {"value": 1, "children": [{"value": 2, "children": []}, {"value": 3, "children": []}]}
     assert anything == {"value": {"any": ["thing"]}, "pair": [1, "one"], "flag": False}
     assert (nothing.is_error, nothing.content) == (False, [])
+
+
+# -- schemas toolkit does not write, from servers of any implementation ------------------------------------
+
+SHAPES: list[dict[str, Any]] = [
+    {
+        "name": "contacts/find-by",
+        "description": 'Find contacts \u2013 say "hi" to them.\n\n'
+        'A second paragraph, with a \\ backslash and """ quotes.',
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "from": {"type": ["string", "null"], "description": "A keyword as a name."},
+                "2nd-key": {"const": "fixed"},
+                "kind": {"enum": ["person", "company", None], "default": None},
+                "ratio": {"enum": [0.5, 1.5], "type": "number", "default": 0.5},
+                "colour": {"enum": [f"colour-number-{i}" for i in range(12)]},
+                "filter": {"$ref": "#/$defs/Filter"},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+                "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+                "any": {"not": {"type": "string"}},
+                "both": {"allOf": [{"$ref": "#/$defs/Filter"}]},
+                "options": {"type": "object", "default": {"deep": True}},
+            },
+            "required": ["2nd-key", "filter"],
+            "$defs": {
+                "Filter": {
+                    "type": "object",
+                    "description": "Which contacts.",
+                    "properties": {
+                        "first-name": {"type": "string"},
+                        "class": {"type": "string"},
+                        "sub/filters": {"type": "array", "items": {"$ref": "#/$defs/Filter"}},
+                    },
+                    "required": ["class"],
+                }
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"contacts": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}},
+            "$defs": {"Filter": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        },
+    },
+    {"name": "class", "title": "Only a title", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+    {"name": "2fa", "inputSchema": {"type": "object", "properties": {"self": {"type": "boolean"}}}},
+]
+GOLDEN_SHAPES = ROOT / "tests" / "golden" / "shapes_client.py"
+
+
+def test_schemas_of_any_shape_give_the_golden_module() -> None:
+    # After an intended change of the generator: write the golden file again from render_client and review the diff.
+    text = render_client(SHAPES, server="shapes", command="toolkit client shapes.py")
+
+    assert text == GOLDEN_SHAPES.read_text(encoding="utf-8")

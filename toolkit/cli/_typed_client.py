@@ -85,8 +85,9 @@ def render_client(
     if extensions:
         lines += [f"from typing_extensions import {', '.join(extensions)}", ""]
     lines.append(f"from toolkit import {', '.join(toolkit_names)}")
-    for block in module.blocks:
-        lines += ["", "", *block]
+    for i, block in enumerate(module.blocks):
+        # After the imports, isort's one blank line before an assignment; two around a class.
+        lines += ["", *block] if i == 0 and not block[0].startswith("class ") else ["", "", *block]
     lines += [
         "",
         "",
@@ -130,7 +131,7 @@ class _Module:
     # -- methods -----------------------------------------------------------------------------------------------
 
     def method(self, tool: Mapping[str, Any], taken: set[str]) -> list[str]:
-        name = _identifier(_snake(str(tool["name"])), taken)
+        name = _identifier(_snake(str(tool["name"])), taken, "tool_")
         taken.add(name)
         schema = _mapping(tool.get("inputSchema"))
         properties = _mapping(schema.get("properties"))
@@ -142,7 +143,7 @@ class _Module:
         arg_names: set[str] = set(_RESERVED)
         docs: list[tuple[str, str]] = []
         for key, sub in properties.items():
-            arg = _identifier(_snake(key) if not key.isidentifier() else key, arg_names)
+            arg = _identifier(_snake(key), arg_names, "arg_")
             arg_names.add(arg)
             kind = self.type_of(sub, schema, hint + _camel(key), 0)
             default = sub.get("default", _NO_DEFAULT) if isinstance(sub, Mapping) else _NO_DEFAULT
@@ -428,10 +429,10 @@ def _method_doc(tool: Mapping[str, Any], params: list[tuple[str, str]]) -> str:
     return text
 
 
-def _identifier(name: str, taken: set[str]) -> str:
+def _identifier(name: str, taken: set[str], prefix: str) -> str:
     name = name or "value"
     if name[0].isdigit():
-        name = "_" + name
+        name = prefix + name
     if keyword.iskeyword(name) or name in taken:
         name += "_"
     while name in taken:
