@@ -13,7 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 import wire
-from test_cli import PROGRESS_TOOLS, PYTHON, ROOT, outcome, toolkit
+from test_cli import PROGRESS_TOOLS, PYTHON, outcome, toolkit
+
+from toolkit.cli import main
 
 CARD_SCHEMA = Path(__file__).resolve().parent / "server_card_schema" / "schema.json"
 ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
@@ -126,8 +128,17 @@ def test_a_name_or_url_the_card_cannot_hold_is_refused(args: list[str], message:
     assert outcome(toolkit("inspect", "examples/notes.py", *args)) == (2, "", f"toolkit: error: {message}\n")
 
 
-def test_inspect_is_in_the_help() -> None:
-    run = toolkit("inspect", "--help", cwd=ROOT)
+@pytest.mark.parametrize("command", ["inspect", "client"])
+def test_the_help_of_inspect_and_client_fits_in_80_columns_and_says_what_its_targets_are(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    text = capsys.readouterr().out
 
-    assert run.returncode == 0
-    assert "--format {card,tools}" in run.stdout
+    assert exited.value.code == 0
+    assert [line for line in text.splitlines() if len(line) > 80] == []
+    assert "TARGET may also be the URL of a server" in text
+    assert ("--format {card,tools}" in text) is (command == "inspect")
+    assert ("--class-name NAME" in text) is (command == "client")
