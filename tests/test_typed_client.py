@@ -195,7 +195,24 @@ SHAPES: list[dict[str, Any]] = [
         },
     },
     {"name": "class", "title": "Only a title", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
-    {"name": "2fa", "inputSchema": {"type": "object", "properties": {"self": {"type": "boolean"}}}},
+    {
+        "name": "2fa",
+        "description": 'Ends with "a quote"',
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "self": {"type": "boolean"},
+                "from": {"type": "string"},
+                "from_": {"type": "string"},
+                "point": {"properties": {"x": {"type": "number"}}},
+                "nothing": {"enum": [None]},
+                "remote": {"$ref": "https://example.com/schema.json"},
+                "mode": {"enum": ["first-mode", "second-mode", "third-mode", "line\nbreak\ttab"]},
+                "colour": {"enum": [f"colour-number-{i}" for i in range(12)]},
+            },
+        },
+        "outputSchema": {"type": "object", "properties": {"result": {}}, "required": ["result"]},
+    },
 ]
 GOLDEN_SHAPES = ROOT / "tests" / "golden" / "shapes_client.py"
 

@@ -11,6 +11,9 @@ from typing_extensions import NotRequired, TypedDict
 
 from toolkit import CallToolResult, Client, OutputMismatchError, ToolError
 
+T2faMode = Literal["first-mode", "second-mode", "third-mode", "line\nbreak\ttab"]
+
+
 ContactsFindByColour = Literal[
     "colour-number-0",
     "colour-number-1",
@@ -43,6 +46,10 @@ class Filter2(TypedDict):
 
 class ContactsFindByResult(TypedDict):
     contacts: NotRequired[list[Filter2]]
+
+
+class T2faPoint(TypedDict):
+    x: NotRequired[float]
 
 
 class ShapesClient:
@@ -106,12 +113,34 @@ class ShapesClient:
         self,
         *,
         self_: bool | None = None,
-    ) -> CallToolResult:
-        """Call the tool '2fa'."""
-        arguments: dict[str, Any] = {}
+        from_: str | None = None,
+        from__: str | None = None,
+        point: T2faPoint | None = None,
+        nothing: None = None,
+        remote: Any = None,
+        mode: T2faMode | None = None,
+        colour: ContactsFindByColour | None = None,
+    ) -> Any:
+        """Ends with "a quote\""""
+        arguments: dict[str, Any] = {
+            "nothing": nothing,
+        }
         if self_ is not None:
             arguments["self"] = self_
-        return await self._call("2fa", arguments)
+        if from_ is not None:
+            arguments["from"] = from_
+        if from__ is not None:
+            arguments["from_"] = from__
+        if point is not None:
+            arguments["point"] = point
+        if remote is not None:
+            arguments["remote"] = remote
+        if mode is not None:
+            arguments["mode"] = mode
+        if colour is not None:
+            arguments["colour"] = colour
+        result = await self._structured("2fa", arguments, wrapped=True)
+        return result
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         result = await self.client.call_tool(name, arguments)

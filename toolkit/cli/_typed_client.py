@@ -150,8 +150,8 @@ class _Module:
             if key in required:
                 params.append(f"{arg}: {kind}")
                 always.append((key, arg))
-            elif default is not _NO_DEFAULT and _is_scalar(default):
-                params.append(f"{arg}: {kind} = {_literal(default)}")
+            elif (default is not _NO_DEFAULT and _is_scalar(default)) or kind == "None":
+                params.append(f"{arg}: {kind} = {_literal(None if kind == 'None' else default)}")
                 always.append((key, arg))
             else:
                 optional = _union([kind, "None"])
