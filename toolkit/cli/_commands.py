@@ -41,8 +41,8 @@ __all__ = [
     "CommandTimeout",
     "call_tool",
     "check_tools",
-    "compare_file",
     "data_on_stdout",
+    "deliver",
     "list_tools",
     "read_server",
     "serve_target",
@@ -261,8 +261,14 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
         text = _definitions(tools, args.format, args.profile)
     else:
         text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
+    return deliver(text, args, out)
+
+
+def deliver(text: str, args: argparse.Namespace, out: TextIO) -> int:
+    """A generated file: compared with `--check FILE` (1 and a diff when it differs), written to `-o FILE`, or
+    printed."""
     if args.check:
-        return compare_file(Path(args.check), text, args, out)
+        return _compare_file(Path(args.check), text, args, out)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -270,7 +276,7 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) -> int:
+def _compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) -> int:
     try:
         current = path.read_text(encoding="utf-8")
     except OSError as exc:

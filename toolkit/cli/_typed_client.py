@@ -15,10 +15,9 @@ import keyword
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._commands import compare_file, data_on_stdout, read_server, tools_payload
+from ._commands import data_on_stdout, deliver, read_server, tools_payload
 
 if TYPE_CHECKING:
     from toolkit import Client
@@ -42,13 +41,7 @@ def write_client(args: argparse.Namespace, out: TextIO) -> int:
     name, tools = read_server(args, read)
     source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
     text = render_client(tools, server=name, class_name=args.class_name, command=f"toolkit client {source}")
-    if args.check:
-        return compare_file(Path(args.check), text, args, out)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        out.write(text)
-    return 0
+    return deliver(text, args, out)
 
 
 def render_client(
