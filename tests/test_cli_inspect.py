@@ -13,7 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 import wire
-from test_cli import PROGRESS_TOOLS, PYTHON, outcome, toolkit
+from served import Served
+from test_cli import PROGRESS_TOOLS, PYTHON, ROOT, outcome, toolkit
 
 from toolkit.cli import main
 
@@ -104,6 +105,20 @@ def test_a_server_without_namespace_or_description_still_gets_a_valid_card_and_a
         "toolkit: warning: the card is named 'local/progress_tools': give --name with your namespace, "
         "such as io.github.you/progress_tools\n"
     )
+
+
+@pytest.mark.parametrize(("protocol", "spoken"), [("handshake", "2025-11-25"), ("2026-07-28", "2026-07-28")])
+def test_the_card_of_a_url_names_it_as_a_remote_with_the_revision_spoken(protocol: str, spoken: str) -> None:
+    served = Served(ROOT / "examples" / "notes.py")
+    try:
+        run = toolkit("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
+    finally:
+        served.close()
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert valid_card(run.stdout)["remotes"] == [
+        {"type": "streamable-http", "url": served.url, "supportedProtocolVersions": [spoken]}
+    ]
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
