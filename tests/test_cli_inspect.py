@@ -121,13 +121,17 @@ def test_the_card_of_a_url_names_it_as_a_remote_with_the_revision_spoken(protoco
     ]
 
 
-@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
-def test_the_tools_format_is_the_tools_list_result_of_the_revision(protocol: str) -> None:
+@pytest.mark.parametrize(("protocol", "revision"), [("handshake", wire.LATEST), ("2026-07-28", wire.MODERN)])
+def test_the_tools_format_is_the_tools_list_result_with_every_tool_as_the_revision_lists_it(
+    protocol: str, revision: str
+) -> None:
     run = toolkit("inspect", "examples/notes.py", "--format", "tools", "--protocol", protocol)
     docs = toolkit("docs", "examples/notes.py", "--format", "json", "--protocol", protocol)
 
     result = json.loads(run.stdout)
-    wire.validate(result, "ListToolsResult", wire.LATEST)
+    wire.validate(result, "ListToolsResult", wire.LATEST)  # every page in one: no cursor, no cache hints
+    for tool in result["tools"]:
+        wire.validate(tool, "Tool", revision)
     assert outcome(run) == (0, docs.stdout, "")
     assert [tool["name"] for tool in result["tools"]] == ["add_note", "search_notes", "update_note", "delete_note"]
 
