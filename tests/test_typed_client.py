@@ -194,7 +194,15 @@ SHAPES: list[dict[str, Any]] = [
             "$defs": {"Filter": {"type": "object", "properties": {"id": {"type": "integer"}}}},
         },
     },
-    {"name": "class", "title": "Only a title", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+    {
+        "name": "class",
+        "title": "Only a title",
+        "inputSchema": {"type": "object", "properties": {"cast": {"type": "string"}, "Client": {"type": "string"}}},
+        "outputSchema": {
+            "$ref": "#/$defs/Client",
+            "$defs": {"Client": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        },
+    },
     {
         "name": "2fa",
         "description": 'Ends with "a quote"',

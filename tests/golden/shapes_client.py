@@ -48,6 +48,10 @@ class ContactsFindByResult(TypedDict):
     contacts: NotRequired[list[Filter2]]
 
 
+class Client2(TypedDict):
+    name: NotRequired[str]
+
+
 class T2faPoint(TypedDict):
     x: NotRequired[float]
 
@@ -103,11 +107,20 @@ class ShapesClient:
         result = await self._structured("contacts/find-by", arguments)
         return cast(ContactsFindByResult, result)
 
-    async def class_(self) -> dict[str, Any]:
+    async def class_(
+        self,
+        *,
+        cast_: str | None = None,
+        Client_: str | None = None,
+    ) -> Client2:
         """Only a title"""
         arguments: dict[str, Any] = {}
+        if cast_ is not None:
+            arguments["cast"] = cast_
+        if Client_ is not None:
+            arguments["Client"] = Client_
         result = await self._structured("class", arguments)
-        return cast(dict[str, Any], result)
+        return cast(Client2, result)
 
     async def tool_2fa(
         self,

@@ -28,7 +28,10 @@ _WIDTH = 120  # the line length ruff checks (pyproject.toml): every line written
 _INLINE_LITERAL = 60  # a longer Literal gets a name of its own
 _MAX_DEPTH = 32
 _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+_TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
 _RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
+_METHODS = {"client", "_call", "_structured"}  # the class's own attributes
+_IMPORTED = {"annotations", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
 
 
 @data_on_stdout
@@ -55,13 +58,14 @@ def render_client(
         class_name: The client class's name (default: the server's name in CapWords, then `Client`).
         command: The command that writes the module, named in its docstring.
     """
-    module = _Module()
     cls = class_name or (_camel(server) or "Tools") + "Client"
-    taken = {"client", "_call", "_structured"}
+    module = _Module({cls, *_IMPORTED})
+    for tool in tools:  # a first pass names every type, so that no parameter shadows one in a method's body
+        module.method(tool, set(_METHODS))
+    taken = set(_METHODS)
     methods = [module.method(tool, taken) for tool in tools]
     typing_names = sorted(module.typing | {"Any"} | ({"cast"} if module.casts else set()))
     extensions = sorted(module.extensions)
-    toolkit_names = ["CallToolResult", "Client", "OutputMismatchError", "ToolError"]
     header = (
         f"Typed calls to the tools of `{server}`: written by `{command}`.\n\n"
         "Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up "
@@ -77,7 +81,7 @@ def render_client(
     ]
     if extensions:
         lines += [f"from typing_extensions import {', '.join(extensions)}", ""]
-    lines.append(f"from toolkit import {', '.join(toolkit_names)}")
+    lines.append(f"from toolkit import {', '.join(_TOOLKIT_NAMES)}")
     for i, block in enumerate(module.blocks):
         # After the imports, isort's one blank line before an assignment; two around a class.
         lines += ["", *block] if i == 0 and not block[0].startswith("class ") else ["", "", *block]
@@ -113,9 +117,10 @@ def render_client(
 class _Module:
     """What the module defines besides the class: TypedDicts and Literal aliases, named once per shape."""
 
-    def __init__(self) -> None:
+    def __init__(self, reserved: set[str]) -> None:
         self.blocks: list[list[str]] = []
-        self.names: set[str] = set()
+        self.names: set[str] = set(reserved)
+        """Every name the module defines, imports included."""
         self.shapes: dict[str, str] = {}
         self.typing: set[str] = set()
         self.extensions: set[str] = set()
@@ -133,7 +138,7 @@ class _Module:
         params: list[str] = []
         always: list[tuple[str, str]] = []
         omitted: list[tuple[str, str]] = []
-        arg_names: set[str] = set(_RESERVED)
+        arg_names: set[str] = _RESERVED | self.names
         docs: list[tuple[str, str]] = []
         for key, sub in properties.items():
             arg = _identifier(_snake(key), arg_names, "arg_")
@@ -179,7 +184,8 @@ class _Module:
             body = output["properties"]["result"]
         kind = self.type_of(body, output, hint + "Result", 0)
         # 2026-07-28 lists (and sends) the value itself; the handshake era wraps it: the method unwraps at runtime.
-        wrapped = ", wrapped=True" if body.get("type") != "object" else ""
+        root = _resolve(body["$ref"], output) if isinstance(body.get("$ref"), str) else body
+        wrapped = "" if isinstance(root, Mapping) and root.get("type") == "object" else ", wrapped=True"
 
         def fetch(name: str) -> list[str]:
             lines = [f"        result = await self._structured({name}, arguments{wrapped})"]
