@@ -157,7 +157,7 @@ class _Module:
                 omitted.append((key, arg))
             if isinstance(sub, Mapping) and isinstance(sub.get("description"), str):
                 docs.append((arg, sub["description"]))
-        returns, fetch = self.result_of(tool, hint)
+        returns, call = self.result_of(tool, hint)
         if params:
             lines = [f"    async def {name}(", "        self,", "        *,", *(f"        {p}," for p in params)]
             lines.append(f"    ) -> {returns}:")
@@ -172,13 +172,14 @@ class _Module:
             lines.append("        arguments: dict[str, Any] = {}")
         for key, arg in omitted:
             lines += [f"        if {arg} is not None:", f"            arguments[{_literal(key)}] = {arg}"]
-        lines += fetch(_literal(str(tool["name"])))
-        return lines
+        return lines + call
 
-    def result_of(self, tool: Mapping[str, Any], hint: str) -> tuple[str, Any]:
+    def result_of(self, tool: Mapping[str, Any], hint: str) -> tuple[str, list[str]]:
+        """The return annotation of a tool's method, and the lines that call the tool and return its result."""
+        name = _literal(str(tool["name"]))
         output = tool.get("outputSchema")
         if not isinstance(output, Mapping):
-            return "CallToolResult", lambda name: [f"        return await self._call({name}, arguments)"]
+            return "CallToolResult", [f"        return await self._call({name}, arguments)"]
         body: Mapping[str, Any] = output
         if _wrapped(output):  # toolkit's handshake-era `{"result": value}` around a value that is not an object
             body = output["properties"]["result"]
@@ -186,15 +187,11 @@ class _Module:
         # 2026-07-28 lists (and sends) the value itself; the handshake era wraps it: the method unwraps at runtime.
         root = _resolve(body["$ref"], output) if isinstance(body.get("$ref"), str) else body
         wrapped = "" if isinstance(root, Mapping) and root.get("type") == "object" else ", wrapped=True"
-
-        def fetch(name: str) -> list[str]:
-            lines = [f"        result = await self._structured({name}, arguments{wrapped})"]
-            if kind == "Any":
-                return [*lines, "        return result"]
-            self.casts = True
-            return [*lines, f"        return cast({kind}, result)"]
-
-        return kind, fetch
+        lines = [f"        result = await self._structured({name}, arguments{wrapped})"]
+        if kind == "Any":
+            return kind, [*lines, "        return result"]
+        self.casts = True
+        return kind, [*lines, f"        return cast({kind}, result)"]
 
     # -- types -------------------------------------------------------------------------------------------------
 
