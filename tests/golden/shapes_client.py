@@ -132,11 +132,17 @@ class ShapesClient:
         nothing: None = None,
         remote: Any = None,
         mode: T2faMode | None = None,
-        colour: ContactsFindByColour | None = None,
+        colour: ContactsFindByColour = "colour-number-3",
+        count: int | None = None,
+        scale: float = 2,
+        shade: Literal["light", "dark"] | None = None,
+        items: list[Any] | None = None,
     ) -> Any:
         """Ends with "a quote\""""
         arguments: dict[str, Any] = {
             "nothing": nothing,
+            "colour": colour,
+            "scale": scale,
         }
         if self_ is not None:
             arguments["self"] = self_
@@ -150,8 +156,12 @@ class ShapesClient:
             arguments["remote"] = remote
         if mode is not None:
             arguments["mode"] = mode
-        if colour is not None:
-            arguments["colour"] = colour
+        if count is not None:
+            arguments["count"] = count
+        if shade is not None:
+            arguments["shade"] = shade
+        if items is not None:
+            arguments["items"] = items
         result = await self._structured("2fa", arguments, wrapped=True)
         return result
 

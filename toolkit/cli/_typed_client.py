@@ -14,7 +14,7 @@ import json
 import keyword
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ._commands import data_on_stdout, deliver, read_server, tools_payload
@@ -148,7 +148,7 @@ class _Module:
             if key in required:
                 params.append(f"{arg}: {kind}")
                 always.append((key, arg))
-            elif (default is not _NO_DEFAULT and _is_scalar(default)) or kind == "None":
+            elif (default is not _NO_DEFAULT and self.fits(default, kind)) or kind == "None":
                 params.append(f"{arg}: {kind} = {_literal(None if kind == 'None' else default)}")
                 always.append((key, arg))
             else:
@@ -284,12 +284,30 @@ class _Module:
         self.blocks.append(block)
         return name
 
-    def define(self, shape: str, hint: str, write: Any) -> str:
+    def define(self, shape: str, hint: str, write: Callable[[str], list[str]]) -> str:
         if shape not in self.shapes:
             name = self.claim(hint)
             self.shapes[shape] = name
             self.blocks.insert(0, write(name))  # aliases first: the TypedDicts after them may use them
         return self.shapes[shape]
+
+    def fits(self, value: Any, kind: str) -> bool:
+        """Whether a schema's default is a value of the annotation, plainly (else the parameter defaults to None:
+        a server's default that its own schema refuses must not break the module's type check)."""
+        aliases = {name: shape.removeprefix("literal:") for shape, name in self.shapes.items()}
+        members = [aliases.get(m, m) for m in _members(kind)]
+        if value is None or isinstance(value, bool):
+            plain = {None: "None", True: "bool", False: "bool"}[value]
+        else:
+            plain = {str: "str", int: "int", float: "float"}.get(type(value), "")
+        text = _literal(value)
+        literals = [m[8:-1].split(", ") for m in members if m.startswith("Literal[")]
+        return (
+            kind == "Any"
+            or plain in members
+            or (plain == "int" and "float" in members)
+            or any(text in items for items in literals)
+        )
 
     def claim(self, hint: str) -> str:
         base = hint if hint.isidentifier() and not keyword.iskeyword(hint) else f"T{hint}"
@@ -357,10 +375,6 @@ def _literal_alias(name: str, values: list[Any]) -> list[str]:
     if len(one_line) <= _WIDTH:
         return [one_line]
     return [f"{name} = Literal[", *(f"    {_literal(v)}," for v in values), "]"]
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def _literal(value: Any) -> str:
