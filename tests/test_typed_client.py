@@ -86,6 +86,13 @@ def test_printing_and_writing_give_the_same_module(tmp_path: Path) -> None:
     assert "\nclass Notebook:\n" in printed.stdout
 
 
+@pytest.mark.parametrize("name", ["notes-client", "class", ""])
+def test_a_class_name_python_cannot_use_is_refused(name: str) -> None:
+    run = toolkit("client", "examples/notes.py", "--class-name", name)
+
+    assert outcome(run) == (2, "", f"toolkit: error: --class-name {name!r} is not a Python class name\n")
+
+
 def test_every_generated_client_passes_mypy_strict_and_ruff(generated: Path) -> None:
     # From the project's folder: pyproject.toml's settings apply (mypy for Python 3.10, ruff's rules and width).
     # ruff is given the project's configuration: the files are outside its folder.

@@ -17,7 +17,7 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._commands import data_on_stdout, deliver, read_server, tools_payload
+from ._commands import CommandError, data_on_stdout, deliver, read_server, tools_payload
 
 if TYPE_CHECKING:
     from toolkit import Client
@@ -37,6 +37,8 @@ _IMPORTED = {"annotations", "Any", "Literal", "cast", "NotRequired", "TypedDict"
 @data_on_stdout
 def write_client(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit client`: write (or, with `--check`, compare) the typed client module of the server's tools."""
+    if args.class_name is not None and (not args.class_name.isidentifier() or keyword.iskeyword(args.class_name)):
+        raise CommandError(f"--class-name {args.class_name!r} is not a Python class name")
 
     async def read(client: Client) -> tuple[str, list[dict[str, Any]]]:
         return (client.server_info.name if client.server_info else "server"), await tools_payload(client)
