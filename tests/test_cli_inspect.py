@@ -1,14 +1,15 @@
 """`toolkit inspect`: the server's card (SEP-2127's Server Card extension) and its tools/list result, from the CLI.
 
-Every card is validated against the extension's vendored JSON Schema (`tests/server_card_schema/`), every tools/list
-result against the MCP schema of its revision (`tests/mcp_schema/`).
+Every card is validated against `SERVER_CARD`, our own JSON Schema of the draft's rules for the fields a card of
+toolkit uses (written from the draft, not copied from it), every tools/list result against the MCP schema of its
+revision (`tests/mcp_schema/`).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import pytest
@@ -18,7 +19,52 @@ from test_cli import PROGRESS_TOOLS, PYTHON, ROOT, outcome, toolkit
 
 from toolkit.cli import main
 
-CARD_SCHEMA = Path(__file__).resolve().parent / "server_card_schema" / "schema.json"
+# Our own check of a Server Card's shape, hand-written from the draft's `ServerCard` definition (SEP-2127 revision
+# a6c26fa6, whose source of truth is schema.ts/schema.json of modelcontextprotocol/experimental-ext-server-card at
+# 8924e08): not a copy of that schema. It states the draft's rules for the fields toolkit's cards use, and no more;
+# the draft does not forbid other fields, so neither does this. "format": "uri" is the draft's word, which
+# jsonschema does not check without an extra package.
+_TEXT = {"type": "string", "minLength": 1, "maxLength": 100}
+SERVER_CARD: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["$schema", "name", "version", "description"],
+    "properties": {
+        "$schema": {"const": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"},
+        "name": {"type": "string", "minLength": 3, "maxLength": 200, "pattern": "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$"},
+        "version": {"type": "string", "maxLength": 255},
+        "description": _TEXT,
+        "title": _TEXT,
+        "websiteUrl": {"type": "string", "format": "uri"},
+        "icons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["src"],
+                "properties": {
+                    "src": {"type": "string", "format": "uri"},
+                    "mimeType": {"type": "string"},
+                    "sizes": {"type": "array", "items": {"type": "string"}},
+                    "theme": {"enum": ["light", "dark"]},
+                },
+            },
+        },
+        "remotes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "url"],
+                "properties": {
+                    "type": {"enum": ["streamable-http", "sse"]},
+                    # http(s), or a URL template that starts with a {variable}; no whitespace
+                    "url": {"type": "string", "pattern": r"^(https?://\S+|\{[a-zA-Z_][a-zA-Z0-9_]*\}\S*)$"},
+                    "supportedProtocolVersions": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+    },
+}
+
 ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 
 DESCRIBED = '''
@@ -42,14 +88,47 @@ def forecast(city: str) -> str:
 '''
 
 
+def card_errors(card: dict[str, Any]) -> list[str]:
+    """What `SERVER_CARD` finds wrong with a card."""
+    return [error.message for error in jsonschema.Draft202012Validator(SERVER_CARD).iter_errors(card)]
+
+
 def valid_card(text: str) -> dict[str, Any]:
-    """The card printed, after checking it against the extension's `ServerCard` definition."""
-    card: dict[str, Any] = json.loads(text)
-    schema = json.loads(CARD_SCHEMA.read_text(encoding="utf-8"))
-    validator = jsonschema.Draft202012Validator({"$ref": "#/$defs/ServerCard", "$defs": schema["$defs"]})
-    errors = [error.message for error in validator.iter_errors(card)]
-    assert errors == []
+    """The card printed, after checking it against `SERVER_CARD`."""
+    card = cast("dict[str, Any]", json.loads(text))
+    assert card_errors(card) == []
     return card
+
+
+GOOD_CARD = {
+    "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+    "name": "io.example/weather",
+    "version": "2.1.0",
+    "description": "d" * 100,
+    "remotes": [{"type": "streamable-http", "url": "https://weather.example.com/mcp"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"name": "weather"}, "'weather' does not match '^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$'"),
+        ({"description": "d" * 101}, f"'{'d' * 101}' is too long"),
+        (
+            {"$schema": "https://json-schema.org/draft/2020-12/schema"},
+            "'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json' was expected",
+        ),
+        (
+            {"remotes": [{"type": "stdio", "url": "https://weather.example.com/mcp"}]},
+            "'stdio' is not one of ['streamable-http', 'sse']",
+        ),
+        ({"version": None}, "None is not of type 'string'"),
+    ],
+    ids=["name-without-namespace", "description-of-101-characters", "other-schema", "stdio-remote", "no-version"],
+)
+def test_the_card_check_refuses_a_card_the_draft_refuses(change: dict[str, Any], message: str) -> None:
+    assert card_errors(GOOD_CARD) == []  # a 100-character description is the most the draft allows
+    assert card_errors({**GOOD_CARD, **change}) == [message]
 
 
 def test_the_card_of_a_module_names_its_remote_and_every_revision_toolkit_serves() -> None:
