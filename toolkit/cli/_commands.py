@@ -41,8 +41,12 @@ __all__ = [
     "CommandTimeout",
     "call_tool",
     "check_tools",
+    "data_on_stdout",
+    "deliver",
     "list_tools",
+    "read_server",
     "serve_target",
+    "tools_payload",
     "write_docs",
 ]
 
@@ -139,14 +143,23 @@ def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
 
 
 def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
+    return read_server(args, tools_payload)
 
+
+async def tools_payload(client: Client) -> list[dict[str, Any]]:
+    """The `tools` of the server's `tools/list` result, as JSON (every page)."""
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in await client.list_tools()]
+
+
+def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]]) -> T:
+    """Connect to the command's server for its definitions only (its lifespan does not run), within `--timeout`,
+    and return what `read` reads from it; a refusal or a timeout is reported in one line."""
     _check_headers(args, args.target)
 
-    async def fetch() -> list[dict[str, Any]]:
+    async def fetch() -> T:
         with anyio.fail_after(args.timeout):
             async with _connect(args, definitions_only) as client:
-                tools = await client.list_tools()
-        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+                return await read(client)
 
     try:
         return _run(fetch)
@@ -206,7 +219,7 @@ def serve_target(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Callable[[argparse.Namespace], int]:
+def data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Callable[[argparse.Namespace], int]:
     """A command whose standard output is data (a table, JSON, a result), written to the stream it is given.
 
     Whatever else runs in this process meanwhile (the module printing as it loads, a tool's `print`) goes to
@@ -221,7 +234,7 @@ def _data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Cal
     return run
 
 
-@_data_on_stdout
+@data_on_stdout
 def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
     tools = _payload(args)
@@ -240,7 +253,7 @@ def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-@_data_on_stdout
+@data_on_stdout
 def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit docs`: write (or, with `--check`, compare) the Markdown or JSON reference of the tools."""
     tools = _payload(args)
@@ -248,6 +261,12 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
         text = _definitions(tools, args.format, args.profile)
     else:
         text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
+    return deliver(text, args, out)
+
+
+def deliver(text: str, args: argparse.Namespace, out: TextIO) -> int:
+    """A generated file: compared with `--check FILE` (1 and a diff when it differs), written to `-o FILE`, or
+    printed."""
     if args.check:
         return _compare_file(Path(args.check), text, args, out)
     if args.output:
@@ -269,11 +288,11 @@ def _compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) 
     )
     out.writelines(diff)
     source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
-    print(f"toolkit: {path} is out of date; update it with: toolkit docs {source} -o {path}", file=sys.stderr)
+    print(f"toolkit: {path} is out of date; update it with: toolkit {args.name} {source} -o {path}", file=sys.stderr)
     return 1
 
 
-@_data_on_stdout
+@data_on_stdout
 def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
     if args.profile:
@@ -339,7 +358,7 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 # -- call ------------------------------------------------------------------------------------------------------
 
 
-@_data_on_stdout
+@data_on_stdout
 def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit call`: call one tool, showing its log messages and progress on stderr, and print its result."""
     words = list(args.words)

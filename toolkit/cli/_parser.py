@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from toolkit import __version__
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
 from ._dev import run_dev
+from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
+from ._typed_client import write_client
 
 __all__ = ["parse_arguments"]
 
@@ -204,6 +207,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
+
+    _card_commands(commands)
     return parser
 
 
@@ -244,6 +249,34 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         metavar="HOST",
         help="with --http: a Host header to accept (repeatable; default: loopback names only)",
     )
+
+
+def _card_commands(commands: Any) -> None:
+    """`inspect` and `client`: what a server offers, as a card, as its tools/list result, as a typed client."""
+    inspect = commands.add_parser(
+        "inspect",
+        help="print the server's card (SEP-2127) or its tools/list result",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
+    _source(inspect)
+    inspect.add_argument("--format", choices=("card", "tools"), default="card", help="card (default) or tools")
+    inspect.add_argument(
+        "--name", dest="card_name", metavar="NAMESPACE/NAME", help="the card's name, e.g. io.github.you/notes"
+    )
+    inspect.add_argument(
+        "--url", action="append", dest="urls", metavar="URL", help="a URL the server is served at (repeatable)"
+    )
+    inspect.set_defaults(run=inspect_server, name="inspect")
+
+    client = commands.add_parser(
+        "client", help="write a typed Python client for the tools", epilog=_EPILOG, formatter_class=_RAW
+    )
+    _source(client)
+    client.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    client.add_argument("--class-name", metavar="NAME", help="the client class (default: from the server's name)")
+    client.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
+    client.set_defaults(run=write_client, name="client")
 
 
 def _source(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,245 @@
+"""`toolkit client`: the typed client module, kept up to date in the repository, type-checked, and called for real.
+
+`examples/clients/notes_client.py` is the committed client of `examples/notes.py`; after an intended change of the
+example's tools, regenerate it with `toolkit client examples/notes.py -o examples/clients/notes_client.py`.
+`tests/golden/shapes_client.py` is the module of `SHAPES` (schemas toolkit itself does not write); after an intended
+change of the generator, write it again with `render_client(SHAPES, server="shapes", command="toolkit client
+shapes.py")` and review the diff. Both are type-checked and linted with the rest of the repository too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from test_cli import PYTHON, ROOT, outcome, toolkit
+
+from toolkit import CallToolResult, Client, Server, ToolError
+from toolkit.cli._typed_client import render_client
+
+COMMITTED = ROOT / "examples" / "clients" / "notes_client.py"
+TYPED_TOOLS = ROOT / "tests" / "servers" / "typed_tools.py"
+EXAMPLES = ["calculator", "inventory", "notes", "trips"]
+
+
+def load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The client of every example (files.py over stdio, as any server) and of the schema stress test."""
+    folder = tmp_path_factory.mktemp("clients")
+    runs = [toolkit("client", f"examples/{name}.py", "-o", str(folder / f"{name}_client.py")) for name in EXAMPLES]
+    runs.append(toolkit("client", "--stdio", "-o", str(folder / "files_client.py"), "--", PYTHON, "examples/files.py"))
+    runs.append(toolkit("client", str(TYPED_TOOLS), "-o", str(folder / "typed_tools_client.py")))
+    shutil.copy(GOLDEN_SHAPES, folder / "shapes_client.py")
+    assert [outcome(run) for run in runs] == [(0, "", "")] * len(runs)
+    return folder
+
+
+def test_the_committed_client_of_the_notes_example_is_up_to_date() -> None:
+    run = toolkit("client", "examples/notes.py", "--check", "examples/clients/notes_client.py")
+
+    assert outcome(run) == (0, "", "")
+
+
+def test_a_client_out_of_date_fails_with_a_diff_and_the_command_that_updates_it(tmp_path: Path) -> None:
+    stale = tmp_path / "notes_client.py"
+    stale.write_text(COMMITTED.read_text(encoding="utf-8").replace("limit: int = 10", "limit: int = 20"))
+
+    run = toolkit("client", "examples/notes.py", "--check", str(stale))
+
+    assert run.returncode == 1
+    assert run.stdout.startswith(f"--- {stale} (on disk)\n+++ {stale} (generated)\n")
+    assert "-        limit: int = 20,\n+        limit: int = 10,\n" in run.stdout
+    assert (
+        run.stderr == f"toolkit: {stale} is out of date; update it with: toolkit client examples/notes.py -o {stale}\n"
+    )
+
+
+def test_the_client_is_the_same_from_either_revisions_tools_list() -> None:
+    # 2026-07-28 lists a list result's own schema; the handshake era wraps it in {"result": ...}: one client for both.
+    handshake = toolkit("client", str(TYPED_TOOLS))
+    modern = toolkit("client", str(TYPED_TOOLS), "--protocol", "2026-07-28")
+
+    assert outcome(modern) == outcome(handshake)
+    assert "wrapped=True" in handshake.stdout
+
+
+def test_printing_and_writing_give_the_same_module(tmp_path: Path) -> None:
+    printed = toolkit("client", "examples/notes.py", "--class-name", "Notebook")
+    written = toolkit("client", "examples/notes.py", "--class-name", "Notebook", "-o", str(tmp_path / "c.py"))
+
+    assert outcome(written) == (0, "", "")
+    assert outcome(printed) == (0, (tmp_path / "c.py").read_text(encoding="utf-8"), "")
+    assert "\nclass Notebook:\n" in printed.stdout
+
+
+@pytest.mark.parametrize("name", ["notes-client", "class", ""])
+def test_a_class_name_python_cannot_use_is_refused(name: str) -> None:
+    run = toolkit("client", "examples/notes.py", "--class-name", name)
+
+    assert outcome(run) == (2, "", f"toolkit: error: --class-name {name!r} is not a Python class name\n")
+
+
+def test_every_generated_client_passes_mypy_strict_and_ruff(generated: Path) -> None:
+    # From the project's folder: pyproject.toml's settings apply (mypy for Python 3.10, ruff's rules and width).
+    # ruff is given the project's configuration: the files are outside its folder.
+    ruff = [PYTHON, "-m", "ruff", "--config", str(ROOT / "pyproject.toml")]
+    checks = [
+        [PYTHON, "-m", "mypy", "--strict", str(generated)],
+        [*ruff, "check", "--no-cache", str(generated)],
+        [*ruff, "format", "--check", "--no-cache", str(generated)],
+    ]
+    runs = [subprocess.run(c, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False) for c in checks]
+
+    assert [(run.returncode, run.stdout if run.returncode else "") for run in runs] == [(0, "")] * 3
+    assert sorted(p.name for p in generated.glob("*.py")) == sorted(
+        [*(f"{name}_client.py" for name in EXAMPLES), "files_client.py", "typed_tools_client.py", "shapes_client.py"]
+    )
+
+
+# -- calls through the generated client, in memory ---------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_notes_example_is_used_through_its_typed_client() -> None:
+    clients = load(COMMITTED, "examples_clients_notes_client")
+    notes = load(ROOT / "examples" / "notes.py", "examples_notes_for_client")
+    book = notes.Notebook()
+    server = Server("notes", tools=[book.add_note, book.search_notes, book.update_note, book.delete_note])
+
+    async with Client(server) as client:
+        api = clients.NotesClient(client)
+        added = await api.add_note(title="Milk", body="Buy milk", tags=["home"], priority=3)
+        found = await api.search_notes(query="milk")
+        updated = await api.update_note(note_id=added["id"], changes={"title": "Oat milk"})
+        deleted = await api.delete_note(note_id=added["id"])
+        with pytest.raises(ToolError, match="No note with id"):
+            await api.delete_note(note_id=added["id"])
+
+    assert uuid.UUID(added["id"])
+    assert (added["title"], added["tags"], added["priority"], added["due"]) == ("Milk", ["home"], 3, None)
+    assert found == {"notes": [added], "total": 1}
+    assert updated == {**added, "title": "Oat milk"}
+    assert isinstance(deleted, CallToolResult)
+    assert deleted.text == "Deleted 'Oat milk'."
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_every_shape_of_schema_is_called_through_its_typed_method(generated: Path, protocol: Any) -> None:
+    typed = load(generated / "typed_tools_client.py", "typed_tools_client")
+    tools = load(TYPED_TOOLS, "typed_tools_server")
+    tree: dict[str, Any] = {"value": 1, "children": [{"value": 2, "children": []}]}
+
+    async with Client(tools.server, protocol=protocol) as client:
+        api = typed.TypedToolsClient(client)
+        distance = await api.geo_distance(a={"x": 0.0, "y": 0.0}, b={"x": 3.0, "y": 4.0}, unit="km")
+        counted = await api.count(values=[3, 1, 2], weights={"a": 1.0})
+        grown = await api.grow(tree=tree, color="green")
+        anything = await api.anything(value={"any": ["thing"]}, pair=[1, "one"])
+        nothing = await api.nothing()
+
+    assert distance.text == "5.0"  # no outputSchema: the whole result
+    assert counted == [1, 2, 3]  # toolkit's {"result": ...} wrapper, unwrapped
+    assert grown == {"value": 1, "children": [{"value": 2, "children": []}, {"value": 3, "children": []}]}
+    assert anything == {"value": {"any": ["thing"]}, "pair": [1, "one"], "flag": False}
+    assert (nothing.is_error, nothing.content) == (False, [])
+
+
+# -- schemas toolkit does not write, from servers of any implementation ------------------------------------
+
+SHAPES: list[dict[str, Any]] = [
+    {
+        "name": "contacts/find-by",
+        "description": 'Find contacts \u2013 say "hi" to them.\n\n'
+        'A second paragraph, with a \\ backslash and """ quotes.',
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "from": {"type": ["string", "null"], "description": "A keyword as a name."},
+                "2nd-key": {"const": "fixed"},
+                "kind": {"enum": ["person", "company", None], "default": None},
+                "ratio": {"enum": [0.5, 1.5], "type": "number", "default": 0.5},
+                "colour": {"enum": [f"colour-number-{i}" for i in range(12)]},
+                "filter": {"$ref": "#/$defs/Filter"},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+                "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+                "any": {"not": {"type": "string"}},
+                "both": {"allOf": [{"$ref": "#/$defs/Filter"}]},
+                "options": {"type": "object", "default": {"deep": True}},
+            },
+            "required": ["2nd-key", "filter"],
+            "$defs": {
+                "Filter": {
+                    "type": "object",
+                    "description": "Which contacts.",
+                    "properties": {
+                        "first-name": {"type": "string"},
+                        "class": {"type": "string"},
+                        "sub/filters": {"type": "array", "items": {"$ref": "#/$defs/Filter"}},
+                    },
+                    "required": ["class"],
+                }
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"contacts": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}},
+            "$defs": {"Filter": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        },
+    },
+    {
+        "name": "class",
+        "title": "Only a title",
+        "inputSchema": {"type": "object", "properties": {"cast": {"type": "string"}, "Client": {"type": "string"}}},
+        "outputSchema": {
+            "$ref": "#/$defs/Client",
+            "$defs": {"Client": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        },
+    },
+    {
+        "name": "2fa",
+        "description": 'Ends with "a quote"',
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "self": {"type": "boolean"},
+                "from": {"type": "string"},
+                "from_": {"type": "string"},
+                "point": {"properties": {"x": {"type": "number"}}},
+                "nothing": {"enum": [None]},
+                "remote": {"$ref": "https://example.com/schema.json"},
+                "mode": {"enum": ["first-mode", "second-mode", "third-mode", "line\nbreak\ttab"]},
+                "colour": {"enum": [f"colour-number-{i}" for i in range(12)], "default": "colour-number-3"},
+                "count": {"type": "integer", "default": "ten"},
+                "scale": {"type": "number", "default": 2},
+                "shade": {"enum": ["light", "dark"], "default": "grey"},
+                "items": {"type": "array", "default": []},
+            },
+        },
+        "outputSchema": {"type": "object", "properties": {"result": {}}, "required": ["result"]},
+    },
+]
+GOLDEN_SHAPES = ROOT / "tests" / "golden" / "shapes_client.py"
+
+
+def test_schemas_of_any_shape_give_the_golden_module() -> None:
+    text = render_client(SHAPES, server="shapes", command="toolkit client shapes.py")
+
+    assert text == GOLDEN_SHAPES.read_text(encoding="utf-8")

@@ -1,0 +1,117 @@
+"""`toolkit inspect`: what a server offers, as a Server Card (SEP-2127) or as its `tools/list` result.
+
+The card follows the Server Card extension's schema (`ServerCard` in `schema.json` of
+modelcontextprotocol/experimental-ext-server-card at 8924e08, the contract SEP-2127 points to since its revision of
+2026-08-14, a6c26fa6 on the spec repository's `sep/mcp-server-cards` branch). That revision describes a *remote*
+server's identity and endpoints only: it leaves primitives out on purpose (they vary by user and are listed at
+runtime), so the tools are the other format, `--format tools`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from toolkit._types import HANDSHAKE_VERSIONS, MODERN_VERSION
+from toolkit.docs import render_json
+
+from ._commands import CommandError, data_on_stdout, is_url, read_server, tools_payload
+
+if TYPE_CHECKING:
+    from toolkit import Client
+
+__all__ = ["CARD_SCHEMA", "inspect_server", "server_card"]
+
+CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
+"""The `$schema` every card names (the schema's own pattern allows only this URL)."""
+
+_NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")  # reverse-DNS namespace, one slash, a name
+_TEXT_LIMIT = 100  # the schema's maxLength of `description` and `title`
+
+
+@data_on_stdout
+def inspect_server(args: argparse.Namespace, out: TextIO) -> int:
+    """`toolkit inspect`: print the server's card, or its tools as the `tools/list` result."""
+    if args.card_name is not None and not _NAME.match(args.card_name):
+        raise CommandError(f"--name {args.card_name!r} is not namespace/name, such as io.github.you/notes")
+    for url in args.urls or ():
+        if not is_url(url):
+            raise CommandError(f"--url {url!r} is not an http:// or https:// URL")
+    if args.format == "tools":
+        out.write(render_json(read_server(args, tools_payload)))
+        return 0
+
+    async def describe(client: Client) -> dict[str, Any]:
+        tools = await tools_payload(client)
+        known = client.server_info
+        info = known.model_dump(mode="json", by_alias=True, exclude_none=True) if known else {}
+        # A module is served by toolkit, over HTTP in every revision it speaks; another server, in the one it spoke.
+        served = not args.stdio and not is_url(args.target)
+        versions = [MODERN_VERSION, *HANDSHAKE_VERSIONS] if served else [client.protocol_version or MODERN_VERSION]
+        urls = [*([args.target] if is_url(args.target) else []), *(args.urls or ())]
+        return server_card(info, client.instructions, tools, name=args.card_name, urls=urls, versions=versions)
+
+    card = read_server(args, describe)
+    print(json.dumps(card, indent=2, ensure_ascii=False), file=out)
+    return 0
+
+
+def server_card(
+    info: dict[str, Any],
+    instructions: str | None,
+    tools: list[dict[str, Any]],
+    *,
+    name: str | None = None,
+    urls: Sequence[str] = (),
+    versions: list[str],
+) -> dict[str, Any]:
+    """The Server Card of a server: its `Implementation` (`serverInfo`), with a `streamable-http` remote per URL.
+
+    The card needs a `namespace/name` and a description of at most 100 characters, which a server's own info may
+    lack: the name falls back to `local/<name>` (with a warning: a published card names its namespace, `--name`),
+    and the description to the instructions' first line, else the tools' names.
+    """
+    server_name = str(info.get("name") or "server")
+    if name is None:
+        if _NAME.match(server_name):
+            name = server_name
+        else:
+            name = "local/" + (re.sub(r"[^a-zA-Z0-9._-]+", "-", server_name).strip("-") or "server")
+            print(
+                f"toolkit: warning: the card is named {name!r}: give --name with your namespace, "
+                f"such as io.github.you/{name.partition('/')[2]}",
+                file=sys.stderr,
+            )
+    card: dict[str, Any] = {
+        "$schema": CARD_SCHEMA,
+        "name": name,
+        "version": str(info.get("version") or "0.0.0"),
+        "description": _short(_description(info, instructions, tools, server_name)),
+    }
+    if info.get("title"):
+        card["title"] = _short(info["title"])
+    for key in ("websiteUrl", "icons"):
+        if info.get(key):
+            card[key] = info[key]
+    if urls:
+        card["remotes"] = [
+            {"type": "streamable-http", "url": url, "supportedProtocolVersions": list(versions)} for url in urls
+        ]
+    return card
+
+
+def _description(info: dict[str, Any], instructions: str | None, tools: list[dict[str, Any]], name: str) -> str:
+    for text in (info.get("description"), instructions):
+        line = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+        if line:
+            return line
+    names = ", ".join(tool["name"] for tool in tools)
+    return f"{name}: {len(tools)} tool{'' if len(tools) == 1 else 's'}{f' ({names})' if names else ''}"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3].rstrip() + "..."

@@ -1,0 +1,461 @@
+"""`toolkit client`: a typed Python module for a server's tools, from their schemas.
+
+One class wraps a connected `toolkit.Client`; each tool is an async method whose keyword parameters come from its
+`inputSchema` and whose return type from its `outputSchema`: objects become `TypedDict`s, enums `Literal`s, arrays
+lists, `anyOf` unions; what JSON Schema says and Python's types cannot (a `not`, a tuple's positions) is `Any`. A
+tool without an `outputSchema` returns its `CallToolResult`. The module is written to pass `mypy --strict` and
+ruff as it is, so that it can be committed and checked for drift (`--check`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import keyword
+import re
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ._commands import CommandError, data_on_stdout, deliver, read_server, tools_payload
+
+if TYPE_CHECKING:
+    from toolkit import Client
+
+__all__ = ["render_client", "write_client"]
+
+_WIDTH = 120  # the line length ruff checks (pyproject.toml): every line written fits in it
+_INLINE_LITERAL = 60  # a longer Literal gets a name of its own
+_MAX_DEPTH = 32
+_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+_TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
+_RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
+_METHODS = {"client", "_call", "_structured"}  # the class's own attributes
+_IMPORTED = {"annotations", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
+
+
+@data_on_stdout
+def write_client(args: argparse.Namespace, out: TextIO) -> int:
+    """`toolkit client`: write (or, with `--check`, compare) the typed client module of the server's tools."""
+    if args.class_name is not None and (not args.class_name.isidentifier() or keyword.iskeyword(args.class_name)):
+        raise CommandError(f"--class-name {args.class_name!r} is not a Python class name")
+
+    async def read(client: Client) -> tuple[str, list[dict[str, Any]]]:
+        return (client.server_info.name if client.server_info else "server"), await tools_payload(client)
+
+    name, tools = read_server(args, read)
+    source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
+    text = render_client(tools, server=name, class_name=args.class_name, command=f"toolkit client {source}")
+    return deliver(text, args, out)
+
+
+def render_client(
+    tools: Sequence[Mapping[str, Any]], *, server: str, class_name: str | None = None, command: str = "toolkit client"
+) -> str:
+    """The source of a typed client module for `tools` (the `tools` of a `tools/list` result).
+
+    Args:
+        tools: The tool definitions, as JSON.
+        server: The server's name, for the docstrings and the default class name.
+        class_name: The client class's name (default: the server's name in CapWords, then `Client`).
+        command: The command that writes the module, named in its docstring.
+    """
+    cls = class_name or (_camel(server) or "Tools") + "Client"
+    module = _Module({cls, *_IMPORTED})
+    for tool in tools:  # a first pass names every type, so that no parameter shadows one in a method's body
+        module.method(tool, set(_METHODS))
+    taken = set(_METHODS)
+    methods = [module.method(tool, taken) for tool in tools]
+    typing_names = sorted(module.typing | {"Any"} | ({"cast"} if module.casts else set()))
+    extensions = sorted(module.extensions)
+    header = (
+        f"Typed calls to the tools of `{server}`: written by `{command}`.\n\n"
+        "Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up "
+        "to date)."
+    )
+    lines = [
+        *_docstring(header, 0),
+        "",
+        "from __future__ import annotations",
+        "",
+        f"from typing import {', '.join(typing_names)}",
+        "",
+    ]
+    if extensions:
+        lines += [f"from typing_extensions import {', '.join(extensions)}", ""]
+    lines.append(f"from toolkit import {', '.join(_TOOLKIT_NAMES)}")
+    for i, block in enumerate(module.blocks):
+        # After the imports, isort's one blank line before an assignment; two around a class.
+        lines += ["", *block] if i == 0 and not block[0].startswith("class ") else ["", "", *block]
+    lines += [
+        "",
+        "",
+        f"class {cls}:",
+        *_docstring(f"The tools of {server!r}, called through a connected `toolkit.Client`.", 4),
+        "",
+        "    def __init__(self, client: Client) -> None:",
+        "        self.client = client",
+    ]
+    for method in methods:
+        lines += ["", *method]
+    lines += [
+        "",
+        "    async def _call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:",
+        "        result = await self.client.call_tool(name, arguments)",
+        "        if result.is_error:",
+        '            raise ToolError(result.text or f"{name} failed")',
+        "        return result",
+        "",
+        "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
+        "        content = (await self._call(name, arguments)).structured_content",
+        "        if content is None:",
+        '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
+        '        # A value that is not an object comes as {"result": value} in the handshake era.',
+        '        return content["result"] if wrapped and not self.client.modern else content',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class _Module:
+    """What the module defines besides the class: TypedDicts and Literal aliases, named once per shape."""
+
+    def __init__(self, reserved: set[str]) -> None:
+        self.blocks: list[list[str]] = []
+        self.names: set[str] = set(reserved)
+        """Every name the module defines, imports included."""
+        self.shapes: dict[str, str] = {}
+        self.typing: set[str] = set()
+        self.extensions: set[str] = set()
+        self.casts = False
+
+    # -- methods -----------------------------------------------------------------------------------------------
+
+    def method(self, tool: Mapping[str, Any], taken: set[str]) -> list[str]:
+        name = _identifier(_snake(str(tool["name"])), taken, "tool_")
+        taken.add(name)
+        schema = _mapping(tool.get("inputSchema"))
+        properties = _mapping(schema.get("properties"))
+        required = set(schema.get("required") or ())
+        hint = _camel(str(tool["name"])) or "Tool"
+        params: list[str] = []
+        always: list[tuple[str, str]] = []
+        omitted: list[tuple[str, str]] = []
+        arg_names: set[str] = _RESERVED | self.names
+        docs: list[tuple[str, str]] = []
+        for key, sub in properties.items():
+            arg = _identifier(_snake(key), arg_names, "arg_")
+            arg_names.add(arg)
+            kind = self.type_of(sub, schema, hint + _camel(key), 0)
+            default = sub.get("default", _NO_DEFAULT) if isinstance(sub, Mapping) else _NO_DEFAULT
+            if key in required:
+                params.append(f"{arg}: {kind}")
+                always.append((key, arg))
+            elif (default is not _NO_DEFAULT and self.fits(default, kind)) or kind == "None":
+                params.append(f"{arg}: {kind} = {_literal(None if kind == 'None' else default)}")
+                always.append((key, arg))
+            else:
+                optional = _union([kind, "None"])
+                params.append(f"{arg}: {optional} = None")
+                omitted.append((key, arg))
+            if isinstance(sub, Mapping) and isinstance(sub.get("description"), str):
+                docs.append((arg, sub["description"]))
+        returns, call = self.result_of(tool, hint)
+        if params:
+            lines = [f"    async def {name}(", "        self,", "        *,", *(f"        {p}," for p in params)]
+            lines.append(f"    ) -> {returns}:")
+        else:
+            lines = [f"    async def {name}(self) -> {returns}:"]
+        lines += _docstring(_method_doc(tool, docs), 8)
+        if always:
+            lines.append("        arguments: dict[str, Any] = {")
+            lines += [f"            {_literal(key)}: {arg}," for key, arg in always]
+            lines.append("        }")
+        else:
+            lines.append("        arguments: dict[str, Any] = {}")
+        for key, arg in omitted:
+            lines += [f"        if {arg} is not None:", f"            arguments[{_literal(key)}] = {arg}"]
+        return lines + call
+
+    def result_of(self, tool: Mapping[str, Any], hint: str) -> tuple[str, list[str]]:
+        """The return annotation of a tool's method, and the lines that call the tool and return its result."""
+        name = _literal(str(tool["name"]))
+        output = tool.get("outputSchema")
+        if not isinstance(output, Mapping):
+            return "CallToolResult", [f"        return await self._call({name}, arguments)"]
+        body: Mapping[str, Any] = output
+        if _wrapped(output):  # toolkit's handshake-era `{"result": value}` around a value that is not an object
+            body = output["properties"]["result"]
+        kind = self.type_of(body, output, hint + "Result", 0)
+        # 2026-07-28 lists (and sends) the value itself; the handshake era wraps it: the method unwraps at runtime.
+        root = _resolve(body["$ref"], output) if isinstance(body.get("$ref"), str) else body
+        wrapped = "" if isinstance(root, Mapping) and root.get("type") == "object" else ", wrapped=True"
+        lines = [f"        result = await self._structured({name}, arguments{wrapped})"]
+        if kind == "Any":
+            return kind, [*lines, "        return result"]
+        self.casts = True
+        return kind, [*lines, f"        return cast({kind}, result)"]
+
+    # -- types -------------------------------------------------------------------------------------------------
+
+    def type_of(self, schema: Any, root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The annotation of a JSON Schema (as text), defining the names it needs."""
+        if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+            return "Any"
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self.type_of(_resolve(ref, root), root, _camel(ref.rsplit("/", 1)[-1]) or hint, depth + 1)
+        values = [schema["const"]] if "const" in schema else schema.get("enum")
+        all_of = schema.get("allOf")
+        members = (
+            schema.get("anyOf")
+            or schema.get("oneOf")
+            or (all_of if isinstance(all_of, list) and len(all_of) == 1 else None)
+        )
+        literal = self.literal(values, hint) if isinstance(values, list) and values else None
+        if literal is not None:
+            return literal
+        if isinstance(members, list) and members and values is None:
+            return _union([self.type_of(m, root, hint, depth + 1) for m in members])
+        return self.plain(schema, root, hint, depth)
+
+    def plain(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The annotation of a schema by its `type` (an object's properties make it one without `type`)."""
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return _union([self.plain({**schema, "type": k}, root, hint, depth) for k in kind])
+        if kind is None and "properties" in schema:
+            kind = "object"
+        properties = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if kind == "array":
+            items = (
+                "Any" if "prefixItems" in schema else self.type_of(schema.get("items"), root, hint + "Item", depth + 1)
+            )
+            found = f"list[{items}]"
+        elif kind == "object" and isinstance(properties, Mapping) and properties:
+            found = self.typed_dict(schema, properties, root, hint, depth)
+        elif kind == "object":
+            value = self.type_of(extra, root, hint + "Value", depth + 1) if isinstance(extra, Mapping) else "Any"
+            found = f"dict[str, {value}]"
+        else:
+            found = _TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
+        return found
+
+    def literal(self, values: list[Any], hint: str) -> str | None:
+        if not all(v is None or isinstance(v, (str, int)) for v in values):
+            return None  # floats, arrays and objects cannot be Literal
+        some = [v for v in dict.fromkeys(values, None) if v is not None]
+        if not some:
+            return "None"
+        self.typing.add("Literal")
+        text = f"Literal[{', '.join(_literal(v) for v in some)}]"
+        if len(text) > _INLINE_LITERAL:
+            text = self.define(f"literal:{text}", hint, lambda name: _literal_alias(name, some))
+        return _union([text, "None"]) if None in values else text
+
+    def typed_dict(
+        self, schema: Mapping[str, Any], properties: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
+    ) -> str:
+        # Keyed on the object's own shape: the same model reached as a `$defs` entry and as a whole output is one.
+        shape = json.dumps(
+            {k: v for k, v in schema.items() if k not in ("$defs", "title")}, sort_keys=True, default=str
+        )
+        if shape in self.shapes:
+            return self.shapes[shape]
+        name = self.claim(hint)
+        self.shapes[shape] = name  # before the fields: a recursive schema refers to itself by this name
+        self.extensions.add("TypedDict")
+        required = set(schema.get("required") or ())
+        fields: list[tuple[str, str]] = []
+        for key, sub in properties.items():
+            kind = self.type_of(sub, root, name + _camel(key), depth + 1)
+            if key not in required:
+                self.extensions.add("NotRequired")
+                kind = f"NotRequired[{kind}]"
+            fields.append((key, kind))
+        description = schema.get("description") if isinstance(schema.get("description"), str) else None
+        if all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields):
+            block = [f"class {name}(TypedDict):"]
+            if description:
+                block += [*_docstring(description, 4), ""]
+            block += [f"    {key}: {kind}" for key, kind in fields]
+        else:  # keys that are not Python names: the functional form (quoted types, resolved lazily as annotations)
+            block = [f"{name} = TypedDict(", f"    {_literal(name)},", "    {"]
+            block += [f"        {_literal(key)}: {_literal(kind)}," for key, kind in fields]
+            block += ["    },", ")"]
+        self.blocks.append(block)
+        return name
+
+    def define(self, shape: str, hint: str, write: Callable[[str], list[str]]) -> str:
+        if shape not in self.shapes:
+            name = self.claim(hint)
+            self.shapes[shape] = name
+            self.blocks.insert(0, write(name))  # aliases first: the TypedDicts after them may use them
+        return self.shapes[shape]
+
+    def fits(self, value: Any, kind: str) -> bool:
+        """Whether a schema's default is a value of the annotation, plainly (else the parameter defaults to None:
+        a server's default that its own schema refuses must not break the module's type check)."""
+        aliases = {name: shape.removeprefix("literal:") for shape, name in self.shapes.items()}
+        members = [aliases.get(m, m) for m in _members(kind)]
+        if value is None or isinstance(value, bool):
+            plain = {None: "None", True: "bool", False: "bool"}[value]
+        else:
+            plain = {str: "str", int: "int", float: "float"}.get(type(value), "")
+        text = _literal(value)
+        literals = [m[8:-1].split(", ") for m in members if m.startswith("Literal[")]
+        return (
+            kind == "Any"
+            or plain in members
+            or (plain == "int" and "float" in members)
+            or any(text in items for items in literals)
+        )
+
+    def claim(self, hint: str) -> str:
+        base = hint if hint.isidentifier() and not keyword.iskeyword(hint) else f"T{hint}"
+        name, n = base, 2
+        while name in self.names:
+            name, n = f"{base}{n}", n + 1
+        self.names.add(name)
+        return name
+
+
+_NO_DEFAULT: Any = object()
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _wrapped(output: Mapping[str, Any]) -> bool:
+    """`{"type": "object", "properties": {"result": ...}, "required": ["result"]}` and nothing else: toolkit's wrapper
+    of a value that is not an object (a titled model with one `result` field has a `title`)."""
+    properties = output.get("properties")
+    return (
+        set(output) <= {"type", "properties", "required", "$defs"}
+        and isinstance(properties, Mapping)
+        and list(properties) == ["result"]
+        and output.get("required") == ["result"]
+    )
+
+
+def _resolve(ref: str, root: Mapping[str, Any]) -> Any:
+    if not ref.startswith("#/"):
+        return None
+    target: Any = root
+    for part in ref[2:].split("/"):
+        key = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(key) if isinstance(target, Mapping) else None
+    return target
+
+
+def _union(kinds: list[str]) -> str:
+    flat: list[str] = []
+    for part in (part for kind in kinds for part in _members(kind)):
+        if part not in flat:
+            flat.append(part)
+    if "Any" in flat:
+        return "Any"
+    if "None" in flat:
+        flat = [*(k for k in flat if k != "None"), "None"]
+    return " | ".join(flat)
+
+
+def _members(kind: str) -> list[str]:
+    """The members of a union written as text (`A | list[B | C]` has two)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(kind):
+        depth += (ch == "[") - (ch == "]")
+        if depth == 0 and kind.startswith(" | ", i):
+            parts.append(kind[start:i])
+            start = i + 3
+    return [*parts, kind[start:]]
+
+
+def _literal_alias(name: str, values: list[Any]) -> list[str]:
+    one_line = f"{name} = Literal[{', '.join(_literal(v) for v in values)}]"
+    if len(one_line) <= _WIDTH:
+        return [one_line]
+    return [f"{name} = Literal[", *(f"    {_literal(v)}," for v in values), "]"]
+
+
+def _literal(value: Any) -> str:
+    """Python source for a JSON scalar, as ruff would format it (double quotes unless single ones escape less)."""
+    if not isinstance(value, str):
+        return repr(value)
+    quote = "'" if value.count('"') > value.count("'") else '"'
+    return quote + "".join(_escape(ch, quote) for ch in value) + quote
+
+
+def _escape(ch: str, quote: str) -> str:
+    if ch in (quote, "\\"):
+        return "\\" + ch
+    if " " <= ch <= "~":
+        return ch
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if ch in named:
+        return named[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _doc_text(text: str) -> str:
+    """Text safe inside a docstring: backslashes escaped, anything outside ASCII as an escape (ruff's RUF002 flags
+    characters that look like others), and no three quotes in a row."""
+    text = "".join(_escape(ch, "") if ch == "\\" or not " " <= ch <= "~" else ch for ch in text)
+    return text.replace('"""', '\\"\\"\\"')
+
+
+def _docstring(text: str, indent: int) -> list[str]:
+    pad = " " * indent
+    width = _WIDTH - indent
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()] or ["-"]
+    lines: list[str] = []
+    for i, paragraph in enumerate(paragraphs):
+        if i:
+            lines.append("")
+        for raw in paragraph.splitlines():
+            lead = len(raw) - len(raw.lstrip())  # an Args entry's continuation keeps its indent
+            wrapped = textwrap.wrap(
+                _doc_text(raw.strip()),
+                width - lead,
+                initial_indent=" " * lead,
+                subsequent_indent=" " * (lead + 4 if lead else 0),
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            lines += wrapped
+    if lines[-1].endswith('"'):
+        lines[-1] = lines[-1][:-1] + '\\"'
+    if len(lines) == 1 and len(lines[0]) + 6 <= width:
+        return [f'{pad}"""{lines[0]}"""']
+    lines[0] = '"""' + lines[0]
+    return [f"{pad}{line}" if line else "" for line in lines] + [f'{pad}"""']
+
+
+def _method_doc(tool: Mapping[str, Any], params: list[tuple[str, str]]) -> str:
+    description = tool.get("description") or tool.get("title") or f"Call the tool {tool['name']!r}."
+    text = str(description).strip()
+    if params:
+        text += "\n\nArgs:\n" + "\n".join(f"    {arg}: {' '.join(doc.split())}" for arg, doc in params)
+    return text
+
+
+def _identifier(name: str, taken: set[str], prefix: str) -> str:
+    name = name or "value"
+    if name[0].isdigit():
+        name = prefix + name
+    if keyword.iskeyword(name) or name in taken:
+        name += "_"
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"\W+", "_", name).strip("_")
+
+
+def _camel(name: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", name)
+    return "".join(w[:1].upper() + w[1:] for w in words)
