@@ -41,7 +41,13 @@ __all__ = [
     "CommandTimeout",
     "call_tool",
     "check_tools",
+    "connect",
+    "data_on_stdout",
     "list_tools",
+    "load",
+    "payload",
+    "run",
+    "seconds",
     "serve_target",
     "write_docs",
 ]
@@ -507,3 +513,13 @@ def worker_app() -> Any:
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
     return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
+
+
+# -- for the commands in modules of their own (cli/_lint.py) ---------------------------------------------------
+
+connect = _connect
+data_on_stdout = _data_on_stdout
+load = _load
+payload = _payload
+run = _run
+seconds = _seconds

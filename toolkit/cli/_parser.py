@@ -7,8 +7,10 @@ import re
 from collections.abc import Sequence
 
 from toolkit import __version__
+from toolkit._lint import DEFAULT_BUDGET
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
+from ._lint import lint_tools
 
 __all__ = ["parse_arguments"]
 
@@ -173,7 +175,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
+    _lint_parser(commands)
     return parser
+
+
+def _lint_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lint = commands.add_parser(
+        "lint",
+        help="report the mistakes that make models misuse the tools (docs/lint.md); exit 1 on an error",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
+    _source(lint)
+    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument(
+        "--select", action="append", metavar="CODES", help="report only these codes or prefixes (TK1,TK301)"
+    )
+    lint.add_argument("--ignore", action="append", metavar="CODES", help="leave out these codes or prefixes")
+    lint.add_argument(
+        "--call",
+        action="append",
+        metavar="TOOL[=JSON]",
+        help="call TOOL (only if marked read-only and idempotent) with the JSON object's arguments and report what "
+        "the call shows: a result over --budget, a protocol error (repeatable)",
+    )
+    lint.add_argument(
+        "--budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        metavar="TOKENS",
+        help=f"with --call: the most tokens a result may take (default: {DEFAULT_BUDGET:,})",
+    )
+    lint.set_defaults(run=lint_tools, name="lint")
 
 
 def _source(parser: argparse.ArgumentParser) -> None:
