@@ -57,7 +57,7 @@ def install() -> None:
 def lint(target: list[str], env: dict[str, str] | None = None) -> list[dict[str, object]]:
     command = [sys.executable, "-m", "toolkit", "lint", "--format", "json", *target]
     run = subprocess.run(
-        command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120
+        command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120, check=False
     )
     if run.returncode not in (0, 1):
         print(f"toolkit lint {' '.join(target)} failed: {run.stderr.strip()}", file=sys.stderr)

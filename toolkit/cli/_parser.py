@@ -175,17 +175,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
-    _lint_parser(commands)
+    _lint_options(
+        commands.add_parser(
+            "lint",
+            help="report the mistakes that make models misuse the tools (docs/lint.md); exit 1 on an error",
+            epilog=_EPILOG,
+            formatter_class=_RAW,
+        )
+    )
     return parser
 
 
-def _lint_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    lint = commands.add_parser(
-        "lint",
-        help="report the mistakes that make models misuse the tools (docs/lint.md); exit 1 on an error",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
-    )
+def _lint_options(lint: argparse.ArgumentParser) -> None:
     _source(lint)
     lint.add_argument("--format", choices=("text", "json"), default="text")
     lint.add_argument(
