@@ -41,7 +41,9 @@ class Summary(BaseModel):
     maximum: float
 
 
-@tool(read_only=True, idempotent=True, open_world=False)
+@tool(
+    read_only=True, idempotent=True, open_world=False, lint_ignore={"TK102": "adding two numbers needs no more words"}
+)
 def add(a: Number, b: Number) -> float:
     """Add two numbers.
 
@@ -84,7 +86,11 @@ def combine(operation: Operation, values: Annotated[list[Number], Field(min_leng
 
 @tool(read_only=True, idempotent=True, open_world=False)
 def summarize(values: Annotated[list[Number], Field(min_length=1)]) -> Summary:
-    """Describe a sample of numbers: count, mean, median, spread and range."""
+    """Describe a sample of numbers: count, mean, median, spread and range.
+
+    Args:
+        values: The sample: at least one number.
+    """
     return Summary(
         count=len(values),
         mean=statistics.fmean(values),

@@ -21,6 +21,7 @@ import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
 from toolkit._jsonrpc import INVALID_REQUEST
+from toolkit._lint import lint
 from toolkit._portability import check_tools as check_profiles
 from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
@@ -253,7 +254,11 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     if args.format in ("openai", "anthropic", "gemini"):
         text = _definitions(tools, args.format, args.profile)
     else:
-        text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
+        # A module's own tools are shown with what their code says (and silences) in their lint badges.
+        findings = None if args.stdio or is_url(args.target) else lint(_load(args.target))
+        text = (
+            render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
+        )
     if args.check:
         return _compare_file(Path(args.check), text, args, out)
     if args.output:

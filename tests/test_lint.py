@@ -1,0 +1,256 @@
+"""`toolkit lint`'s rules, each with a tool that trips it and a close one that does not, through the public API:
+`toolkit.testing.assert_lint_clean` over tool definitions (as any server lists them) and over toolkit tools."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from toolkit import ProtocolError, Server, ToolDefinition, ToolDefinitionError, tool
+from toolkit.testing import assert_lint_clean
+from toolkit.testing._assertions import Definitions
+
+DESCRIBED = "Find the orders of one customer, newest first; use it before refunding an order."
+
+
+def codes(target: Definitions, **options: Any) -> list[str]:
+    """The codes `assert_lint_clean` reports, in order (none when it passes)."""
+    try:
+        assert_lint_clean(target, **options)
+    except AssertionError as exc:
+        return re.findall(r": (TK\d{3}) ", str(exc))
+    return []
+
+
+def definition(name: str = "find_orders", description: str | None = DESCRIBED, **fields: Any) -> ToolDefinition:
+    properties = fields.pop("properties", {"customer": {"type": "string", "description": "The customer's id."}})
+    wire = {"name": name, "inputSchema": {"type": "object", "properties": properties}, **fields}
+    if description is not None:
+        wire["description"] = description
+    return ToolDefinition.model_validate(wire)
+
+
+def string(description: str = "", **keywords: Any) -> dict[str, Any]:
+    return {"type": "string", **({"description": description} if description else {}), **keywords}
+
+
+# Each case: the code, a definition that trips it, and a close one that does not.
+CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
+    ("TK101", [definition(description=None)], [definition()]),
+    (
+        "TK102",
+        [definition(description="Shows orders.")],
+        [definition(description="Find a customer's orders, newest first.")],
+    ),
+    ("TK103", [definition(description="Find orders.")], [definition(description="Find orders of one customer by id.")]),
+    (
+        "TK104",
+        [definition(description="A helper for various order things.")],
+        [definition(description="Find the open orders of one customer.")],
+    ),
+    (
+        "TK105",
+        [definition(properties={"customer": string()})],
+        [definition(properties={"customer": string(enum=["a", "b"]), "limit": {"type": "integer"}})],
+    ),
+    (
+        "TK106",
+        [definition(), definition("find_orders_by_customer", DESCRIBED.replace("newest", "latest"))],
+        [definition(), definition("refund_order", "Refund one order in full; use find_orders to get its id first.")],
+    ),
+    (
+        "TK201",
+        [definition("delete_order", "Delete an order for good.", annotations={"readOnlyHint": True})],
+        [definition("describe_order", "Describe an order in full.", annotations={"readOnlyHint": True})],
+    ),
+    (
+        "TK202",
+        [definition("send_invoice", "Send the invoice to the customer.", annotations={"destructiveHint": False})],
+        [definition("draft_invoice", "Draft the invoice for the customer.", annotations={"destructiveHint": False})],
+    ),
+    (
+        "TK204",
+        [
+            definition(
+                "fetch_page", "Fetch a web page as text.", annotations={"readOnlyHint": True, "openWorldHint": False}
+            )
+        ],
+        [
+            definition(
+                "fetch_page", "Fetch a web page as text.", annotations={"readOnlyHint": True, "openWorldHint": True}
+            )
+        ],
+    ),
+    (
+        "TK205",
+        [definition("create_order", "Create an order for a customer.", annotations={"idempotentHint": True})],
+        [
+            definition(
+                "create_order", "Create an order, or update it if it exists.", annotations={"idempotentHint": True}
+            )
+        ],
+    ),
+    (
+        "TK301",
+        [definition(properties={"sql": string("The query to run.")})],
+        [definition(properties={"sql": string("The query to run.", pattern="^SELECT ")})],
+    ),
+    (
+        "TK301",
+        [definition(properties={"path": string("A file to read.")})],
+        [definition(properties={"name": string("A file's display name.")})],
+    ),
+    (
+        "TK301",
+        [definition(properties={"command": string("The shell command to run.")})],
+        [definition(properties={"command": string("The operation.", enum=["start", "stop"])})],
+    ),
+    (
+        "TK301",
+        [definition(properties={"url": string("The page to fetch.")})],
+        [definition(properties={"url": string("The page to fetch.", format="uri")})],
+    ),
+    (
+        "TK401",
+        [definition("list_orders", DESCRIBED, outputSchema={"type": "array", "items": {"type": "object"}})],
+        [
+            definition(
+                "list_orders",
+                DESCRIBED,
+                properties={
+                    "customer": string("The customer's id."),
+                    "limit": {"type": "integer", "description": "At most."},
+                },
+                outputSchema={"type": "array", "items": {"type": "object"}},
+            )
+        ],
+    ),
+    (
+        "TK401",
+        [definition("search_orders", DESCRIBED)],
+        [definition("search_orders", "Find a customer's orders; at most 20, newest first.")],
+    ),
+    (
+        "TK601",
+        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(11)})],
+        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(10)})],
+    ),
+    (
+        "TK602",
+        [definition(properties={"action": string("What to do.", enum=["get", "list", "delete"])})],
+        [definition(properties={"action": string("How to combine them.", enum=["sum", "product", "max"])})],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "trips", "passes"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_rule_trips_on_one_tool_and_not_on_a_close_one(
+    code: str, trips: list[ToolDefinition], passes: list[ToolDefinition]
+) -> None:
+    assert code in codes(trips)
+    assert code not in codes(passes)
+
+
+def test_a_well_made_tool_has_no_findings() -> None:
+    @tool(read_only=True, idempotent=True, open_world=False)
+    def order_total(order_id: Annotated[str, Field(description="The order's id, as find_orders gives it.")]) -> float:
+        """The total of one order in euros, taxes included; use find_orders first to get the id."""
+        return 0.0
+
+    assert codes(order_total) == []
+
+
+def test_a_local_tool_is_located_at_its_function_and_its_code_is_read() -> None:
+    @tool
+    def delete_order(order_id: Annotated[str, Field(description="The order's id.")]) -> str:
+        """Delete an order for good; it cannot be restored afterwards."""
+        return order_id
+
+    with pytest.raises(AssertionError) as raised:
+        assert_lint_clean(delete_order)
+
+    line = delete_order.fn.__code__.co_firstlineno
+    assert f"- tests/test_lint.py:{line}: TK203 deletes without asking the user (no confirm=) [warning]" in str(
+        raised.value
+    )
+
+
+def test_a_confirmed_destructive_tool_passes() -> None:
+    @tool(confirm="Delete order {order_id}?")
+    def delete_order(order_id: Annotated[str, Field(description="The order's id.")]) -> str:
+        """Delete an order for good; it cannot be restored afterwards."""
+        return order_id
+
+    assert codes(delete_order) == []
+
+
+def test_raising_a_protocol_error_for_a_failed_run_is_found_in_the_code_and_a_tool_error_is_not() -> None:
+    @tool(read_only=True)
+    def order_total(order_id: Annotated[str, Field(description="The order's id.")]) -> float:
+        """The total of one order in euros, taxes included; use find_orders first to get the id."""
+        raise ProtocolError(-32603, f"no order {order_id}")
+
+    @tool(read_only=True)
+    def order_count(customer: Annotated[str, Field(description="The customer's id.")]) -> int:
+        """How many orders one customer has placed, cancelled ones included."""
+        raise ValueError(customer)
+
+    assert codes([order_total, order_count]) == ["TK501"]
+
+
+def test_a_local_tool_returning_an_unbounded_list_is_found_by_its_return_type() -> None:
+    @tool(read_only=True)
+    def recent_orders(customer: Annotated[str, Field(description="The customer's id.")]) -> list[str]:
+        """The ids of one customer's orders, newest first."""
+        return []
+
+    @tool(read_only=True)
+    def first_orders(
+        customer: Annotated[str, Field(description="The customer's id.")],
+        limit: Annotated[int, Field(description="At most this many.")] = 10,
+    ) -> list[str]:
+        """The ids of a customer's first orders, oldest first, at most `limit` of them."""
+        return []
+
+    assert codes([recent_orders, first_orders]) == ["TK401"]
+
+
+def test_lint_ignore_silences_one_code_for_one_tool() -> None:
+    @tool(lint_ignore={"TK203": "the caller is an admin script, not a model"})
+    def delete_order(order_id: Annotated[str, Field(description="The order's id.")]) -> str:
+        """Delete an order for good; it cannot be restored afterwards."""
+        return order_id
+
+    @tool
+    def delete_customer(customer: Annotated[str, Field(description="The customer's id.")]) -> str:
+        """Delete a customer and every order of theirs, for good."""
+        return customer
+
+    assert codes(Server("shop", tools=[delete_order, delete_customer])) == ["TK203"]
+    assert dict(delete_order.lint_ignore) == {"TK203": "the caller is an admin script, not a model"}
+    assert "lint" not in delete_order.definition.model_dump_json()  # not sent to clients
+
+
+def test_lint_ignore_needs_a_code_and_a_reason() -> None:
+    with pytest.raises(ToolDefinitionError) as raised:
+
+        @tool(lint_ignore={"TK203": " ", "silence": "why"})
+        def delete_order(order_id: str) -> str:
+            return order_id
+
+    assert raised.value.problems == [
+        "lint_ignore['TK203']: the reason must be a non-empty string",
+        "lint_ignore['silence']: not a lint code such as 'TK301'",
+    ]
+
+
+def test_select_and_ignore_take_codes_and_prefixes_and_warnings_false_keeps_errors_only() -> None:
+    tools = [definition("order_total", description=None, properties={"path": string()})]
+
+    assert codes(tools) == ["TK101", "TK105", "TK301"]
+    assert codes(tools, select=["TK3"]) == ["TK301"]
+    assert codes(tools, ignore=["TK1"]) == ["TK301"]
+    assert codes(tools, warnings=False) == ["TK101"]
