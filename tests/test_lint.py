@@ -11,7 +11,7 @@ from pydantic import Field
 
 from toolkit import ProtocolError, Server, ToolDefinition, ToolDefinitionError, tool
 from toolkit.testing import assert_lint_clean
-from toolkit.testing._assertions import Definitions
+from toolkit.testing._snapshots import Definitions
 
 DESCRIBED = "Find the orders of one customer, newest first; use it before refunding an order."
 

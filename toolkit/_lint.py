@@ -364,7 +364,7 @@ _READS = frozenset(
         "check",
     ]
 )
-_FLOODS = frozenset("list search find read fetch query dump scan grep download crawl scrape browse".split())
+_FLOODS = frozenset(["list", "search", "find", "read", "fetch", "query", "dump", "scan", "grep", "download", "crawl", "scrape", "browse"])
 _FLOOD_NOUNS = frozenset(["tree", "logs", "history", "dump"])  # big wherever they stand: directory_tree, get_logs
 _LISTS = frozenset(["list", "search", "find", "query", "tree", "scan", "grep", "history", "logs"])
 _OUTSIDE = frozenset(
