@@ -40,6 +40,19 @@ REFERENCE = {
     "google-maps": ("server-google-maps", [], {"GOOGLE_MAPS_API_KEY": "dummy"}),
     "puppeteer": ("server-puppeteer", [], {}),
 }
+# Measured calls (`--call`) of the tools that are marked read-only and idempotent, with ordinary arguments.
+CALLS = {
+    "everything": [
+        'echo={"message": "hello"}',
+        'get-sum={"a": 1, "b": 2}',
+        "get-env",
+        "get-tiny-image",
+        'get-resource-links={"count": 10}',
+        'get-resource-reference={"resourceType": "Text", "resourceId": 1}',
+        'get-structured-content={"location": "Chicago"}',
+        'get-annotated-message={"messageType": "success", "includeImage": true}',
+    ],
+}
 EXAMPLES = ["examples/calculator.py", "examples/notes.py", "examples/inventory.py", "examples/trips.py"]
 
 
@@ -75,7 +88,8 @@ def main() -> None:
             script = SERVERS / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
             args = [a.format(sandbox=sandbox) for a in arguments]
             environment = {k: v.format(sandbox=sandbox) for k, v in env.items()}
-            report[name] = lint(["--stdio", "--", str(NODE), str(script), *args], environment)
+            calls = [option for call in CALLS.get(name, []) for option in ("--call", call)]
+            report[name] = lint([*calls, "--stdio", "--", str(NODE), str(script), *args], environment)
         for target in EXAMPLES:
             report[target] = lint([target])
         report["examples/files.py"] = lint(["--stdio", "--", sys.executable, "examples/files.py", sandbox])

@@ -115,9 +115,11 @@ def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path
     )
 
     assert (small.returncode, small.stdout) == (0, "0 findings in 3 tools\n")
-    assert large.returncode == 1
-    assert large.stdout.startswith("order_total: TK402 returned ≈ 1,0")
-    assert "over the budget of 100 [error]" in large.stdout
+    assert (large.returncode, large.stdout) == (
+        1,
+        "shop.py:15: TK402 returned ≈ 1,000 tokens (4,000 characters), over the budget of 100 [error]\n"
+        "1 finding in 3 tools: 1 error, 0 warnings\n",
+    )
 
 
 def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) -> None:

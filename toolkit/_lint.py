@@ -32,6 +32,7 @@ __all__ = [
     "LintRule",
     "lint",
     "lint_definitions",
+    "location",
     "measured_findings",
     "rule",
     "select",
@@ -267,194 +268,47 @@ class Finding:
 
 # -- the words the rules read ------------------------------------------------------------------------------------
 
-_DESTROYS = frozenset(
-    [
-        "delete",
-        "remove",
-        "drop",
-        "purge",
-        "truncate",
-        "erase",
-        "destroy",
-        "wipe",
-        "overwrite",
-        "kill",
-        "terminate",
-        "revoke",
-        "reset",
-        "uninstall",
-        "unlink",
-        "rm",
-        "rmdir",
-        "clear",
-        "cancel",
-    ]
+
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DESTROYS = _vocabulary(
+    "delete remove drop purge truncate erase destroy wipe overwrite kill terminate revoke reset uninstall unlink rm "
+    "rmdir clear cancel"
 )
-_SENDS = frozenset(
-    [
-        "send",
-        "pay",
-        "transfer",
-        "publish",
-        "post",
-        "email",
-        "notify",
-        "charge",
-        "refund",
-        "purchase",
-        "buy",
-        "tweet",
-        "wire",
-    ]
-)
-_CREATES = frozenset(
-    [
-        "create",
-        "add",
-        "insert",
-        "new",
-        "append",
-        "post",
-        "send",
-        "book",
-        "upload",
-        "register",
-        "push",
-        "fork",
-        "submit",
-        "enqueue",
-        "schedule",
-        "make",
-        "open",
-        "pay",
-        "transfer",
-        "publish",
-    ]
+_SENDS = _vocabulary("send pay transfer publish post email notify charge refund purchase buy tweet wire")
+_CREATES = _vocabulary(
+    "create add insert new append post send book upload register push fork submit enqueue schedule make open pay "
+    "transfer publish"
 )
 _UPSERTS = re.compile(
     r"\b(upsert|or update|or replace|overwrites?|if it exists|create or|or creates?|set|already exists)\b"
 )
-_READS = frozenset(
-    [
-        "list",
-        "search",
-        "find",
-        "read",
-        "fetch",
-        "query",
-        "dump",
-        "export",
-        "tree",
-        "logs",
-        "history",
-        "scan",
-        "grep",
-        "download",
-        "crawl",
-        "scrape",
-        "browse",
-        "tail",
-        "get",
-        "show",
-        "view",
-        "count",
-        "describe",
-        "status",
-        "info",
-        "check",
-    ]
+_READS = _vocabulary(
+    "list search find read fetch query dump export tree logs history scan grep download crawl scrape browse tail get "
+    "show view count describe status info check"
 )
-_FLOODS = frozenset(["list", "search", "find", "read", "fetch", "query", "dump", "scan", "grep", "download", "crawl", "scrape", "browse"])
-_FLOOD_NOUNS = frozenset(["tree", "logs", "history", "dump"])  # big wherever they stand: directory_tree, get_logs
-_LISTS = frozenset(["list", "search", "find", "query", "tree", "scan", "grep", "history", "logs"])
-_OUTSIDE = frozenset(
-    [
-        "fetch",
-        "download",
-        "browse",
-        "scrape",
-        "crawl",
-        "web",
-        "url",
-        "http",
-        "https",
-        "website",
-        "webpage",
-        "internet",
-        "email",
-        "emails",
-        "mail",
-        "inbox",
-        "rss",
-        "feed",
-        "file",
-        "files",
-    ]
+_FLOODS = _vocabulary("list search find read fetch query dump scan grep download crawl scrape browse")
+_FLOOD_NOUNS = _vocabulary("tree logs history dump")  # big wherever they stand: directory_tree, get_logs
+_LISTS = _vocabulary("list search find query tree scan grep history logs")
+_WHOLE = re.compile(r"\b(entire|whole)\b")  # "Read the entire knowledge graph"
+_OUTSIDE = _vocabulary(
+    "fetch download browse scrape crawl web url http https website webpage internet email emails mail inbox rss feed "
+    "file files"
 )
-_PAGING = frozenset(
-    [
-        "limit",
-        "max",
-        "page",
-        "cursor",
-        "offset",
-        "size",
-        "per",
-        "top",
-        "count",
-        "head",
-        "tail",
-        "first",
-        "last",
-        "length",
-        "chars",
-        "lines",
-        "tokens",
-        "range",
-        "start",
-        "end",
-        "depth",
-        "n",
-        "k",
-    ]
+_PAGING = _vocabulary(
+    "limit max page cursor offset size per top count head tail first last length chars lines tokens range start end "
+    "depth n k"
 )
 _BOUNDED_TEXT = re.compile(r"\b(truncat\w*|at most|up to \d+|paginat\w*|first \d+|limit(ed)? to)\b")
 # Paging parameters every model knows; an enum's values say what a parameter takes (tuned on the reference servers).
-_SELF_EXPLAINED = frozenset(["page", "per_page", "perpage", "limit", "offset", "cursor"])
-_GENERIC = frozenset(
-    ["helper", "utility", "utilities", "stuff", "misc", "miscellaneous", "things", "various", "generic"]
+_SELF_EXPLAINED = _vocabulary("page per_page perpage limit offset cursor")
+_GENERIC = _vocabulary("helper utility utilities stuff misc miscellaneous things various generic")
+_STOP = _vocabulary(
+    "a an the of to for and or in on by with from this that it its is are be tool function method returns return given"
 )
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "for",
-        "and",
-        "or",
-        "in",
-        "on",
-        "by",
-        "with",
-        "from",
-        "this",
-        "that",
-        "it",
-        "its",
-        "is",
-        "are",
-        "be",
-        "tool",
-        "function",
-        "method",
-        "returns",
-        "return",
-        "given",
-    ]
-)
-_SWITCHES = frozenset(["action", "mode", "operation", "op", "command", "cmd", "method", "verb", "task"])
+_SWITCHES = _vocabulary("action mode operation op command cmd method verb task")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SQL = re.compile(r"\bsql\b|\bselect statement|\bdatabase query", re.IGNORECASE)
 _SHELL = re.compile(r"\b(shell|bash|terminal|command[- ]line)\b", re.IGNORECASE)
@@ -620,6 +474,19 @@ def _list_unbounded(schema: Any, reads: bool) -> bool:
     )
 
 
+def _text_unbounded(schema: Any) -> bool:
+    """Text with no maxLength: no output schema (content blocks), a string, or an object of one string field
+    (`{"content": "..."}`)."""
+    if schema is None:
+        return True
+    if not isinstance(schema, Mapping):
+        return False
+    props = schema.get("properties") or {}
+    if schema.get("type") == "object" and len(props) == 1:
+        return _text_unbounded(next(iter(props.values())))
+    return schema.get("type") == "string" and "maxLength" not in schema
+
+
 def _output_findings(tool: Mapping[str, Any], returns: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """TK401: an unbounded list result, or text from a tool that reads or lists, with nothing to page by."""
     params = set().union(*(set(words(p)) for p in _parameters(tool))) if _parameters(tool) else set()
@@ -630,12 +497,10 @@ def _output_findings(tool: Mapping[str, Any], returns: Mapping[str, Any] | None)
     # A reading verb anywhere but last (`simulate_research_query` is a noun), or a noun that is always big.
     reads = [w for w in name[:-1] if w in _FLOODS] + [w for w in name[-1:] if w in _FLOODS and len(name) == 1]
     reads += [w for w in name if w in _FLOOD_NOUNS]
-    if _list_unbounded(output, bool(set(reads) & _LISTS)):
+    whole = bool(_WHOLE.search(_first_sentence(str(tool.get("description") or "")).lower()))
+    if _list_unbounded(output, bool(set(reads) & _LISTS) or (bool(reads) and whole)):
         return [("TK401", "returns a list with no maxItems and takes no limit, page or cursor parameter")]
-    text = output is None or (
-        isinstance(output, Mapping) and output.get("type") == "string" and "maxLength" not in output
-    )
-    if reads and text:
+    if reads and _text_unbounded(output):
         return [("TK401", f"returns content of any size ({reads[0]}) and takes no limit, page or cursor parameter")]
     return []
 
@@ -689,7 +554,7 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
 # -- what only a local tool's code says ---------------------------------------------------------------------------
 
 
-def _location(tool: Tool[Any, Any]) -> str | None:
+def location(tool: Tool[Any, Any]) -> str | None:
     """`path:line` of the tool's function (the line of its first decorator), the path relative to the current
     directory when below it."""
     fn = inspect.unwrap(tool.fn)
@@ -777,7 +642,7 @@ def lint_definitions(
             *_shape_findings(wire),
         ]
         silenced = tool.lint_ignore if tool is not None else {}
-        where = _location(tool) if tool is not None else None
+        where = location(tool) if tool is not None else None
         out += [Finding(_BY_CODE[code], name, message, where) for code, message in found if code not in silenced]
     return out
 
@@ -795,21 +660,26 @@ def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Fin
 
 
 def measured_findings(
-    tool: str, result: Mapping[str, Any] | None, error: tuple[int, str] | None, budget: int = DEFAULT_BUDGET
+    tool: str,
+    result: Mapping[str, Any] | None,
+    error: tuple[int, str] | None,
+    budget: int = DEFAULT_BUDGET,
+    where: str | None = None,
 ) -> list[Finding]:
     """What one real call showed (`toolkit lint --call`): a protocol error for the run, or a result over `budget`
-    tokens (estimated as characters / 4, as `toolkit docs` estimates definitions).
+    tokens (the characters a model reads, divided by 4, as `toolkit docs` estimates definitions).
 
     Args:
         tool: The tool's name.
         result: The `tools/call` result as JSON, or None when the call failed with a protocol error.
         error: The protocol error's code and message, when there was one.
         budget: The most tokens a result may take.
+        where: `path:line` of a local tool's function.
     """
     if error is not None:
         code, message = error
-        return [Finding(_BY_CODE["TK501"], tool, f"answered a call with a protocol error ({code}: {message})")]
-    chars = len(json.dumps(result, ensure_ascii=False, separators=(",", ":")))
+        return [Finding(_BY_CODE["TK501"], tool, f"answered a call with a protocol error ({code}: {message})", where)]
+    chars = _result_size(result or {})
     tokens = math.ceil(chars / 4)
     if tokens <= budget:
         return []
@@ -818,8 +688,24 @@ def measured_findings(
             _BY_CODE["TK402"],
             tool,
             f"returned ≈ {tokens:,} tokens ({chars:,} characters), over the budget of {budget:,}",
+            where,
         )
     ]
+
+
+def _result_size(result: Mapping[str, Any]) -> int:
+    """Characters a model reads of a result: its text (text blocks, embedded text resources) or its structured
+    content, whichever is larger (a client passes one or the other); images and audio are not text and are left out."""
+    text = 0
+    for block in result.get("content") or ():
+        if isinstance(block, Mapping):
+            resource = block.get("resource")
+            text += len(str(block.get("text", ""))) + (
+                len(str(resource.get("text", ""))) if isinstance(resource, Mapping) else 0
+            )
+    structured = result.get("structuredContent")
+    size = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured is not None else 0
+    return max(text, size)
 
 
 def select(findings: Iterable[Finding], chosen: Sequence[str] = (), ignored: Sequence[str] = ()) -> list[Finding]:

@@ -10,8 +10,8 @@ from typing import Any, TextIO
 
 import anyio
 
-from toolkit import ProtocolError
-from toolkit._lint import Finding, lint, lint_definitions, measured_findings, select
+from toolkit import ProtocolError, Server
+from toolkit._lint import Finding, lint, lint_definitions, location, measured_findings, select
 
 from ._commands import CommandError, CommandTimeout, connect, data_on_stdout, is_url, load, payload, run, seconds
 from ._output import findings_json, format_findings
@@ -77,6 +77,9 @@ def _measure(
                 f"{' or '.join(missing)}"
             )
 
+    local = args.target.tools if isinstance(args.target, Server) else {}
+    where = {name: location(local[name]) if name in local else None for name, _ in calls}
+
     async def call_all() -> list[Finding]:
         found: list[Finding] = []
         with anyio.fail_after(args.timeout):
@@ -85,10 +88,10 @@ def _measure(
                     try:
                         result = await client.call_tool(name, arguments)
                     except ProtocolError as exc:
-                        found += measured_findings(name, None, (exc.code, exc.message), args.budget)
+                        found += measured_findings(name, None, (exc.code, exc.message), args.budget, where[name])
                         continue
                     wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    found += measured_findings(name, wire, None, args.budget)
+                    found += measured_findings(name, wire, None, args.budget, where[name])
         return found
 
     try:
