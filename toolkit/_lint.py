@@ -348,8 +348,9 @@ def _first_sentence(text: str) -> str:
 
 
 def _says(tool: Mapping[str, Any], vocabulary: frozenset[str]) -> list[str]:
-    """The words of `vocabulary` the tool's name, or the first sentence of its description, says it does."""
-    found = [w for w in words(str(tool.get("name", ""))) if w in vocabulary]
+    """The verbs of `vocabulary` the tool's name or description starts with: the name's first two words (a
+    namespace may come first: `slack_post_message`), the description's first word ("Deletes a file ...")."""
+    found = [w for w in words(str(tool.get("name", "")))[:2] if w in vocabulary]
     description = str(tool.get("description") or "")
     first = prose(_first_sentence(description))[:1]  # the leading verb: "Deletes a file ..."
     found += [w for w in (_stem(v) for v in first) if w in vocabulary and w not in found]
