@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "benchmarks" / "reference_servers"
@@ -67,22 +68,22 @@ def install() -> None:
         subprocess.run(command, check=True)
 
 
-def lint(target: list[str], env: dict[str, str] | None = None) -> list[dict[str, object]]:
+def lint(target: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     command = [sys.executable, "-m", "toolkit", "lint", "--format", "json", *target]
     run = subprocess.run(
         command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120, check=False
     )
     if run.returncode not in (0, 1):
         print(f"toolkit lint {' '.join(target)} failed: {run.stderr.strip()}", file=sys.stderr)
-        return []
-    findings: list[dict[str, object]] = json.loads(run.stdout)["findings"]
-    return findings
+        return {"tools": 0, "findings": []}
+    report: dict[str, Any] = json.loads(run.stdout)
+    return report
 
 
 def main() -> None:
     install()
     counts: collections.Counter[str] = collections.Counter()
-    report: dict[str, list[dict[str, object]]] = {}
+    report: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="toolkit-lint-") as sandbox:
         for name, (package, arguments, env) in REFERENCE.items():
             script = SERVERS / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
@@ -96,11 +97,15 @@ def main() -> None:
     if "--json" in sys.argv:
         print(json.dumps(report, indent=2))
         return
-    for server, findings in report.items():
-        print(f"== {server}: {len(findings)} finding{'' if len(findings) == 1 else 's'}")
+    tools = collections.Counter[str]()
+    for server, linted in report.items():
+        findings = linted["findings"]
+        tools["examples" if server.startswith("examples/") else "servers"] += linted["tools"]
+        print(f"== {server}: {linted['tools']} tools, {len(findings)} finding{'' if len(findings) == 1 else 's'}")
         for f in findings:
             counts[str(f["code"])] += 1
             print(f"  {f['location'] or f['tool']}: {f['code']} {f['message']}")
+    print(f"== {tools['servers']} tools of {len(REFERENCE)} reference servers, {tools['examples']} of the examples")
     print("== per rule")
     for code, count in sorted(counts.items()):
         print(f"  {code}: {count}")

@@ -34,7 +34,7 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     if calls:
         findings += _measure(args, tools, calls)
     chosen = select(findings, _codes(args.select), _codes(args.ignore))
-    out.write(findings_json(chosen) if args.format == "json" else format_findings(chosen, len(tools)))
+    out.write(findings_json(chosen, len(tools)) if args.format == "json" else format_findings(chosen, len(tools)))
     return 1 if any(f.rule.level == "error" for f in chosen) else 0
 
 

@@ -155,10 +155,15 @@ def format_findings(findings: Sequence[Finding], tools: int) -> str:
     return _report(lines, summary)
 
 
-def findings_json(findings: Sequence[Finding]) -> str:
+def findings_json(findings: Sequence[Finding], tools: int) -> str:
     """The `toolkit lint --format json` report."""
     errors = sum(f.rule.level == "error" for f in findings)
-    report = {"errors": errors, "warnings": len(findings) - errors, "findings": [f.to_json() for f in findings]}
+    report = {
+        "tools": tools,
+        "errors": errors,
+        "warnings": len(findings) - errors,
+        "findings": [f.to_json() for f in findings],
+    }
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
 
