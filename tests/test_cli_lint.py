@@ -17,6 +17,7 @@ PYTHON = sys.executable
 SHOP = '''
 from typing import Annotated
 
+import anyio
 from pydantic import Field
 
 from toolkit import Server, ToolError, tool
@@ -36,13 +37,20 @@ def order_total(order_id: Annotated[str, Field(description="The order's id.")]) 
     return "x" * int(order_id)
 
 
+@tool(read_only=True, idempotent=True)
+async def wait_for_order(order_id: Annotated[str, Field(description="The order's id.")]) -> str:
+    """Wait until an order ships and say when; it may wait for days."""
+    await anyio.sleep_forever()
+    return order_id
+
+
 @tool(lint_ignore={"TK301": "resolved inside the export directory"})
 def export_orders(path: Annotated[str, Field(description="Where to write them.")]) -> str:
     """Write every order of the shop to a CSV file, replacing what was there."""
     return path
 
 
-server = Server("shop", tools=[delete_order, order_total, export_orders])
+server = Server("shop", tools=[delete_order, order_total, wait_for_order, export_orders])
 
 if __name__ == "__main__":
     server.run()
@@ -67,8 +75,8 @@ def test_lint_prints_one_line_a_finding_at_the_tools_function_and_exits_1_on_an_
 
     assert (run.returncode, run.stderr) == (1, "")
     assert run.stdout == (
-        "shop.py:9: TK201 is marked read-only, but its name or description says it does: delete [error]\n"
-        "1 finding in 3 tools: 1 error, 0 warnings\n"
+        "shop.py:10: TK201 is marked read-only, but its name or description says it does: delete [error]\n"
+        "1 finding in 4 tools: 1 error, 0 warnings\n"
     )
 
 
@@ -80,13 +88,13 @@ def test_select_ignore_and_json(shop: Path) -> None:
     assert "TK201" not in ignored.stdout
     assert selected.returncode == 1
     report = json.loads(selected.stdout)
-    assert (report["tools"], report["errors"]) == (3, 1)
+    assert (report["tools"], report["errors"]) == (4, 1)
     assert report["findings"][0] == {
         "code": "TK201",
         "name": "destructive-marked-read-only",
         "level": "error",
         "tool": "delete_order",
-        "location": "shop.py:9",
+        "location": "shop.py:10",
         "message": "is marked read-only, but its name or description says it does: delete",
         "hint": "drop read_only=True; mark it destructive",
         "source": "https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations",
@@ -98,13 +106,13 @@ def test_a_silenced_finding_is_left_out_locally_and_seen_over_stdio(shop: Path) 
     local = toolkit("lint", "shop.py", "--select", "TK301", cwd=shop)
     remote = toolkit("lint", "--select", "TK301", "--stdio", "--", PYTHON, "shop.py", cwd=shop)
 
-    assert (local.returncode, local.stdout) == (0, "0 findings in 3 tools\n")
+    assert (local.returncode, local.stdout) == (0, "0 findings in 4 tools\n")
     # Over stdio the tools are what any client sees: the name and the fix instead of the line, no silences.
     assert (remote.returncode, remote.stdout) == (
         0,
         "export_orders: TK301 parameter 'path' is a free-form string used as a path, with no enum, pattern or "
         "format [warning] (fix: narrow it (an enum, a pattern, a format) or take structured fields and build the "
-        "command in code)\n1 finding in 3 tools: 0 errors, 1 warning\n",
+        "command in code)\n1 finding in 4 tools: 0 errors, 1 warning\n",
     )
 
 
@@ -114,11 +122,11 @@ def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path
         "lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "4000"}', "--budget", "100", cwd=shop
     )
 
-    assert (small.returncode, small.stdout) == (0, "0 findings in 3 tools\n")
+    assert (small.returncode, small.stdout) == (0, "0 findings in 4 tools\n")
     assert (large.returncode, large.stdout) == (
         1,
-        "shop.py:15: TK402 returned ≈ 1,000 tokens (4,000 characters), over the budget of 100 [error]\n"
-        "1 finding in 3 tools: 1 error, 0 warnings\n",
+        "shop.py:16: TK402 returned ≈ 1,000 tokens (4,000 characters), over the budget of 100 [error]\n"
+        "1 finding in 4 tools: 1 error, 0 warnings\n",
     )
 
 
@@ -126,6 +134,8 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     run = toolkit("lint", "shop.py", "--call", 'export_orders={"path": "x"}', cwd=shop)
     unknown = toolkit("lint", "shop.py", "--call", "order_totl", cwd=shop)
     bad = toolkit("lint", "shop.py", "--call", "order_total=[1]", cwd=shop)
+    broken = toolkit("lint", "shop.py", "--call", "order_total={", cwd=shop)
+    typo = toolkit("lint", "shop.py", "--select", "TK2,TK9", cwd=shop)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
@@ -134,6 +144,11 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     )
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
     assert bad.stderr == "toolkit: error: --call order_total=[1]: the arguments after '=' must be a JSON object\n"
+    assert broken.stderr.startswith("toolkit: error: --call order_total={: the arguments after '=' are not JSON: ")
+    assert (typo.returncode, typo.stderr) == (
+        2,
+        "toolkit: error: no lint rule has the code 'TK9' (the codes: docs/lint.md)\n",
+    )
 
 
 PROTOCOL_ERROR_SERVER = """
@@ -212,4 +227,11 @@ def test_the_pytest_helper_fails_a_test_on_findings(shop: Path) -> None:
 
     assert run.returncode == 1
     assert "toolkit lint: 1 finding:" in run.stdout
-    assert "- shop.py:9: TK201 is marked read-only" in run.stdout
+    assert "- shop.py:10: TK201 is marked read-only" in run.stdout
+
+
+def test_a_call_that_does_not_finish_within_the_timeout_exits_124(shop: Path) -> None:
+    run = toolkit("lint", "shop.py", "--call", 'wait_for_order={"order_id": "1"}', "--timeout", "0.5", cwd=shop)
+
+    assert (run.returncode, run.stdout) == (124, "")
+    assert run.stderr == "toolkit: error: lint: the calls gave no result within 0.5 seconds (--timeout)\n"

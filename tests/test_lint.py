@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any
 
 import pytest
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from toolkit import ProtocolError, Server, ToolDefinition, ToolDefinitionError, tool
 from toolkit.testing import assert_lint_clean
@@ -110,6 +111,20 @@ CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
     ),
     (
         "TK301",
+        [definition(properties={"paths": {"type": "array", "items": string("A file.")}})],
+        [definition(properties={"paths": {"type": "array", "items": string("A file.", pattern="^[a-z]+$")}})],
+    ),
+    (
+        "TK301",
+        [definition(properties={"url": {"anyOf": [string(), {"type": "null"}], "description": "The page."}})],
+        [
+            definition(
+                properties={"url": {"anyOf": [string(format="uri"), {"type": "null"}], "description": "The page."}}
+            )
+        ],
+    ),
+    (
+        "TK301",
         [definition(properties={"url": string("The page to fetch.")})],
         [definition(properties={"url": string("The page to fetch.", format="uri")})],
     ),
@@ -134,13 +149,28 @@ CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
         [definition("search_orders", "Find a customer's orders; at most 20, newest first.")],
     ),
     (
+        "TK401",
+        [
+            definition(
+                "order_ids", DESCRIBED, outputSchema={"type": "object", "properties": {"result": {"type": "array"}}}
+            )
+        ],
+        [
+            definition(
+                "order_ids",
+                DESCRIBED,
+                outputSchema={"type": "object", "properties": {"result": {"type": "array", "maxItems": 50}}},
+            )
+        ],
+    ),
+    (
         "TK601",
         [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(11)})],
         [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(10)})],
     ),
     (
         "TK602",
-        [definition(properties={"action": string("What to do.", enum=["get", "list", "delete"])})],
+        [definition(properties={"action": string("What to do.", enum=["get", "update", "delete"])})],
         [definition(properties={"action": string("How to combine them.", enum=["sum", "product", "max"])})],
     ),
 ]
@@ -254,3 +284,60 @@ def test_select_and_ignore_take_codes_and_prefixes_and_warnings_false_keeps_erro
     assert codes(tools, select=["TK3"]) == ["TK301"]
     assert codes(tools, ignore=["TK1"]) == ["TK301"]
     assert codes(tools, warnings=False) == ["TK101"]
+
+
+def test_a_reading_tool_returning_an_object_with_an_unbounded_list_field_is_found() -> None:
+    class Listing(BaseModel):
+        names: list[str]
+        total: int
+
+    @tool(read_only=True)
+    def list_orders(customer: Annotated[str, Field(description="The customer's id.")]) -> Listing:
+        """The ids of one customer's orders, newest first, and how many there are."""
+        return Listing(names=[], total=0)
+
+    @tool(read_only=True)
+    def order_summary(customer: Annotated[str, Field(description="The customer's id.")]) -> Listing:
+        """The ids of one customer's open orders right now, and how many there are in all."""
+        return Listing(names=[], total=0)
+
+    assert codes([list_orders, order_summary]) == ["TK401"]
+
+
+def test_a_tool_of_a_partial_is_located_at_the_function_and_one_without_source_is_still_linted() -> None:
+    def remove(order_id: Annotated[str, Field(description="The order's id.")], *, shop: str) -> str:
+        """Remove an order from the shop's books, for good."""
+        return order_id
+
+    namespace: dict[str, Any] = {}
+    exec(  # a tool whose source cannot be read (no file): its definition is still linted
+        compile(
+            "from toolkit import ProtocolError, tool\n@tool\ndef f() -> str:\n    raise ProtocolError(1, 'x')\n",
+            "<made>",
+            "exec",
+        ),
+        namespace,
+    )
+    with pytest.raises(AssertionError) as raised:
+        assert_lint_clean([tool(name="remove_order")(functools.partial(remove, shop="main")), namespace["f"]])
+
+    line = remove.__code__.co_firstlineno
+    assert f"- tests/test_lint.py:{line}: TK203 removes without asking the user" in str(raised.value)
+    assert "- <made>:2: TK101 has no description" in str(raised.value)
+    assert "TK501" not in str(raised.value)
+
+
+def test_a_code_that_names_no_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="no lint rule has the code 'TK9'"):
+        assert_lint_clean([definition()], ignore=["TK9"])
+
+
+def test_lint_ignore_must_be_a_mapping() -> None:
+    silences: Any = ["TK203"]  # what the type of lint_ignore= refuses, given anyway
+    with pytest.raises(ToolDefinitionError) as raised:
+
+        @tool(lint_ignore=silences)
+        def delete_order(order_id: str) -> str:
+            return order_id
+
+    assert raised.value.problems == ["lint_ignore must map lint codes to reasons, e.g. {'TK301': 'why'}, not list"]

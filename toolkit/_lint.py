@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import collections.abc
 import difflib
+import functools
 import inspect
 import json
 import math
@@ -30,11 +31,11 @@ __all__ = [
     "RULES",
     "Finding",
     "LintRule",
+    "check_codes",
     "lint",
     "lint_definitions",
     "location",
     "measured_findings",
-    "rule",
     "select",
 ]
 
@@ -225,15 +226,6 @@ RULES: tuple[LintRule, ...] = (
 _BY_CODE = {r.code: r for r in RULES}
 
 
-def rule(code: str) -> LintRule:
-    """The rule with that code.
-
-    Raises:
-        KeyError: no rule has it.
-    """
-    return _BY_CODE[code]
-
-
 @dataclass(frozen=True)
 class Finding:
     """One rule broken by one tool."""
@@ -337,10 +329,6 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in words(text)} | set(words(text))
 
 
 def _first_sentence(text: str) -> str:
@@ -478,10 +466,8 @@ def _list_unbounded(schema: Any, reads: bool) -> bool:
 def _text_unbounded(schema: Any) -> bool:
     """Text with no maxLength: no output schema (content blocks), a string, or an object of one string field
     (`{"content": "..."}`)."""
-    if schema is None:
-        return True
     if not isinstance(schema, Mapping):
-        return False
+        return schema is None
     props = schema.get("properties") or {}
     if schema.get("type") == "object" and len(props) == 1:
         return _text_unbounded(next(iter(props.values())))
@@ -558,9 +544,9 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
 def location(tool: Tool[Any, Any]) -> str | None:
     """`path:line` of the tool's function (the line of its first decorator), the path relative to the current
     directory when below it."""
-    fn = inspect.unwrap(tool.fn)
+    fn = inspect.unwrap(tool.fn.func if isinstance(tool.fn, functools.partial) else tool.fn)
     code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)  # noqa: B004
-    if code is None:
+    if code is None:  # a built-in: no source to point at
         return None
     path = code.co_filename
     try:
@@ -699,19 +685,32 @@ def _result_size(result: Mapping[str, Any]) -> int:
     content, whichever is larger (a client passes one or the other); images and audio are not text and are left out."""
     text = 0
     for block in result.get("content") or ():
-        if isinstance(block, Mapping):
-            resource = block.get("resource")
-            text += len(str(block.get("text", ""))) + (
-                len(str(resource.get("text", ""))) if isinstance(resource, Mapping) else 0
-            )
+        resource = block.get("resource")
+        text += len(str(block.get("text", ""))) + (len(str(resource.get("text", ""))) if resource else 0)
     structured = result.get("structuredContent")
     size = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured is not None else 0
     return max(text, size)
 
 
+def check_codes(codes: Sequence[str]) -> None:
+    """Refuse codes and prefixes that name no rule: a typo would otherwise select or ignore nothing, silently.
+
+    Raises:
+        ValueError: one names no rule.
+    """
+    unknown = [code for code in codes if not any(r.code.startswith(code) for r in RULES)]
+    if unknown:
+        raise ValueError(f"no lint rule has the code {', '.join(map(repr, unknown))} (the codes: docs/lint.md)")
+
+
 def select(findings: Iterable[Finding], chosen: Sequence[str] = (), ignored: Sequence[str] = ()) -> list[Finding]:
     """The findings whose code starts with one of `chosen` (all when empty) and with none of `ignored`: `TK3`
-    selects every input rule, `TK301` one rule."""
+    selects every input rule, `TK301` one rule.
+
+    Raises:
+        ValueError: a code or prefix that names no rule (a typo would otherwise select nothing, silently).
+    """
+    check_codes([*chosen, *ignored])
     return [
         f
         for f in findings

@@ -11,18 +11,23 @@ from typing import Any, TextIO
 import anyio
 
 from toolkit import ProtocolError, Server
-from toolkit._lint import Finding, lint, lint_definitions, location, measured_findings, select
+from toolkit._lint import Finding, check_codes, lint, lint_definitions, location, measured_findings, select
 
 from ._commands import CommandError, CommandTimeout, connect, data_on_stdout, is_url, load, payload, run, seconds
 from ._output import findings_json, format_findings
 
-__all__ = ["lint_tools", "parse_call"]
+__all__ = ["lint_tools"]
 
 
 @data_on_stdout
 def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit lint`: print every finding; 1 when one at error level remains after `--select`/`--ignore`."""
-    calls = [parse_call(text) for text in args.call or ()]
+    calls = [_call_of(text) for text in args.call or ()]
+    chosen, ignored = _codes(args.select), _codes(args.ignore)
+    try:
+        check_codes([*chosen, *ignored])  # before any server starts
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
     if args.stdio or is_url(args.target):
         tools = payload(args)
         findings = lint_definitions(tools)
@@ -33,12 +38,12 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
         args.target = server  # the calls below reach the same server, in memory
     if calls:
         findings += _measure(args, tools, calls)
-    chosen = select(findings, _codes(args.select), _codes(args.ignore))
-    out.write(findings_json(chosen, len(tools)) if args.format == "json" else format_findings(chosen, len(tools)))
-    return 1 if any(f.rule.level == "error" for f in chosen) else 0
+    kept = select(findings, chosen, ignored)
+    out.write(findings_json(kept, len(tools)) if args.format == "json" else format_findings(kept, len(tools)))
+    return 1 if any(f.rule.level == "error" for f in kept) else 0
 
 
-def parse_call(text: str) -> tuple[str, dict[str, Any]]:
+def _call_of(text: str) -> tuple[str, dict[str, Any]]:
     """`--call NAME` or `--call 'NAME={"key": "value"}'`: the tool and its arguments (`=` is never in a name)."""
     name, sep, given = text.partition("=")
     if not sep:
