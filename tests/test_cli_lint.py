@@ -161,6 +161,8 @@ TOOL = {
     "inputSchema": {"type": "object", "properties": {"key": {"type": "string", "description": "The key."}}},
     "annotations": {"readOnlyHint": True, "idempotentHint": True},
 }
+SIGN_IN = {**TOOL, "name": "show_secrets", "description": "Show the service's secrets, once the user has signed in."}
+NEEDS_URL = {"elicitations": [{"mode": "url", "elicitationId": "1", "url": "https://127.0.0.1/", "message": "Sign in"}]}
 for line in sys.stdin:
     message = json.loads(line)
     if "id" not in message:
@@ -170,7 +172,10 @@ for line in sys.stdin:
                   "serverInfo": {"name": "raw", "version": "1"}}
         reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
     elif message["method"] == "tools/list":
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL]}}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL, SIGN_IN]}}
+    elif message["params"]["name"] == "show_secrets":
+        error = {"code": -32042, "message": "sign in first", "data": NEEDS_URL}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
     else:
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": "no such key"}}
     print(json.dumps(reply), flush=True)
@@ -194,10 +199,12 @@ def test_call_reports_a_protocol_error_for_a_failed_run(tmp_path: Path) -> None:
     )
 
     assert (run.returncode, run.stderr) == (1, "")
-    assert run.stdout.splitlines()[0] == (
+    # -32042 is the spec's answer for a call that needs the user on a web page first: not a failure.
+    assert run.stdout.splitlines() == [
         "read_config: TK501 answered a call with a protocol error (-32603: no such key) [error] (fix: raise "
-        "ToolError('what went wrong and what to do') (a result with isError))"
-    )
+        "ToolError('what went wrong and what to do') (a result with isError))",
+        "1 finding in 2 tools: 1 error, 0 warnings",
+    ]
 
 
 def test_docs_show_each_tools_findings_as_a_badge(shop: Path) -> None:

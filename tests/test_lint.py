@@ -341,3 +341,21 @@ def test_lint_ignore_must_be_a_mapping() -> None:
             return order_id
 
     assert raised.value.problems == ["lint_ignore must map lint codes to reasons, e.g. {'TK301': 'why'}, not list"]
+
+
+def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_only_a_call_can_show_is_not() -> None:
+    @tool(read_only=True, lint_ignore={"TK301": "no path", "TK310": "a typo", "TK402": "measured by --call"})
+    def order_total(order_id: Annotated[str, Field(description="The order's id.")]) -> float:
+        """The total of one order in euros, taxes included; use find_orders first to get the id."""
+        return 0.0
+
+    with pytest.raises(AssertionError) as raised:
+        assert_lint_clean(order_total)
+
+    line = order_total.fn.__code__.co_firstlineno
+    assert str(raised.value).splitlines()[1:] == [
+        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK301, which finds nothing here [warning] "
+        "(fix: remove the entry from lint_ignore)",
+        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK310, which is no rule (the codes: docs/lint.md) "
+        "[warning] (fix: remove the entry from lint_ignore)",
+    ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolkit import Server, Tool
+from toolkit._jsonrpc import URL_ELICITATION_REQUIRED
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -76,6 +77,14 @@ class LintRule:
 
 
 RULES: tuple[LintRule, ...] = (
+    LintRule(
+        "TK001",
+        "stale-silence",
+        "warning",
+        "A lint_ignore entry that silences nothing hides the next real finding of that rule, with an outdated reason.",
+        "ruff's unused-noqa (RUF100)",
+        "remove the entry from lint_ignore",
+    ),
     LintRule(
         "TK101",
         "no-description",
@@ -631,7 +640,21 @@ def lint_definitions(
         silenced = tool.lint_ignore if tool is not None else {}
         where = location(tool) if tool is not None else None
         out += [Finding(_BY_CODE[code], name, message, where) for code, message in found if code not in silenced]
+        fired = {code for code, _ in found}
+        out += [
+            Finding(_BY_CODE["TK001"], name, f"lint_ignore silences {code}, {_stale(code)}", where)
+            for code in silenced
+            if code not in fired and code not in _MEASURED
+        ]
     return out
+
+
+#: What only `--call` finds: a silence of it is not stale when the definitions alone do not show it.
+_MEASURED = frozenset({"TK402"})
+
+
+def _stale(code: str) -> str:
+    return "which finds nothing here" if code in _BY_CODE else "which is no rule (the codes: docs/lint.md)"
 
 
 def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Finding]:
@@ -663,6 +686,8 @@ def measured_findings(
         budget: The most tokens a result may take.
         where: `path:line` of a local tool's function.
     """
+    if error is not None and error[0] == URL_ELICITATION_REQUIRED:
+        return []  # the spec's answer for a call that needs the user on a web page first, not a failure
     if error is not None:
         code, message = error
         return [Finding(_BY_CODE["TK501"], tool, f"answered a call with a protocol error ({code}: {message})", where)]
