@@ -323,12 +323,12 @@ MIN_WORDS = 4
 DUPLICATE_RATIO = 0.9
 
 
-def words(text: str) -> list[str]:
+def _words(text: str) -> list[str]:
     """Lower-case words of a name or text: `readFile`, `read_file` and `read-file` give `["read", "file"]`."""
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def prose(text: str) -> list[str]:
+def _prose(text: str) -> list[str]:
     """Lower-case words of prose (no camelCase split: `WebP` is one word)."""
     return re.findall(r"[a-z0-9]+", text.lower())
 
@@ -347,9 +347,9 @@ def _first_sentence(text: str) -> str:
 def _says(tool: Mapping[str, Any], vocabulary: frozenset[str]) -> list[str]:
     """The verbs of `vocabulary` the tool's name or description starts with: the name's first two words (a
     namespace may come first: `slack_post_message`), the description's first word ("Deletes a file ...")."""
-    found = [w for w in words(str(tool.get("name", "")))[:2] if w in vocabulary]
+    found = [w for w in _words(str(tool.get("name", "")))[:2] if w in vocabulary]
     description = str(tool.get("description") or "")
-    first = prose(_first_sentence(description))[:1]  # the leading verb: "Deletes a file ..."
+    first = _prose(_first_sentence(description))[:1]  # the leading verb: "Deletes a file ..."
     found += [w for w in (_stem(v) for v in first) if w in vocabulary and w not in found]
     found += [v for v in first if v in vocabulary and v not in found]
     return found
@@ -363,9 +363,9 @@ def _description_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     name = str(tool.get("name", ""))
     if not description:
         return [("TK101", "has no description")]
-    all_words = prose(description)
+    all_words = _prose(description)
     content = {_stem(w) for w in all_words if w not in _STOP}
-    if content and content <= {_stem(w) for w in words(name)}:
+    if content and content <= {_stem(w) for w in _words(name)}:
         return [("TK103", f"description {description!r} only restates the name")]
     out: list[tuple[str, str]] = []
     if len(all_words) < MIN_WORDS:
@@ -418,9 +418,9 @@ def _surface(name: str, schema: Mapping[str, Any]) -> str | None:
     URL; None when it is none of them, or narrowed."""
     if not _free_string(schema):
         return None
-    named = set(words(name)) | {_stem(w) for w in words(name)}
+    named = set(_words(name)) | {_stem(w) for w in _words(name)}
     text = str(schema.get("description") or "")
-    described = set(prose(text))
+    described = set(_prose(text))
     if "sql" in named or ((named & {"query", "statement", "where", "clause"}) and _SQL.search(text)):
         return "SQL"
     if named & {"command", "cmd", "shell", "script", "bash", "commandline"} or (
@@ -442,9 +442,9 @@ def _hint_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
         out.append(("TK201", f"is marked read-only, but its name or description says it does: {', '.join(destroys)}"))
     elif destroys and hints.get("destructiveHint") is False:
         out.append(("TK202", f"is marked not destructive, but its name or description says: {', '.join(destroys)}"))
-    said = set(words(str(tool.get("name", "")))) | set(prose(_first_sentence(str(tool.get("description") or ""))))
+    said = set(_words(str(tool.get("name", "")))) | set(_prose(_first_sentence(str(tool.get("description") or ""))))
     outside = sorted(_OUTSIDE & said)
-    reads = hints.get("readOnlyHint") is True or bool(_says(tool, _READS | {"fetch", "download", "browse"}))
+    reads = hints.get("readOnlyHint") is True or bool(_says(tool, _READS))
     if hints.get("openWorldHint") is False and outside and reads:
         out.append(
             ("TK204", f"is marked closed-world (open_world=False), but it reads outside content: {', '.join(outside)}")
@@ -485,11 +485,11 @@ def _text_unbounded(schema: Any) -> bool:
 
 def _output_findings(tool: Mapping[str, Any], returns: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """TK401: an unbounded list result, or text from a tool that reads or lists, with nothing to page by."""
-    params = set().union(*(set(words(p)) for p in _parameters(tool))) if _parameters(tool) else set()
+    params = set().union(*(set(_words(p)) for p in _parameters(tool))) if _parameters(tool) else set()
     if params & _PAGING or _BOUNDED_TEXT.search(str(tool.get("description") or "").lower()):
         return []
     output = returns if returns is not None else tool.get("outputSchema")
-    name = words(str(tool.get("name", "")))
+    name = _words(str(tool.get("name", "")))
     # A reading verb anywhere but last (`simulate_research_query` is a noun), or a noun that is always big.
     reads = [w for w in name[:-1] if w in _FLOODS] + [w for w in name[-1:] if w in _FLOODS and len(name) == 1]
     reads += [w for w in name if w in _FLOOD_NOUNS]
@@ -507,7 +507,7 @@ def _shape_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     if len(params) > MAX_PARAMETERS:
         out.append(("TK601", f"takes {len(params)} parameters (more than {MAX_PARAMETERS})"))
     for name, schema in params.items():
-        if not set(words(name)) & _SWITCHES:
+        if not set(_words(name)) & _SWITCHES:
             continue
         values = [v for v in schema.get("enum") or () if isinstance(v, str)]
         kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
@@ -522,7 +522,7 @@ def _shape_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _effect(value: str) -> str | None:
-    found = {_stem(w) for w in words(value)} | set(words(value))
+    found = {_stem(w) for w in _words(value)} | set(_words(value))
     if found & _DESTROYS:
         return "destroy"
     if found & (_CREATES | {"update", "edit", "write", "rename", "move", "modify", "patch", "set", "change"}):
@@ -534,16 +534,22 @@ def _effect(value: str) -> str | None:
 
 def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
-    seen: list[tuple[str, list[str]]] = []
+    seen: list[tuple[str, list[str], frozenset[str]]] = []
     for tool in tools:
-        text = prose(str(tool.get("description") or ""))
+        text = _prose(str(tool.get("description") or ""))
         name = str(tool.get("name", ""))
+        distinct = frozenset(text)
         if len(text) >= MIN_WORDS:
-            for other, other_text in seen:
-                if difflib.SequenceMatcher(None, text, other_text, autojunk=False).ratio() >= DUPLICATE_RATIO:
+            for other, other_text, other_distinct in seen:
+                # A word of one text missing from the other is unmatched in each of its places, and difflib's ratio
+                # leaves at most (1 - ratio) of all words unmatched: a set operation rules most pairs out (a server
+                # of hundreds of tools compares every pair) before the ratio itself.
+                if len(distinct ^ other_distinct) > (1 - DUPLICATE_RATIO) * (len(text) + len(other_text)):
+                    continue
+                if difflib.SequenceMatcher(None, other_text, text, autojunk=False).ratio() >= DUPLICATE_RATIO:
                     out.setdefault(name, []).append(("TK106", f"description is nearly the same as {other!r}'s"))
                     break
-        seen.append((name, text))
+        seen.append((name, text, distinct))
     return out
 
 
