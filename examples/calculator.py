@@ -41,9 +41,7 @@ class Summary(BaseModel):
     maximum: float
 
 
-@tool(
-    read_only=True, idempotent=True, open_world=False, lint_ignore={"TK102": "adding two numbers needs no more words"}
-)
+@tool(read_only=True, idempotent=True, open_world=False)
 def add(a: Number, b: Number) -> float:
     """Add two numbers.
 

@@ -50,7 +50,10 @@ CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
     (
         "TK104",
         [definition(description="A helper for various order things.")],
-        [definition(description="Find the open orders of one customer.")],
+        [
+            definition(description="Find the open orders of one customer."),
+            definition("find_refunds", "Find refunds by various keys (an order, a customer or a date) in the ledger."),
+        ],
     ),
     (
         "TK105",
@@ -165,8 +168,8 @@ CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
     ),
     (
         "TK601",
-        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(11)})],
-        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(10)})],
+        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(16)})],
+        [definition(properties={f"field{i}": string(f"Field {i}.") for i in range(15)})],
     ),
     (
         "TK602",

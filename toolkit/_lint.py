@@ -300,11 +300,11 @@ _OUTSIDE = _vocabulary(
 )
 _PAGING = _vocabulary(
     "limit max page cursor offset size per top count head tail first last length chars lines tokens range start end "
-    "depth n k"
+    "depth n k num"
 )
 _BOUNDED_TEXT = re.compile(r"\b(truncat\w*|at most|up to \d+|paginat\w*|first \d+|limit(ed)? to)\b")
 # Paging parameters every model knows; an enum's values say what a parameter takes (tuned on the reference servers).
-_SELF_EXPLAINED = _vocabulary("page per_page perpage limit offset cursor")
+_SELF_EXPLAINED = _vocabulary("page per_page perpage limit offset cursor id name title url urls email query owner repo")
 _GENERIC = _vocabulary("helper utility utilities stuff misc miscellaneous things various generic")
 _STOP = _vocabulary(
     "a an the of to for and or in on by with from this that it its is are be tool function method returns return given"
@@ -316,9 +316,9 @@ _SHELL = re.compile(r"\b(shell|bash|terminal|command[- ]line)\b", re.IGNORECASE)
 _PROTOCOL_ERRORS = frozenset({"ProtocolError", "MessageError", "McpError", "JSONRPCError", "JsonRpcError"})
 
 #: More top-level parameters than this is a tool doing several jobs.
-MAX_PARAMETERS = 10
+MAX_PARAMETERS = 15
 #: Fewer words than this is too short to choose a tool by.
-MIN_WORDS = 4
+MIN_WORDS = 3
 #: Descriptions at least this similar (difflib's ratio over their words) are near duplicates.
 DUPLICATE_RATIO = 0.9
 
@@ -373,7 +373,9 @@ def _description_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("TK102", f"description {description!r} is {len(all_words)} word{'s' if len(all_words) != 1 else ''}")
         )
     generic = sorted(_GENERIC & set(all_words))
-    if generic and len(all_words) < 12:
+    # Generic words that leave little else: "A helper for various order things" (not "... using various methods
+    # (from file or using subcommands)", where "various" qualifies a precise description).
+    if generic and len(content - _GENERIC - {_stem(w) for w in _GENERIC}) <= 3:
         out.append(("TK104", f"description {description!r} is generic ({', '.join(generic)})"))
     return out
 
