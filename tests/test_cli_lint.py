@@ -136,6 +136,7 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     bad = toolkit("lint", "shop.py", "--call", "order_total=[1]", cwd=shop)
     broken = toolkit("lint", "shop.py", "--call", "order_total={", cwd=shop)
     typo = toolkit("lint", "shop.py", "--select", "TK2,TK9", cwd=shop)
+    budget = toolkit("lint", "shop.py", "--budget", "0", cwd=shop)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
@@ -145,6 +146,10 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
     assert bad.stderr == "toolkit: error: --call order_total=[1]: the arguments after '=' must be a JSON object\n"
     assert broken.stderr.startswith("toolkit: error: --call order_total={: the arguments after '=' are not JSON: ")
+    assert (budget.returncode, budget.stderr.splitlines()[-1]) == (
+        2,
+        "toolkit lint: error: argument --budget: '0' is not a number of tokens above 0",
+    )
     assert (typo.returncode, typo.stderr) == (
         2,
         "toolkit: error: no lint rule has the code 'TK9' (the codes: docs/lint.md)\n",

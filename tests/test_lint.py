@@ -362,3 +362,14 @@ def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_on
         f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK310, which is no rule (the codes: docs/lint.md) "
         "[warning] (fix: remove the entry from lint_ignore)",
     ]
+
+
+def test_tools_and_definitions_are_not_mixed() -> None:
+    @tool(read_only=True)
+    def order_total(order_id: Annotated[str, Field(description="The order's id.")]) -> float:
+        """The total of one order in euros, taxes included; use find_orders first to get the id."""
+        return 0.0
+
+    with pytest.raises(TypeError, match="not a mix"):
+        assert_lint_clean([order_total, definition()])
+    assert codes([]) == []

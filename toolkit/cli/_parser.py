@@ -202,12 +202,18 @@ def _lint_options(lint: argparse.ArgumentParser) -> None:
     )
     lint.add_argument(
         "--budget",
-        type=int,
+        type=_tokens,
         default=DEFAULT_BUDGET,
         metavar="TOKENS",
         help=f"with --call: the most tokens a result may take (default: {DEFAULT_BUDGET:,})",
     )
     lint.set_defaults(run=lint_tools, name="lint")
+
+
+def _tokens(text: str) -> int:
+    if not text.strip().isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens above 0")
+    return int(text)
 
 
 def _source(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from toolkit import CallToolResult, Server, Tool, ToolDefinition
+from toolkit import CallToolResult, Server, Tool
 from toolkit._lint import lint, lint_definitions
 from toolkit._lint import select as select_findings
 from toolkit._portability import check_tools
@@ -119,10 +119,11 @@ def assert_lint_clean(
         findings = lint(target)
     else:
         items = list(target)
-        if all(isinstance(item, ToolDefinition) for item in items):
-            findings = lint_definitions(tools_payload(items)["tools"])
-        else:
-            findings = lint([item for item in items if isinstance(item, Tool)])
+        tools = [item for item in items if isinstance(item, Tool)]
+        # tools_payload refuses a mix of tools and definitions, as the snapshot helpers do.
+        findings = (
+            lint(tools) if tools and len(tools) == len(items) else lint_definitions(tools_payload(items)["tools"])
+        )
     failing = [f for f in select_findings(findings, select, ignore) if warnings or f.rule.level == "error"]
     if failing:
         raise AssertionError(
