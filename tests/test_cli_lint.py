@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from served import Served
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -247,3 +248,30 @@ def test_a_call_that_does_not_finish_within_the_timeout_exits_124(shop: Path) ->
 
     assert (run.returncode, run.stdout) == (124, "")
     assert run.stderr == "toolkit: error: lint: the calls gave no result within 0.5 seconds (--timeout)\n"
+
+
+def test_a_server_at_a_url_is_linted_and_called_as_any_client_sees_it(shop: Path) -> None:
+    served = Served(shop / "shop.py")
+    try:
+        run = toolkit(
+            "lint",
+            served.url,
+            "--select",
+            "TK2,TK4",
+            "--call",
+            'order_total={"order_id": "400"}',
+            "--budget",
+            "10",
+            cwd=shop,
+        )
+    finally:
+        served.close()
+
+    assert (run.returncode, run.stderr) == (1, "")
+    assert run.stdout.splitlines() == [
+        "delete_order: TK201 is marked read-only, but its name or description says it does: delete [error] (fix: drop "
+        "read_only=True; mark it destructive)",
+        "order_total: TK402 returned ≈ 100 tokens (400 characters), over the budget of 10 [error] (fix: return less "
+        "by default: page, filter or summarise)",
+        "2 findings in 4 tools: 2 errors, 0 warnings",
+    ]
