@@ -84,7 +84,11 @@ def combine(operation: Operation, values: Annotated[list[Number], Field(min_leng
 
 @tool(read_only=True, idempotent=True, open_world=False)
 def summarize(values: Annotated[list[Number], Field(min_length=1)]) -> Summary:
-    """Describe a sample of numbers: count, mean, median, spread and range."""
+    """Describe a sample of numbers: count, mean, median, spread and range.
+
+    Args:
+        values: The sample: at least one number.
+    """
     return Summary(
         count=len(values),
         mean=statistics.fmean(values),

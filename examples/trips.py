@@ -74,7 +74,7 @@ def cancel_trip(reference: str) -> str:
     return f"Cancelled {reference}."
 
 
-@tool
+@tool(lint_ignore={"TK203": "the traveller confirms on the payment provider's own page"})
 def pay_trip(reference: str) -> str:
     """Pay for a trip on the payment provider's page (card details never pass through the client).
 

@@ -209,7 +209,7 @@ def test_an_output_schema_of_any_type_reads_as_a_type_with_its_fields() -> None:
         },
     }
 
-    lines = render_markdown([listing], title=None, heading_level=2).splitlines()
+    lines = render_markdown([listing], title=None, heading_level=2, findings=[]).splitlines()
 
     assert lines[6] == "## `listing`"
     assert lines[12:20] == [

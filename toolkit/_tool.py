@@ -10,6 +10,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, TypeVar, overload
 
 import anyio.lowlevel
@@ -70,6 +71,7 @@ class ToolOptions(TypedDict, total=False):
     show_error_details: bool
     run_in_thread: bool
     confirm: bool | str
+    lint_ignore: Mapping[str, str] | None
 
 
 class Options(typing.NamedTuple):
@@ -94,6 +96,7 @@ class Options(typing.NamedTuple):
     show_error_details: bool = False
     run_in_thread: bool = True
     confirm: bool | str = False
+    lint_ignore: Mapping[str, str] | None = None
 
 
 class Tool(Generic[P, R]):
@@ -116,6 +119,10 @@ class Tool(Generic[P, R]):
     """Send exception details to the client instead of a generic message."""
     may_ask: bool
     """A call may ask the client something (elicitation, sampling): the tool takes a Context, or confirms its calls."""
+    confirms: bool
+    """Each call is confirmed by the user before the function runs (`confirm=`)."""
+    lint_ignore: Mapping[str, str]
+    """The `toolkit lint` findings silenced for this tool: code to the reason (`lint_ignore=`)."""
 
     def __init__(self, fn: Callable[P, R], options: Options, localns: Mapping[str, Any] | None = None) -> None:
         if isinstance(fn, classmethod):
@@ -306,10 +313,6 @@ class Tool(Generic[P, R]):
         qualname = getattr(fn, "__qualname__", repr(fn))
         problems: list[str] = []
         name = opts.name if opts.name is not None else getattr(fn, "__name__", "")
-        if not NAME_PATTERN.match(name):
-            problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
-        if opts.read_only and opts.destructive:
-            problems.append("read_only=True contradicts destructive=True")
         try:
             parameters = signature_args(fn)
         except (TypeError, ValueError) as exc:
@@ -329,11 +332,7 @@ class Tool(Generic[P, R]):
         self._convert, output = converter(
             hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
         )
-        if opts.input_schema_extra is not None:
-            problems.extend(_extra_problems(opts.input_schema_extra))
-        if opts.meta is not None:
-            problems.extend(meta_key_problems(opts.meta))
-        problems.extend(confirm_problems(opts.confirm, [p.name for p in params]))
+        problems.extend(_option_problems(opts, name, [p.name for p in params]))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         if opts.input_schema_extra is not None:
@@ -366,8 +365,26 @@ class Tool(Generic[P, R]):
         self.show_error_details = opts.show_error_details
         self._confirm = opts.confirm
         self.may_ask = self._context_param is not None or opts.confirm is not False
+        self.confirms = opts.confirm is not False
+        self.lint_ignore = MappingProxyType(dict(opts.lint_ignore or {}))
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
         self._destructive = not (opts.read_only or opts.destructive is False)
+
+
+def _option_problems(opts: Options, name: str, param_names: list[str]) -> list[str]:
+    """What the tool's own options get wrong, whatever its signature."""
+    problems: list[str] = []
+    if not NAME_PATTERN.match(name):
+        problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
+    if opts.read_only and opts.destructive:
+        problems.append("read_only=True contradicts destructive=True")
+    if opts.input_schema_extra is not None:
+        problems.extend(_extra_problems(opts.input_schema_extra))
+    if opts.meta is not None:
+        problems.extend(meta_key_problems(opts.meta))
+    problems.extend(confirm_problems(opts.confirm, param_names))
+    problems.extend(_lint_ignore_problems(opts.lint_ignore))
+    return problems
 
 
 async def call_tool(
@@ -554,6 +571,28 @@ def _extra_problems(extra: object) -> list[str]:
     return problems
 
 
+#: A lint code: letters then digits (`TK301`); the codes themselves are `toolkit lint`'s (docs/lint.md).
+_LINT_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+def _lint_ignore_problems(silenced: object) -> list[str]:
+    """What is wrong with `lint_ignore`: each entry is a lint code and the reason it does not apply."""
+    if silenced is None:
+        return []
+    if not isinstance(silenced, Mapping):
+        return [f"lint_ignore must map lint codes to reasons, e.g. {{'TK301': 'why'}}, not {type(silenced).__name__}"]
+    return [
+        f"lint_ignore[{code!r}]: "
+        + (
+            "the reason must be a non-empty string"
+            if isinstance(code, str) and _LINT_CODE.match(code)
+            else "not a lint code such as 'TK301'"
+        )
+        for code, reason in silenced.items()
+        if not (isinstance(code, str) and _LINT_CODE.match(code) and isinstance(reason, str) and reason.strip())
+    ]
+
+
 def _annotations(opts: Options) -> ToolAnnotations | None:
     flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
     if all(flag is None for flag in flags) and opts.title is None:
@@ -636,6 +675,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`). The function runs
             only on accept. For clients that cannot elicit, see `Server(confirm_fallback=...)`; see
             [human in the loop](human-in-the-loop.md).
+        lint_ignore (Mapping[str, str] | None): `toolkit lint` findings that do not apply to this tool: each code
+            (`"TK301"`) with the reason, as `{"TK301": "paths are resolved inside the sandbox"}`. See
+            [lint](lint.md). Not sent to clients.
     """
     localns = caller_locals()
     opts = Options(**options)

@@ -21,6 +21,7 @@ import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
 from toolkit._jsonrpc import INVALID_REQUEST
+from toolkit._lint import lint
 from toolkit._portability import check_tools as check_profiles
 from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
@@ -41,10 +42,15 @@ __all__ = [
     "CommandTimeout",
     "call_tool",
     "check_tools",
+    "connect",
     "data_on_stdout",
     "deliver",
     "list_tools",
+    "load",
+    "payload",
     "read_server",
+    "run",
+    "seconds",
     "serve_target",
     "tools_payload",
     "write_docs",
@@ -260,7 +266,11 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     if args.format in ("openai", "anthropic", "gemini"):
         text = _definitions(tools, args.format, args.profile)
     else:
-        text = render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title)
+        # A module's own tools are shown with what their code says (and silences) in their lint badges.
+        findings = None if args.stdio or is_url(args.target) else lint(_load(args.target))
+        text = (
+            render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
+        )
     return deliver(text, args, out)
 
 
@@ -536,3 +546,12 @@ def worker_app() -> Any:
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
     return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
+
+
+# -- for the commands in modules of their own (cli/_lint.py) ---------------------------------------------------
+
+connect = _connect
+load = _load
+payload = _payload
+run = _run
+seconds = _seconds

@@ -10,8 +10,17 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from toolkit import CallToolResult, Problem
+from toolkit._lint import Finding
 
-__all__ = ["ProgressBar", "format_problems", "print_result", "print_table", "problems_json"]
+__all__ = [
+    "ProgressBar",
+    "findings_json",
+    "format_findings",
+    "format_problems",
+    "print_result",
+    "print_table",
+    "problems_json",
+]
 
 
 def print_table(rows: Sequence[Sequence[str]], columns: Sequence[int], *, out: TextIO) -> None:
@@ -123,6 +132,41 @@ class ProgressBar:
             self.stream.flush()
 
 
+# `toolkit check --profile` and `toolkit lint` report alike: one line a finding, `WHERE: WHAT [LEVEL, ...] (MORE)`,
+# then one summary line; in JSON, the counts and then the findings.
+
+
+def _report(lines: Sequence[str], summary: str) -> str:
+    return "\n".join([*lines, summary]) + "\n"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def format_findings(findings: Sequence[Finding], tools: int) -> str:
+    """The `toolkit lint` report: `path:line: CODE message [level]` for a local tool, the tool's name and the fix
+    for a remote one; then a summary line."""
+    lines = [f"{f} [{f.rule.level}]" + ("" if f.location else f" (fix: {f.rule.hint})") for f in findings]
+    errors = sum(f.rule.level == "error" for f in findings)
+    summary = f"{_plural(len(findings), 'finding')} in {_plural(tools, 'tool')}"
+    if findings:
+        summary += f": {_plural(errors, 'error')}, {_plural(len(findings) - errors, 'warning')}"
+    return _report(lines, summary)
+
+
+def findings_json(findings: Sequence[Finding], tools: int) -> str:
+    """The `toolkit lint --format json` report."""
+    errors = sum(f.rule.level == "error" for f in findings)
+    report = {
+        "tools": tools,
+        "errors": errors,
+        "warnings": len(findings) - errors,
+        "findings": [f.to_json() for f in findings],
+    }
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
 def format_problems(problems: Sequence[Problem], tools: int, profiles: Sequence[str]) -> str:
     """The `toolkit check --profile` report: one line a problem, then a summary line."""
     lines = [str(p) for p in problems]
@@ -135,7 +179,7 @@ def format_problems(problems: Sequence[Problem], tools: int, profiles: Sequence[
     if rejected:
         pairs = ", ".join(f"{tool} ({profile})" for profile, tool in rejected)
         summary += f"; {len(rejected)} rejected as served: {pairs}"
-    return "\n".join([*lines, summary]) + "\n"
+    return _report(lines, summary)
 
 
 def problems_json(problems: Sequence[Problem]) -> str:

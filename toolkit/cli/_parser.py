@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolkit import __version__
+from toolkit._lint import DEFAULT_BUDGET
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
 from ._dev import run_dev
 from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
+from ._lint import lint_tools
 from ._typed_client import write_client
 
 __all__ = ["parse_arguments"]
@@ -111,24 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
 
-    dev = commands.add_parser(
-        "dev",
-        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
-        epilog=_SERVE_EPILOG + _DEV_EPILOG,
-        formatter_class=_RAW,
-    )
-    _serving_options(dev)
-    dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
-    _traceback_option(dev)
-    dev.set_defaults(run=run_dev, stdio=False, name="dev")
-
-    install = commands.add_parser(
-        "install",
-        help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
-        epilog=_TARGET + _INSTALL_EPILOG,
-        formatter_class=_RAW,
-    )
-    _install_options(install)
+    _loop_commands(commands)
 
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
@@ -209,7 +194,37 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=check_tools, name="check")
 
     _card_commands(commands)
+    _lint_options(
+        commands.add_parser(
+            "lint",
+            help="report the mistakes that make models misuse the tools (docs/lint.md); exit 1 on an error",
+            epilog=_EPILOG,
+            formatter_class=_RAW,
+        )
+    )
     return parser
+
+
+def _loop_commands(commands: Any) -> None:
+    """`dev` and `install`: an author's loop, from an edit to the server in a client."""
+    dev = commands.add_parser(
+        "dev",
+        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
+        epilog=_SERVE_EPILOG + _DEV_EPILOG,
+        formatter_class=_RAW,
+    )
+    _serving_options(dev)
+    dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
+    _traceback_option(dev)
+    dev.set_defaults(run=run_dev, stdio=False, name="dev")
+
+    install = commands.add_parser(
+        "install",
+        help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
+        epilog=_TARGET + _INSTALL_EPILOG,
+        formatter_class=_RAW,
+    )
+    _install_options(install)
 
 
 def _install_options(install: argparse.ArgumentParser) -> None:
@@ -277,6 +292,36 @@ def _card_commands(commands: Any) -> None:
     client.add_argument("--class-name", metavar="NAME", help="the client class (default: from the server's name)")
     client.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
     client.set_defaults(run=write_client, name="client")
+
+
+def _lint_options(lint: argparse.ArgumentParser) -> None:
+    _source(lint)
+    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument(
+        "--select", action="append", metavar="CODES", help="report only these codes or prefixes (TK1,TK301)"
+    )
+    lint.add_argument("--ignore", action="append", metavar="CODES", help="leave out these codes or prefixes")
+    lint.add_argument(
+        "--call",
+        action="append",
+        metavar="TOOL[=JSON]",
+        help="call TOOL (only if marked read-only and idempotent) with the JSON object's arguments and report what "
+        "the call shows: a result over --budget, a protocol error (repeatable)",
+    )
+    lint.add_argument(
+        "--budget",
+        type=_tokens,
+        default=DEFAULT_BUDGET,
+        metavar="TOKENS",
+        help=f"with --call: the most tokens a result may take (default: {DEFAULT_BUDGET:,})",
+    )
+    lint.set_defaults(run=lint_tools, name="lint")
+
+
+def _tokens(text: str) -> int:
+    if not text.strip().isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens above 0")
+    return int(text)
 
 
 def _source(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from toolkit import PROFILES
 from toolkit._function_calling import envelope
+from toolkit._lint import Finding, lint_definitions
 from toolkit._profiles import adapt
 
 from ._schema_text import code_span, constraints, describe_type, example_arguments
@@ -223,7 +224,13 @@ def warnings(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def render_markdown(tools: Sequence[Mapping[str, Any]], *, title: str | None = "Tools", heading_level: int = 1) -> str:
+def render_markdown(
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    title: str | None = "Tools",
+    heading_level: int = 1,
+    findings: Sequence[Finding] | None = None,
+) -> str:
     """A Markdown reference of `tools`: a summary, warnings, then one section per tool.
 
     Args:
@@ -231,7 +238,12 @@ def render_markdown(tools: Sequence[Mapping[str, Any]], *, title: str | None = "
         title: The document's top heading; `None` leaves it out (for embedding in a page).
         heading_level: The level of the top heading, whose tools get the next level; without a title, the
             level of each tool's heading.
+        findings: The tools' `toolkit lint` findings, shown beside each tool; by default, those of the rules
+            that read definitions (toolkit's own tools pass theirs, with what their code says and silences).
     """
+    found: dict[str, list[Finding]] = {}
+    for finding in lint_definitions(tools) if findings is None else findings:
+        found.setdefault(finding.tool, []).append(finding)
     level = "#" * heading_level
     sub = "#" * (heading_level + 1) if title is not None else level
     out: list[str] = [f"{level} {title}", ""] if title is not None else []
@@ -243,35 +255,47 @@ def render_markdown(tools: Sequence[Mapping[str, Any]], *, title: str | None = "
     )
     out.append("")
     if tools:
-        out += [*_summary_table(tools), ""]
+        out += [*_summary_table(tools, found), ""]
     notes = warnings(tools)
     if notes:
         out += ["**Warnings**", ""]
         out += [f"- {note}" for note in notes]
         out.append("")
     for tool in tools:
-        out += _tool_section(tool, sub)
+        out += _tool_section(tool, sub, found.get(str(tool.get("name")), []))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _summary_table(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+def _lint_badge(findings: Sequence[Finding]) -> str:
+    """`lint: TK204 TK301`, the codes of a tool's findings (empty when it has none)."""
+    return code_span("lint: " + " ".join(sorted({f.rule.code for f in findings}))) if findings else ""
+
+
+def _summary_table(tools: Sequence[Mapping[str, Any]], found: Mapping[str, Sequence[Finding]]) -> list[str]:
     titled = any(_display_title(tool) for tool in tools)
     body = []
     for tool in tools:
         params = ", ".join(code_span(name) for name in (tool.get("inputSchema") or {}).get("properties") or {})
-        label = " ".join(code_span(b) for b in badges(tool, mark_defaults=False))
+        label = " ".join(
+            [
+                *(code_span(b) for b in badges(tool, mark_defaults=False)),
+                _lint_badge(found.get(str(tool.get("name")), [])),
+            ]
+        ).strip()
         title = [_cell(_display_title(tool) or "")] if titled else []
         body.append([code_span(str(tool.get("name"))), *title, label, params or "none"])
     return _table(["Tool", *(["Title"] if titled else []), "Hints", "Parameters"], body)
 
 
-def _tool_section(tool: Mapping[str, Any], level: str) -> list[str]:
+def _tool_section(tool: Mapping[str, Any], level: str, findings: Sequence[Finding]) -> list[str]:
     name = str(tool.get("name"))
     title = _display_title(tool)
     out = [f"{level} `{name}`" + (f": {title}" if title else ""), ""]
     if tool.get("description"):
         out += [str(tool["description"]).strip(), ""]
     out += ["**Hints:** " + " · ".join(code_span(b) for b in badges(tool)), ""]
+    if findings:
+        out += ["**Lint:** " + " · ".join(f"{code_span(f.rule.code)} {_cell(f.message)}" for f in findings), ""]
     schema = tool.get("inputSchema") or {}
     if schema.get("properties"):
         out += ["**Parameters**", "", *_field_table(rows(schema), defaults=True), ""]

@@ -6,7 +6,7 @@ point, so installing toolkit adds them to every test run, and importing `toolkit
 pytest import.
 """
 
-from ._assertions import assert_error, assert_ok, assert_portable, structured, text
+from ._assertions import assert_error, assert_lint_clean, assert_ok, assert_portable, structured, text
 from ._snapshots import Snapshot, assert_tools_snapshot, tools_payload
 from ._stdio import stdio_command, stdio_environment
 from ._tester import Progress, ToolTester
@@ -16,6 +16,7 @@ __all__ = [
     "Snapshot",
     "ToolTester",
     "assert_error",
+    "assert_lint_clean",
     "assert_ok",
     "assert_portable",
     "assert_tools_snapshot",

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from toolkit import CallToolResult
+from toolkit import CallToolResult, Server, Tool
+from toolkit._lint import lint, lint_definitions
+from toolkit._lint import select as select_findings
 from toolkit._portability import check_tools
 
 from ._snapshots import Definitions, tools_payload
 
-__all__ = ["assert_error", "assert_ok", "assert_portable", "structured", "text"]
+__all__ = ["assert_error", "assert_lint_clean", "assert_ok", "assert_portable", "structured", "text"]
 
 
 def text(result: CallToolResult) -> str:
@@ -87,4 +90,43 @@ def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) 
         raise AssertionError(
             f"{len(failing)} problem{'' if len(failing) == 1 else 's'} a provider would reject:\n"
             + "\n".join(f"- {p}" for p in failing)
+        )
+
+
+# -- lint ------------------------------------------------------------------------------------------------------
+
+
+def assert_lint_clean(
+    target: Definitions, *, select: Sequence[str] = (), ignore: Sequence[str] = (), warnings: bool = True
+) -> None:
+    """Check that `toolkit lint` finds nothing wrong with the tools: gate CI on it with one test.
+
+    Toolkit tools (a server, a tool, several tools) are linted with what their code says, and their
+    `lint_ignore=` silences apply; tool definitions (from `client.list_tools()`) as any client sees them.
+
+    Args:
+        target: A server, a tool, several tools, or tool definitions.
+        select: Check only these codes or prefixes (`"TK3"`, `"TK301"`); all when empty.
+        ignore: Leave out these codes or prefixes.
+        warnings: Fail on warnings too (the default); `False` fails on error-level findings only, as
+            `toolkit lint`'s exit status does.
+
+    Raises:
+        AssertionError: a finding remains; the message lists every one, one line each.
+    """
+    __tracebackhide__ = True
+    if isinstance(target, (Server, Tool)):
+        findings = lint(target)
+    else:
+        items = list(target)
+        tools = [item for item in items if isinstance(item, Tool)]
+        # tools_payload refuses a mix of tools and definitions, as the snapshot helpers do.
+        findings = (
+            lint(tools) if tools and len(tools) == len(items) else lint_definitions(tools_payload(items)["tools"])
+        )
+    failing = [f for f in select_findings(findings, select, ignore) if warnings or f.rule.level == "error"]
+    if failing:
+        raise AssertionError(
+            f"toolkit lint: {len(failing)} finding{'' if len(failing) == 1 else 's'}:\n"
+            + "\n".join(f"- {f} [{f.rule.level}] (fix: {f.rule.hint})" for f in failing)
         )

@@ -1,0 +1,751 @@
+"""`toolkit lint`'s rules: the mistakes in a tool's definition that make a model misuse the tool.
+
+Each rule reads the wire form of the tools (a `tools/list` payload), so the same rules run on a toolkit server and on
+any other MCP server; a toolkit `Tool` adds what only its code knows (the line of its function, its return type,
+its confirmation, what it raises, the findings its author silenced with `lint_ignore=`). Shared by the `toolkit lint`
+command, `toolkit.testing.assert_lint_clean` and the badges of `toolkit docs`. The rules, their reasons and
+sources are documented one by one in docs/lint.md; how often each was right on real servers is measured there.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections.abc
+import difflib
+import functools
+import inspect
+import json
+import math
+import os
+import re
+import textwrap
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolkit import Server, Tool
+from toolkit._jsonrpc import URL_ELICITATION_REQUIRED
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "RULES",
+    "Finding",
+    "LintRule",
+    "check_codes",
+    "lint",
+    "lint_definitions",
+    "location",
+    "measured_findings",
+    "select",
+]
+
+Level = Literal["error", "warning"]
+
+#: Tokens a result may take before `--call` reports it: Claude Code warns about MCP output above 10,000 tokens.
+DEFAULT_BUDGET = 10_000
+
+_SPEC_TOOLS = "https://modelcontextprotocol.io/specification/2025-11-25/server/tools"
+_SPEC_ANNOTATIONS = "https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations"
+_SPEC_SECURITY = "https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices"
+_ANTHROPIC = (
+    "https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use#best-practices-for-tool-definitions"
+)
+_ANTHROPIC_AGENTS = "https://www.anthropic.com/engineering/writing-tools-for-agents"
+_OPENAI = "https://platform.openai.com/docs/guides/function-calling#best-practices-for-defining-functions"
+_CLAUDE_CODE = "https://docs.claude.com/en/docs/claude-code/mcp#mcp-output-limits-and-warnings"
+_ISSUE = "the tutorial's list of tool mistakes (toolkit issue 28)"
+
+
+@dataclass(frozen=True)
+class LintRule:
+    """One mistake `toolkit lint` looks for."""
+
+    code: str
+    """`TK` and three digits; the hundreds say the family (1 descriptions, 2 hints, 3 inputs, 4 outputs, 5 errors,
+    6 shape)."""
+    name: str
+    """A short slug (`free-form-path`), for people."""
+    level: Level
+    """`"error"` fails `toolkit lint` (exit status 1); `"warning"` is reported only."""
+    reason: str
+    """Why it matters, in one sentence."""
+    source: str
+    """Where the advice comes from."""
+    hint: str
+    """How to fix it, in a few words."""
+
+
+RULES: tuple[LintRule, ...] = (
+    LintRule(
+        "TK001",
+        "stale-silence",
+        "warning",
+        "A lint_ignore entry that silences nothing hides the next real finding of that rule, with an outdated reason.",
+        "ruff's unused-noqa (RUF100)",
+        "remove the entry from lint_ignore",
+    ),
+    LintRule(
+        "TK101",
+        "no-description",
+        "error",
+        "The description is the model's only guide to when and how to use a tool; without one it guesses from the "
+        "name.",
+        _ANTHROPIC,
+        "write a docstring: what the tool does, when to use it, what it returns",
+    ),
+    LintRule(
+        "TK102",
+        "short-description",
+        "warning",
+        "A description of a few words cannot tell a model when to use the tool, what it returns or its limits.",
+        _ANTHROPIC,
+        "say what it does, when to use it (and when not), what it returns",
+    ),
+    LintRule(
+        "TK103",
+        "description-restates-name",
+        "warning",
+        "A description that only repeats the name adds nothing the model did not already know.",
+        _ANTHROPIC,
+        "describe the behaviour, inputs and result instead of repeating the name",
+    ),
+    LintRule(
+        "TK104",
+        "generic-description",
+        "warning",
+        "Words such as 'helper', 'utility' or 'does stuff' give a model nothing to choose the tool by.",
+        _OPENAI,
+        "name the operation and its object: what goes in, what comes out",
+    ),
+    LintRule(
+        "TK105",
+        "undocumented-parameter",
+        "warning",
+        "A parameter without a description leaves the model to guess its meaning and format from its name.",
+        _ANTHROPIC,
+        "document it (a docstring Args: entry, or Field(description=...))",
+    ),
+    LintRule(
+        "TK106",
+        "near-duplicate-description",
+        "warning",
+        "Two tools described almost alike force the model to pick between them at random.",
+        _ANTHROPIC_AGENTS,
+        "say in each description how it differs from the other, or merge the two",
+    ),
+    LintRule(
+        "TK201",
+        "destructive-marked-read-only",
+        "error",
+        "A tool whose name says it deletes, overwrites, sends or pays but is marked read-only is run without the "
+        "confirmation clients ask for other changes.",
+        _SPEC_ANNOTATIONS,
+        "drop read_only=True; mark it destructive",
+    ),
+    LintRule(
+        "TK202",
+        "destructive-marked-harmless",
+        "error",
+        "destructiveHint false on a tool that deletes, overwrites, sends or pays tells clients they need not ask "
+        "the user first.",
+        _SPEC_ANNOTATIONS,
+        "drop destructive=False (the spec's default is destructive)",
+    ),
+    LintRule(
+        "TK203",
+        "destructive-without-confirmation",
+        "warning",
+        "A tool that deletes, sends or pays without asking its user acts on whatever the model decides, prompt "
+        "injection included.",
+        _SPEC_TOOLS + "#user-interaction-model",
+        "add confirm='Delete {path}?' (the user confirms each call)",
+    ),
+    LintRule(
+        "TK204",
+        "closed-world-reads-outside",
+        "warning",
+        "open_world=False tells clients the tool's output is theirs alone to trust, but web pages, mail and files "
+        "can carry instructions written by anyone.",
+        _SPEC_ANNOTATIONS,
+        "drop open_world=False",
+    ),
+    LintRule(
+        "TK205",
+        "idempotent-creates",
+        "warning",
+        "idempotent=True on a tool that creates or sends tells clients a retry is harmless when it makes a second "
+        "copy.",
+        _SPEC_ANNOTATIONS,
+        "drop idempotent=True, or make the call idempotent (a key, an upsert)",
+    ),
+    LintRule(
+        "TK301",
+        "free-form-injection-surface",
+        "warning",
+        "A free-form string the server runs as SQL or a shell command, opens as a path or fetches as a URL lets "
+        "the model (or whoever injected text into it) reach anything.",
+        _SPEC_SECURITY,
+        "narrow it (an enum, a pattern, a format) or take structured fields and build the command in code",
+    ),
+    LintRule(
+        "TK401",
+        "unbounded-output",
+        "warning",
+        "A list or text result with no bound and no way to page floods the model's context.",
+        _ANTHROPIC_AGENTS,
+        "add a limit (and a cursor or offset) parameter, or bound the result",
+    ),
+    LintRule(
+        "TK402",
+        "output-over-budget",
+        "error",
+        "A result larger than the budget is cut off or refused by clients, and crowds out the conversation.",
+        _CLAUDE_CODE,
+        "return less by default: page, filter or summarise",
+    ),
+    LintRule(
+        "TK501",
+        "protocol-error-for-failure",
+        "error",
+        "A failed run reported as a JSON-RPC error instead of a result with isError reaches the model without the "
+        "text it needs to correct itself.",
+        _SPEC_TOOLS + "#error-handling",
+        "raise ToolError('what went wrong and what to do') (a result with isError)",
+    ),
+    LintRule(
+        "TK601",
+        "too-many-parameters",
+        "warning",
+        "A tool with a dozen parameters is several tools in one; the model fills in the wrong ones.",
+        _OPENAI,
+        "split it into tools that each do one thing",
+    ),
+    LintRule(
+        "TK602",
+        "operation-switch",
+        "warning",
+        "An action parameter that chooses between reading and changing things makes one tool of unrelated "
+        "operations whose hints cannot be true of all of them.",
+        _ISSUE,
+        "split it: one tool per operation, each with its own hints",
+    ),
+)
+
+_BY_CODE = {r.code: r for r in RULES}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule broken by one tool."""
+
+    rule: LintRule
+    tool: str
+    message: str
+    location: str | None = None
+    """`path:line` of a local tool's function; None for a tool listed by a server."""
+
+    @property
+    def where(self) -> str:
+        """`path:line` for a local tool, its name for a remote one."""
+        return self.location or self.tool
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.rule.code} {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as a JSON object (for `toolkit lint --format json`)."""
+        return {
+            "code": self.rule.code,
+            "name": self.rule.name,
+            "level": self.rule.level,
+            "tool": self.tool,
+            "location": self.location,
+            "message": self.message,
+            "hint": self.rule.hint,
+            "source": self.rule.source,
+        }
+
+
+# -- the words the rules read ------------------------------------------------------------------------------------
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DESTROYS = _vocabulary(
+    "delete remove drop purge truncate erase destroy wipe overwrite kill terminate revoke reset uninstall unlink rm "
+    "rmdir clear cancel"
+)
+_SENDS = _vocabulary("send pay transfer publish post email notify charge refund purchase buy tweet wire")
+_CREATES = _vocabulary(
+    "create add insert new append post send book upload register push fork submit enqueue schedule make open pay "
+    "transfer publish"
+)
+_UPSERTS = re.compile(
+    r"\b(upsert|or update|or replace|overwrites?|if it exists|create or|or creates?|set|already exists)\b"
+)
+_READS = _vocabulary(
+    "list search find read fetch query dump export tree logs history scan grep download crawl scrape browse tail get "
+    "show view count describe status info check"
+)
+_FLOODS = _vocabulary("list search find read fetch query dump scan grep download crawl scrape browse")
+_FLOOD_NOUNS = _vocabulary("tree logs history dump")  # big wherever they stand: directory_tree, get_logs
+_LISTS = _vocabulary("list search find query tree scan grep history logs")
+_WHOLE = re.compile(r"\b(entire|whole)\b")  # "Read the entire knowledge graph"
+_OUTSIDE = _vocabulary(
+    "fetch download browse scrape crawl web url http https website webpage internet email emails mail inbox rss feed "
+    "file files"
+)
+_PAGING = _vocabulary(
+    "limit max page cursor offset size per top count head tail first last length chars lines tokens range start end "
+    "depth n k num"
+)
+_BOUNDED_TEXT = re.compile(r"\b(truncat\w*|at most|up to \d+|paginat\w*|first \d+|limit(ed)? to)\b")
+# Paging parameters every model knows; an enum's values say what a parameter takes (tuned on the reference servers).
+_SELF_EXPLAINED = _vocabulary("page per_page perpage limit offset cursor id name title url urls email query owner repo")
+_GENERIC = _vocabulary("helper utility utilities stuff misc miscellaneous things various generic")
+_STOP = _vocabulary(
+    "a an the of to for and or in on by with from this that it its is are be tool function method returns return given"
+)
+_SWITCHES = _vocabulary("action mode operation op command cmd method verb task")
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_SQL = re.compile(r"\bsql\b|\bselect statement|\bdatabase query", re.IGNORECASE)
+_SHELL = re.compile(r"\b(shell|bash|terminal|command[- ]line)\b", re.IGNORECASE)
+_PROTOCOL_ERRORS = frozenset({"ProtocolError", "MessageError", "McpError", "JSONRPCError", "JsonRpcError"})
+
+#: More top-level parameters than this is a tool doing several jobs.
+MAX_PARAMETERS = 15
+#: Fewer words than this is too short to choose a tool by.
+MIN_WORDS = 3
+#: Descriptions at least this similar (difflib's ratio over their words) are near duplicates.
+DUPLICATE_RATIO = 0.9
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words of a name or text: `readFile`, `read_file` and `read-file` give `["read", "file"]`."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _prose(text: str) -> list[str]:
+    """Lower-case words of prose (no camelCase split: `WebP` is one word)."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s|\n\n", text.strip(), maxsplit=1)[0]
+
+
+def _says(tool: Mapping[str, Any], vocabulary: frozenset[str]) -> list[str]:
+    """The verbs of `vocabulary` the tool's name or description starts with: the name's first two words (a
+    namespace may come first: `slack_post_message`), the description's first word ("Deletes a file ...")."""
+    found = [w for w in _words(str(tool.get("name", "")))[:2] if w in vocabulary]
+    description = str(tool.get("description") or "")
+    first = _prose(_first_sentence(description))[:1]  # the leading verb: "Deletes a file ..."
+    found += [w for w in (_stem(v) for v in first) if w in vocabulary and w not in found]
+    found += [v for v in first if v in vocabulary and v not in found]
+    return found
+
+
+# -- the rules, over one tool's wire definition -----------------------------------------------------------------
+
+
+def _description_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    description = str(tool.get("description") or "").strip()
+    name = str(tool.get("name", ""))
+    if not description:
+        return [("TK101", "has no description")]
+    all_words = _prose(description)
+    content = {_stem(w) for w in all_words if w not in _STOP}
+    if content and content <= {_stem(w) for w in _words(name)}:
+        return [("TK103", f"description {description!r} only restates the name")]
+    out: list[tuple[str, str]] = []
+    if len(all_words) < MIN_WORDS:
+        out.append(
+            ("TK102", f"description {description!r} is {len(all_words)} word{'s' if len(all_words) != 1 else ''}")
+        )
+    generic = sorted(_GENERIC & set(all_words))
+    # Generic words that leave little else: "A helper for various order things" (not "... using various methods
+    # (from file or using subcommands)", where "various" qualifies a precise description).
+    if generic and len(content - _GENERIC - {_stem(w) for w in _GENERIC}) <= 3:
+        out.append(("TK104", f"description {description!r} is generic ({', '.join(generic)})"))
+    return out
+
+
+def _parameters(tool: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    schema = tool.get("inputSchema") or {}
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    return {k: v for k, v in (props or {}).items() if isinstance(v, Mapping)}
+
+
+def _parameter_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out = [
+        ("TK105", f"parameter {name!r} has no description")
+        for name, schema in _parameters(tool).items()
+        if not schema.get("description") and "enum" not in schema and name.lower() not in _SELF_EXPLAINED
+    ]
+    for name, schema in _parameters(tool).items():
+        kind = _surface(name, schema)
+        if kind:
+            out.append(
+                ("TK301", f"parameter {name!r} is a free-form string used as {kind}, with no enum, pattern or format")
+            )
+    return out
+
+
+def _free_string(schema: Mapping[str, Any]) -> bool:
+    """A string (or list of strings) nothing narrows: no enum, const, pattern or format."""
+    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        return _free_string(schema["items"])
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    members = [m for m in schema.get("anyOf") or () if isinstance(m, Mapping) and m.get("type") != "null"]
+    if kinds is None and len(members) == 1:
+        return _free_string(members[0])
+    if not isinstance(kinds, list) or "string" not in kinds or set(kinds) - {"string", "null"}:
+        return False
+    return not any(key in schema for key in ("enum", "const", "pattern", "format"))
+
+
+def _surface(name: str, schema: Mapping[str, Any]) -> str | None:
+    """What a free-form string parameter is used as, by its name and description: SQL, a shell command, a path, a
+    URL; None when it is none of them, or narrowed."""
+    if not _free_string(schema):
+        return None
+    named = set(_words(name)) | {_stem(w) for w in _words(name)}
+    text = str(schema.get("description") or "")
+    described = set(_prose(text))
+    if "sql" in named or ((named & {"query", "statement", "where", "clause"}) and _SQL.search(text)):
+        return "SQL"
+    if named & {"command", "cmd", "shell", "script", "bash", "commandline"} or (
+        _SHELL.search(text) and "command" in described
+    ):
+        return "a command or script"
+    if named & {"path", "filepath", "filename", "file", "dir", "directory", "folder"}:
+        return "a path"
+    if named & {"url", "uri", "link", "href", "endpoint"} or (not named & {"name", "id"} and "url" in described):
+        return "a URL"
+    return None
+
+
+def _hint_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    hints = tool.get("annotations") or {}
+    out: list[tuple[str, str]] = []
+    destroys = _says(tool, _DESTROYS | _SENDS)
+    if destroys and hints.get("readOnlyHint") is True:
+        out.append(("TK201", f"is marked read-only, but its name or description says it does: {', '.join(destroys)}"))
+    elif destroys and hints.get("destructiveHint") is False:
+        out.append(("TK202", f"is marked not destructive, but its name or description says: {', '.join(destroys)}"))
+    said = set(_words(str(tool.get("name", "")))) | set(_prose(_first_sentence(str(tool.get("description") or ""))))
+    outside = sorted(_OUTSIDE & said)
+    reads = hints.get("readOnlyHint") is True or bool(_says(tool, _READS))
+    if hints.get("openWorldHint") is False and outside and reads:
+        out.append(
+            ("TK204", f"is marked closed-world (open_world=False), but it reads outside content: {', '.join(outside)}")
+        )
+    creates = _says(tool, _CREATES)
+    text = f"{tool.get('name', '')} {tool.get('description') or ''}".replace("_", " ").lower()
+    changes = hints.get("readOnlyHint") is not True  # a read-only tool's "add" is arithmetic, not a new record
+    if hints.get("idempotentHint") is True and changes and creates and not _UPSERTS.search(text):
+        out.append(("TK205", f"is marked idempotent, but it {'/'.join(creates)}s: a retry makes a second one"))
+    return out
+
+
+def _list_unbounded(schema: Any, reads: bool) -> bool:
+    """A list with no maxItems: the result itself (or toolkit's `{"result": [...]}`), or, for a tool that reads or
+    lists, a top-level field of its result object (`{"files": [...]}`)."""
+    if not isinstance(schema, Mapping):
+        return False
+    if schema.get("type") == "array":
+        return "maxItems" not in schema
+    props = schema.get("properties") or {}
+    if list(props) == ["result"]:
+        return _list_unbounded(props["result"], reads=False)
+    return reads and any(
+        isinstance(p, Mapping) and p.get("type") == "array" and "maxItems" not in p for p in props.values()
+    )
+
+
+def _text_unbounded(schema: Any) -> bool:
+    """Text with no maxLength: no output schema (content blocks), a string, or an object of one string field
+    (`{"content": "..."}`)."""
+    if not isinstance(schema, Mapping):
+        return schema is None
+    props = schema.get("properties") or {}
+    if schema.get("type") == "object" and len(props) == 1:
+        return _text_unbounded(next(iter(props.values())))
+    return schema.get("type") == "string" and "maxLength" not in schema
+
+
+def _output_findings(tool: Mapping[str, Any], returns: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """TK401: an unbounded list result, or text from a tool that reads or lists, with nothing to page by."""
+    params = set().union(*(set(_words(p)) for p in _parameters(tool))) if _parameters(tool) else set()
+    if params & _PAGING or _BOUNDED_TEXT.search(str(tool.get("description") or "").lower()):
+        return []
+    output = returns if returns is not None else tool.get("outputSchema")
+    name = _words(str(tool.get("name", "")))
+    # A reading verb anywhere but last (`simulate_research_query` is a noun), or a noun that is always big.
+    reads = [w for w in name[:-1] if w in _FLOODS] + [w for w in name[-1:] if w in _FLOODS and len(name) == 1]
+    reads += [w for w in name if w in _FLOOD_NOUNS]
+    whole = bool(_WHOLE.search(_first_sentence(str(tool.get("description") or "")).lower()))
+    if _list_unbounded(output, bool(set(reads) & _LISTS) or (bool(reads) and whole)):
+        return [("TK401", "returns a list with no maxItems and takes no limit, page or cursor parameter")]
+    if reads and _text_unbounded(output):
+        return [("TK401", f"returns content of any size ({reads[0]}) and takes no limit, page or cursor parameter")]
+    return []
+
+
+def _shape_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    params = _parameters(tool)
+    out: list[tuple[str, str]] = []
+    if len(params) > MAX_PARAMETERS:
+        out.append(("TK601", f"takes {len(params)} parameters (more than {MAX_PARAMETERS})"))
+    for name, schema in params.items():
+        if not set(_words(name)) & _SWITCHES:
+            continue
+        values = [v for v in schema.get("enum") or () if isinstance(v, str)]
+        kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
+        if len(kinds) > 1:
+            out.append(
+                (
+                    "TK602",
+                    f"parameter {name!r} switches between operations that {' and '.join(kinds)}: {', '.join(values)}",
+                )
+            )
+    return out
+
+
+def _effect(value: str) -> str | None:
+    found = {_stem(w) for w in _words(value)} | set(_words(value))
+    if found & _DESTROYS:
+        return "destroy"
+    if found & (_CREATES | {"update", "edit", "write", "rename", "move", "modify", "patch", "set", "change"}):
+        return "change"
+    if found & _READS:
+        return "read"
+    return None
+
+
+def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    seen: list[tuple[str, list[str], frozenset[str]]] = []
+    for tool in tools:
+        text = _prose(str(tool.get("description") or ""))
+        name = str(tool.get("name", ""))
+        distinct = frozenset(text)
+        if len(text) >= MIN_WORDS:
+            for other, other_text, other_distinct in seen:
+                # A word of one text missing from the other is unmatched in each of its places, and difflib's ratio
+                # leaves at most (1 - ratio) of all words unmatched: a set operation rules most pairs out (a server
+                # of hundreds of tools compares every pair) before the ratio itself.
+                if len(distinct ^ other_distinct) > (1 - DUPLICATE_RATIO) * (len(text) + len(other_text)):
+                    continue
+                if difflib.SequenceMatcher(None, other_text, text, autojunk=False).ratio() >= DUPLICATE_RATIO:
+                    out.setdefault(name, []).append(("TK106", f"description is nearly the same as {other!r}'s"))
+                    break
+        seen.append((name, text, distinct))
+    return out
+
+
+# -- what only a local tool's code says ---------------------------------------------------------------------------
+
+
+def location(tool: Tool[Any, Any]) -> str | None:
+    """`path:line` of the tool's function (the line of its first decorator), the path relative to the current
+    directory when below it."""
+    fn = inspect.unwrap(tool.fn.func if isinstance(tool.fn, functools.partial) else tool.fn)
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)  # noqa: B004
+    if code is None:  # a built-in: no source to point at
+        return None
+    path = code.co_filename
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive, on Windows
+        relative = path
+    return f"{path if relative.startswith('..') else relative}:{code.co_firstlineno}"
+
+
+def _returns(tool: Tool[Any, Any]) -> Mapping[str, Any] | None:
+    """The shape of what the function returns, from its annotation: toolkit sends no output schema for `str` or
+    `list[str]` (unless `structured=True`), but its code says."""
+    if tool.output_schema is not None:
+        return tool.output_schema
+    try:
+        annotation = typing.get_type_hints(inspect.unwrap(tool.fn)).get("return")
+    except Exception:  # a name that does not resolve here: say nothing rather than guess
+        return None
+    origin = typing.get_origin(annotation) or annotation
+    if origin is str:
+        return {"type": "string"}
+    if isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset, collections.abc.Sequence)):
+        return {"type": "array"}
+    return None
+
+
+def _raises_protocol_error(tool: Tool[Any, Any]) -> str | None:
+    """The protocol-level exception the tool's own code raises, if any (toolkit sends it as an opaque failure)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(tool.fn))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+            if name in _PROTOCOL_ERRORS:
+                return str(name)
+    return None
+
+
+def _local_findings(tool: Tool[Any, Any], wire: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    destroys = _says(wire, _DESTROYS | _SENDS)
+    if destroys and not tool.confirms and (wire.get("annotations") or {}).get("readOnlyHint") is not True:
+        out.append(("TK203", f"{'/'.join(destroys)}s without asking the user (no confirm=)"))
+    raised = _raises_protocol_error(tool)
+    if raised:
+        out.append(("TK501", f"raises {raised} for a failed run; clients get an opaque error, not its text"))
+    return out
+
+
+# -- running them ---------------------------------------------------------------------------------------------------
+
+
+def lint_definitions(
+    tools: Sequence[Mapping[str, Any]], local: Mapping[str, Tool[Any, Any]] | None = None
+) -> list[Finding]:
+    """Every finding of every rule that reads definitions, tool by tool, in the order of `tools`.
+
+    Args:
+        tools: The tools in wire form, as `tools/list` returns them.
+        local: The toolkit tools by name, when the tools are this process's: their findings are located at their
+            function, include what only their code says, and leave out what their `lint_ignore=` silences.
+    """
+    duplicates = _duplicates(tools)
+    out: list[Finding] = []
+    for wire in tools:
+        name = str(wire.get("name", "?"))
+        tool = (local or {}).get(name)
+        returns = _returns(tool) if tool is not None else None
+        found = [
+            *_description_findings(wire),
+            *duplicates.get(name, []),
+            *_parameter_findings(wire),
+            *_hint_findings(wire),
+            *(_local_findings(tool, wire) if tool is not None else []),
+            *_output_findings(wire, returns),
+            *_shape_findings(wire),
+        ]
+        silenced = tool.lint_ignore if tool is not None else {}
+        where = location(tool) if tool is not None else None
+        out += [Finding(_BY_CODE[code], name, message, where) for code, message in found if code not in silenced]
+        fired = {code for code, _ in found}
+        out += [
+            Finding(_BY_CODE["TK001"], name, f"lint_ignore silences {code}, {_stale(code)}", where)
+            for code in silenced
+            if code not in fired and code not in _MEASURED
+        ]
+    return out
+
+
+#: What only `--call` finds: a silence of it is not stale when the definitions alone do not show it.
+_MEASURED = frozenset({"TK402"})
+
+
+def _stale(code: str) -> str:
+    return "which finds nothing here" if code in _BY_CODE else "which is no rule (the codes: docs/lint.md)"
+
+
+def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Finding]:
+    """Every finding of a server's tools (or of some tools), as the server lists them, with what their code says."""
+    if isinstance(target, Server):
+        tools = list(target.tools.values())
+    elif isinstance(target, Tool):
+        tools = [target]
+    else:
+        tools = list(target)
+    wire = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    return lint_definitions(wire, {t.name: t for t in tools})
+
+
+def measured_findings(
+    tool: str,
+    result: Mapping[str, Any] | None,
+    error: tuple[int, str] | None,
+    budget: int = DEFAULT_BUDGET,
+    where: str | None = None,
+) -> list[Finding]:
+    """What one real call showed (`toolkit lint --call`): a protocol error for the run, or a result over `budget`
+    tokens (the characters a model reads, divided by 4, as `toolkit docs` estimates definitions).
+
+    Args:
+        tool: The tool's name.
+        result: The `tools/call` result as JSON, or None when the call failed with a protocol error.
+        error: The protocol error's code and message, when there was one.
+        budget: The most tokens a result may take.
+        where: `path:line` of a local tool's function.
+    """
+    if error is not None and error[0] == URL_ELICITATION_REQUIRED:
+        return []  # the spec's answer for a call that needs the user on a web page first, not a failure
+    if error is not None:
+        code, message = error
+        return [Finding(_BY_CODE["TK501"], tool, f"answered a call with a protocol error ({code}: {message})", where)]
+    chars = _result_size(result or {})
+    tokens = math.ceil(chars / 4)
+    if tokens <= budget:
+        return []
+    return [
+        Finding(
+            _BY_CODE["TK402"],
+            tool,
+            f"returned ≈ {tokens:,} tokens ({chars:,} characters), over the budget of {budget:,}",
+            where,
+        )
+    ]
+
+
+def _result_size(result: Mapping[str, Any]) -> int:
+    """Characters a model reads of a result: its text (text blocks, embedded text resources) or its structured
+    content, whichever is larger (a client passes one or the other); images and audio are not text and are left out."""
+    text = 0
+    for block in result.get("content") or ():
+        resource = block.get("resource")
+        text += len(str(block.get("text", ""))) + (len(str(resource.get("text", ""))) if resource else 0)
+    structured = result.get("structuredContent")
+    size = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured is not None else 0
+    return max(text, size)
+
+
+def check_codes(codes: Sequence[str]) -> None:
+    """Refuse codes and prefixes that name no rule: a typo would otherwise select or ignore nothing, silently.
+
+    Raises:
+        ValueError: one names no rule.
+    """
+    unknown = [code for code in codes if not any(r.code.startswith(code) for r in RULES)]
+    if unknown:
+        raise ValueError(f"no lint rule has the code {', '.join(map(repr, unknown))} (the codes: docs/lint.md)")
+
+
+def select(findings: Iterable[Finding], chosen: Sequence[str] = (), ignored: Sequence[str] = ()) -> list[Finding]:
+    """The findings whose code starts with one of `chosen` (all when empty) and with none of `ignored`: `TK3`
+    selects every input rule, `TK301` one rule.
+
+    Raises:
+        ValueError: a code or prefix that names no rule (a typo would otherwise select nothing, silently).
+    """
+    check_codes([*chosen, *ignored])
+    return [
+        f
+        for f in findings
+        if (not chosen or f.rule.code.startswith(tuple(chosen))) and not f.rule.code.startswith(tuple(ignored))
+    ]
