@@ -313,6 +313,10 @@ class Tool(Generic[P, R]):
         qualname = getattr(fn, "__qualname__", repr(fn))
         problems: list[str] = []
         name = opts.name if opts.name is not None else getattr(fn, "__name__", "")
+        if not NAME_PATTERN.match(name):
+            problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
+        if opts.read_only and opts.destructive:
+            problems.append("read_only=True contradicts destructive=True")
         try:
             parameters = signature_args(fn)
         except (TypeError, ValueError) as exc:
@@ -332,7 +336,7 @@ class Tool(Generic[P, R]):
         self._convert, output = converter(
             hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
         )
-        problems.extend(_option_problems(opts, name, [p.name for p in params]))
+        problems.extend(_option_problems(opts, [p.name for p in params]))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         if opts.input_schema_extra is not None:
@@ -371,13 +375,10 @@ class Tool(Generic[P, R]):
         self._destructive = not (opts.read_only or opts.destructive is False)
 
 
-def _option_problems(opts: Options, name: str, param_names: list[str]) -> list[str]:
-    """What the tool's own options get wrong, whatever its signature."""
+def _option_problems(opts: Options, param_names: list[str]) -> list[str]:
+    """What the options that carry values of their own get wrong (the schema's extra keys, `_meta`, the confirmation
+    template, lint silences), in that order, after the signature's problems."""
     problems: list[str] = []
-    if not NAME_PATTERN.match(name):
-        problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
-    if opts.read_only and opts.destructive:
-        problems.append("read_only=True contradicts destructive=True")
     if opts.input_schema_extra is not None:
         problems.extend(_extra_problems(opts.input_schema_extra))
     if opts.meta is not None:
