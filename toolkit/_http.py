@@ -1047,7 +1047,7 @@ class HttpApp:
             return None
         # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
         subject = caller.identity.subject if caller.identity is not None else None
-        expected = self._codec.subject_hash(subject) if subject is not None else None
+        expected = self._codec.subject_hash(subject, session.key_id) if subject is not None else None
         if session.subject_hash != expected or self._store.is_ended(session.nonce):
             return None
         return session
