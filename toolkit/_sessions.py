@@ -51,7 +51,7 @@ class SessionId:
     __slots__ = ("expires", "key_id", "nonce", "state", "subject_hash", "token")
 
     def __init__(
-        self, token: str, nonce: str, state: SessionState, expires: float, subject_hash: str | None, key_id: str
+        self, token: str, nonce: str, state: SessionState, expires: float, subject_hash: str | None, *, key_id: str
     ) -> None:
         self.token = token
         """The id itself, as sent in `Mcp-Session-Id`."""
@@ -113,7 +113,7 @@ class SessionCodec:
         body = _PREFIX + _b64(encode(payload).encode())
         mac = hmac.new(self._keys[self._signing], body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
         token = f"{body}.{_b64(mac)}"
-        return SessionId(token, nonce, state, int(expires), subject_hash, self._signing)
+        return SessionId(token, nonce, state, int(expires), subject_hash, key_id=self._signing)
 
     def verify(self, token: str) -> SessionId | None:
         """The session an id names, or None when it is malformed, forged, signed with an unknown key, or expired."""
@@ -151,7 +151,7 @@ class SessionCodec:
         state = SessionState(str(version), caps, client_info, initialized=True)
         subject_hash = payload.get("u")
         subject_hash = subject_hash if isinstance(subject_hash, str) else None
-        return SessionId(token, str(nonce), state, expires, subject_hash, payload["k"])
+        return SessionId(token, str(nonce), state, expires, subject_hash, key_id=payload["k"])
 
 
 def _bounded_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
