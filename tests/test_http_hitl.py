@@ -139,13 +139,44 @@ async def test_an_answer_reaches_the_call_only_from_its_own_session_and_for_its_
     assert "skipped an answer to no request in flight: id 'no-such-request'" in caplog.text
 
 
-async def test_an_answer_that_reached_another_process_says_how_to_route_it(caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_answer_that_reached_another_process_is_refused_saying_how_to_route_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """transports: input the server cannot accept gets an HTTP error (400), with a JSON-RPC error and no id."""
+    result = {"action": "accept", "content": {}}
+    message = {"jsonrpc": "2.0", "id": "0badf00d-1", "result": result}  # the tag of another worker's requests
     async with http_client() as client:
         session = await initialize(client)
-        await answer(client, session, "0badf00d-1", "elsewhere")  # the tag of another worker's requests
+        response = await client.post("/mcp", content=json.dumps(message), headers=session_headers(session))
+        assert response.status_code == 400
+        assert response.json() == wire.error(None, -32603)
+        for part in ("Mcp-Session-Id", "2026-07-28", "docs/deploy.md"):
+            assert part in response.json()["error"]["message"]
+        message["id"] = "0badf00d-x"  # not a request of ours: accepted and skipped, as JSON-RPC lets it be
+        response = await client.post("/mcp", content=json.dumps(message), headers=session_headers(session))
+        assert response.status_code == 202
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "reached a process that did not make it" in warning.getMessage()
     assert "docs/deploy.md" in warning.getMessage()
+
+
+async def test_a_client_whose_answer_reached_the_other_worker_fails_the_call_at_once() -> None:
+    """Toolkit's client, told that its answer went to a worker that did not ask, fails the call that asked instead
+    of waiting for a result that cannot come (tests/test_http_workers_asking.py: on real workers)."""
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"username": "u", "email": "u@example.com"})
+
+    balancer = AnswersElsewhere(build_server().http_app(secret=SECRET), build_server().http_app(secret=SECRET))
+    async with (
+        httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=accept) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_elicitation", {"message": "Who?"})
+    assert caught.value.code == -32603
+    assert "the server refused the answer to its question (HTTP 400 Bad Request)" in caught.value.message
+    assert "Mcp-Session-Id" in caught.value.message
 
 
 class RoundRobin(httpx.AsyncBaseTransport):
@@ -171,6 +202,16 @@ class RoundRobin(httpx.AsyncBaseTransport):
 
 
 SECRET = "one secret that all the workers share, 32+ bytes"
+
+
+class AnswersElsewhere(RoundRobin):
+    """Two workers: the client's answers to the server's requests go to the second, everything else to the first."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        message = json.loads(request.content) if request.content else {}
+        answer = isinstance(message, dict) and "method" not in message and "id" in message
+        return await self.transports[1 if answer else 0].handle_async_request(request)
 
 
 @pytest.mark.parametrize("where", ["http_app", "Server"])
