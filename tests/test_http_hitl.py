@@ -20,6 +20,7 @@ import httpx
 import pytest
 import wire
 from test_hitl import build_server
+from test_session_store import DictStore
 
 from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, Server, StreamingASGITransport
 
@@ -255,3 +256,42 @@ async def test_a_request_state_from_a_process_with_another_key_says_how_to_fix_i
     assert caught.value.code == -32602
     assert "signed with another key" in str(caught.value)
     assert "Server(secret=...)" in str(caught.value)
+
+
+async def test_the_call_whose_answer_reached_another_worker_ends_with_an_error_saying_how_to_route() -> None:
+    """The asking worker learns it from the shared store: its question gets an error answer, and the call ends at
+    once (what clients that ignore the refusal, as the official SDK's does, see)."""
+    store = DictStore()  # shared by both apps, as workers share `SqliteSessionStore`
+    asking, other = (build_server().http_app(secret=SECRET, session_store=store) for _ in "ab")
+    params = {"name": "test_elicitation", "arguments": {"message": "Who?"}}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    async with (
+        httpx.AsyncClient(transport=StreamingASGITransport(asking), base_url="http://127.0.0.1:8000") as first,
+        httpx.AsyncClient(transport=StreamingASGITransport(other), base_url="http://127.0.0.1:8000") as second,
+    ):
+        session = await initialize(first)
+        messages: list[dict[str, Any]] = []
+        with anyio.fail_after(wire.TIMEOUT):
+            async with (
+                first.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(session)) as stream,
+                aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
+            ):
+                async for line in lines:
+                    if not line.startswith("data: "):
+                        continue
+                    message = json.loads(line[6:])
+                    wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+                    messages.append(message)
+                    if message.get("method") == "elicitation/create":
+                        result = {"action": "accept", "content": {"username": "u", "email": "u@example.com"}}
+                        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                        refused = await second.post("/mcp", content=answer, headers=session_headers(session))
+                        assert refused.status_code == 400
+                    if "result" in message:
+                        break
+    assert [m.get("method") for m in messages] == ["elicitation/create", None]
+    outcome = messages[1]["result"]
+    assert outcome["isError"] is True
+    for part in ("another process of this server", "Mcp-Session-Id", "2026-07-28", "docs/deploy.md"):
+        assert part in outcome["content"][0]["text"]
+    assert [key.split("/")[1] for key in store.ended] == [messages[0]["id"]]  # the session's nonce, then the id
