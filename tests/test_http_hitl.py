@@ -295,3 +295,36 @@ async def test_the_call_whose_answer_reached_another_worker_ends_with_an_error_s
     for part in ("another process of this server", "Mcp-Session-Id", "2026-07-28", "docs/deploy.md"):
         assert part in outcome["content"][0]["text"]
     assert [key.split("/")[1] for key in store.ended] == [messages[0]["id"]]  # the session's nonce, then the id
+
+
+class WatchedStore(DictStore):
+    """A shared store that tells when a waiting question looked in it for an answer gone elsewhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked = anyio.Event()
+
+    def is_ended(self, key: str) -> bool:
+        if "/" in key:  # a question's id, not a session's nonce
+            self.looked.set()
+        return super().is_ended(key)
+
+
+async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() -> None:
+    store = WatchedStore()
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        await store.looked.wait()  # answered only once the waiting call has looked in the store
+        return ElicitResult.accept({"username": "late", "email": "late@example.com"})
+
+    app = build_server().http_app(secret=SECRET, session_store=store)
+    async with (
+        httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT):
+            first = await client.call_tool("test_elicitation", {"message": "Who?"})
+            second = await client.call_tool("test_elicitation", {"message": "Who else?"})  # asks again: looks again
+    expected = "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
+    assert (first.text, second.text) == (expected, expected)
+    assert [key for key in store.ended if "/" in key] == []  # no answer went elsewhere (the session was DELETEd)

@@ -216,6 +216,9 @@ class HttpTransport:
                 await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
         finally:
             self._modern_calls.pop(request_id, None)
+            if self._asked_by and request_id is not None:  # its questions left unanswered: nothing to fail now
+                for asked in [a for a, call in self._asked_by.items() if call == request_id]:
+                    del self._asked_by[asked]
         if method == "notifications/initialized" and self.session_id is not None and not self._stream_open:
             self._stream_open = True
             self._tg.start_soon(self._listen)
