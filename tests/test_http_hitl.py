@@ -161,25 +161,6 @@ async def test_an_answer_that_reached_another_process_is_refused_saying_how_to_r
     assert "docs/deploy.md" in warning.getMessage()
 
 
-async def test_a_client_whose_answer_reached_the_other_worker_fails_the_call_at_once() -> None:
-    """Toolkit's client, told that its answer went to a worker that did not ask, fails the call that asked instead
-    of waiting for a result that cannot come (tests/test_http_workers_asking.py: on real workers)."""
-
-    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
-        return ElicitResult.accept({"username": "u", "email": "u@example.com"})
-
-    balancer = AnswersElsewhere(build_server().http_app(secret=SECRET), build_server().http_app(secret=SECRET))
-    async with (
-        httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
-        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=accept) as client,
-    ):
-        with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
-            await client.call_tool("test_elicitation", {"message": "Who?"})
-    assert caught.value.code == -32603
-    assert "the server refused the answer to its question (HTTP 400 Bad Request)" in caught.value.message
-    assert "Mcp-Session-Id" in caught.value.message
-
-
 class RoundRobin(httpx.AsyncBaseTransport):
     """Each request to the next of several apps: workers behind a load balancer with no stickiness at all."""
 
@@ -215,47 +196,23 @@ class AnswersElsewhere(RoundRobin):
         return await self.transports[1 if answer else 0].handle_async_request(request)
 
 
-@pytest.mark.parametrize("where", ["http_app", "Server"])
-async def test_one_secret_lets_any_worker_serve_every_round_of_a_2026_question(where: str) -> None:
-    """`http_app(secret=)` alone, or `Server(secret=)` alone, signs both the session ids and the requestState."""
+async def test_a_client_whose_answer_reached_the_other_worker_fails_the_call_at_once() -> None:
+    """Toolkit's client, told that its answer went to a worker that did not ask, fails the call that asked instead
+    of waiting for a result that cannot come (tests/test_http_workers_asking.py: on real workers)."""
 
-    def worker() -> Any:
-        if where == "http_app":
-            return build_server().http_app(secret=SECRET)
-        server = build_server()
-        return Server(server.name, tools=server.tools.values(), secret=SECRET).http_app()
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"username": "u", "email": "u@example.com"})
 
-    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
-        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
-
-    balancer = RoundRobin(worker(), worker())
-    async with httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http:
-        async with Client.http(URL, http_client=http, elicitation_handler=answer) as client:
-            with anyio.fail_after(wire.TIMEOUT):
-                results = [(await client.call_tool("test_input_required_result_multi_round")).text for _ in "abc"]
-        assert results == ["Ada likes blue"] * 3
-        sent = balancer.sent
-        async with Client.http(URL, http_client=http, protocol="handshake") as client:  # a session, on both workers
-            with anyio.fail_after(wire.TIMEOUT):
-                listed = [len(await client.list_tools()) for _ in "abc"]
-        assert listed == [len(build_server().tools)] * 3
-    assert sent >= 9  # three rounds per call
-
-
-async def test_a_request_state_from_a_process_with_another_key_says_how_to_fix_it() -> None:
-    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
-        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
-
-    balancer = RoundRobin(build_server().http_app(), build_server().http_app())  # each worker its own random key
+    balancer = AnswersElsewhere(build_server().http_app(secret=SECRET), build_server().http_app(secret=SECRET))
     async with (
         httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
-        Client.http(URL, http_client=http, elicitation_handler=answer) as client,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=accept) as client,
     ):
         with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
-            await client.call_tool("test_input_required_result_multi_round")
-    assert caught.value.code == -32602
-    assert "signed with another key" in str(caught.value)
-    assert "Server(secret=...)" in str(caught.value)
+            await client.call_tool("test_elicitation", {"message": "Who?"})
+    assert caught.value.code == -32603
+    assert "the server refused the answer to its question (HTTP 400 Bad Request)" in caught.value.message
+    assert "Mcp-Session-Id" in caught.value.message
 
 
 async def test_the_call_whose_answer_reached_another_worker_ends_with_an_error_saying_how_to_route() -> None:
@@ -328,3 +285,46 @@ async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() 
     expected = "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
     assert (first.text, second.text) == (expected, expected)
     assert [key for key in store.ended if "/" in key] == []  # no answer went elsewhere (the session was DELETEd)
+
+
+@pytest.mark.parametrize("where", ["http_app", "Server"])
+async def test_one_secret_lets_any_worker_serve_every_round_of_a_2026_question(where: str) -> None:
+    """`http_app(secret=)` alone, or `Server(secret=)` alone, signs both the session ids and the requestState."""
+
+    def worker() -> Any:
+        if where == "http_app":
+            return build_server().http_app(secret=SECRET)
+        server = build_server()
+        return Server(server.name, tools=server.tools.values(), secret=SECRET).http_app()
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
+
+    balancer = RoundRobin(worker(), worker())
+    async with httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http:
+        async with Client.http(URL, http_client=http, elicitation_handler=answer) as client:
+            with anyio.fail_after(wire.TIMEOUT):
+                results = [(await client.call_tool("test_input_required_result_multi_round")).text for _ in "abc"]
+        assert results == ["Ada likes blue"] * 3
+        sent = balancer.sent
+        async with Client.http(URL, http_client=http, protocol="handshake") as client:  # a session, on both workers
+            with anyio.fail_after(wire.TIMEOUT):
+                listed = [len(await client.list_tools()) for _ in "abc"]
+        assert listed == [len(build_server().tools)] * 3
+    assert sent >= 9  # three rounds per call
+
+
+async def test_a_request_state_from_a_process_with_another_key_says_how_to_fix_it() -> None:
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {"color": "blue"})
+
+    balancer = RoundRobin(build_server().http_app(), build_server().http_app())  # each worker its own random key
+    async with (
+        httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, elicitation_handler=answer) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_input_required_result_multi_round")
+    assert caught.value.code == -32602
+    assert "signed with another key" in str(caught.value)
+    assert "Server(secret=...)" in str(caught.value)
