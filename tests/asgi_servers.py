@@ -78,15 +78,24 @@ def free_port() -> int:
 
 
 class Spawned:
-    """One ASGI server (a name of `SERVERS`) serving `http_app:<app>`; `url` is its MCP endpoint."""
+    """One ASGI server (a name of `SERVERS`) serving `<module>:<app>` of tests/servers; `url` is its MCP endpoint.
+    `token`: the bearer token the health probe sends to an app with `auth=`."""
 
-    def __init__(self, name: str, app: str = "app", env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        app: str = "app",
+        env: dict[str, str] | None = None,
+        module: str = "http_app",
+        token: str | None = None,
+    ) -> None:
+        self._probe = {**HEALTH_HEADERS, **({"authorization": f"Bearer {token}"} if token is not None else {})}
         self.name = name
         self._log: IO[str] = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
         environment = {**os.environ, "MCP_SECRET": SECRET, "PYTHONPATH": str(APP_DIR), **(env or {})}
         for _attempt in range(3):
             port = free_port()
-            command = [sys.executable, *(arg.format(app=f"http_app:{app}", port=port) for arg in SERVERS[name])]
+            command = [sys.executable, *(arg.format(app=f"{module}:{app}", port=port) for arg in SERVERS[name])]
             self.process = subprocess.Popen(
                 command,
                 cwd=APP_DIR,
@@ -110,7 +119,7 @@ class Spawned:
         with httpx.Client(timeout=TIMEOUT) as http:
             while time.monotonic() < deadline:
                 try:
-                    response = http.post(self.url, content=HEALTH_BODY, headers=HEALTH_HEADERS)
+                    response = http.post(self.url, content=HEALTH_BODY, headers=self._probe)
                     # Ours, not another process that took the port first (that one makes ours exit: tried again).
                     if response.status_code == 200 and SERVER_INFO in response.text:
                         return True

@@ -885,22 +885,43 @@ async def test_a_broader_scope_implies_the_narrower_ones_it_names() -> None:
         auth_server().http_app(scope_implies=hierarchy)
 
 
+async def initialize_as(client: httpx.AsyncClient, token: str) -> str:
+    """A 2025-11-25 session opened with `token`: its id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    base = {"accept": ACCEPT, "content-type": "application/json"}
+    response, _ = await post(client, init, {**base, "authorization": f"Bearer {token}"}, wire.LATEST)
+    session: str = response.headers["mcp-session-id"]
+    return session
+
+
 async def test_a_session_belongs_to_the_user_who_opened_it() -> None:
     async with http_client(auth_app()) as client:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-        }
-        base = {"accept": ACCEPT, "content-type": "application/json"}
-        response, _ = await post(client, init, {**base, "authorization": f"Bearer {ALICE}"}, wire.LATEST)
-        session = response.headers["mcp-session-id"]
+        session = await initialize_as(client, ALICE)
         listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         for token, status in [(ALICE, 200), (BOB, 404)]:
             headers = {**legacy_headers(session), "authorization": f"Bearer {token}"}
             response, _ = await post(client, listing, headers, wire.LATEST)
             assert response.status_code == status, token
+
+
+async def test_a_users_session_outlives_a_key_rotation_and_stays_theirs() -> None:
+    """docs/deploy.md: `secret=[new, old]` rotates without ending sessions, with `auth=` too: the subject is checked
+    with the key that signed the id, not with the new one."""
+    old, new = "the old secret, thirty-two bytes or more", "the new secret, thirty-two bytes or more"
+    async with http_client(auth_app(secret=old)) as before, http_client(auth_app(secret=[new, old])) as after:
+        session = await initialize_as(before, ALICE)
+        message = call_message("whoami")
+        del message["params"]["_meta"]
+        for token, status in [(ALICE, 200), (BOB, 404), (ALICE, 200)]:
+            headers = {**legacy_headers(session), "authorization": f"Bearer {token}"}
+            response, [reply] = await post(after, message, headers, wire.LATEST)
+            assert response.status_code == status, token
+        assert reply["result"]["content"] == [{"type": "text", "text": "alice:tools"}]
 
 
 async def test_client_http_sends_its_headers_with_every_request() -> None:

@@ -20,6 +20,7 @@ import httpx
 import pytest
 import wire
 from test_hitl import build_server
+from test_session_store import DictStore
 
 from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, Server, StreamingASGITransport
 
@@ -139,10 +140,22 @@ async def test_an_answer_reaches_the_call_only_from_its_own_session_and_for_its_
     assert "skipped an answer to no request in flight: id 'no-such-request'" in caplog.text
 
 
-async def test_an_answer_that_reached_another_process_says_how_to_route_it(caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_answer_that_reached_another_process_is_refused_saying_how_to_route_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """transports: input the server cannot accept gets an HTTP error (400), with a JSON-RPC error and no id."""
+    result = {"action": "accept", "content": {}}
+    message = {"jsonrpc": "2.0", "id": "0badf00d-1", "result": result}  # the tag of another worker's requests
     async with http_client() as client:
         session = await initialize(client)
-        await answer(client, session, "0badf00d-1", "elsewhere")  # the tag of another worker's requests
+        response = await client.post("/mcp", content=json.dumps(message), headers=session_headers(session))
+        assert response.status_code == 400
+        assert response.json() == wire.error(None, -32603)
+        for part in ("Mcp-Session-Id", "2026-07-28", "docs/deploy.md"):
+            assert part in response.json()["error"]["message"]
+        message["id"] = "0badf00d-x"  # not a request of ours: accepted and skipped, as JSON-RPC lets it be
+        response = await client.post("/mcp", content=json.dumps(message), headers=session_headers(session))
+        assert response.status_code == 202
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "reached a process that did not make it" in warning.getMessage()
     assert "docs/deploy.md" in warning.getMessage()
@@ -171,6 +184,107 @@ class RoundRobin(httpx.AsyncBaseTransport):
 
 
 SECRET = "one secret that all the workers share, 32+ bytes"
+
+
+class AnswersElsewhere(RoundRobin):
+    """Two workers: the client's answers to the server's requests go to the second, everything else to the first."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        message = json.loads(request.content) if request.content else {}
+        answer = isinstance(message, dict) and "method" not in message and "id" in message
+        return await self.transports[1 if answer else 0].handle_async_request(request)
+
+
+async def test_a_client_whose_answer_reached_the_other_worker_fails_the_call_at_once() -> None:
+    """Toolkit's client, told that its answer went to a worker that did not ask, fails the call that asked instead
+    of waiting for a result that cannot come (tests/test_http_workers_asking.py: on real workers)."""
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"username": "u", "email": "u@example.com"})
+
+    balancer = AnswersElsewhere(build_server().http_app(secret=SECRET), build_server().http_app(secret=SECRET))
+    async with (
+        httpx.AsyncClient(transport=balancer, base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=accept) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT), pytest.raises(ProtocolError) as caught:
+            await client.call_tool("test_elicitation", {"message": "Who?"})
+    assert caught.value.code == -32603
+    assert "the server refused the answer to its question (HTTP 400 Bad Request)" in caught.value.message
+    assert "Mcp-Session-Id" in caught.value.message
+
+
+async def test_the_call_whose_answer_reached_another_worker_ends_with_an_error_saying_how_to_route() -> None:
+    """The asking worker learns it from the shared store: its question gets an error answer, and the call ends at
+    once (what clients that ignore the refusal, as the official SDK's does, see)."""
+    store = DictStore()  # shared by both apps, as workers share `SqliteSessionStore`
+    asking, other = (build_server().http_app(secret=SECRET, session_store=store) for _ in "ab")
+    params = {"name": "test_elicitation", "arguments": {"message": "Who?"}}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    async with (
+        httpx.AsyncClient(transport=StreamingASGITransport(asking), base_url="http://127.0.0.1:8000") as first,
+        httpx.AsyncClient(transport=StreamingASGITransport(other), base_url="http://127.0.0.1:8000") as second,
+    ):
+        session = await initialize(first)
+        messages: list[dict[str, Any]] = []
+        with anyio.fail_after(wire.TIMEOUT):
+            async with (
+                first.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(session)) as stream,
+                aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
+            ):
+                async for line in lines:
+                    if not line.startswith("data: "):
+                        continue
+                    message = json.loads(line[6:])
+                    wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+                    messages.append(message)
+                    if message.get("method") == "elicitation/create":
+                        result = {"action": "accept", "content": {"username": "u", "email": "u@example.com"}}
+                        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                        refused = await second.post("/mcp", content=answer, headers=session_headers(session))
+                        assert refused.status_code == 400
+                    if "result" in message:
+                        break
+    assert [m.get("method") for m in messages] == ["elicitation/create", None]
+    outcome = messages[1]["result"]
+    assert outcome["isError"] is True
+    for part in ("another process of this server", "Mcp-Session-Id", "2026-07-28", "docs/deploy.md"):
+        assert part in outcome["content"][0]["text"]
+    assert [key.split("/")[1] for key in store.ended] == [messages[0]["id"]]  # the session's nonce, then the id
+
+
+class WatchedStore(DictStore):
+    """A shared store that tells when a waiting question looked in it for an answer gone elsewhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked = anyio.Event()
+
+    def is_ended(self, key: str) -> bool:
+        if "/" in key:  # a question's id, not a session's nonce
+            self.looked.set()
+        return super().is_ended(key)
+
+
+async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() -> None:
+    store = WatchedStore()
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        await store.looked.wait()  # answered only once the waiting call has looked in the store
+        return ElicitResult.accept({"username": "late", "email": "late@example.com"})
+
+    app = build_server().http_app(secret=SECRET, session_store=store)
+    async with (
+        httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT):
+            first = await client.call_tool("test_elicitation", {"message": "Who?"})
+            second = await client.call_tool("test_elicitation", {"message": "Who else?"})  # asks again: looks again
+    expected = "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
+    assert (first.text, second.text) == (expected, expected)
+    assert [key for key in store.ended if "/" in key] == []  # no answer went elsewhere (the session was DELETEd)
 
 
 @pytest.mark.parametrize("where", ["http_app", "Server"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from toolkit._seal import Sealer, SealError, digest, secret_keys
@@ -105,3 +107,18 @@ def test_secrets_must_be_long_enough_and_none_gives_a_random_one() -> None:
 def test_digests_ignore_key_order() -> None:
     assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
     assert digest({"a": 1}) != digest({"a": 2})
+
+
+def test_the_binding_is_a_keyed_digest_that_rotation_keeps() -> None:
+    """What a token is bound to (a user's subject, say) cannot be read from it, nor guessed without the key; a
+    token signed before a rotation is checked with the key that signed it."""
+    bind = {**BIND, "sub": "alice@example.com"}
+    token = Sealer([OLD], PURPOSE).seal("x", bind=bind, ttl=60)
+    payload = base64.urlsafe_b64decode(token.split(".")[2] + "==")
+    assert b"alice" not in payload
+    assert BIND["args"].encode() not in payload
+    rotated = Sealer([NEW, OLD], PURPOSE)
+    assert rotated.open(token, bind=bind) == "x"
+    with pytest.raises(SealError) as caught:
+        rotated.open(token, bind={**BIND, "sub": "bob@example.com"})
+    assert caught.value.reason == "mismatch"

@@ -151,6 +151,16 @@ def _quotable(text: str) -> str:
     return "".join(c for c in text if " " <= c <= "~" and c not in '"\\')[:200]
 
 
+def _scope_tokens(scopes: Collection[str]) -> list[str]:
+    """The scopes a header may carry, sorted: RFC 6749 section 3.3's `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
+
+    Scopes come from the token (a JWT's `scp` may hold anything): one with a quote, a backslash, a space, a control
+    character or non-ASCII is left out rather than escaped, so that nothing a token says is ever written raw into a
+    header (a CR LF would split it, and uvicorn drops a response whose header is not valid).
+    """
+    return sorted(s for s in scopes if s and all("!" <= c <= "~" and c not in '"\\' for c in s))
+
+
 def _implied(hierarchy: Mapping[str, Collection[str]]) -> dict[str, frozenset[str]]:
     """Each broader scope with every scope it implies, directly or through others (cycles allowed)."""
     closure: dict[str, frozenset[str]] = {}
@@ -224,7 +234,7 @@ class BearerAuth:
             # RFC 6750 section 3: a request without credentials gets the challenge, with no error code.
             challenge = f'Bearer resource_metadata="{self.metadata_url(base)}"'
             if self.scopes_supported:
-                challenge += f', scope="{" ".join(self.scopes_supported)}"'
+                challenge += f', scope="{" ".join(_scope_tokens(self.scopes_supported))}"'
             return self._refuse(401, challenge, "Unauthorized: a bearer token is required")
         try:
             identity = await self.verifier.verify(token)
@@ -249,10 +259,11 @@ class BearerAuth:
         implied = self.implied
         if implied and needed <= identity.scopes.union(*(implied.get(s, ()) for s in identity.scopes)):
             return None
-        scope = " ".join(sorted(needed | identity.scopes))
+        scope = " ".join(_scope_tokens(needed | identity.scopes))
+        description = _quotable(f"{tool} needs the scope{'s' if len(needed) > 1 else ''} {' '.join(sorted(needed))}")
         challenge = (
             f'Bearer error="insufficient_scope", scope="{scope}", resource_metadata="{self.metadata_url(base)}", '
-            f'error_description="{tool} needs the scope{"s" if len(needed) > 1 else ""} {" ".join(sorted(needed))}"'
+            f'error_description="{description}"'
         )
         return self._refuse(403, challenge, "Forbidden: insufficient scope", request_id)
 

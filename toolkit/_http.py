@@ -15,11 +15,14 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import inspect
 import itertools
 import logging
 import math
+import os
 import secrets
+import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
@@ -98,10 +101,18 @@ _SSE_HEADERS = [
 _ALLOW_LEGACY = (b"allow", b"GET, POST, DELETE")
 _ALLOW_MODERN = (b"allow", b"POST")
 _UNSET: Any = object()
-# The ids of the server's requests over HTTP: this process's random tag, then a number. An answer that reaches
-# another worker is then known for what it is (docs/deploy.md: the answer must reach the process that asked).
-_ASK_PREFIX = f"{secrets.token_hex(4)}-"
+# The ids of the server's requests over HTTP: the app's tag in this process (`HttpApp._ask_prefix`), then a number.
 _ask_numbers = itertools.count(1)
+_TAG_SIZE = 8  # hex digits of the tag (`HttpApp._ask_prefix`)
+# What both workers say when a 2025-11-25 answer reaches the one that did not ask (issue 26 would route it instead).
+_MISROUTED = (
+    "route each session's requests to one process by its Mcp-Session-Id, or use protocol 2026-07-28 "
+    "(docs/deploy.md#several-workers)"
+)
+# While a question waits, how often its call asks a shared session store whether the answer reached another worker.
+_LOST_POLL = 0.2
+# How long that store keeps the fact: the asking worker reads it within `_LOST_POLL`, while its question waits.
+_LOST_TTL = 300.0
 # Requests that send nothing but their answer, whatever the server's tools (see `_answers_alone`).
 _ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
 # What the exchange hands the response writer: a message before the answer, the result, or an error answer; and
@@ -188,6 +199,7 @@ class _Exchange:
         "_wake",
         "asks",
         "idle",
+        "lost",
         "scope",
     )
 
@@ -201,6 +213,8 @@ class _Exchange:
         self._inbox: deque[str] = deque()
         self._wake: anyio.Event | None = None
         self.asks: list[str] = []  # the ids of the requests made while serving it (see `_AskIds`)
+        # Once it asked, with a shared store: ends the questions whose answer reached another worker (`_end_lost`).
+        self.lost: Callable[[], None] | None = None
         self.scope = anyio.CancelScope()  # what serving it runs in (`HttpApp._serve`): DELETE cancels it
         # The answer to `request_id` starts with this, then `result"` or `error"` (a request of the server made
         # while serving it has its own id and a `method`).
@@ -218,7 +232,12 @@ class _Exchange:
             if self._done or self._ended:
                 raise anyio.EndOfStream
             self._wake = anyio.Event()
-            await self._wake.wait()
+            if self.lost is None:
+                await self._wake.wait()
+            else:  # a question waits: look now and then whether its answer reached another worker
+                with anyio.move_on_after(_LOST_POLL):
+                    await self._wake.wait()
+                self.lost()
         return self._inbox.popleft()
 
     def deliver(self, text: str) -> None:
@@ -252,6 +271,13 @@ class _Exchange:
         if kind != _EVENT:
             self.close()
 
+    def look_for_lost(self, lost: Callable[[], None]) -> None:
+        """A question was asked: while it waits, `receive` calls `lost` now and then (it answers the questions whose
+        answer reached another worker, and stops the looking once none waits)."""
+        if self.lost is None:
+            self.lost = lost
+            self._signal()  # `receive` may be waiting already, without looking
+
     def _signal(self) -> None:
         if self._wake is not None:
             self._wake.set()
@@ -269,23 +295,27 @@ class _AskIds:
     """The ids of the requests one call's connection sends its client (elicitation, sampling, ping).
 
     2025-11-25 over HTTP, the client answers each in a POST of its own, on the session, perhaps while other calls of
-    that session ask too: every id is unique in this process (and names it, see `_ASK_PREFIX`), and taking one files
-    it with the session, so that the answer finds the connection that waits for it.
+    that session ask too: every id is unique in this process (and names it, see `HttpApp._ask_prefix`), and taking
+    one files it with the session, so that the answer finds the connection that waits for it.
     """
 
-    __slots__ = ("_exchange", "_record")
+    __slots__ = ("_exchange", "_lost", "_prefix", "_record")
 
-    def __init__(self, record: _Record, exchange: _Exchange) -> None:
+    def __init__(self, record: _Record, exchange: _Exchange, prefix: str, lost: Callable[[], None] | None) -> None:
         self._record = record
         self._exchange = exchange
+        self._prefix = prefix
+        self._lost = lost
 
     def __iter__(self) -> _AskIds:
         return self
 
     def __next__(self) -> str:
-        ask = f"{_ASK_PREFIX}{next(_ask_numbers)}"
+        ask = f"{self._prefix}{next(_ask_numbers)}"
         self._record.asks[ask] = self._exchange
         self._exchange.asks.append(ask)
+        if self._lost is not None:
+            self._exchange.look_for_lost(self._lost)
         return ask
 
 
@@ -536,6 +566,18 @@ class HttpApp:
         self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
         self._param_headers: dict[str, tuple[Any, tuple[tuple[str, str, str], ...]]] = {}
         self._alone: dict[str, tuple[Any, bool]] = {}
+        self._tag = ("", 0)  # (the ids' prefix, the process it was made in): see `_ask_prefix`
+
+    def _ask_prefix(self) -> str:
+        """The prefix of the ids of this app's requests to clients in this process: a random tag, then `-`. An answer
+        that reaches another worker is known there for what it is (docs/deploy.md: the answer must reach the process
+        that asked). Made again in a process forked after the app was made (gunicorn `--preload`), so that two
+        workers never share it."""
+        prefix, pid = self._tag
+        if pid != os.getpid():
+            prefix = f"{secrets.token_hex(_TAG_SIZE // 2)}-"
+            self._tag = (prefix, os.getpid())
+        return prefix
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
@@ -854,9 +896,8 @@ class HttpApp:
             await _plain(post.send, status, _error_body(message.get("id"), code, text), [_JSON])
         elif session is None:
             await _session_gone(post.send)
-        elif "id" not in message or "method" not in message:  # a notification, or an answer: accepted
-            self._take(message, post.body, self._record(session))
-            await _plain(post.send, 202)
+        elif "id" not in message or "method" not in message:  # a notification, or an answer
+            await self._take(post, self._record(session), session)
         else:
             record = self._record(session)
             if len(record.calls) >= self.server.max_concurrent_requests:
@@ -872,27 +913,69 @@ class HttpApp:
             else:
                 await self._serve(post, record, state=state, nonce=session.nonce)
 
-    def _take(self, message: dict[str, Any], body: bytes, record: _Record) -> None:
-        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
+    async def _take(self, post: _Post, record: _Record, session: SessionId) -> None:
+        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call):
+        `202`, or `400` for an answer to a question another process asked (transports: input the server cannot
+        accept gets an HTTP error, with a JSON-RPC error without id)."""
+        message, body = post.message, post.body
         if "method" in message:
             if message["method"] == "notifications/cancelled":
                 params = message.get("params") or {}
                 exchange = record.calls.get(params.get("requestId"))
                 if exchange is not None:  # the call's connection cancels it, and tells the client of its own requests
                     exchange.end_input(body.decode("utf-8", "replace"))
+            await _plain(post.send, 202)
             return
         ask = message.get("id")
         exchange = record.asks.pop(ask, None) if type(ask) is str else None
         if exchange is not None:
             exchange.deliver(body.decode("utf-8", "replace"))
-        elif type(ask) is str and not ask.startswith(_ASK_PREFIX) and ask.partition("-")[2].isdigit():
+        elif type(ask) is str and _foreign(ask, self._ask_prefix()):
+            # The call that asked waits for an answer it will never get: it learns it from a shared store (it looks
+            # while its question waits: `_end_lost`), and the client from this refusal. Routing it is issue 26.
+            shared = not isinstance(self._store, ProcessSessionStore)
+            if shared:
+                self._store.end(f"{session.nonce}/{ask}", time.time() + _LOST_TTL)
             logger.warning(
-                "an answer to request %r reached a process that did not make it: route a session's POSTs to one "
-                "process while its calls ask the client (docs/deploy.md)",
+                "an answer to request %r reached a process that did not make it (%s): %s",
                 ask,
+                "the call ends with an error"
+                if shared
+                else "with no shared session_store=, the call that asked waits until Server(client_request_timeout=)",
+                _MISROUTED,
             )
+            refusal = _error_body(None, INTERNAL_ERROR, "Answer not delivered: another process asked", _MISROUTED)
+            await _plain(post.send, 400, refusal, [_JSON])
+            return
         else:  # late (the request timed out or was cancelled), or never made: accepted, as JSON-RPC lets it be
             logger.debug("skipped an answer to no request in flight: id %r", ask)
+        await _plain(post.send, 202)
+
+    def _ask_ids(self, record: _Record | None, exchange: _Exchange, nonce: str | None) -> _AskIds | None:
+        """The ids of the requests a session's call sends its client (None outside a session). With a shared store,
+        the call also learns when an answer to one reached another worker (the default keeps to this process)."""
+        if record is None:
+            return None
+        lost = None
+        if nonce is not None and not isinstance(self._store, ProcessSessionStore):
+            lost = functools.partial(self._end_lost, exchange, record, nonce)
+        return _AskIds(record, exchange, self._ask_prefix(), lost)
+
+    def _end_lost(self, exchange: _Exchange, record: _Record, nonce: str) -> None:
+        """Answer each question of `exchange` whose answer reached another worker (`_take` there wrote it in the
+        shared store) with an error, so that the call goes on instead of waiting for what cannot come."""
+        waiting = False
+        for ask in exchange.asks:
+            if record.asks.get(ask) is not exchange:
+                continue  # answered
+            if self._store.is_ended(f"{nonce}/{ask}"):
+                del record.asks[ask]
+                why = f"no answer can come: the client's answer went to another process of this server; {_MISROUTED}"
+                exchange.deliver(encode(error_response(ask, INTERNAL_ERROR, why)))
+            else:
+                waiting = True
+        if not waiting:  # nothing to look for until the next question (`_AskIds`)
+            exchange.lost = None
 
     async def _serve(
         self,
@@ -914,7 +997,7 @@ class HttpApp:
             return
         out, messages = anyio.create_memory_object_stream[tuple[str, int]](16)
         exchange = _Exchange(post.body.decode("utf-8", "replace"), request_id, out)
-        asks = _AskIds(record, exchange) if record is not None else None
+        asks = self._ask_ids(record, exchange, nonce)
         connection = Connection(self.server, exchange, session=state, request_ids=asks)
         exchange.idle = connection.wait_idle
         writer, closer = self._writer(post, state, nonce, connection=connection, out=out)
@@ -1047,7 +1130,7 @@ class HttpApp:
             return None
         # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
         subject = caller.identity.subject if caller.identity is not None else None
-        expected = self._codec.subject_hash(subject) if subject is not None else None
+        expected = self._codec.subject_hash(subject, session.key_id) if subject is not None else None
         if session.subject_hash != expected or self._store.is_ended(session.nonce):
             return None
         return session
@@ -1208,6 +1291,19 @@ class HttpApp:
             if record.stream is not None:
                 record.stream.close()
         await _plain(send, 204)
+
+
+def _foreign(ask: str, prefix: str) -> bool:
+    """Whether `ask` names a request another process of this server made: another tag, then a number."""
+    tag, dash, number = ask.partition("-")
+    return (
+        len(tag) == _TAG_SIZE
+        and all(c in "0123456789abcdef" for c in tag)
+        and bool(dash)
+        and number.isdigit()
+        and len(number) < 20
+        and not ask.startswith(prefix)
+    )
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -90,6 +91,30 @@ async def _sse_data(response: httpx.Response, resume: _Resume) -> AsyncGenerator
         yield "\n".join(data)
 
 
+def _request_id(text: str) -> Any:
+    """The id of a request of the server (a question to the client), or None for any other message."""
+    if '"method"' not in text:  # a result or an error: no need to decode it
+        return None
+    try:
+        message = decode(text)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) and "method" in message else None
+
+
+def _refusal(body: bytes, response: httpx.Response) -> str:
+    """What the server said when it refused a message: its JSON-RPC error's message, else the HTTP status."""
+    try:
+        error = decode(body.decode("utf-8", "replace")).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    message = error.get("message") if isinstance(error, dict) else None
+    status = f"HTTP {response.status_code} {response.reason_phrase}"
+    return (
+        f"the server refused the answer to its question ({status}): {message}" if isinstance(message, str) else status
+    )
+
+
 def _ends(text: str, request_id: Any) -> bool:
     """Whether a message ends the wait for `request_id`: its answer, or the server's cancellation of it."""
     try:
@@ -120,6 +145,9 @@ class HttpTransport:
         # Each tool's parameters marked `x-mcp-header`, learned from the tools/list answers that pass through.
         self._param_headers: dict[str, list[tuple[str, str]]] = {}
         self._stream_open = False
+        # The server's requests that came on a call's stream (2025-11-25), by id: the call to fail if the server
+        # refuses the answer (it reached a worker that did not ask: docs/deploy.md#several-workers).
+        self._asked_by: dict[Any, Any] = {}
 
     async def send(self, message: str, /) -> None:
         parsed = decode(message)
@@ -159,14 +187,27 @@ class HttpTransport:
         scope = anyio.CancelScope()
         if modern and is_valid_id(request_id):
             self._modern_calls[request_id] = scope
-        self._tg.start_soon(self._post, message, headers, request_id, method, scope)
+        answered = parsed.get("id") if method is None else None
+        call = self._asked_by.pop(answered, None) if is_valid_id(answered) else None
+        self._tg.start_soon(functools.partial(self._post, message, headers, request_id, method, scope, answering=call))
 
     async def _post(
-        self, text: str, headers: dict[str, str], request_id: Any, method: Any, scope: anyio.CancelScope
+        self,
+        text: str,
+        headers: dict[str, str],
+        request_id: Any,
+        method: Any,
+        scope: anyio.CancelScope,
+        *,
+        answering: Any = None,
     ) -> None:
+        """POST one message. `answering`: the call whose question this message answers (to fail if it is refused)."""
         try:
             with scope:
                 async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
+                    if answering is not None and response.status_code >= 400:
+                        await self._fail(answering, _refusal(await response.aread(), response))
+                        return
                     resume = await self._answer(response, request_id, method)
                 if resume is not None:
                     await self._resume(request_id, resume)
@@ -175,6 +216,9 @@ class HttpTransport:
                 await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
         finally:
             self._modern_calls.pop(request_id, None)
+            if self._asked_by and request_id is not None:  # its questions left unanswered: nothing to fail now
+                for asked in [a for a, call in self._asked_by.items() if call == request_id]:
+                    del self._asked_by[asked]
         if method == "notifications/initialized" and self.session_id is not None and not self._stream_open:
             self._stream_open = True
             self._tg.start_soon(self._listen)
@@ -222,6 +266,10 @@ class HttpTransport:
         try:
             async with contextlib.aclosing(_sse_data(response, resume)) as events:
                 async for data in events:
+                    if request_id is not None and self.session_id is not None:
+                        asked = _request_id(data)
+                        if asked is not None:
+                            self._asked_by[asked] = request_id
                     await self._in.send(data)
                     last = data
         except httpx.HTTPError:  # the connection broke mid-stream: resumed, when the stream gave an id

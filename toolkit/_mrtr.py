@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ._auth import current_identity
 from ._errors import ProtocolError
 from ._jsonrpc import INVALID_PARAMS
 from ._seal import Sealer, SealError, digest
@@ -120,8 +121,15 @@ class Replay:
 
 
 def bind_for(server_name: str, tool_name: str, arguments: Any) -> dict[str, str]:
-    """What a requestState is bound to: this server, this tool, these (raw) arguments."""
-    return {"srv": server_name, "tool": tool_name, "args": digest(arguments if arguments is not None else {})}
+    """What a requestState is bound to: this server, this tool, these (raw) arguments, and, over HTTP with `auth=`,
+    the caller: mrtr says servers SHOULD bind it to "the authenticated principal, rejecting state presented by a
+    different principal" (another user's state is refused as tampered state is). The sealer keeps only a keyed
+    digest of these, so the subject cannot be read from the state."""
+    bind = {"srv": server_name, "tool": tool_name, "args": digest(arguments if arguments is not None else {})}
+    identity = current_identity.get()
+    if identity is not None:
+        bind["sub"] = identity.subject
+    return bind
 
 
 def open_round(sealer: Sealer, params: Mapping[str, Any], bind: Mapping[str, str], max_size: int) -> Replay | None:

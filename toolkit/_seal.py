@@ -6,10 +6,12 @@ fails verification". The standard library has HMAC but no AEAD, so a token is si
 read what it carries (its own answers), never change it.
 
 A token is `v1.<key id>.<payload>.<mac>`, each part unpadded base64url. The payload is compact JSON with sorted
-keys, holding the caller's data, an expiry and the fields it is bound to (`bind`: the tool and a digest of its
-arguments, say); the MAC is HMAC-SHA256 over everything before it, cut to 16 bytes (128 bits, as HMAC truncation
-guidance allows). Each purpose derives its own key from the secret, so one secret can serve several kinds of token
-without one kind ever being accepted as another.
+keys, holding the caller's data, an expiry and a keyed digest of the fields it is bound to (`bind`: the tool, a
+digest of its arguments, the caller's subject); the MAC is HMAC-SHA256 over everything before it, cut to 16 bytes
+(128 bits, as HMAC truncation guidance allows). The binding is keyed with the key that signs the token, so that it
+never shows what it is bound to (a user's name), and a token signed before a rotation is checked with its own key.
+Each purpose derives its own key from the secret, so one secret can serve several kinds of token without one kind
+ever being accepted as another.
 
 Rotation: the first secret signs; every secret verifies. Deploy `[old, new]` everywhere, then `[new, old]`, then,
 after one time-to-live, `[new]`.
@@ -101,10 +103,11 @@ class Sealer:
 
     def seal(self, data: Any, *, bind: Mapping[str, Any], ttl: float) -> str:
         """A token carrying `data` (any JSON value), valid for `ttl` seconds, for the fields in `bind` only."""
-        payload = {"d": data, "b": dict(bind), "x": int(self._clock() + ttl)}
+        key = self._keys[self._signing]
+        payload = {"d": data, "b": self._binding(key, bind), "x": int(self._clock() + ttl)}
         body = _b64(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode())
         head = f"{_VERSION}.{self._signing}.{body}"
-        return f"{head}.{self._mac(self._keys[self._signing], head)}"
+        return f"{head}.{self._mac(key, head)}"
 
     def open(self, token: Any, *, bind: Mapping[str, Any], max_size: int = 1 << 20) -> Any:
         """The data sealed in `token`, once every check passes.
@@ -132,9 +135,16 @@ class Sealer:
             raise SealError("malformed")
         if payload["x"] < self._clock():
             raise SealError("expired")
-        if payload.get("b") != dict(bind):
+        bound = payload.get("b")
+        if not isinstance(bound, str) or not hmac.compare_digest(bound, self._binding(key, bind)):
             raise SealError("mismatch")
         return payload.get("d")
+
+    @staticmethod
+    def _binding(key: bytes, bind: Mapping[str, Any]) -> str:
+        # Apart from the MAC's input, which always starts with the version ("v1."), by its first byte.
+        text = json.dumps(bind, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+        return _b64(hmac.new(key, b"\0bind" + text.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
 
     @staticmethod
     def _mac(key: bytes, head: str) -> str:

@@ -48,9 +48,11 @@ def _unb64(text: str) -> bytes:
 class SessionId:
     """What a verified session id says."""
 
-    __slots__ = ("expires", "nonce", "state", "subject_hash", "token")
+    __slots__ = ("expires", "key_id", "nonce", "state", "subject_hash", "token")
 
-    def __init__(self, token: str, nonce: str, state: SessionState, expires: float, subject_hash: str | None) -> None:
+    def __init__(
+        self, token: str, nonce: str, state: SessionState, expires: float, subject_hash: str | None, *, key_id: str
+    ) -> None:
         self.token = token
         """The id itself, as sent in `Mcp-Session-Id`."""
         self.nonce = nonce
@@ -58,6 +60,8 @@ class SessionId:
         self.state = state
         self.expires = expires
         self.subject_hash = subject_hash
+        """The keyed hash of the user it belongs to (with authentication), made with the key `key_id` names."""
+        self.key_id = key_id
 
 
 class SessionCodec:
@@ -85,8 +89,11 @@ class SessionCodec:
         self._signing = next(iter(self._keys))
         self._warned = False
 
-    def subject_hash(self, subject: str) -> str:
-        return _b64(hmac.new(self._keys[self._signing], subject.encode(), hashlib.sha256).digest()[:8])
+    def subject_hash(self, subject: str, key_id: str | None = None) -> str:
+        """`subject`'s hash under the key `key_id` (default: the signing key). A session's user is checked with the
+        key that signed its id: after a rotation (`[new, old]`) the old sessions go on (docs/deploy.md#keys)."""
+        key = self._keys[key_id if key_id is not None else self._signing]
+        return _b64(hmac.new(key, subject.encode(), hashlib.sha256).digest()[:8])
 
     def mint(self, state: SessionState, subject: str | None = None) -> SessionId:
         nonce = _b64(secrets.token_bytes(16))
@@ -106,7 +113,7 @@ class SessionCodec:
         body = _PREFIX + _b64(encode(payload).encode())
         mac = hmac.new(self._keys[self._signing], body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
         token = f"{body}.{_b64(mac)}"
-        return SessionId(token, nonce, state, int(expires), subject_hash)
+        return SessionId(token, nonce, state, int(expires), subject_hash, key_id=self._signing)
 
     def verify(self, token: str) -> SessionId | None:
         """The session an id names, or None when it is malformed, forged, signed with an unknown key, or expired."""
@@ -143,7 +150,8 @@ class SessionCodec:
         caps = capabilities if isinstance(capabilities, dict) else {}
         state = SessionState(str(version), caps, client_info, initialized=True)
         subject_hash = payload.get("u")
-        return SessionId(token, str(nonce), state, expires, subject_hash if isinstance(subject_hash, str) else None)
+        subject_hash = subject_hash if isinstance(subject_hash, str) else None
+        return SessionId(token, str(nonce), state, expires, subject_hash, key_id=payload["k"])
 
 
 def _bounded_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
