@@ -129,7 +129,11 @@ def test_serve_over_http_says_where_it_listens_and_that_it_stopped(workers: str)
         assert outcome(toolkit("call", server.url, "add", "a=1", "b=2")) == (0, "3\n", "")
     finally:
         server.close()  # SIGTERM, as a process manager stops it
-    assert server.stderr == [f"toolkit: serving on {server.url}\n", "toolkit: stopped\n"]
+    assert server.stderr == [
+        f"toolkit: serving on {server.url}\n",
+        "toolkit: stopping: calls in flight have 5 s to answer (Ctrl-C or SIGTERM again stops at once)\n",
+        "toolkit: stopped\n",
+    ]
 
 
 def test_the_sdk_snippet_of_the_http_docs_runs_in_both_modes(

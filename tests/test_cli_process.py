@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,3 +95,126 @@ def test_ctrl_c_at_a_prompt_of_toolkit_call_exits_130_without_waiting_for_enter(
         status, stderr = running.wait()  # before the fix: waited for Enter forever (the reading thread)
     assert status == 130
     assert "Traceback" not in stderr
+
+
+# -- toolkit serve: a lifespan that fails, SIGTERM and the grace, the module's own HTTP app, prints at import ------
+
+EDGES = str(ROOT / "tests" / "servers" / "serve_edges.py")
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def edges_env(**settings: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EDGES_")}
+    return {**env, **{f"EDGES_{key.upper()}": value for key, value in settings.items()}}
+
+
+def serve(*args: str, **settings: str) -> tuple[Running, str]:
+    """`toolkit serve serve_edges.py --http --port 0 ARGS`, once it says where it serves: the process and its URL."""
+    command = [sys.executable, "-m", "toolkit", "serve", EDGES, "--http", "--port", "0", *args]
+    running = Running(command, env=edges_env(**settings), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    running.wait_for("/mcp\n")
+    line = next(line for line in running.stderr.decode().splitlines() if line.startswith("toolkit: serving on "))
+    return running, line.removeprefix("toolkit: serving on ")
+
+
+def toolkit_lines(stderr: str) -> list[str]:
+    """stderr without what the module prints as it loads (each worker process imports it)."""
+    return [line for line in stderr.splitlines() if line != "edges: imported"]
+
+
+FAILED = "toolkit: error: server 'edges' failed to start: RuntimeError: no database here"
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [
+        (["-m", "toolkit", "serve", EDGES], 2),
+        (["-m", "toolkit", "serve", EDGES, "--http", "--port", "0"], 2),
+        (["-m", "toolkit", "serve", EDGES, "--http", "--port", "0", "--workers", "2"], 2),
+        ([EDGES], 1),
+        ([EDGES, "--http"], 1),
+    ],
+    ids=["serve-stdio", "serve-http", "serve-http-workers", "run-stdio", "run-http"],
+)
+def test_a_lifespan_that_fails_is_one_line_and_the_documented_status_in_every_mode(
+    command: list[str], status: int
+) -> None:
+    run = subprocess.run(
+        [sys.executable, *command],
+        env=edges_env(fail="no database here"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, toolkit_lines(run.stderr)) == (status, [FAILED])
+    assert set(run.stdout.splitlines()) <= {"edges: imported"}  # never a protocol message, never "serving on"
+
+
+def handshake(http: httpx.Client, url: str) -> dict[str, str]:
+    """A 2025-11-25 session whose client can elicit: the headers of its later requests."""
+    params = {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    opened = http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=ACCEPT)
+    assert opened.status_code == 200, opened.text
+    headers = {**ACCEPT, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+    done = http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    assert done.status_code == 202
+    return headers
+
+
+def stopping_line(grace: str) -> str:
+    return f"toolkit: stopping: calls in flight have {grace} s to answer (Ctrl-C or SIGTERM again stops at once)"
+
+
+@posix_only
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_stops_serve_http_within_the_grace_even_with_a_question_unanswered(workers: str) -> None:
+    running, url = serve("--workers", workers, grace="1")
+    try:
+        with httpx.Client(timeout=TIMEOUT) as http:
+            headers = handshake(http, url)
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
+            with http.stream("POST", url, json=call, headers=headers) as stream:
+                for line in stream.iter_lines():  # the SSE answer: the question comes, and is never answered
+                    if "elicitation/create" in line:
+                        break
+                running.process.send_signal(signal.SIGTERM)
+                status, stderr = running.wait()  # before the fix (workers): never ended, or after minutes
+    finally:
+        if running.process.poll() is None:
+            running.process.kill()
+    assert status in (0, -signal.SIGTERM)
+    lines = toolkit_lines(stderr)
+    # Between the two, uvicorn says it cancelled the request still running once the grace was over.
+    assert (lines[1], lines[-1]) == (stopping_line("1"), "toolkit: stopped"), lines
+
+
+@posix_only
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_sigterm_stops_serve_http_at_once(workers: str) -> None:
+    running, url = serve("--workers", workers, grace="600")
+    try:
+        with httpx.Client(timeout=TIMEOUT) as http:
+            headers = handshake(http, url)
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
+            with http.stream("POST", url, json=call, headers=headers) as stream:
+                for line in stream.iter_lines():
+                    if "elicitation/create" in line:
+                        break
+                running.process.send_signal(signal.SIGTERM)
+                running.wait_for(stopping_line("600"))  # the first is handled: the call would get ten minutes
+                running.process.send_signal(signal.SIGTERM)
+                status, stderr = running.wait()
+    finally:
+        if running.process.poll() is None:
+            running.process.kill()
+    assert status in (0, -signal.SIGTERM, -signal.SIGKILL)
+    assert stopping_line("600") in toolkit_lines(stderr)

@@ -197,7 +197,7 @@ async def test_ctrl_c_ends_a_server_reading_a_terminal(anyio_backend: str) -> No
 
 # -- SIGTERM while the client is still connected: the calls in flight get the grace ---------------------------------
 
-SIGTERM_LINE = "toolkit: SIGTERM: no more requests; calls in flight have 60 s to answer (SIGTERM again stops at once)"
+SIGTERM_LINE = "toolkit: stopping: calls in flight have 60 s to answer (Ctrl-C or SIGTERM again stops at once)"
 
 
 async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) -> tuple[int, list[Any], list[str]]:

@@ -29,7 +29,7 @@ from ._types import Icon, Implementation
 if TYPE_CHECKING:
     from ._http import HttpApp, HttpOptions
 
-__all__ = ["Lifespan", "Server", "definitions_only"]
+__all__ = ["Lifespan", "Server", "definitions_only", "serve_process"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -458,40 +458,60 @@ class Server:
                 server.run()
             ```
         """
-        if transport == "http":
-            from ._serve_http import serve_http
-
-            serve_http(self.http_app(**options), host=host, port=port)
-            return
-        import signal  # the process entry point owns the process's signals, for the run only
-
-        # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
-        watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
-        previous = signal.getsignal(signal.SIGTERM) if watch else None
         try:
-            anyio.run(self._serve_stdio_until_terminated, watch, backend=backend)
+            serve_process(self, backend=backend, transport=transport, host=host, port=port, **options)
         except StartupError as exc:
             logger.debug("startup failed", exc_info=exc)
             sys.stderr.write(f"toolkit: error: {exc}\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
-        except BaseException as exc:
-            if not _interrupted(exc):
-                raise
-        finally:
-            if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
-                signal.signal(signal.SIGTERM, previous)
-        # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
-        # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
-        # process is left to the host, never ended from here (no `os._exit`).
-        stuck = running_calls()
-        if stuck:  # say so rather than leave silently
-            logging.getLogger("toolkit").warning(
-                "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
-                "a thread cannot be stopped, so it is abandoned)",
-                stuck,
-                "" if stuck == 1 else "s",
-            )
+
+
+def serve_process(
+    server: Server,
+    *,
+    backend: Literal["asyncio", "trio"] = "asyncio",
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    **options: Any,
+) -> None:
+    """[`Server.run`][toolkit.Server.run] without its exit status: a failed start raises, for `toolkit serve`'s own.
+
+    Raises:
+        StartupError: the lifespan failed to start; nothing was served.
+    """
+    if transport == "http":
+        from ._serve_http import serve_http
+
+        serve_http(server.http_app(**options), host=host, port=port)
+        return
+    import signal  # the process entry point owns the process's signals, for the run only
+
+    # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
+    watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if watch else None
+    try:
+        anyio.run(server._serve_stdio_until_terminated, watch, backend=backend)
+    except StartupError:
+        raise
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+    finally:
+        if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
+            signal.signal(signal.SIGTERM, previous)
+    # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
+    # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
+    # process is left to the host, never ended from here (no `os._exit`).
+    stuck = running_calls()
+    if stuck:  # say so rather than leave silently
+        logging.getLogger("toolkit").warning(
+            "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
+            "a thread cannot be stopped, so it is abandoned)",
+            stuck,
+            "" if stuck == 1 else "s",
+        )
 
 
 class _Stoppable:
@@ -537,8 +557,8 @@ async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grac
                 scope.cancel()
                 return
             sys.stderr.write(
-                f"toolkit: SIGTERM: no more requests; calls in flight have {grace:g} s to answer "
-                "(SIGTERM again stops at once)\n"
+                f"toolkit: stopping: calls in flight have {grace:g} s to answer "
+                "(Ctrl-C or SIGTERM again stops at once)\n"
             )
             sys.stderr.flush()
             transport.stop()

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolkit import Server, Tool
 
-__all__ = ["TargetError", "load_server"]
+__all__ = ["TargetError", "load_server", "load_target"]
 
 _ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
@@ -29,8 +29,8 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
     """Import `target` and return its server.
 
     Without `:attr`, the module's one `toolkit.Server` is used, or else its `@tool` functions are collected
-    into a new server named after the module. An attribute may be a `Server`, a `Tool`, a list of tools, or a
-    function that takes no arguments and returns one of those.
+    into a new server named after the module. An attribute may be a `Server`, a `Tool`, a list of tools, the ASGI
+    app `Server.http_app()` made (its server), or a function that takes no arguments and returns one of those.
 
     Args:
         target: `package.module`, `package.module:attr`, `path/to/file.py` or `path/to/file.py:attr`.
@@ -38,6 +38,18 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
 
     Raises:
         TargetError: the module does not import, holds no tools, or holds several servers.
+    """
+    found = load_target(target, base=base)
+    server: Server = found if isinstance(found, Server) else found.server
+    return server
+
+
+def load_target(target: str, *, base: str | os.PathLike[str] | None = None) -> Any:
+    """What `target` serves over HTTP: the `HttpApp` the module made with `server.http_app(...)` (with its settings:
+    `auth=`, allowed hosts, a secret) when it names one or the module holds one, else its server, as `load_server`.
+
+    Raises:
+        TargetError: as `load_server`; also when the module holds several HTTP apps.
     """
     match = _ATTR.match(target)
     where, attr = (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
@@ -50,6 +62,11 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
                 raise TargetError(f"{where!r} has no attribute {attr!r}")
             value = getattr(value, part)
         return _as_server(value, f"{where}:{attr}", name)
+    apps = sorted(key for key, value in vars(module).items() if _is_http_app(value))
+    if len(_unique(getattr(module, key) for key in apps)) > 1:
+        raise TargetError(f"{where!r} holds several HTTP apps; choose one: {', '.join(f'{where}:{k}' for k in apps)}")
+    if apps:
+        return getattr(module, apps[0])
     servers = _unique(value for value in vars(module).values() if isinstance(value, Server))
     if len(servers) > 1:
         names = sorted(key for key, value in vars(module).items() if isinstance(value, Server))
@@ -65,6 +82,13 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
             f"({where}:make_server), or start it with --stdio -- python {where}"
         )
     return _collect(tools, where, name)
+
+
+def _is_http_app(value: Any) -> bool:
+    # Only a module that made an HttpApp has imported its module: looked up, not imported, so that loading a
+    # target never loads the HTTP code.
+    http = sys.modules.get("toolkit._http")
+    return http is not None and isinstance(value, http.HttpApp)
 
 
 def _is_drive(where: str) -> bool:
@@ -150,8 +174,8 @@ def _unique(values: Any) -> list[Any]:
     return out
 
 
-def _as_server(value: Any, where: str, name: str) -> Server:
-    if isinstance(value, Server):
+def _as_server(value: Any, where: str, name: str) -> Any:
+    if isinstance(value, Server) or _is_http_app(value):
         return value
     if isinstance(value, Tool):
         return _collect([value], where, name)
@@ -162,11 +186,23 @@ def _as_server(value: Any, where: str, name: str) -> Server:
         try:
             inspect.signature(value).bind()
         except TypeError:
+            if _is_asgi(value):
+                raise TargetError(
+                    f"{where!r} is an ASGI app, not one made by server.http_app(): serve it with an ASGI server "
+                    f"(uvicorn {where.replace('.py:', ':')}), or name its toolkit.Server"
+                ) from None
             raise TargetError(f"{where!r} is a function that needs arguments; it cannot build the server") from None
         except ValueError:
             pass
         return _as_server(value(), f"{where}()", name)
     raise TargetError(f"{where!r} is {type(value).__name__}, not a toolkit.Server, a Tool or a list of tools")
+
+
+def _is_asgi(value: Any) -> bool:
+    try:
+        return list(inspect.signature(value).parameters) == ["scope", "receive", "send"]
+    except (TypeError, ValueError):
+        return False
 
 
 def _collect(tools: list[Tool[Any, Any]], where: str, name: str) -> Server:
