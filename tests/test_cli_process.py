@@ -5,6 +5,7 @@ Every wait is bounded by a generous `TIMEOUT`: only a hang reaches it, and no te
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -218,3 +219,110 @@ def test_a_second_sigterm_stops_serve_http_at_once(workers: str) -> None:
             running.process.kill()
     assert status in (0, -signal.SIGTERM, -signal.SIGKILL)
     assert stopping_line("600") in toolkit_lines(stderr)
+
+
+@pytest.mark.parametrize("target", [EDGES, f"{EDGES}:app"], ids=["file", "file:app"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_http_serves_the_app_the_module_made_with_its_auth(target: str, workers: str) -> None:
+    command = [sys.executable, "-m", "toolkit", "serve", target, "--http", "--port", "0", "--workers", workers]
+    running = Running(
+        command,
+        env=edges_env(app="secret", token="a-token-of-sixteen-characters"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        running.wait_for("/mcp\n")
+        url = running.stderr.decode().split("toolkit: serving on ")[1].split()[0]
+        discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+        with httpx.Client(timeout=TIMEOUT) as http:
+            anonymous = http.post(url, json=discover, headers=ACCEPT)
+            known = http.post(
+                url, json=discover, headers={**ACCEPT, "Authorization": "Bearer a-token-of-sixteen-characters"}
+            )
+    finally:
+        running.process.terminate()
+        running.wait()
+    # Before: the bare server, without the module's auth=, and `FILE:app` "is a function that needs arguments".
+    assert anonymous.status_code == 401
+    assert known.status_code != 401
+
+
+def test_serve_http_refuses_to_change_or_split_the_modules_own_app() -> None:
+    def serve_app(*args: str, **settings: str) -> tuple[int, list[str]]:
+        run = subprocess.run(
+            [sys.executable, "-m", "toolkit", "serve", EDGES, "--http", "--port", "0", *args],
+            env=edges_env(token="a-token-of-sixteen-characters", **settings),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        return run.returncode, toolkit_lines(run.stderr)
+
+    prefix = f"toolkit: error: {EDGES!r} serves the app made by server.http_app() in the module"
+    assert serve_app("--allowed-host", "mcp.example.com", app="secret") == (
+        2,
+        [f"{prefix}, with its own settings: give allowed_hosts= there, not --allowed-host"],
+    )
+    assert serve_app("--workers", "2", app="no secret") == (
+        2,
+        [
+            f"{prefix}, which has no shared secret: its 2 workers could not trust each other's sessions; give it "
+            "http_app(secret=...) (see the deploy docs, Keys), or serve it with one worker"
+        ],
+    )
+
+
+def test_other_commands_take_the_modules_app_for_its_server() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "toolkit", "call", f"{EDGES}:app", "add", "a=1", "b=2"],
+        env=edges_env(app="secret", token="a-token-of-sixteen-characters"),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, "3\n", "edges: imported\n")
+
+
+def test_an_asgi_app_that_is_not_toolkits_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "other.py").write_text("async def app(scope, receive, send):\n    pass\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "toolkit", "serve", "other.py:app", "--http"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (
+        2,
+        "toolkit: error: 'other.py:app' is an ASGI app, not one made by server.http_app(): serve it with an ASGI "
+        "server (uvicorn other:app), or name its toolkit.Server\n",
+    )
+
+
+def test_a_print_at_import_never_reaches_the_protocol_stream_of_toolkit_serve() -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "toolkit", "serve", EDGES],
+        env=edges_env(),
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    replies = [json.loads(line) for line in run.stdout.splitlines()]  # before: "edges: imported" came first
+    assert [reply["id"] for reply in replies] == [1]
+    assert (run.returncode, run.stderr) == (0, "edges: imported\n")

@@ -55,7 +55,7 @@ async def nap(seconds: float, ctx: Context) -> str:
 if "EDGES_APP" in os.environ:
     verifier = StaticTokenVerifier({os.environ["EDGES_TOKEN"]: Identity("alice", frozenset())})
     secret = "a shared secret of at least thirty-two bytes" if os.environ["EDGES_APP"] == "secret" else None
-    app = server.http_app(auth=verifier, secret=secret)
+    app = server.http_app(auth=verifier, authorization_servers=["https://auth.example.com"], secret=secret)
 
 
 if __name__ == "__main__":
