@@ -302,7 +302,8 @@ class _Supervisor:
     def _start(self, report_end: int) -> subprocess.Popen[bytes]:
         env = {**os.environ, _SOCKET_ENV: str(self.sock.fileno()), _REPORT_ENV: str(report_end)}
         return subprocess.Popen(
-            [sys.executable, "-c", "from toolkit._serve_http import work; work()"],
+            # `-c` puts the current directory first on the path, where a `json.py` would shadow the standard one.
+            [sys.executable, "-c", "import sys; del sys.path[0]; from toolkit._serve_http import work; work()"],
             env=env,
             pass_fds=(self.sock.fileno(), report_end),
         )

@@ -14,7 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolkit import Server, Tool
+from toolkit import Server, Tool, ToolDefinitionError
+from toolkit._shadowing import shadowing_module
 
 __all__ = ["TargetError", "load_server", "load_target"]
 
@@ -103,6 +104,9 @@ def _import(where: str, base: Path) -> ModuleType:
     try:
         if _is_path(where):
             return _import_file(base / where)
+        folder = base / where
+        if folder.is_dir() and not (folder / "__init__.py").exists():
+            raise TargetError(_directory(folder))
         if str(base) not in sys.path:
             # `toolkit list mymodule` finds modules in the current directory, as `python -m` does.
             sys.path.insert(0, str(base))
@@ -116,8 +120,20 @@ def _import(where: str, base: Path) -> ModuleType:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        at = _user_frame(exc)
-        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {exc}{at}") from exc
+        shadow = shadowing_module()
+        if shadow is not None:  # the cause, far from where it failed
+            raise TargetError(f"cannot import {where!r}: {shadow}") from exc
+        if isinstance(exc, ToolDefinitionError):  # one line: its problems are a list
+            reason = f"cannot make a tool of {exc.qualname}: {'; '.join(exc.problems)}"
+        else:
+            reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {reason}{_user_frame(exc)}") from exc
+
+
+def _directory(path: Path) -> str:
+    files = sorted(p.name for p in path.glob("*.py"))
+    example = f" such as {_shown(str(path / files[0]))}" if files else ""
+    return f"{_shown(str(path))!r} is a directory: pass the Python file that defines the server{example}"
 
 
 def _user_frame(exc: BaseException) -> str:
@@ -142,6 +158,8 @@ def _shown(path: str) -> str:
 
 
 def _import_file(path: Path) -> ModuleType:
+    if path.is_dir():
+        raise TargetError(_directory(path))
     if not path.is_file():
         raise TargetError(f"no such file: {str(path)!r}")
     path = path.resolve()

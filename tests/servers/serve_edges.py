@@ -61,4 +61,7 @@ if "EDGES_APP" in os.environ:
 if __name__ == "__main__":
     import sys
 
-    server.run(transport="http" if "--http" in sys.argv else "stdio", **({"port": 0} if "--http" in sys.argv else {}))
+    if "--http" in sys.argv:
+        server.run(transport="http", port=0)
+    else:
+        server.run()

@@ -25,6 +25,7 @@ from toolkit._portability import check_tools as check_profiles
 from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
 from toolkit._server import Server, definitions_only, serve_process
+from toolkit._shadowing import shadowing_module
 from toolkit._target import TargetError, load_server, load_target
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 
@@ -217,7 +218,7 @@ def serve_target(args: argparse.Namespace) -> int:
             _http_options(args, found)
             serve_http(found, host=args.host, port=args.port)
     except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
-        raise CommandError(str(exc)) from exc
+        raise CommandError(shadowing_module() or str(exc)) from exc  # or an `http.py` of the user's is in the way
     except StartupError as exc:
         raise CommandError(str(exc)) from exc
     return 0

@@ -236,7 +236,7 @@ def _pick(answer: str, choices: list[tuple[str, str]]) -> str:
     for index, (value, title) in enumerate(choices, 1):
         if answer in (value, str(index)) or answer.lower() == title.lower():
             return value
-    raise ValueError(f"choose one of {', '.join(str(i) for i in range(1, len(choices) + 1))}")
+    raise ValueError(f"choose a number from 1 to {len(choices)}, or a name: {', '.join(t for _, t in choices)}")
 
 
 def _bounds(value: float, low: Any, high: Any, unit: str) -> None:
