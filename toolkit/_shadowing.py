@@ -7,6 +7,7 @@ the standard library is imported here, so that `python -m toolkit` can say so wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import sysconfig
@@ -28,9 +29,7 @@ def shadowing_module() -> str | None:
         if name not in names or not isinstance(path, str):
             continue
         if not os.path.realpath(path).startswith(library):
-            try:
+            with contextlib.suppress(ValueError):  # another drive, on Windows
                 path = os.path.relpath(path)
-            except ValueError:  # another drive, on Windows
-                pass
             return f"{path!r} shadows the standard library's {name!r} module: rename it"
     return None
