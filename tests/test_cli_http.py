@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "servers" / "http_demo.py"
 # A port nothing listens on: loopback refuses the connection at once.
 UNREACHABLE = "http://127.0.0.1:1/mcp"
-EXTRA = "pip install 'mcp-toolkit[http]' (from a checkout: pip install -e '.[http]')"
+EXTRA = "install toolkit's http extra (in a clone of toolkit: pip install '.[http]')"
 
 
 def toolkit(*args: str, without: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:

@@ -79,8 +79,7 @@ def _uvicorn() -> Any:
         import uvicorn
     except ImportError:
         raise ImportError(
-            "serving over HTTP needs uvicorn: pip install 'mcp-toolkit[http]'"
-            " (from a checkout: pip install -e '.[http]')"
+            "serving over HTTP needs uvicorn: install toolkit's http extra (in a clone of toolkit: pip install '.[http]')"
         ) from None
     return uvicorn
 
