@@ -453,6 +453,6 @@ def test_without_the_jwt_extra_the_import_error_names_it() -> None:
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert (
-        "ImportError: JWTVerifier needs the jwt extra (jwt is missing): in a clone of toolkit, pip install '.[http,jwt]'"
-        in out.stderr
+        "ImportError: JWTVerifier needs the jwt extra (jwt is missing): "
+        "in a clone of toolkit, pip install '.[http,jwt]'" in out.stderr
     )

@@ -79,7 +79,8 @@ def _uvicorn() -> Any:
         import uvicorn
     except ImportError:
         raise ImportError(
-            "serving over HTTP needs uvicorn: install toolkit's http extra (in a clone of toolkit: pip install '.[http]')"
+            "serving over HTTP needs uvicorn: install toolkit's http extra"
+            " (in a clone of toolkit: pip install '.[http]')"
         ) from None
     return uvicorn
 
