@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,14 @@ async def test_a_wrong_choice_says_names_work_too() -> None:
     result = await term.prompt().elicit(ElicitRequest("Contact?", requested_schema=CONTACT))
     assert result.content == {"email": "x@y.io", "color": "g", "news": False}
     assert "! choose a number from 1 to 2, or a name: Red, Green; try again" in term.text
+
+
+def test_an_address_in_use_is_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = toolkit("serve", "examples/calculator.py", "--http", "--port", str(port))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"toolkit: error: cannot listen on 127.0.0.1:{port}: ")
+    assert len(err.splitlines()) == 1

@@ -221,8 +221,10 @@ def serve_target(args: argparse.Namespace) -> int:
         raise CommandError(shadowing_module() or str(exc)) from exc  # or an `http.py` of the user's is in the way
     except StartupError as exc:
         raise CommandError(str(exc)) from exc
-    except OSError as exc:  # the address: in use, not ours to bind
-        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+    except OSError as exc:  # binding the address: in use, not ours to bind
+        if not args.http or exc.errno is None:
+            raise
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     return 0
 
 
