@@ -37,6 +37,12 @@ def add(a: int, b: int) -> int:
 
 
 @server.tool
+def pid() -> int:
+    """The id of the process that served the call."""
+    return os.getpid()
+
+
+@server.tool
 async def ask(ctx: Context) -> str:
     """Ask the client to confirm, then say what it answered (a question the tests leave unanswered)."""
     await ctx.report_progress(1, message="asking")
