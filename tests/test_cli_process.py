@@ -125,6 +125,22 @@ def toolkit_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line != "edges: imported"]
 
 
+def python(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` run to its end (stdin: `stdin`), its output as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 FAILED = "toolkit: error: server 'edges' failed to start: RuntimeError: no database here"
 
 
@@ -142,16 +158,7 @@ FAILED = "toolkit: error: server 'edges' failed to start: RuntimeError: no datab
 def test_a_lifespan_that_fails_is_one_line_and_the_documented_status_in_every_mode(
     command: list[str], status: int
 ) -> None:
-    run = subprocess.run(
-        [sys.executable, *command],
-        env=edges_env(fail="no database here"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = python(*command, env=edges_env(fail="no database here"))
     assert (run.returncode, toolkit_lines(run.stderr)) == (status, [FAILED])
     # Only what the module printed (each worker imports it): never a protocol message, never "serving on".
     assert "jsonrpc" not in run.stdout
@@ -177,10 +184,10 @@ def stopping_line(grace: str) -> str:
     return f"toolkit: stopping: calls in flight have {grace} s to answer (Ctrl-C or SIGTERM again stops at once)"
 
 
-@posix_only
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_sigterm_stops_serve_http_within_the_grace_even_with_a_question_unanswered(workers: str) -> None:
-    running, url = serve("--workers", workers, grace="1")
+def stop_with_a_question_waiting(workers: str, grace: str, signals: int) -> tuple[int, list[str]]:
+    """Serve, make a 2025-11-25 call whose question is never answered, then SIGTERM (a second time once the first
+    is handled, with `signals=2`): the exit status and stderr's lines."""
+    running, url = serve("--workers", workers, grace=grace)
     try:
         with httpx.Client(timeout=TIMEOUT) as http:
             headers = handshake(http, url)
@@ -190,12 +197,21 @@ def test_sigterm_stops_serve_http_within_the_grace_even_with_a_question_unanswer
                     if "elicitation/create" in line:
                         break
                 running.process.send_signal(signal.SIGTERM)
+                if signals == 2:
+                    running.wait_for(stopping_line(grace))  # the first is handled: the call has its grace
+                    running.process.send_signal(signal.SIGTERM)
                 status, stderr = running.wait()  # before the fix (workers): never ended, or after minutes
     finally:
         if running.process.poll() is None:
             running.process.kill()
+    return status, toolkit_lines(stderr)
+
+
+@posix_only
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_stops_serve_http_within_the_grace_even_with_a_question_unanswered(workers: str) -> None:
+    status, lines = stop_with_a_question_waiting(workers, grace="1", signals=1)
     assert status in (0, -signal.SIGTERM)
-    lines = toolkit_lines(stderr)
     # Between the two, uvicorn says it cancelled the request still running once the grace was over.
     assert (lines[1], lines[-1]) == (stopping_line("1"), "toolkit: stopped"), lines
 
@@ -203,24 +219,9 @@ def test_sigterm_stops_serve_http_within_the_grace_even_with_a_question_unanswer
 @posix_only
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_second_sigterm_stops_serve_http_at_once(workers: str) -> None:
-    running, url = serve("--workers", workers, grace="600")
-    try:
-        with httpx.Client(timeout=TIMEOUT) as http:
-            headers = handshake(http, url)
-            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
-            with http.stream("POST", url, json=call, headers=headers) as stream:
-                for line in stream.iter_lines():
-                    if "elicitation/create" in line:
-                        break
-                running.process.send_signal(signal.SIGTERM)
-                running.wait_for(stopping_line("600"))  # the first is handled: the call would get ten minutes
-                running.process.send_signal(signal.SIGTERM)
-                status, stderr = running.wait()
-    finally:
-        if running.process.poll() is None:
-            running.process.kill()
+    status, lines = stop_with_a_question_waiting(workers, grace="600", signals=2)  # the call would get ten minutes
     assert status in (0, -signal.SIGTERM, -signal.SIGKILL)
-    assert stopping_line("600") in toolkit_lines(stderr)
+    assert stopping_line("600") in lines
 
 
 @pytest.mark.parametrize("target", [EDGES, f"{EDGES}:app"], ids=["file", "file:app"])
@@ -252,16 +253,8 @@ def test_serve_http_serves_the_app_the_module_made_with_its_auth(target: str, wo
 
 def test_serve_http_refuses_to_change_or_split_the_modules_own_app() -> None:
     def serve_app(*args: str, **settings: str) -> tuple[int, list[str]]:
-        run = subprocess.run(
-            [sys.executable, "-m", "toolkit", "serve", EDGES, "--http", "--port", "0", *args],
-            env=edges_env(token="a-token-of-sixteen-characters", **settings),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=TIMEOUT,
-            check=False,
-        )
+        serving = ["-m", "toolkit", "serve", EDGES, "--http", "--port", "0", *args]
+        run = python(*serving, env=edges_env(token="a-token-of-sixteen-characters", **settings))
         return run.returncode, toolkit_lines(run.stderr)
 
     prefix = f"toolkit: error: {EDGES!r} serves the app made by server.http_app() in the module"
@@ -279,28 +272,14 @@ def test_serve_http_refuses_to_change_or_split_the_modules_own_app() -> None:
 
 
 def test_other_commands_take_the_modules_app_for_its_server() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "call", f"{EDGES}:app", "add", "a=1", "b=2"],
-        env=edges_env(app="secret", token="a-token-of-sixteen-characters"),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    env = edges_env(app="secret", token="a-token-of-sixteen-characters")
+    run = python("-m", "toolkit", "call", f"{EDGES}:app", "add", "a=1", "b=2", env=env)
     assert (run.returncode, run.stdout, run.stderr) == (0, "3\n", "edges: imported\n")
 
 
 def test_an_asgi_app_that_is_not_toolkits_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "other.py").write_text("async def app(scope, receive, send):\n    pass\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "serve", "other.py:app", "--http"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = python("-m", "toolkit", "serve", "other.py:app", "--http", cwd=tmp_path)
     assert (run.returncode, run.stderr) == (
         2,
         "toolkit: error: 'other.py:app' is an ASGI app, not one made by server.http_app(): serve it with an ASGI "
@@ -315,16 +294,7 @@ def test_a_print_at_import_never_reaches_the_protocol_stream_of_toolkit_serve() 
         "method": "initialize",
         "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", "serve", EDGES],
-        env=edges_env(),
-        input=json.dumps(initialize) + "\n",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    run = python("-m", "toolkit", "serve", EDGES, env=edges_env(), stdin=json.dumps(initialize) + "\n")
     replies = [json.loads(line) for line in run.stdout.splitlines()]  # before: "edges: imported" came first
     assert [reply["id"] for reply in replies] == [1]
     assert (run.returncode, run.stderr) == (0, "edges: imported\n")
