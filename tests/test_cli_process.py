@@ -321,3 +321,32 @@ def test_a_worker_that_dies_is_replaced_and_the_others_serve_meanwhile() -> None
         running.process.terminate()
         status, _ = running.wait()
     assert status in (0, -signal.SIGTERM)
+
+
+@posix_only
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_at_the_terminal_lets_a_call_in_flight_answer(workers: str) -> None:
+    # The terminal sends SIGINT to its whole foreground process group: here, a group of the server's own.
+    command = [sys.executable, "-m", "toolkit", "serve", EDGES, "--http", "--port", "0", "--workers", workers]
+    env = edges_env(grace="60")
+    running = Running(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"name": "nap", "arguments": {"seconds": 1}, "_meta": {**meta, "progressToken": "p"}}
+    headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "nap"}
+    events: list[str] = []
+    try:
+        running.wait_for("/mcp\n")
+        url = running.stderr.decode().split("toolkit: serving on ")[1].split()[0]
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        with httpx.stream("POST", url, json=message, headers=headers, timeout=TIMEOUT) as stream:
+            for line in stream.iter_lines():
+                events.append(line)
+                if "notifications/progress" in line:  # the nap has started
+                    os.killpg(running.process.pid, signal.SIGINT)
+        status, stderr = running.wait()
+    finally:
+        if running.process.poll() is None:
+            running.process.kill()
+    assert any('"text":"rested"' in line for line in events), events  # answered within the grace
+    assert status in (0, 130, -signal.SIGINT)  # one process: uvicorn raises the SIGINT again once stopped
+    assert toolkit_lines(stderr)[-1] == "toolkit: stopped"

@@ -306,6 +306,10 @@ class _Supervisor:
             [sys.executable, "-c", "import sys; del sys.path[0]; from toolkit._serve_http import work; work()"],
             env=env,
             pass_fds=(self.sock.fileno(), report_end),
+            # Out of the terminal's process group: Ctrl-C reaches the supervisor alone, which stops the workers once
+            # (a worker that got both the terminal's SIGINT and the supervisor's SIGTERM would take it as a second
+            # signal, and stop at once).
+            start_new_session=True,
         )
 
     def _on_report(self, line: str) -> None:
