@@ -319,8 +319,9 @@ def test_a_worker_that_dies_is_replaced_and_the_others_serve_meanwhile() -> None
         assert [answer.json()["result"]["content"][0]["text"] for answer in answers] == ["3"] * 10
     finally:
         running.process.terminate()
-        status, _ = running.wait()
+        status, stderr = running.wait()
     assert status in (0, -signal.SIGTERM)
+    assert stderr.count("toolkit: serving on ") == 1
 
 
 @posix_only

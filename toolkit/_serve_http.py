@@ -255,6 +255,7 @@ class _Supervisor:
         self.workers: list[subprocess.Popen[bytes]] = []
         self.signals: list[int] = []
         self.ready = 0
+        self.announced = False
         self.failure: str | None = None
         self.stop_by: float | None = None  # once stopping: when the workers still running are killed
 
@@ -316,7 +317,8 @@ class _Supervisor:
         kind, _, text = line.partition(" ")
         if kind == "ready":
             self.ready += 1
-            if self.ready == self.count and self.stop_by is None:
+            if self.ready == self.count and not self.announced and self.stop_by is None:
+                self.announced = True  # once: a worker started in place of one that died is not news
                 _announce(self.sock, self.path)
         elif kind == "failed" and self.failure is None:
             self.failure = text
@@ -352,7 +354,7 @@ class _Supervisor:
             status = worker.poll()
             if status is None:
                 continue
-            if self.ready < self.count or status == _STARTUP_FAILURE:
+            if not self.announced or status == _STARTUP_FAILURE:
                 # Before every worker has started, a worker that ends would end the same way again.
                 self.failure = self.failure or f"a worker process exited with status {status} before it could serve"
                 self._stop()
