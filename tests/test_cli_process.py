@@ -5,6 +5,7 @@ Every wait is bounded by a generous `TIMEOUT`: only a hang reaches it, and no te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -351,3 +352,24 @@ def test_ctrl_c_at_the_terminal_lets_a_call_in_flight_answer(workers: str) -> No
     assert any('"text":"rested"' in line for line in events), events  # answered within the grace
     assert status in (0, 130, -signal.SIGINT)  # one process: uvicorn raises the SIGINT again once stopped
     assert toolkit_lines(stderr)[-1] == "toolkit: stopped"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting for a process that is not a child needs Linux")
+def test_the_workers_stop_when_their_supervisor_is_killed() -> None:
+    import select
+
+    running, url = serve("--workers", "2")
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pid", "_meta": meta}}
+    headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "pid"}
+    pid = int(httpx.post(url, json=message, headers=headers, timeout=TIMEOUT).json()["result"]["content"][0]["text"])
+    worker = os.pidfd_open(pid)  # readable once that process has ended
+    try:
+        running.process.kill()  # no chance to stop its workers: an OOM kill, a `kill -9`
+        running.wait()
+        readable, _, _ = select.select([worker], [], [], TIMEOUT)  # before: served on, orphaned, holding the port
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # a worker left behind by a failure: not past this test
+            signal.pidfd_send_signal(worker, signal.SIGKILL)
+        os.close(worker)
+    assert readable == [worker]

@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ _FACTORY_ENV = "TOOLKIT_HTTP_FACTORY"
 _SOCKET_ENV = "TOOLKIT_HTTP_SOCKET_FD"
 _REPORT_ENV = "TOOLKIT_HTTP_REPORT_FD"
 _LOG_LEVEL_ENV = "TOOLKIT_HTTP_LOG_LEVEL"
+_LIFELINE_ENV = "TOOLKIT_HTTP_LIFELINE_FD"  # ends (EOF) when the supervisor does, however it ends
 
 _STARTUP_FAILURE = 3  # uvicorn's status for a worker that could not start (uvicorn.config.STARTUP_FAILURE)
 #: After a worker's `shutdown_grace`, how long its lifespan's cleanup may take before the supervisor kills it.
@@ -262,13 +264,16 @@ class _Supervisor:
     def run(self) -> None:
         reports, report_end = os.pipe()
         wake, wake_end = os.pipe()
+        # The workers hold the reading end, the supervisor the other, never written: if the supervisor dies (even
+        # of SIGKILL), the workers read the end of it and stop, rather than serve on without it.
+        lifeline, lifeline_end = os.pipe()
         os.set_blocking(reports, False)
         os.set_blocking(wake, False)
         os.set_blocking(wake_end, False)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         previous_wakeup = signal.set_wakeup_fd(wake_end)
         try:
-            self.workers = [self._start(report_end) for _ in range(self.count)]
+            self.workers = [self._start(report_end, lifeline) for _ in range(self.count)]
             lines = bytearray()
             while any(worker.poll() is None for worker in self.workers):
                 readable, _, _ = select.select([reports, wake], [], [], _POLL_SECONDS)
@@ -283,7 +288,7 @@ class _Supervisor:
                 for line in done:
                     self._on_report(line.decode("utf-8", "replace"))
                 self._on_signals()
-                self._look_after(report_end)
+                self._look_after(report_end, lifeline)
         finally:
             for worker in self.workers:
                 if worker.poll() is None:
@@ -292,7 +297,7 @@ class _Supervisor:
             signal.set_wakeup_fd(previous_wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            for fd in (reports, report_end, wake, wake_end):
+            for fd in (reports, report_end, wake, wake_end, lifeline, lifeline_end):
                 os.close(fd)
         if self.failure is not None:
             raise ServeError(self.name, self.failure)
@@ -300,13 +305,14 @@ class _Supervisor:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.signals.append(signum)
 
-    def _start(self, report_end: int) -> subprocess.Popen[bytes]:
-        env = {**os.environ, _SOCKET_ENV: str(self.sock.fileno()), _REPORT_ENV: str(report_end)}
+    def _start(self, report_end: int, lifeline: int) -> subprocess.Popen[bytes]:
+        fds = {_SOCKET_ENV: self.sock.fileno(), _REPORT_ENV: report_end, _LIFELINE_ENV: lifeline}
+        env = {**os.environ, **{name: str(fd) for name, fd in fds.items()}}
         return subprocess.Popen(
             # `-c` puts the current directory first on the path, where a `json.py` would shadow the standard one.
             [sys.executable, "-c", "import sys; del sys.path[0]; from toolkit._serve_http import work; work()"],
             env=env,
-            pass_fds=(self.sock.fileno(), report_end),
+            pass_fds=tuple(fds.values()),
             # Out of the terminal's process group: Ctrl-C reaches the supervisor alone, which stops the workers once
             # (a worker that got both the terminal's SIGINT and the supervisor's SIGTERM would take it as a second
             # signal, and stop at once).
@@ -343,7 +349,7 @@ class _Supervisor:
             if worker.poll() is None:
                 worker.terminate()  # uvicorn's graceful shutdown, within the server's shutdown_grace
 
-    def _look_after(self, report_end: int) -> None:
+    def _look_after(self, report_end: int, lifeline: int) -> None:
         if self.stop_by is not None:
             if time.monotonic() > self.stop_by:
                 for worker in self.workers:
@@ -361,7 +367,7 @@ class _Supervisor:
                 return
             _say(f"a worker process exited with status {status}; starting another")
             self.ready -= 1
-            self.workers[index] = self._start(report_end)
+            self.workers[index] = self._start(report_end, lifeline)
 
 
 def _read_some(fd: int) -> bytes:
@@ -377,6 +383,14 @@ def work() -> None:
     sock = socket.socket(fileno=int(os.environ[_SOCKET_ENV]))
     module, _, name = os.environ[_FACTORY_ENV].partition(":")
     started: list[bool] = []
+    lifeline = int(os.environ[_LIFELINE_ENV])
+
+    def watch_the_supervisor() -> None:
+        while os.read(lifeline, 1):  # nothing is ever written: this returns only at the supervisor's end
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)  # the graceful shutdown, as if the supervisor had asked
+
+    threading.Thread(target=watch_the_supervisor, name="toolkit-lifeline", daemon=True).start()
 
     def ready() -> None:
         started.append(True)
