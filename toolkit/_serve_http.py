@@ -12,6 +12,8 @@ margin) is over, and report a worker's failed start as one line and a failure ra
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import json
 import logging
@@ -189,12 +191,22 @@ def _uvicorn_server(
                 stopped()
 
         def handle_exit(self, sig: int, frame: Any) -> None:
-            # uvicorn forces the exit on a second SIGINT only; a process manager sends SIGTERM twice.
-            if self.should_exit:
+            # uvicorn forces the exit on a second SIGINT only (a process manager sends SIGTERM twice), and even then
+            # waits for the connections whose responses are still open (a call's event stream): end their requests.
+            # The state changes before anything is written: a second signal may run this handler again as soon as
+            # the first has said it is stopping (CPython runs signal handlers between any two bytecodes).
+            again = self.should_exit
+            super().handle_exit(sig, frame)
+            if again:
                 self.force_exit = True
+                with contextlib.suppress(RuntimeError):  # the loop is not running: nothing is left to end
+                    asyncio.get_running_loop().call_soon_threadsafe(self.cancel_requests)
             else:
                 stopping(grace)
-            super().handle_exit(sig, frame)
+
+        def cancel_requests(self) -> None:
+            for task in list(self.server_state.tasks):
+                task.cancel()
 
     return Server(config)
 
