@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "servers" / "http_demo.py"
 # A port nothing listens on: loopback refuses the connection at once.
 UNREACHABLE = "http://127.0.0.1:1/mcp"
-EXTRA = "pip install 'mcp-toolkit[http]' (from a checkout: pip install -e '.[http]')"
+EXTRA = "install toolkit's http extra (in a clone of toolkit: pip install '.[http]')"
 
 
 def toolkit(*args: str, without: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
@@ -129,7 +129,11 @@ def test_serve_over_http_says_where_it_listens_and_that_it_stopped(workers: str)
         assert outcome(toolkit("call", server.url, "add", "a=1", "b=2")) == (0, "3\n", "")
     finally:
         server.close()  # SIGTERM, as a process manager stops it
-    assert server.stderr == [f"toolkit: serving on {server.url}\n", "toolkit: stopped\n"]
+    assert server.stderr == [
+        f"toolkit: serving on {server.url}\n",
+        "toolkit: stopping: calls in flight have 5 s to answer (Ctrl-C or SIGTERM again stops at once)\n",
+        "toolkit: stopped\n",
+    ]
 
 
 def test_the_sdk_snippet_of_the_http_docs_runs_in_both_modes(

@@ -465,4 +465,7 @@ def test_without_the_jwt_extra_the_import_error_names_it() -> None:
     code = "import sys\nsys.modules['jwt'] = None\nimport toolkit\ntoolkit.JWTVerifier\n"
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
-    assert "ImportError: JWTVerifier needs the jwt extra (jwt is missing): pip install 'mcp-toolkit[jwt]'" in out.stderr
+    assert (
+        "ImportError: JWTVerifier needs the jwt extra (jwt is missing): "
+        "in a clone of toolkit, pip install '.[http,jwt]'" in out.stderr
+    )

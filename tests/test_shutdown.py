@@ -193,3 +193,73 @@ async def test_ctrl_c_ends_a_server_reading_a_terminal(anyio_backend: str) -> No
         os.close(terminal)
 
     assert (code, err.decode().splitlines()) == (0, CLEAN_EXIT)
+
+
+# -- SIGTERM while the client is still connected: the calls in flight get the grace ---------------------------------
+
+SIGTERM_LINE = "toolkit: stopping: calls in flight have 60 s to answer (Ctrl-C or SIGTERM again stops at once)"
+
+
+async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) -> tuple[int, list[Any], list[str]]:
+    """A nap of `seconds`, then SIGTERM once it has started (its progress came) and the client still holds stdin
+    open; a second SIGTERM once the server said it stops reading. The exit status, the replies, stderr's lines."""
+    process = await anyio.open_process(
+        lifespan_command(backend, "--shutdown-grace", "60"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    nap = {
+        "jsonrpc": "2.0",
+        "id": "nap",
+        "method": "tools/call",
+        "params": {"name": "nap", "arguments": {"seconds": seconds}, "_meta": {"progressToken": "p"}},
+    }
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out = bytearray()
+    err = bytearray()
+    said = anyio.Event()
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        async for chunk in process.stderr:
+            err.extend(chunk)
+            if SIGTERM_LINE.encode() in err:
+                said.set()
+
+    async with process, anyio.create_task_group() as tg:
+        with anyio.fail_after(wire.TIMEOUT):
+            tg.start_soon(read_stderr)
+            await process.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in [*MESSAGES, nap]))
+            while b"notifications/progress" not in out:  # the call runs
+                out += await process.stdout.receive()
+            process.terminate()
+            if signals == 2:
+                await said.wait()
+                process.terminate()
+            async for chunk in process.stdout:
+                out += chunk
+            code = await process.wait()
+    replies = [json.loads(line) for line in out.splitlines()]
+    for reply in replies:
+        wire.check_server_message(reply, wire.LATEST, {1: "initialize", "nap": "tools/call"}.get(reply.get("id")))
+    return code, replies, err.decode().splitlines()
+
+
+async def test_sigterm_while_the_client_is_connected_lets_the_call_in_flight_answer_then_exits(
+    anyio_backend: str,
+) -> None:
+    code, replies, stderr = await _terminate_during_a_nap(anyio_backend, 1.5, signals=1)
+
+    answered = [reply for reply in replies if reply.get("id") == "nap"]
+    assert [reply["result"]["content"] for reply in answered] == [[{"type": "text", "text": "rested"}]]
+    assert (code, stderr) == (0, [CLEAN_EXIT[0], SIGTERM_LINE, *CLEAN_EXIT[1:]])
+
+
+async def test_a_second_sigterm_stops_at_once(anyio_backend: str) -> None:
+    code, replies, stderr = await _terminate_during_a_nap(anyio_backend, 600, signals=2)
+
+    assert [reply.get("id") for reply in replies if "id" in reply] == [1]  # the nap never answers
+    assert (code, stderr) == (0, [CLEAN_EXIT[0], SIGTERM_LINE, *CLEAN_EXIT[1:]])

@@ -259,8 +259,8 @@ class Client:
             if exc.name != "httpx":
                 raise
             raise ImportError(
-                "connecting over HTTP needs httpx: pip install 'mcp-toolkit[http]'"
-                " (from a checkout: pip install -e '.[http]')"
+                "connecting over HTTP needs httpx: install toolkit's http extra"
+                " (in a clone of toolkit: pip install '.[http]')"
             ) from None
 
         client = cls.__new__(cls)

@@ -25,7 +25,7 @@ try:
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 except ImportError as exc:
     raise ImportError(
-        f"JWTVerifier needs the jwt extra ({exc.name} is missing): pip install 'mcp-toolkit[jwt]'"
+        f"JWTVerifier needs the jwt extra ({exc.name} is missing): in a clone of toolkit, pip install '.[http,jwt]'"
     ) from None
 
 from ._auth import Identity
@@ -213,7 +213,7 @@ class JWTVerifier:
     `scope` (or `scp`) the identity's scopes, `client_id` (or `azp`) its client, and every claim is in
     `Identity.claims`. A refusal tells the client why (`error_description`) without repeating the token.
 
-    Needs the `jwt` extra: `pip install 'mcp-toolkit[http,jwt]'`.
+    Needs the `jwt` extra: `pip install '.[http,jwt]'` in a clone of toolkit.
 
     Args:
         issuer: The authorization server's issuer identifier, exactly as it puts it in `iss`.

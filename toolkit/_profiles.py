@@ -12,6 +12,7 @@ Pure functions of JSON dicts: they work on a toolkit `Tool` and on any MCP serve
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -457,7 +458,9 @@ def get_profile(name: str | Profile) -> Profile:
         return name
     profile = PROFILES.get(name)
     if profile is None:
-        raise ValueError(f"unknown schema profile {name!r}; choose one of: {', '.join(PROFILES)}")
+        close = difflib.get_close_matches(name, list(PROFILES), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"unknown schema profile {name!r}; {hint}choose one of: {', '.join(PROFILES)}")
     return profile
 
 

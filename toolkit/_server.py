@@ -29,7 +29,7 @@ from ._types import Icon, Implementation
 if TYPE_CHECKING:
     from ._http import HttpApp, HttpOptions
 
-__all__ = ["Lifespan", "Server", "definitions_only"]
+__all__ = ["Lifespan", "Server", "definitions_only", "serve_process"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -441,13 +441,14 @@ class Server:
             await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
 
     async def _serve_stdio_until_terminated(self, watch: bool) -> None:
-        """`serve_stdio`, cancelled on SIGTERM as on Ctrl-C; a failed startup comes out as is, not in a group."""
+        """`serve_stdio`, ended by SIGTERM as by the end of input; a failed startup comes out as is, not in a group."""
         failed: StartupError | None = None
+        transport = _Stoppable(StdioTransport(max_message_size=self.max_message_size))
         async with anyio.create_task_group() as tg:
             if watch:
-                tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
+                tg.start_soon(_stop_on_sigterm, transport, tg.cancel_scope, self.shutdown_grace)
             try:
-                await self.serve_stdio()
+                await self.serve(transport)
             except StartupError as exc:
                 failed = exc
             tg.cancel_scope.cancel()
@@ -483,11 +484,14 @@ class Server:
         `transport="http"` serves [`http_app(**options)`][toolkit.Server.http_app] on `host:port` (loopback by
         default) until interrupted; it needs the `http` extra.
 
-        Ctrl-C (SIGINT) and SIGTERM, which a client sends a server that did not exit when its stdin closed, end it
-        alike: calls still running are cancelled, the lifespan's cleanup runs, `run()` returns and the process
-        exits with status 0. (The SIGTERM handler is installed for the run only, and the previous one restored.)
-        When the lifespan fails to start, nothing is served: one line on stderr, and the process exits with
-        status 1.
+        Over stdio, SIGTERM ends the input as the client closing stdin would: no request is read any more, calls in
+        flight get `shutdown_grace` seconds to answer, then the lifespan's cleanup runs, `run()` returns and the
+        process exits with status 0. Ctrl-C (SIGINT), a second SIGTERM, or a SIGTERM after stdin has closed (what a
+        client sends a server that did not exit once it closed stdin) stop at once: calls still running are
+        cancelled, and the cleanup runs. (The SIGTERM handler is installed for the run only, and the previous one
+        restored.) Over HTTP, uvicorn does the same on SIGTERM or Ctrl-C: calls get `shutdown_grace` seconds, a second
+        Ctrl-C stops at once. When the lifespan fails to start, nothing is served, in either transport: one line
+        on stderr, and the process exits with status 1.
 
         Example:
             ```python
@@ -495,49 +499,110 @@ class Server:
                 server.run()
             ```
         """
-        if transport == "http":
-            from ._serve_http import serve_http
-
-            serve_http(self.http_app(**options), host=host, port=port)
-            return
-        import signal  # the process entry point owns the process's signals, for the run only
-
-        # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
-        watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
-        previous = signal.getsignal(signal.SIGTERM) if watch else None
         try:
-            anyio.run(self._serve_stdio_until_terminated, watch, backend=backend)
+            serve_process(self, backend=backend, transport=transport, host=host, port=port, **options)
         except StartupError as exc:
             logger.debug("startup failed", exc_info=exc)
             sys.stderr.write(f"toolkit: error: {exc}\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
-        except BaseException as exc:
-            if not _interrupted(exc):
-                raise
-        finally:
-            if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
-                signal.signal(signal.SIGTERM, previous)
-        # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
-        # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
-        # process is left to the host, never ended from here (no `os._exit`).
-        stuck = running_calls()
-        if stuck:  # say so rather than leave silently
-            logging.getLogger("toolkit").warning(
-                "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
-                "a thread cannot be stopped, so it is abandoned)",
-                stuck,
-                "" if stuck == 1 else "s",
-            )
 
 
-async def _cancel_on_sigterm(scope: anyio.CancelScope) -> None:
+def serve_process(
+    server: Server,
+    *,
+    backend: Literal["asyncio", "trio"] = "asyncio",
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    **options: Any,
+) -> None:
+    """[`Server.run`][toolkit.Server.run] without its exit status: a failed start raises, for `toolkit serve`'s own.
+
+    Raises:
+        StartupError: the lifespan failed to start; nothing was served.
+    """
+    if transport == "http":
+        from ._serve_http import serve_http
+
+        serve_http(server.http_app(**options), host=host, port=port)
+        return
+    import signal  # the process entry point owns the process's signals, for the run only
+
+    # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
+    watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if watch else None
+    try:
+        anyio.run(server._serve_stdio_until_terminated, watch, backend=backend)
+    except StartupError:
+        raise
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+    finally:
+        if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
+            signal.signal(signal.SIGTERM, previous)
+    # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
+    # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
+    # process is left to the host, never ended from here (no `os._exit`).
+    stuck = running_calls()
+    if stuck:  # say so rather than leave silently
+        logging.getLogger("toolkit").warning(
+            "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
+            "a thread cannot be stopped, so it is abandoned)",
+            stuck,
+            "" if stuck == 1 else "s",
+        )
+
+
+class _Stoppable:
+    """A transport whose input can be ended from outside, as if the peer had closed it (SIGTERM under `run()`)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+        self._receiving: anyio.CancelScope | None = None
+        self.ended = False
+        """No more messages will be read: the input ended, or `stop()` was called."""
+
+    async def send(self, message: str, /) -> None:
+        await self._transport.send(message)
+
+    async def receive(self) -> str:
+        if not self.ended:
+            with anyio.CancelScope() as self._receiving:
+                try:
+                    return await self._transport.receive()
+                except anyio.EndOfStream:
+                    self.ended = True
+                    raise
+        raise anyio.EndOfStream
+
+    def stop(self) -> None:
+        self.ended = True
+        if self._receiving is not None:
+            self._receiving.cancel()
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+
+async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grace: float) -> None:
+    """The first SIGTERM ends the input as the client closing it would: the calls in flight get `grace` seconds to
+    answer (basic/lifecycle's shutdown, and the promise of docs/server.md). A second one, or one that comes once
+    the input has ended (the client already waited for the calls, closing stdin, before sending it), stops at once."""
     import signal
 
     with anyio.open_signal_receiver(signal.SIGTERM) as signals:
         async for _ in signals:
-            scope.cancel()
-            return
+            if transport.ended:
+                scope.cancel()
+                return
+            sys.stderr.write(
+                f"toolkit: stopping: calls in flight have {grace:g} s to answer "
+                "(Ctrl-C or SIGTERM again stops at once)\n"
+            )
+            sys.stderr.flush()
+            transport.stop()
 
 
 def _interrupted(exc: BaseException) -> bool:

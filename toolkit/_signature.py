@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import types
@@ -213,7 +214,11 @@ def collect_params(
             else:
                 params.append(_param(p, prepared, docs.get(p.name)))
     names = {p.name for p in parameters}
-    problems.extend(f"docstring documents {d!r}, which is not a parameter" for d in docs if d not in names)
+    for documented in docs:
+        if documented not in names:
+            close = difflib.get_close_matches(documented, sorted(names), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"docstring documents {documented!r}, which is not a parameter{hint}")
     return params, context
 
 

@@ -12,9 +12,9 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -30,9 +30,12 @@ __all__ = [
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "StdioTransport",
     "StreamTransport",
+    "on_a_daemon_thread",
     "read_head",
     "spawn_stdio",
 ]
+
+T = TypeVar("T")
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 _CHUNK = 65536
@@ -198,28 +201,34 @@ class _FdStream:
 
 
 async def _read_on_a_thread(fd: int, max_bytes: int) -> bytes:
-    """`os.read` on a daemon thread of its own; cancelling abandons the thread (and what it reads).
+    return await on_a_daemon_thread(lambda: os.read(fd, max_bytes))
+
+
+async def on_a_daemon_thread(read: Callable[[], T]) -> T:
+    """`read()` (a blocking read of a terminal, a file) on a daemon thread of its own; cancelling abandons the thread.
 
     Neither anyio's worker threads, which are not daemons on asyncio (one left blocked reading a terminal after
     Ctrl-C would keep the process alive until a key is pressed), nor the tools' pool, whose threads count as tool
     calls still running. One thread a read is cheap next to what it waits for (a file's 64 KiB, a person typing).
+    `read` must not hold a lock the interpreter takes at exit (the buffer of `sys.stdin`): read file descriptors.
     """
     token = anyio.lowlevel.current_token()
     done = anyio.Event()
-    outcome: list[bytes | OSError] = []
+    outcome: list[T] = []
+    failure: list[Exception] = []
 
-    def read() -> None:
+    def run() -> None:
         try:
-            outcome.append(os.read(fd, max_bytes))
-        except OSError as exc:
-            outcome.append(exc)
+            outcome.append(read())
+        except Exception as exc:
+            failure.append(exc)
         with contextlib.suppress(Exception):  # the event loop has finished: nobody is waiting any more
             anyio.from_thread.run_sync(done.set, token=token)
 
-    threading.Thread(target=read, name="toolkit-stdin", daemon=True).start()
+    threading.Thread(target=run, name="toolkit-stdin", daemon=True).start()
     await done.wait()
-    if isinstance(outcome[0], OSError):
-        raise outcome[0]
+    if failure:
+        raise failure[0]
     return outcome[0]
 
 

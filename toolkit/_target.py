@@ -14,9 +14,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolkit import Server, Tool
+from toolkit import Server, Tool, ToolDefinitionError
+from toolkit._shadowing import shadowing_module
 
-__all__ = ["TargetError", "absolute_target", "load_server", "source_folder"]
+__all__ = ["TargetError", "absolute_target", "load_server", "load_target", "source_folder"]
 
 _ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
@@ -29,8 +30,8 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
     """Import `target` and return its server.
 
     Without `:attr`, the module's one `toolkit.Server` is used, or else its `@tool` functions are collected
-    into a new server named after the module. An attribute may be a `Server`, a `Tool`, a list of tools, or a
-    function that takes no arguments and returns one of those.
+    into a new server named after the module. An attribute may be a `Server`, a `Tool`, a list of tools, the ASGI
+    app `Server.http_app()` made (its server), or a function that takes no arguments and returns one of those.
 
     Args:
         target: `package.module`, `package.module:attr`, `path/to/file.py` or `path/to/file.py:attr`.
@@ -38,6 +39,18 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
 
     Raises:
         TargetError: the module does not import, holds no tools, or holds several servers.
+    """
+    found = load_target(target, base=base)
+    server: Server = found if isinstance(found, Server) else found.server
+    return server
+
+
+def load_target(target: str, *, base: str | os.PathLike[str] | None = None) -> Any:
+    """What `target` serves over HTTP: the `HttpApp` the module made with `server.http_app(...)` (with its settings:
+    `auth=`, allowed hosts, a secret) when it names one or the module holds one, else its server, as `load_server`.
+
+    Raises:
+        TargetError: as `load_server`; also when the module holds several HTTP apps.
     """
     where, attr = _split(target)
     module = _import(where, Path(base) if base is not None else Path.cwd())
@@ -49,6 +62,11 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
                 raise TargetError(f"{where!r} has no attribute {attr!r}")
             value = getattr(value, part)
         return _as_server(value, f"{where}:{attr}", name)
+    apps = sorted(key for key, value in vars(module).items() if _is_http_app(value))
+    if len(_unique(getattr(module, key) for key in apps)) > 1:
+        raise TargetError(f"{where!r} holds several HTTP apps; choose one: {', '.join(f'{where}:{k}' for k in apps)}")
+    if apps:
+        return getattr(module, apps[0])
     servers = _unique(value for value in vars(module).values() if isinstance(value, Server))
     if len(servers) > 1:
         names = sorted(key for key, value in vars(module).items() if isinstance(value, Server))
@@ -93,6 +111,13 @@ def _split(target: str) -> tuple[str, str | None]:
     return (match["where"], match["attr"]) if match and not _is_drive(match["where"]) else (target, None)
 
 
+def _is_http_app(value: Any) -> bool:
+    # Only a module that made an HttpApp has imported its module: looked up, not imported, so that loading a
+    # target never loads the HTTP code.
+    http = sys.modules.get("toolkit._http")
+    return http is not None and isinstance(value, http.HttpApp)
+
+
 def _is_drive(where: str) -> bool:
     return len(where) == 1 and where.isalpha()  # `C:\\tools.py` on Windows
 
@@ -105,6 +130,9 @@ def _import(where: str, base: Path) -> ModuleType:
     try:
         if _is_path(where):
             return _import_file(base / where)
+        folder = base / where
+        if folder.is_dir() and not (folder / "__init__.py").exists():
+            raise TargetError(_directory(folder))
         if str(base) not in sys.path:
             # `toolkit list mymodule` finds modules in the current directory, as `python -m` does.
             sys.path.insert(0, str(base))
@@ -118,8 +146,20 @@ def _import(where: str, base: Path) -> ModuleType:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        at = _user_frame(exc)
-        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {exc}{at}") from exc
+        shadow = shadowing_module()
+        if shadow is not None:  # the cause, far from where it failed
+            raise TargetError(f"cannot import {where!r}: {shadow}") from exc
+        if isinstance(exc, ToolDefinitionError):  # one line: its problems are a list
+            reason = f"cannot make a tool of {exc.qualname}: {'; '.join(exc.problems)}"
+        else:
+            reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {reason}{_user_frame(exc)}") from exc
+
+
+def _directory(path: Path) -> str:
+    files = sorted(p.name for p in path.glob("*.py"))
+    example = f" such as {_shown(str(path / files[0]))}" if files else ""
+    return f"{_shown(str(path))!r} is a directory: pass the Python file that defines the server{example}"
 
 
 def _user_frame(exc: BaseException) -> str:
@@ -144,6 +184,8 @@ def _shown(path: str) -> str:
 
 
 def _import_file(path: Path) -> ModuleType:
+    if path.is_dir():
+        raise TargetError(_directory(path))
     if not path.is_file():
         raise TargetError(f"no such file: {str(path)!r}")
     path = path.resolve()
@@ -176,8 +218,8 @@ def _unique(values: Any) -> list[Any]:
     return out
 
 
-def _as_server(value: Any, where: str, name: str) -> Server:
-    if isinstance(value, Server):
+def _as_server(value: Any, where: str, name: str) -> Any:
+    if isinstance(value, Server) or _is_http_app(value):
         return value
     if isinstance(value, Tool):
         return _collect([value], where, name)
@@ -188,11 +230,23 @@ def _as_server(value: Any, where: str, name: str) -> Server:
         try:
             inspect.signature(value).bind()
         except TypeError:
+            if _is_asgi(value):
+                raise TargetError(
+                    f"{where!r} is an ASGI app, not one made by server.http_app(): serve it with an ASGI server "
+                    f"(uvicorn {where.replace('.py:', ':')}), or name its toolkit.Server"
+                ) from None
             raise TargetError(f"{where!r} is a function that needs arguments; it cannot build the server") from None
         except ValueError:
             pass
         return _as_server(value(), f"{where}()", name)
     raise TargetError(f"{where!r} is {type(value).__name__}, not a toolkit.Server, a Tool or a list of tools")
+
+
+def _is_asgi(value: Any) -> bool:
+    try:
+        return list(inspect.signature(value).parameters) == ["scope", "receive", "send"]
+    except (TypeError, ValueError):
+        return False
 
 
 def _collect(tools: list[Tool[Any, Any]], where: str, name: str) -> Server:

@@ -12,6 +12,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from toolkit._shadowing import shadowing_module
+
 from ._commands import CommandError, CommandTimeout
 from ._parser import parse_arguments
 
@@ -42,6 +44,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return _BROKEN_PIPE_STATUS
+    except Exception:
+        # A module of the user's named as a standard one (`json.py` next to the server) breaks what imports it later.
+        shadow = shadowing_module()
+        if shadow is None:
+            raise
+        print(f"toolkit: error: {shadow}", file=sys.stderr)
+        return 2
     return status
 
 

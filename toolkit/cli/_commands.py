@@ -25,8 +25,9 @@ from toolkit._lint import lint
 from toolkit._portability import check_tools as check_profiles
 from toolkit._portability import expand_profiles
 from toolkit._profiles import get_profile
-from toolkit._server import definitions_only
-from toolkit._target import TargetError, load_server
+from toolkit._server import Server, definitions_only, serve_process
+from toolkit._shadowing import shadowing_module
+from toolkit._target import TargetError, load_server, load_target
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 
 from ._breaking_changes import compare, format_changes
@@ -205,24 +206,72 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
 
 def serve_target(args: argparse.Namespace) -> int:
     """`toolkit serve`: serve the target over stdio until the client leaves, or over HTTP until interrupted."""
-    if not args.http:
-        _load(args.target).run()
-        return 0
-    options: dict[str, Any] = {}
-    if args.allowed_hosts:
-        options["allowed_hosts"] = args.allowed_hosts
-    server = _load(args.target)  # a target that cannot load is reported here, once, not by each worker
+    # What the module prints as it loads goes to stderr: over stdio, stdout is the protocol's from the start.
+    with _output_kept_apart(in_memory=True):
+        found = _load_target(args.target)
+    server: Server = found if isinstance(found, Server) else found.server
     try:
-        if args.workers > 1:
+        if not args.http:
+            serve_process(server)
+        elif args.workers > 1:
             from toolkit._serve_http import serve_workers
 
+            options = _http_options(args, found)
+            path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
             factory = "toolkit.cli._commands:worker_app"
-            serve_workers(factory, args.target, host=args.host, port=args.port, workers=args.workers, options=options)
+            serve_workers(
+                factory,
+                args.target,
+                server,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                options=options,
+                path=path,
+            )
+        elif isinstance(found, Server):
+            serve_process(server, transport="http", host=args.host, port=args.port, **_http_options(args, found))
         else:
-            server.run(transport="http", host=args.host, port=args.port, **options)
+            from toolkit._serve_http import serve_http
+
+            _http_options(args, found)
+            serve_http(found, host=args.host, port=args.port)
     except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
+        raise CommandError(shadowing_module() or str(exc)) from exc  # or an `http.py` of the user's is in the way
+    except StartupError as exc:
         raise CommandError(str(exc)) from exc
+    except OSError as exc:  # binding the address: in use, not ours to bind
+        if not args.http or exc.errno is None:
+            raise
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     return 0
+
+
+def _load_target(target: str) -> Any:
+    try:
+        return load_target(target)
+    except TargetError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
+    """The options `toolkit serve --http` gives `http_app()`; none for an app the module made itself, whose
+    settings (`auth=`, allowed hosts, its secret) are served as they are, never replaced or dropped."""
+    if isinstance(found, Server):
+        return {"allowed_hosts": args.allowed_hosts} if args.allowed_hosts else {}
+    where = args.target
+    if args.allowed_hosts:
+        raise CommandError(
+            f"{where!r} serves the app made by server.http_app() in the module, with its own settings: give "
+            "allowed_hosts= there, not --allowed-host"
+        )
+    if args.workers > 1 and found.server.secret is None:
+        raise CommandError(
+            f"{where!r} serves the app made by server.http_app() in the module, which has no shared secret: its "
+            f"{args.workers} workers could not trust each other's sessions; give it http_app(secret=...) (see the "
+            "deploy docs, Keys), or serve it with one worker"
+        )
+    return {}
 
 
 def data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Callable[[argparse.Namespace], int]:
@@ -539,13 +588,17 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
 
 
 def worker_app() -> Any:
-    """The app of one worker of `toolkit serve --http --workers N` (uvicorn calls it in each worker process)."""
+    """The app of one worker of `toolkit serve --http --workers N` (each worker process calls it): the app the module
+    made itself, as it is, or the server's, with the key and the session store the workers share."""
     from toolkit import SqliteSessionStore
     from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
+    found = _load_target(os.environ[TARGET_ENV])
+    if not isinstance(found, Server):
+        return found
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
-    return _load(os.environ[TARGET_ENV]).http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
+    return found.http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
 
 
 # -- for the commands in modules of their own (cli/_lint.py) ---------------------------------------------------

@@ -7,15 +7,17 @@ Questions go to stderr and answers come from stdin, one line each, so that stdou
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-import anyio.to_thread
+import anyio
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
+from toolkit._stdio import on_a_daemon_thread
 
 __all__ = ["TerminalPrompt"]
 
@@ -35,11 +37,20 @@ class _Stop(Exception):  # not an error: the user chose decline or cancel
 
 
 async def _stdin_line() -> str:
-    # A thread, abandoned if the call is cancelled: reading stdin cannot be interrupted portably.
-    line: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+    # On a daemon thread, abandoned if the call is cancelled (reading stdin cannot be interrupted portably), which
+    # leaves no thread for the interpreter to wait for after Ctrl-C. The file descriptor is read a byte at a time, to
+    # the end of the line and no further, so no answer typed or piped ahead is lost to a buffer between two prompts.
+    line: str = await on_a_daemon_thread(_read_line)
     if line and not sys.stdin.isatty():
         _stderr("\n")  # a terminal echoes the answer and its newline; a piped one is not shown: end the prompt's line
     return line
+
+
+def _read_line() -> str:
+    data = bytearray()
+    while not data.endswith(b"\n") and (byte := os.read(sys.stdin.fileno(), 1)):
+        data += byte
+    return data.decode(sys.stdin.encoding or "utf-8", "replace")
 
 
 def _stderr(text: str) -> None:
@@ -235,7 +246,7 @@ def _pick(answer: str, choices: list[tuple[str, str]]) -> str:
     for index, (value, title) in enumerate(choices, 1):
         if answer in (value, str(index)) or answer.lower() == title.lower():
             return value
-    raise ValueError(f"choose one of {', '.join(str(i) for i in range(1, len(choices) + 1))}")
+    raise ValueError(f"choose a number from 1 to {len(choices)}, or a name: {', '.join(t for _, t in choices)}")
 
 
 def _bounds(value: float, low: Any, high: Any, unit: str) -> None:
