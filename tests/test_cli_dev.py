@@ -297,7 +297,7 @@ def test_without_the_reload_extra_it_says_what_to_install(project: Path) -> None
         2,
         "",
         "toolkit: error: toolkit dev needs watchfiles to see files change: "
-        "pip install 'mcp-toolkit[reload]' (from a checkout: pip install -e '.[reload]')\n",
+        "install toolkit's reload extra (in a clone of toolkit: pip install '.[reload]')\n",
     )
 
 

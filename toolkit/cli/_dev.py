@@ -39,7 +39,7 @@ from ._commands import CommandError
 __all__ = ["run_dev"]
 
 _INSPECTOR = "@modelcontextprotocol/inspector"
-_EXTRA = "pip install 'mcp-toolkit[reload]' (from a checkout: pip install -e '.[reload]')"
+_EXTRA = "install toolkit's reload extra (in a clone of toolkit: pip install '.[reload]')"
 # How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
 # (every change from then on is seen), which is what a person, or a test, waits for before editing.
 _LOOK_UP_MS = 500
