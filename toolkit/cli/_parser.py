@@ -70,6 +70,12 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     if "--" in args_list:
         split = args_list.index("--")
         args_list, command = args_list[:split], args_list[split + 1 :]
+    words = [word for word in args_list if not word.startswith("-")]
+    if words[:1] == ["install"] and ("--stdio" in args_list or command):
+        _refuse(
+            "toolkit install writes TARGET (path/to/file.py or a module), which it loads first, not --stdio -- "
+            "COMMAND: print an entry with `toolkit install mcp-json TARGET` and edit its command and args"
+        )
     parser = _parser()
     args, extra = parser.parse_known_args(args_list)
     if extra and (args.run is not call_tool or any(word.startswith("-") for word in extra)):
@@ -211,7 +217,7 @@ def _loop_commands(commands: Any) -> None:
     """`dev` and `install`: an author's loop, from an edit to the server in a client."""
     dev = commands.add_parser(
         "dev",
-        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
+        help="serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
         epilog=_SERVE_EPILOG + _DEV_EPILOG,
         formatter_class=_RAW,
     )
@@ -403,10 +409,15 @@ def _check_http_options(args: argparse.Namespace) -> None:
             continue
         if getattr(args, option) is not None and not args.http:
             flag = "--allowed-host" if option == "allowed_hosts" else f"--{option}"
-            sys.stderr.write(f"toolkit: error: {flag} needs --http (without it, {args.name} serves over stdio)\n")
-            raise SystemExit(2)
+            _refuse(f"{flag} needs --http (without it, {args.name} serves over stdio)")
         if getattr(args, option) is None:
             setattr(args, option, default)
+
+
+def _refuse(message: str) -> None:
+    """A usage error in one line, as the commands' own errors are (status 2)."""
+    sys.stderr.write(f"toolkit: error: {message}\n")
+    raise SystemExit(2)
 
 
 def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
