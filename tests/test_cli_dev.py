@@ -320,12 +320,14 @@ def test_a_module_that_does_not_import_at_start_is_one_line_with_status_2(tmp_pa
 
 def test_the_inspector_without_node_says_how_to_get_it_and_the_command_to_run(project: Path) -> None:
     run = toolkit("dev", "app.py", "--inspector", cwd=project, path=str(project))  # no npx there
+    widened = toolkit("dev", "app.py", "--inspector", "--watch-ext", ".toml", cwd=project, path=str(project))
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: --inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install "
         "Node.js (https://nodejs.org), or run it yourself: npx @modelcontextprotocol/inspector "
         f"{sys.executable} -m toolkit dev {project / 'app.py'}\n"
     )
+    assert widened.stderr == run.stderr.replace("\n", " --watch-ext .toml\n")
 
 
 def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: Path) -> None:

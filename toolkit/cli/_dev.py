@@ -82,6 +82,7 @@ def _inspector(args: argparse.Namespace) -> int:
     if args.http:
         raise CommandError("--inspector starts the server over stdio itself: leave out --http")
     dev = [sys.executable, "-m", "toolkit", "dev", absolute_target(args.target)]
+    dev += [word for suffix in args.watch_ext or [] for word in ("--watch-ext", suffix)]
     npx = shutil.which("npx")
     if npx is None:
         raise CommandError(
