@@ -60,6 +60,8 @@ Needs the reload extra (watchfiles). The tools are imported again in this
 process after each change; a connected client keeps its connection (over HTTP,
 its session) and hears tools/list_changed when the tools it lists changed. An
 import that fails leaves the last good tools serving and says why in one line.
+Only .py files under the folder reload it (--watch-ext adds a suffix); never
+the files its own output is redirected to.
 """
 
 
