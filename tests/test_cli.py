@@ -271,7 +271,7 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
         "ModuleNotFoundError: No module named 'no_such_package'\n",
         "broken.py": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module' "
         "(broken.py, line 1)\n",
-        "syntax.py": f"{cannot_import} 'syntax.py': SyntaxError: invalid syntax ({project / 'syntax.py'}, line 1)\n",
+        "syntax.py": f"{cannot_import} 'syntax.py': SyntaxError: invalid syntax (syntax.py, line 1)\n",
         "empty.py": "toolkit: error: 'empty.py' holds no toolkit.Server and no @tool functions; "
         "name a function that builds a server (empty.py:make_server), or start it with --stdio -- python empty.py\n",
         "two.py": "toolkit: error: 'two.py' holds several servers; choose one: two.py:a, two.py:b\n",

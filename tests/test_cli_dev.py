@@ -23,6 +23,7 @@ import wire
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolkit import Client, TextContent
+from toolkit.cli._dev import watched_files
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0  # any one wait for the process (a reload under a loaded CI machine included); only a hang reaches it
@@ -138,6 +139,11 @@ def toolkit(*args: str, cwd: Path, path: str | None = None, without: str = "") -
     )
 
 
+def relative(path: Path) -> str:
+    """A path as toolkit shows it in an error: relative to the current folder."""
+    return os.path.relpath(path)
+
+
 async def call(peer: wire.Peer, name: str, **arguments: Any) -> Any:
     reply = await peer.call(name, arguments)
     return reply["result"]["content"][0]["text"]
@@ -231,10 +237,11 @@ async def test_a_broken_edit_keeps_the_last_good_tools_and_says_why_in_one_line(
         await running.said("reloaded ")
         notified = await peer.receive()
 
-    # The message of the SyntaxError itself is Python's, and changes between versions.
+    # The message of the SyntaxError itself is Python's, and changes between versions. Its file is shown as every
+    # other error's is: relative to the current folder.
     prefix = f"toolkit: reload failed, still serving the last good tools: cannot import {str(project / 'app.py')!r}: "
     assert failed.startswith(prefix + "SyntaxError: ")
-    assert failed.endswith(f"({project / 'app.py'}, line 10)")
+    assert failed.endswith(f"({relative(project / 'app.py')}, line 10)")
     assert (still, names) == ("hello ann", ["greet"])
     assert notified == LIST_CHANGED
     assert [line for line in running.stderr if not line.startswith("toolkit: ")] == []  # no traceback: one line
@@ -313,12 +320,14 @@ def test_a_module_that_does_not_import_at_start_is_one_line_with_status_2(tmp_pa
 
 def test_the_inspector_without_node_says_how_to_get_it_and_the_command_to_run(project: Path) -> None:
     run = toolkit("dev", "app.py", "--inspector", cwd=project, path=str(project))  # no npx there
+    widened = toolkit("dev", "app.py", "--inspector", "--watch-ext", ".toml", cwd=project, path=str(project))
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: --inspector runs the MCP Inspector with npx, from Node.js, which is not on PATH: install "
         "Node.js (https://nodejs.org), or run it yourself: npx @modelcontextprotocol/inspector "
         f"{sys.executable} -m toolkit dev {project / 'app.py'}\n"
     )
+    assert widened.stderr == run.stderr.replace("\n", " --watch-ext .toml\n")
 
 
 def test_the_inspector_starts_the_server_over_stdio_so_http_is_refused(project: Path) -> None:
@@ -335,4 +344,113 @@ def test_over_http_without_the_http_extra_it_says_what_to_install(project: Path)
     assert run.stderr == (
         "toolkit: error: serving over HTTP needs uvicorn: "
         "pip install 'mcp-toolkit[http]' (from a checkout: pip install -e '.[http]')\n"
+    )
+
+
+def test_a_syntax_error_at_start_shows_the_file_as_other_errors_do(tmp_path: Path) -> None:
+    write(tmp_path / "app.py", "def broken(:\n")
+    run = toolkit("dev", "app.py", cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith("toolkit: error: cannot import 'app.py': SyntaxError: ")
+    assert run.stderr.endswith(" (app.py, line 1)\n")
+
+
+def test_only_python_files_reload_and_never_the_files_toolkit_writes_its_output_to(tmp_path: Path) -> None:
+    from watchfiles import Change, DefaultFilter
+
+    own = tmp_path / "dev.err"
+    (tmp_path / "app.py").write_text("", encoding="utf-8")
+    with own.open("w", encoding="utf-8") as stderr:
+        plain = watched_files(DefaultFilter(), [], own=[stderr])
+        widened = watched_files(DefaultFilter(), [".toml", "err"], own=[stderr])
+        names = ["app.py", "gone.py", "dev.err", "out.log", "app.py.bak", ".venv/x.py", "pyproject.toml"]
+        seen = {name: plain(Change.modified, str(tmp_path / name)) for name in names}
+        seen_widened = {name: widened(Change.modified, str(tmp_path / name)) for name in names}
+
+    assert seen == dict.fromkeys(names, False) | {"app.py": True, "gone.py": True}
+    assert seen_widened == seen | {"pyproject.toml": True}  # dev.err stays out: this process writes it
+
+
+async def test_output_written_into_the_watched_folder_does_not_reload(project: Path) -> None:
+    """What a person saw with `toolkit dev app.py > dev.out 2> dev.err` in the project: every line said reloaded
+    the module again, which said another line. Here the test copies each line it reads into the folder, and
+    writes files that cannot change what is served, before the edit that does: one reload, of that edit. (Whether a
+    change is seen at all has no signal of its own, so this run may miss a stray reload by ending first; the filter
+    itself is pinned by the test above.)"""
+    copied = project / "dev.log"
+    async with dev(str(project / "app.py")) as running:
+        peer = running.peer
+        await peer.initialize()
+        with copied.open("a", encoding="utf-8") as log:
+            log.write(await running.said("watching ") + "\n")
+            log.flush()
+            (project / ".ruff_cache").mkdir()
+            (project / ".ruff_cache" / "data").write_text("x", encoding="utf-8")
+            (project / "app.py.bak").write_text(GREET, encoding="utf-8")
+            write(project / "app.py", GREET + BYE)
+            reloaded = await running.said("reloaded ")
+            log.write(reloaded + "\n")
+            log.flush()
+            notified = await peer.receive()
+            # A request answered after the copied line was seen (or not) by the watcher: a reload it caused would
+            # have said so on stderr before the process ends.
+            answer = await call(peer, "bye", who="ann")
+        await peer.result("tools/list")
+
+    assert reloaded == f"toolkit: reloaded {project / 'app.py'}: tools greet, bye"
+    assert notified == LIST_CHANGED
+    assert answer == "bye ann"
+    assert [line for line in running.stderr if "reloaded" in line] == [reloaded]
+
+
+SERVER_NAMED = """
+from toolkit import Server
+
+server = Server("NAME")
+
+
+@server.tool
+def ping() -> str:
+    \"\"\"Answer.\"\"\"
+    return "pong"
+"""
+
+
+async def test_a_changed_server_name_says_that_it_needs_a_restart(tmp_path: Path) -> None:
+    write(tmp_path / "app.py", SERVER_NAMED.replace("NAME", "devapp"))
+    async with dev(str(tmp_path / "app.py")) as running:
+        await running.peer.initialize()
+        await running.said("watching ")
+        write(tmp_path / "app.py", SERVER_NAMED.replace("NAME", "devapp2"))
+        reloaded = await running.said("reloaded ")
+
+    assert reloaded == (
+        f"toolkit: reloaded {tmp_path / 'app.py'}: tools ping (definitions unchanged); the server's name changed: "
+        "restart toolkit dev to serve them"
+    )
+
+
+@pytest.mark.parametrize("command", ["serve", "dev"])
+@pytest.mark.parametrize(
+    ("options", "flag"),
+    [
+        (["--port", "5"], "--port"),
+        (["--port", "8000"], "--port"),
+        (["--host", "0.0.0.0"], "--host"),
+        (["--allowed-host", "example.com"], "--allowed-host"),
+    ],
+)
+def test_an_http_option_without_http_is_refused_in_one_line(
+    project: Path, command: str, options: list[str], flag: str
+) -> None:
+    run = toolkit(command, "app.py", *options, cwd=project)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == f"toolkit: error: {flag} needs --http (without it, {command} serves over stdio)\n"
+
+
+def test_workers_without_http_is_refused_in_one_line(project: Path) -> None:
+    run = toolkit("serve", "app.py", "--workers", "2", cwd=project)
+    assert (run.returncode, run.stderr) == (
+        2,
+        "toolkit: error: --workers needs --http (without it, serve serves over stdio)\n",
     )

@@ -320,3 +320,111 @@ async def test_with_dev_the_client_runs_toolkit_dev_and_it_serves(place: Place) 
     assert run.returncode == 0, run.stderr
     assert entry["args"] == ["-m", "toolkit", "dev", str(place.project / "weather.py")]
     assert await start_and_call(entry, place.elsewhere) == "dev"
+
+
+def test_a_symlinked_file_stays_a_link_and_the_file_it_leads_to_is_written(place: Place) -> None:
+    dotfiles = place.home / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "cursor-mcp.json"
+    real.write_text('{"theme": "dark"}', encoding="utf-8")
+    real.chmod(0o600)
+    link = place.home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    run = place.install("cursor", "weather.py")
+
+    assert run.returncode == 0, run.stderr
+    assert link.is_symlink()
+    assert os.readlink(link) == str(real)
+    assert json.loads(real.read_text(encoding="utf-8")) == {
+        "theme": "dark",
+        "mcpServers": {"weather": expected_entry("cursor", place)},
+    }
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert sorted(path.name for path in dotfiles.iterdir()) == ["cursor-mcp.json"]  # no temporary file left
+
+
+def test_an_interpreter_that_cannot_start_the_server_is_refused(place: Place, tmp_path: Path) -> None:
+    no_toolkit = tmp_path / "python"
+    no_toolkit.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")  # an interpreter that imports nothing
+    no_toolkit.chmod(0o755)
+    missing = place.install("cursor", "weather.py", "--python", "/nonexistent/python")
+    cannot = place.install("mcp-json", "weather.py", "--python", str(no_toolkit))
+    works = place.install("mcp-json", "weather.py", "--python", PYTHON, "--dev")
+
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == (
+        "toolkit: error: --python '/nonexistent/python' is not an executable file; nothing was written\n"
+    )
+    assert not (place.home / ".cursor").exists()
+    assert (cannot.returncode, cannot.stdout) == (2, "")
+    assert cannot.stderr == (
+        f"toolkit: error: {no_toolkit} cannot import toolkit, so the client could not start the server: "
+        f"{no_toolkit} -m pip install 'mcp-toolkit' (or --uv); nothing was written\n"
+    )
+    assert works.returncode == 0, works.stderr
+    assert json.loads(works.stdout)["mcpServers"]["weather"]["command"] == PYTHON
+
+
+def test_dev_without_watchfiles_in_the_interpreter_is_refused_with_what_to_install(place: Place) -> None:
+    hide = "import sys; sys.modules['watchfiles'] = None; from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-c", hide, "install", "cursor", "weather.py", "--dev"],
+        capture_output=True,
+        text=True,
+        cwd=place.project,
+        env={**os.environ, "HOME": str(place.home)},
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: {PYTHON} cannot import watchfiles, so the client could not start the server: "
+        f"{PYTHON} -m pip install 'mcp-toolkit[reload]' (or --uv); nothing was written\n"
+    )
+    assert not (place.home / ".cursor").exists()
+
+
+def test_a_url_or_a_command_cannot_be_installed_and_says_what_to_do(place: Place) -> None:
+    url = place.install("cursor", "http://127.0.0.1:9/mcp")
+    command = place.install("cursor", "--stdio", "--", "python", "weather.py")
+
+    assert (url.returncode, url.stdout) == (2, "")
+    assert url.stderr == (
+        "toolkit: error: 'http://127.0.0.1:9/mcp' is a URL: toolkit install writes a command that starts a server "
+        'over stdio; add a remote server in the client\'s own settings (its entry with a "url"), or install the '
+        "module that serves it\n"
+    )
+    assert (command.returncode, command.stdout) == (2, "")
+    assert command.stderr == (
+        "toolkit: error: toolkit install writes TARGET (path/to/file.py or a module), which it loads first, not "
+        "--stdio -- COMMAND: print an entry with `toolkit install mcp-json TARGET` and edit its command and args\n"
+    )
+    assert not (place.home / ".cursor").exists()
+
+
+def test_a_file_with_comments_is_left_alone_and_the_message_says_how_to_add_the_entry(place: Place) -> None:
+    path = place.project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    text = '{\n  // my servers\n  "servers": {"a": {"command": "x", "url": "http://a//b"}} /* end */\n}\n'
+    path.write_text(text, encoding="utf-8")
+    run = place.install("vscode", "weather.py", "--project")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: {str(path)!r} has comments, which toolkit cannot keep: nothing was written; print the "
+        "entry with `toolkit install mcp-json weather.py` and paste it into the file\n"
+    )
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_replacing_an_entry_says_which_env_variables_it_drops(place: Place) -> None:
+    first = place.install("cursor", "weather.py", "--env", "KEY1=a", "--env", "KEY2=b", "--env", "KEY3=c")
+    again = place.install("cursor", "weather.py", "--env", "KEY2=z")
+    config = json.loads((place.home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))
+
+    assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
+    assert again.stdout.startswith(
+        f"replaced 'weather' (its env KEY1, KEY3 dropped: give --env again to keep them) in {place.home}/.cursor/"
+    )
+    assert config["mcpServers"]["weather"]["env"] == {"KEY2": "z"}

@@ -141,7 +141,7 @@ def _import(where: str, base: Path) -> ModuleType:
         raise
     except SyntaxError as exc:
         raise TargetError(
-            f"cannot import {where!r}: SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+            f"cannot import {where!r}: SyntaxError: {exc.msg} ({_shown(exc.filename or '?')}, line {exc.lineno})"
         ) from exc
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):

@@ -1,4 +1,5 @@
-"""`toolkit dev`: serve a module over stdio or HTTP, and reload its tools whenever a file under its folder changes.
+"""`toolkit dev`: serve a module over stdio or HTTP, and reload its tools whenever a Python file under its folder
+changes.
 
 One design for both transports: the module is imported again in this process and its tools replace the ones served
 (`Server.replace_tools`), so that every connection outlives the reload. A stdio client cannot be handed a new
@@ -7,20 +8,25 @@ process, and over HTTP the app keeps its session key, its session records, its G
 Clients hear `notifications/tools/list_changed` only when what they list changed. The server itself (its name,
 options and lifespan) is the one loaded first: changing those needs a restart.
 
-watchfiles (the `reload` extra) says when files change; it is imported only here, when `toolkit dev` runs.
+watchfiles (the `reload` extra) says when files change; it is imported only here, when `toolkit dev` runs. Only the
+files that can change what is served count: `.py` files (and the suffixes of `--watch-ext`), outside the folders
+watchfiles' default filter leaves out (`.git`, `.venv`, `__pycache__`, ...), and never the files this process writes
+its own output to (`toolkit dev > dev.out 2> dev.err` in the folder would otherwise reload on every line it says).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import shlex
 import shutil
+import stat
 import sys
 import sysconfig
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -48,13 +54,16 @@ _LOOK_UP_MS = 500
 def run_dev(args: argparse.Namespace) -> int:
     """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
     changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
-    watch = _watchfiles()  # first: the Inspector would start a `toolkit dev` that stops at once without it
+    watch, default_filter = (
+        _watchfiles()
+    )  # first: the Inspector would start a `toolkit dev` that stops at once without it
     if args.inspector:
         return _inspector(args)
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
     server = _load(args.target)
-    reloader = _Reloader(server, args.target, source_folder(args.target), watch)
+    watched = watched_files(default_filter(), args.watch_ext or [], own=(sys.stdout, sys.stderr))
+    reloader = _Reloader(server, args.target, source_folder(args.target), watch, watched)
     server.lifespan = reloader.around(server.lifespan)
     if not args.http:
         server.run()
@@ -73,6 +82,7 @@ def _inspector(args: argparse.Namespace) -> int:
     if args.http:
         raise CommandError("--inspector starts the server over stdio itself: leave out --http")
     dev = [sys.executable, "-m", "toolkit", "dev", absolute_target(args.target)]
+    dev += [word for suffix in args.watch_ext or [] for word in ("--watch-ext", suffix)]
     npx = shutil.which("npx")
     if npx is None:
         raise CommandError(
@@ -84,12 +94,42 @@ def _inspector(args: argparse.Namespace) -> int:
     return subprocess.run([npx, "--yes", _INSPECTOR, *dev], check=False).returncode
 
 
-def _watchfiles() -> Any:
+def _watchfiles() -> tuple[Any, Any]:
     try:
-        from watchfiles import watch
+        from watchfiles import DefaultFilter, watch
     except ImportError:
         raise CommandError(f"toolkit dev needs watchfiles to see files change: {_EXTRA}") from None
-    return watch
+    return watch, DefaultFilter
+
+
+def watched_files(
+    default: Callable[[Any, str], bool], suffixes: Sequence[str], *, own: Sequence[Any] = ()
+) -> Callable[[Any, str], bool]:
+    """Which changes reload (watchfiles' `watch_filter`): a `.py` file or one of `suffixes`, that `default` (watchfiles'
+    DefaultFilter: no `.git`, `.venv`, `__pycache__`, swap files) keeps, and that is none of the files `own` (this
+    process's standard output and error) write to."""
+    endings = (".py", *(suffix if suffix.startswith(".") else f".{suffix}" for suffix in suffixes))
+    written = {identity for identity in map(_file_identity, own) if identity is not None}
+
+    def watched(change: Any, path: str) -> bool:
+        if not path.endswith(endings) or not default(change, path):
+            return False
+        try:
+            status = os.stat(path)
+        except OSError:  # removed: a module gone is a change
+            return True
+        return (status.st_dev, status.st_ino) not in written
+
+    return watched
+
+
+def _file_identity(stream: Any) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file a stream writes to, or None (a pipe, a terminal, no file number)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        status = os.fstat(stream.fileno())
+        if stat.S_ISREG(status.st_mode):
+            return status.st_dev, status.st_ino
+    return None
 
 
 def _load(target: str) -> Server:
@@ -117,11 +157,15 @@ class _Reloader:
     lifespan inside a shielded scope of its own, which a task group entered at startup cannot be exited from).
     """
 
-    def __init__(self, server: Server, target: str, folder: Path, watch: Any) -> None:
+    def __init__(
+        self, server: Server, target: str, folder: Path, watch: Any, watched: Callable[[Any, str], bool]
+    ) -> None:
         self.server = server
         self.target = target
         self.folder = folder
         self.watch = watch
+        self.watched = watched
+        self.options = _server_options(server)
 
     def around(self, inner: Lifespan | None) -> Lifespan:
         """The server's lifespan with the watcher running inside it: it starts and stops with the serving, under
@@ -148,7 +192,14 @@ class _Reloader:
     def _watch(self, stop: threading.Event, token: anyio.lowlevel.EventLoopToken) -> None:
         watching = False
         try:
-            for changes in self.watch(self.folder, stop_event=stop, rust_timeout=_LOOK_UP_MS, yield_on_timeout=True):
+            changes_seen = self.watch(
+                self.folder,
+                watch_filter=self.watched,
+                stop_event=stop,
+                rust_timeout=_LOOK_UP_MS,
+                yield_on_timeout=True,
+            )
+            for changes in changes_seen:
                 if not watching:
                     _say(f"watching {self.folder} for changes")
                     watching = True
@@ -159,19 +210,54 @@ class _Reloader:
 
     def _reload(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
-            tools = list(self._import().tools.values())
+            loaded = self._import()
+            tools = list(loaded.tools.values())
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
         except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
             why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
             _say(f"reload failed, still serving the last good tools: {_one_line(why)}")
             return
         names = ", ".join(self.server.tools) or "none"
-        _say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}")
+        options = _server_options(loaded)
+        differ = [option for option, value in self.options.items() if options[option] != value]
+        restart = f"; the server's {', '.join(differ)} changed: restart toolkit dev to serve them" if differ else ""
+        _say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}{restart}")
 
     def _import(self) -> Server:
         _forget_modules(self.folder)
         importlib.invalidate_caches()  # a module added since the last import is found
         return load_server(self.target)
+
+
+# What a server is made with besides its tools, which a reload does not change (the lifespan is a new function at each
+# import, so it is not compared): a change of one of these is said, with the need to restart.
+_SERVER_OPTIONS = (
+    "instructions",
+    "page_size",
+    "show_error_details",
+    "strict_arguments",
+    "max_message_size",
+    "max_concurrent_requests",
+    "max_queued_messages",
+    "max_queued_bytes",
+    "tool_timeout",
+    "shutdown_grace",
+    "ttl_ms",
+    "cache_scope",
+    "schema_profile",
+    "confirm_fallback",
+    "client_request_timeout",
+    "request_state_ttl",
+    "secret",
+)
+
+
+def _server_options(server: Server) -> dict[str, Any]:
+    info = server.info.model_dump(exclude_none=True)
+    return {
+        **{key: info.get(key) for key in ("name", "version", "title", "description")},
+        **{option: getattr(server, option, None) for option in _SERVER_OPTIONS},
+    }
 
 
 def _forget_modules(folder: Path) -> None:

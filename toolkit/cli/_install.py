@@ -12,8 +12,9 @@ documentation, 2026-12; docs/cli.md#toolkit-install names the pages):
 | Gemini CLI | `~/.gemini/settings.json` | `.gemini/settings.json` | `mcpServers` | command, args, env |
 
 The entry runs this interpreter (the virtual environment toolkit runs in, by its own path, not the file it links to)
-as `python -m toolkit serve /absolute/path.py`, or `uv run --with ...` when asked. The file is merged into, never
-replaced: every other server and key stays as it was; a file that is not JSON is left alone with an error.
+as `python -m toolkit serve /absolute/path.py`, or `uv run --with ...` when asked; an interpreter that could not
+start it is refused first. The file is merged into, never replaced: every other server and key stays as it was (a
+symbolic link stays one: its file is written); a file that is not JSON, or has comments, is left alone with an error.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -136,6 +139,11 @@ def server_entry(
 def install_server(args: argparse.Namespace) -> int:
     """`toolkit install`: add the server to the client's configuration (or print it, for `mcp-json`)."""
     env = _pairs(args.env or [])
+    if _URL.match(args.target):
+        raise CommandError(
+            f"{args.target!r} is a URL: toolkit install writes a command that starts a server over stdio; add a remote "
+            'server in the client\'s own settings (its entry with a "url"), or install the module that serves it'
+        )
     try:
         # It must start: a target that cannot load is reported now. What it prints as it loads is not the entry.
         with contextlib.redirect_stdout(sys.stderr):
@@ -147,12 +155,14 @@ def install_server(args: argparse.Namespace) -> int:
     entry = server_entry(
         args.client, args.target, env=env, python=args.python, uv=uv, packages=args.packages, dev=args.dev
     )
+    if uv is None:
+        _check_interpreter(args.python, dev=args.dev)
     spec = CLIENTS[args.client]
     if args.client == "mcp-json":
         sys.stdout.write(_dump({spec.key: {name: entry}}))
         return 0
     path = config_path(args.client, project=args.project)
-    before = _read(path)
+    before = _read(path, args.target)
     config = json.loads(before) if before.strip() else {}
     if not isinstance(config, dict):
         raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
@@ -160,6 +170,7 @@ def install_server(args: argparse.Namespace) -> int:
     if not isinstance(servers, dict):
         raise CommandError(f"{str(path)!r}: {spec.key!r} is not a JSON object; nothing was written")
     verb = "replaced" if name in servers else "added"
+    dropped = _dropped(servers.get(name), entry)
     servers[name] = entry
     after = _dump(config)
     if args.dry_run:
@@ -168,8 +179,47 @@ def install_server(args: argparse.Namespace) -> int:
         print(f"toolkit: --dry-run: {shown} was not changed", file=sys.stderr)
         return 0
     _write(path, after)
-    print(f"{verb} {name!r} in {path} (restart {spec.title} or reload its servers to start it)")
+    print(f"{verb} {name!r}{dropped} in {path} (restart {spec.title} or reload its servers to start it)")
     return 0
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _check_interpreter(python: str | None, *, dev: bool) -> None:
+    """What the entry runs must be able to start: `--python` an executable that imports toolkit (and, with `--dev`,
+    watchfiles); this interpreter, with `--dev`, watchfiles. One look each, so that a client does not fail later."""
+    needed = ["toolkit", *(["watchfiles"] if dev else [])]
+    if python is None:
+        missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    else:
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise CommandError(f"--python {python!r} is not an executable file; nothing was written")
+        import subprocess  # only here: one look at another interpreter
+
+        missing = []
+        for name in needed:
+            try:
+                run = subprocess.run([python, "-c", f"import {name}"], capture_output=True, timeout=60, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise CommandError(f"--python {python!r} does not run ({exc}); nothing was written") from exc
+            if run.returncode != 0:
+                missing.append(name)
+    if missing:
+        shown = os.path.abspath(sys.executable) if python is None else python
+        install = "mcp-toolkit[reload]" if "toolkit" not in missing else "mcp-toolkit" + ("[reload]" if dev else "")
+        raise CommandError(
+            f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
+            f"{shown} -m pip install '{install}' (or --uv); nothing was written"
+        )
+
+
+def _dropped(old: Any, new: dict[str, Any]) -> str:
+    """` (its env KEY1, KEY2 dropped)`: what the entry replaced had in `env` that the new one has not."""
+    if not isinstance(old, dict) or not isinstance(old.get("env"), dict):
+        return ""
+    gone = [key for key in old["env"] if key not in new.get("env", {})]
+    return f" (its env {', '.join(gone)} dropped: give --env again to keep them)" if gone else ""
 
 
 def _toolkit_requirement() -> str:
@@ -197,7 +247,7 @@ def _pairs(words: list[str]) -> dict[str, str]:
     return env
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, target: str) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -208,8 +258,28 @@ def _read(path: Path) -> str:
         try:
             json.loads(text)
         except ValueError as exc:
+            if _without_comments(text) is not None:
+                raise CommandError(
+                    f"{str(path)!r} has comments, which toolkit cannot keep: nothing was written; print the entry "
+                    f"with `toolkit install mcp-json {target}` and paste it into the file"
+                ) from exc
             raise CommandError(f"{str(path)!r} is not valid JSON ({exc}); fix it first: nothing was written") from exc
     return text
+
+
+_JSONC = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def _without_comments(text: str) -> Any:
+    """The JSON of a text with `//` and `/* */` comments (JSONC, which VS Code allows), or None when it has none or is
+    not JSON even without them."""
+    plain = _JSONC.sub(lambda match: match[1] or "", text)
+    if plain == text:
+        return None
+    try:
+        return json.loads(plain)
+    except ValueError:
+        return None
 
 
 def _dump(config: Any) -> str:
@@ -217,7 +287,9 @@ def _dump(config: Any) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Replace the file at once (a client reading it meanwhile sees the old one or the new one), keeping its mode."""
+    """Replace the file at once (a client reading it meanwhile sees the old one or the new one), keeping its mode.
+    A symbolic link (a file kept in a dotfiles folder) stays a link: the file it leads to is the one replaced."""
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

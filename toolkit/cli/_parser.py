@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,6 +60,8 @@ Needs the reload extra (watchfiles). The tools are imported again in this
 process after each change; a connected client keeps its connection (over HTTP,
 its session) and hears tools/list_changed when the tools it lists changed. An
 import that fails leaves the last good tools serving and says why in one line.
+Only .py files under the folder reload it (--watch-ext adds a suffix); never
+the files its own output is redirected to.
 """
 
 
@@ -69,6 +72,12 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     if "--" in args_list:
         split = args_list.index("--")
         args_list, command = args_list[:split], args_list[split + 1 :]
+    words = [word for word in args_list if not word.startswith("-")]
+    if words[:1] == ["install"] and ("--stdio" in args_list or command):
+        _refuse(
+            "toolkit install writes TARGET (path/to/file.py or a module), which it loads first, not --stdio -- "
+            "COMMAND: print an entry with `toolkit install mcp-json TARGET` and edit its command and args"
+        )
     parser = _parser()
     args, extra = parser.parse_known_args(args_list)
     if extra and (args.run is not call_tool or any(word.startswith("-") for word in extra)):
@@ -77,6 +86,7 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
         args.words += extra  # key=value pairs given after an option such as --json
     args.command = command
     _check_source(parser, args)
+    _check_http_options(args)
     return args
 
 
@@ -108,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _serving_options(serve)
     serve.add_argument(
-        "--workers", type=int, default=1, help="with --http: worker processes sharing the port (default: 1)"
+        "--workers", type=int, default=None, help="with --http: worker processes sharing the port (default: 1)"
     )
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
@@ -209,12 +219,18 @@ def _loop_commands(commands: Any) -> None:
     """`dev` and `install`: an author's loop, from an edit to the server in a client."""
     dev = commands.add_parser(
         "dev",
-        help="serve TARGET as serve does, and reload its tools when a file under its folder changes",
+        help="serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
         epilog=_SERVE_EPILOG + _DEV_EPILOG,
         formatter_class=_RAW,
     )
     _serving_options(dev)
     dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
+    dev.add_argument(
+        "--watch-ext",
+        action="append",
+        metavar="SUFFIX",
+        help="reload when a file with SUFFIX changes too, e.g. .toml (repeatable; default: .py files only)",
+    )
     _traceback_option(dev)
     dev.set_defaults(run=run_dev, stdio=False, name="dev")
 
@@ -253,10 +269,8 @@ def _install_options(install: argparse.ArgumentParser) -> None:
 def _serving_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="TARGET")
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="with --http: the address to listen on (default: 127.0.0.1)"
-    )
-    parser.add_argument("--port", type=int, default=8000, help="with --http: the port (default: 8000; 0: any free one)")
+    parser.add_argument("--host", help="with --http: the address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="with --http: the port (default: 8000; 0: any free one)")
     parser.add_argument(
         "--allowed-host",
         action="append",
@@ -382,6 +396,30 @@ def _size_option(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="the largest message to accept from the server, e.g. 64M (default: 16M)",
     )
+
+
+_HTTP_OPTIONS = {"host": "127.0.0.1", "port": 8000, "allowed_hosts": None, "workers": 1}  # given only with --http
+
+
+def _check_http_options(args: argparse.Namespace) -> None:
+    """`serve` and `dev`: an option of the HTTP transport without --http is refused (it would be ignored), in one line
+    as the commands' errors are; then the options take their defaults."""
+    if not hasattr(args, "http"):
+        return
+    for option, default in _HTTP_OPTIONS.items():
+        if not hasattr(args, option):
+            continue
+        if getattr(args, option) is not None and not args.http:
+            flag = "--allowed-host" if option == "allowed_hosts" else f"--{option}"
+            _refuse(f"{flag} needs --http (without it, {args.name} serves over stdio)")
+        if getattr(args, option) is None:
+            setattr(args, option, default)
+
+
+def _refuse(message: str) -> None:
+    """A usage error in one line, as the commands' own errors are (status 2)."""
+    sys.stderr.write(f"toolkit: error: {message}\n")
+    raise SystemExit(2)
 
 
 def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
