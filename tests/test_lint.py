@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 
-from toolkit import ProtocolError, Server, ToolDefinition, ToolDefinitionError, tool
+from toolkit import ProtocolError, Server, Tool, ToolDefinition, ToolDefinitionError, tool
+from toolkit._lint import lint
 from toolkit.testing import assert_lint_clean
 from toolkit.testing._snapshots import Definitions
 
@@ -206,7 +207,7 @@ def test_a_local_tool_is_located_at_its_function_and_its_code_is_read() -> None:
         assert_lint_clean(delete_order)
 
     line = delete_order.fn.__code__.co_firstlineno
-    assert f"- tests/test_lint.py:{line}: TK203 deletes without asking the user (no confirm=) [warning]" in str(
+    assert f"- tests/test_lint.py:{line}: TK203 [delete_order] deletes without asking the user (no confirm=) [warning]" in str(
         raised.value
     )
 
@@ -325,8 +326,8 @@ def test_a_tool_of_a_partial_is_located_at_the_function_and_one_without_source_i
         assert_lint_clean([tool(name="remove_order")(functools.partial(remove, shop="main")), namespace["f"]])
 
     line = remove.__code__.co_firstlineno
-    assert f"- tests/test_lint.py:{line}: TK203 removes without asking the user" in str(raised.value)
-    assert "- <made>:2: TK101 has no description" in str(raised.value)
+    assert f"- tests/test_lint.py:{line}: TK203 [remove_order] removes without asking the user" in str(raised.value)
+    assert "- <made>:2: TK101 [f] has no description" in str(raised.value)
     assert "TK501" not in str(raised.value)
 
 
@@ -357,10 +358,11 @@ def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_on
 
     line = order_total.fn.__code__.co_firstlineno
     assert str(raised.value).splitlines()[1:] == [
-        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK301, which finds nothing here [warning] "
+        f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK301, which finds nothing here [warning] "
         "(fix: remove the entry from lint_ignore)",
-        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK310, which is no rule (the codes: docs/lint.md) "
-        "[warning] (fix: remove the entry from lint_ignore)",
+        f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK310, which is no rule (the codes: "
+        "TK001, TK101, TK102, TK103, TK104, TK105, TK106, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, "
+        "TK501, TK601, TK602) [warning] (fix: remove the entry from lint_ignore)",
     ]
 
 
@@ -373,3 +375,26 @@ def test_tools_and_definitions_are_not_mixed() -> None:
     with pytest.raises(TypeError, match="not a mix"):
         assert_lint_clean([order_total, definition()])
     assert codes([]) == []
+
+
+def test_each_line_names_its_tool_when_a_factory_makes_several_at_one_line() -> None:
+    def lister(thing: str) -> Tool[Any, Any]:
+        @tool(name=f"list_{thing}", read_only=True)
+        def list_things() -> list[str]:
+            """List every thing of this kind that the store holds, newest first, with nothing left out."""
+            return []
+
+        return list_things
+
+    tools = [lister("orders"), lister("refunds")]
+    line = tools[0].fn.__code__.co_firstlineno
+
+    assert [str(f) for f in lint(tools) if f.rule.code == "TK401"] == [
+        f"tests/test_lint.py:{line}: TK401 [list_orders] returns a list with no maxItems and takes no limit, page or "
+        "cursor parameter",
+        f"tests/test_lint.py:{line}: TK401 [list_refunds] returns a list with no maxItems and takes no limit, page "
+        "or cursor parameter",
+    ]
+    assert [f.message for f in lint(tools) if f.rule.code == "TK106"] == [
+        "description is nearly the same as the description of 'list_orders'"
+    ]
