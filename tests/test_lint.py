@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -398,3 +399,22 @@ def test_each_line_names_its_tool_when_a_factory_makes_several_at_one_line() -> 
     assert [f.message for f in lint(tools) if f.rule.code == "TK106"] == [
         "description is nearly the same as the description of 'list_orders'"
     ]
+
+
+def test_the_pytest_helper_takes_a_target_string_as_the_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "lint_target_shop.py").write_text(
+        "from toolkit import tool\n\n\n@tool(read_only=True)\ndef delete_order(order_id: str) -> str:\n"
+        '    """Delete an order for good; it cannot be restored afterwards."""\n    return order_id\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+
+    with pytest.raises(AssertionError) as raised:
+        assert_lint_clean("lint_target_shop.py", select=["TK2"])
+    assert_lint_clean("lint_target_shop.py:delete_order", select=["TK6"])
+    with pytest.raises(ValueError, match="no such file"):
+        assert_lint_clean("missing.py")
+
+    assert str(raised.value).splitlines()[1].startswith("- lint_target_shop.py:4: TK201 [delete_order] is marked")
