@@ -80,8 +80,8 @@ def test_lint_prints_one_line_a_finding_at_the_tools_function_and_exits_1_on_an_
 
     assert (run.returncode, run.stderr) == (1, "")
     assert run.stdout == (
-        "shop.py:10: TK201 [delete_order] is marked read-only, but its name or description says it does: delete [error]\n"
-        "1 finding in 4 tools: 1 error, 0 warnings\n"
+        "shop.py:10: TK201 [delete_order] is marked read-only, but its name or description says it does: delete "
+        "[error]\n1 finding in 4 tools: 1 error, 0 warnings\n"
     )
 
 

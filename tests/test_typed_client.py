@@ -3,7 +3,8 @@
 `examples/clients/notes_client.py` is the committed client of `examples/notes.py`; after an intended change of the
 example's tools, regenerate it with `toolkit client examples/notes.py -o examples/clients/notes_client.py`.
 `tests/golden/shapes_client.py` is the module of `SHAPES` (schemas toolkit itself does not write); after an intended
-change of the generator, write it again with `render_client(SHAPES, server="shapes")` and review the diff. Both are type-checked and linted with the rest of the repository too.
+change of the generator, write it again with `render_client(SHAPES, server="shapes")` and review the diff. Both
+are type-checked and linted with the rest of the repository too.
 """
 
 from __future__ import annotations

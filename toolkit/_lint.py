@@ -254,9 +254,9 @@ class Finding:
 
     def __str__(self) -> str:
         # A local line names its tool too: the tools a factory makes share their function's line.
-        return f"{self.location}: {self.rule.code} [{self.tool}] {self.message}" if self.location else (
-            f"{self.tool}: {self.rule.code} {self.message}"
-        )
+        if self.location:
+            return f"{self.location}: {self.rule.code} [{self.tool}] {self.message}"
+        return f"{self.tool}: {self.rule.code} {self.message}"
 
     def to_json(self) -> dict[str, Any]:
         """The finding as a JSON object (for `toolkit lint --format json`)."""
@@ -554,7 +554,8 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
                 if len(distinct ^ other_distinct) > (1 - DUPLICATE_RATIO) * (len(text) + len(other_text)):
                     continue
                 if difflib.SequenceMatcher(None, other_text, text, autojunk=False).ratio() >= DUPLICATE_RATIO:
-                    out.setdefault(name, []).append(("TK106", f"description is nearly the same as the description of {other!r}"))
+                    same = f"description is nearly the same as the description of {other!r}"
+                    out.setdefault(name, []).append(("TK106", same))
                     break
         seen.append((name, text, distinct))
     return out

@@ -64,10 +64,11 @@ def load_server(target: str, *, base: str | os.PathLike[str] | None = None) -> S
 
 
 def _what_else(module: ModuleType, where: str) -> str:
-    """What the module lacks and what may serve instead, suggesting only what exists and can work: a function of the module that takes no
-    arguments and is annotated to return a `Server`, or `--stdio -- python FILE` when the file runs a server when
-    run; otherwise what was looked for."""
-    factories, needy = [], []
+    """What the module lacks and what may serve instead, suggesting only what exists and can work: a function of
+    the module that takes no arguments and is annotated to return a `Server`, or `--stdio -- python FILE` when the
+    file does something when run; otherwise what was looked for."""
+    factories: list[str] = []
+    needy: list[str] = []
     for key, value in vars(module).items():
         if inspect.isfunction(value) and value.__module__ == module.__name__ and _returns_server(value):
             (factories if _takes_nothing(value) else needy).append(key)
