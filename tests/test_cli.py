@@ -272,8 +272,9 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
         "broken.py": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module' "
         "(broken.py, line 1)\n",
         "syntax.py": f"{cannot_import} 'syntax.py': SyntaxError: invalid syntax (syntax.py, line 1)\n",
-        "empty.py": "toolkit: error: 'empty.py' holds no toolkit.Server and no @tool functions; "
-        "name a function that builds a server (empty.py:make_server), or start it with --stdio -- python empty.py\n",
+        "empty.py": "toolkit: error: 'empty.py' holds no toolkit.Server, no @tool functions, no function without "
+        'arguments that returns a Server and no `if __name__ == "__main__":` block to run with --stdio -- python '
+        "FILE\n",
         "two.py": "toolkit: error: 'two.py' holds several servers; choose one: two.py:a, two.py:b\n",
         "dup.py": "toolkit: error: 'dup.py' holds two tools named 'x'\n",
         "broken.py:x": f"{cannot_import} 'broken.py': ModuleNotFoundError: No module named 'no_such_module' "
@@ -283,6 +284,28 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
         "factory.py:make": "toolkit: error: 'factory.py:make' is a function that needs arguments; "
         "it cannot build the server\n",
     }
+
+
+def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_can_work(project: Path) -> None:
+    (project / "factories.py").write_text(
+        "from toolkit import Server\n\n\ndef build() -> Server:\n    return Server('b')\n\n\n"
+        "def make_server(root: str) -> Server:\n    return Server(root)\n\n\n"
+        "if __name__ == '__main__':\n    build().run()\n"
+    )
+    (project / "needs.py").write_text("from toolkit import Server\n\n\ndef make_server(root: str) -> Server: ...\n")
+
+    errors = [toolkit("list", target, cwd=project).stderr for target in ("factories.py", "needs.py", "json")]
+
+    assert errors == [
+        "toolkit: error: 'factories.py' holds no toolkit.Server and no @tool functions; name the function that builds "
+        "it (factories.py:build) or start it with --stdio -- python factories.py (make_server needs arguments)\n",
+        "toolkit: error: 'needs.py' holds no toolkit.Server, no @tool functions, no function without arguments that "
+        'returns a Server and no `if __name__ == "__main__":` block to run with --stdio -- python FILE (make_server '
+        "needs arguments)\n",
+        "toolkit: error: 'json' holds no toolkit.Server, no @tool functions and no function without arguments that "
+        "returns a Server\n",
+    ]
+    assert toolkit("list", "factories.py:build", cwd=project).stdout.endswith("0 tools\n")
 
 
 def test_a_function_without_arguments_can_build_the_server(project: Path) -> None:

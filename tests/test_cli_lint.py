@@ -65,6 +65,10 @@ def toolkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    return (run.returncode, run.stdout, run.stderr)
+
+
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
     (tmp_path / "shop.py").write_text(SHOP, encoding="utf-8")
@@ -76,8 +80,8 @@ def test_lint_prints_one_line_a_finding_at_the_tools_function_and_exits_1_on_an_
 
     assert (run.returncode, run.stderr) == (1, "")
     assert run.stdout == (
-        "shop.py:10: TK201 is marked read-only, but its name or description says it does: delete [error]\n"
-        "1 finding in 4 tools: 1 error, 0 warnings\n"
+        "shop.py:10: TK201 [delete_order] is marked read-only, but its name or description says it does: delete "
+        "[error]\n1 finding in 4 tools: 1 error, 0 warnings\n"
     )
 
 
@@ -126,7 +130,7 @@ def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path
     assert (small.returncode, small.stdout) == (0, "0 findings in 4 tools\n")
     assert (large.returncode, large.stdout) == (
         1,
-        "shop.py:16: TK402 returned ≈ 1,000 tokens (4,000 characters), over the budget of 100 [error]\n"
+        "shop.py:16: TK402 [order_total] returned ≈ 1,000 tokens (4,000 characters), over the budget of 100 [error]\n"
         "1 finding in 4 tools: 1 error, 0 warnings\n",
     )
 
@@ -153,7 +157,49 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     )
     assert (typo.returncode, typo.stderr) == (
         2,
-        "toolkit: error: no lint rule has the code 'TK9' (the codes: docs/lint.md)\n",
+        "toolkit: error: no lint rule has the code 'TK9' (the codes: TK001, TK101, TK102, TK103, TK104, TK105, TK106, "
+        "TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, TK501, TK601, TK602)\n",
+    )
+
+
+def test_a_call_that_returns_an_error_result_says_nothing_was_measured_and_exits_1(shop: Path) -> None:
+    run = toolkit("lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "missing"}', cwd=shop)
+
+    assert outcome(run) == (
+        1,
+        "0 findings in 4 tools\n",
+        "toolkit lint: --call order_total returned an error result, so nothing was measured: no such order; use "
+        "find_orders to get ids\n",
+    )
+
+
+RAISES = """
+from toolkit import ProtocolError, Server, tool
+
+
+@tool(read_only=True, idempotent=True, lint_ignore={"TK105": "the name says it"})
+def lookup(key: str) -> str:
+    \"\"\"Look up the value stored under a key and return it; an empty key is refused.\"\"\"
+    if not key:
+        raise ProtocolError(-32602, "empty key")
+    return key
+
+
+server = Server("more", tools=[lookup])
+"""
+
+
+def test_a_tool_that_raises_a_protocol_error_under_call_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "more.py").write_text(RAISES, encoding="utf-8")
+
+    run = toolkit("lint", "more.py", "--call", 'lookup={"key": ""}', cwd=tmp_path)
+
+    assert outcome(run) == (
+        1,
+        "more.py:5: TK501 [lookup] raises ProtocolError for a failed run; clients get an opaque error, not its text "
+        "[error]\n1 finding in 1 tool: 1 error, 0 warnings\n",
+        "toolkit lint: --call lookup returned an error result, so nothing was measured: Error executing tool "
+        "'lookup'\n",
     )
 
 
@@ -240,7 +286,7 @@ def test_the_pytest_helper_fails_a_test_on_findings(shop: Path) -> None:
 
     assert run.returncode == 1
     assert "toolkit lint: 1 finding:" in run.stdout
-    assert "- shop.py:10: TK201 is marked read-only" in run.stdout
+    assert "- shop.py:10: TK201 [delete_order] is marked read-only" in run.stdout
 
 
 def test_a_call_that_does_not_finish_within_the_timeout_exits_124(shop: Path) -> None:

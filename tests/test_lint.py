@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field
 
-from toolkit import ProtocolError, Server, ToolDefinition, ToolDefinitionError, tool
+from toolkit import ProtocolError, Server, Tool, ToolDefinition, ToolDefinitionError, tool
+from toolkit._lint import lint
 from toolkit.testing import assert_lint_clean
 from toolkit.testing._snapshots import Definitions
 
@@ -206,9 +208,9 @@ def test_a_local_tool_is_located_at_its_function_and_its_code_is_read() -> None:
         assert_lint_clean(delete_order)
 
     line = delete_order.fn.__code__.co_firstlineno
-    assert f"- tests/test_lint.py:{line}: TK203 deletes without asking the user (no confirm=) [warning]" in str(
-        raised.value
-    )
+    expected = f"- tests/test_lint.py:{line}: TK203 [delete_order] deletes without asking the user (no confirm=) "
+    expected += "[warning]"
+    assert expected in str(raised.value)
 
 
 def test_a_confirmed_destructive_tool_passes() -> None:
@@ -325,8 +327,8 @@ def test_a_tool_of_a_partial_is_located_at_the_function_and_one_without_source_i
         assert_lint_clean([tool(name="remove_order")(functools.partial(remove, shop="main")), namespace["f"]])
 
     line = remove.__code__.co_firstlineno
-    assert f"- tests/test_lint.py:{line}: TK203 removes without asking the user" in str(raised.value)
-    assert "- <made>:2: TK101 has no description" in str(raised.value)
+    assert f"- tests/test_lint.py:{line}: TK203 [remove_order] removes without asking the user" in str(raised.value)
+    assert "- <made>:2: TK101 [f] has no description" in str(raised.value)
     assert "TK501" not in str(raised.value)
 
 
@@ -357,10 +359,11 @@ def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_on
 
     line = order_total.fn.__code__.co_firstlineno
     assert str(raised.value).splitlines()[1:] == [
-        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK301, which finds nothing here [warning] "
-        "(fix: remove the entry from lint_ignore)",
-        f"- tests/test_lint.py:{line}: TK001 lint_ignore silences TK310, which is no rule (the codes: docs/lint.md) "
+        f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK301, which finds nothing here "
         "[warning] (fix: remove the entry from lint_ignore)",
+        f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK310, which is no rule (the codes: "
+        "TK001, TK101, TK102, TK103, TK104, TK105, TK106, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, "
+        "TK501, TK601, TK602) [warning] (fix: remove the entry from lint_ignore)",
     ]
 
 
@@ -373,3 +376,45 @@ def test_tools_and_definitions_are_not_mixed() -> None:
     with pytest.raises(TypeError, match="not a mix"):
         assert_lint_clean([order_total, definition()])
     assert codes([]) == []
+
+
+def test_each_line_names_its_tool_when_a_factory_makes_several_at_one_line() -> None:
+    def lister(thing: str) -> Tool[Any, Any]:
+        @tool(name=f"list_{thing}", read_only=True)
+        def list_things() -> list[str]:
+            """List every thing of this kind that the store holds, newest first, with nothing left out."""
+            return []
+
+        return list_things
+
+    tools = [lister("orders"), lister("refunds")]
+    line = tools[0].fn.__code__.co_firstlineno
+
+    assert [str(f) for f in lint(tools) if f.rule.code == "TK401"] == [
+        f"tests/test_lint.py:{line}: TK401 [list_orders] returns a list with no maxItems and takes no limit, page or "
+        "cursor parameter",
+        f"tests/test_lint.py:{line}: TK401 [list_refunds] returns a list with no maxItems and takes no limit, page "
+        "or cursor parameter",
+    ]
+    assert [f.message for f in lint(tools) if f.rule.code == "TK106"] == [
+        "description is nearly the same as the description of 'list_orders'"
+    ]
+
+
+def test_the_pytest_helper_takes_a_target_string_as_the_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "lint_target_shop.py").write_text(
+        "from toolkit import tool\n\n\n@tool(read_only=True)\ndef delete_order(order_id: str) -> str:\n"
+        '    """Delete an order for good; it cannot be restored afterwards."""\n    return order_id\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+
+    with pytest.raises(AssertionError) as raised:
+        assert_lint_clean("lint_target_shop.py", select=["TK2"])
+    assert_lint_clean("lint_target_shop.py:delete_order", select=["TK6"])
+    with pytest.raises(ValueError, match="no such file"):
+        assert_lint_clean("missing.py")
+
+    assert str(raised.value).splitlines()[1].startswith("- lint_target_shop.py:4: TK201 [delete_order] is marked")

@@ -3,8 +3,8 @@
 `examples/clients/notes_client.py` is the committed client of `examples/notes.py`; after an intended change of the
 example's tools, regenerate it with `toolkit client examples/notes.py -o examples/clients/notes_client.py`.
 `tests/golden/shapes_client.py` is the module of `SHAPES` (schemas toolkit itself does not write); after an intended
-change of the generator, write it again with `render_client(SHAPES, server="shapes", command="toolkit client
-shapes.py")` and review the diff. Both are type-checked and linted with the rest of the repository too.
+change of the generator, write it again with `render_client(SHAPES, server="shapes")` and review the diff. Both
+are type-checked and linted with the rest of the repository too.
 """
 
 from __future__ import annotations
@@ -55,6 +55,17 @@ def test_the_committed_client_of_the_notes_example_is_up_to_date() -> None:
     run = toolkit("client", "examples/notes.py", "--check", "examples/clients/notes_client.py")
 
     assert outcome(run) == (0, "", "")
+
+
+def test_the_check_passes_however_the_target_is_spelled(tmp_path: Path) -> None:
+    # CI runs the check from elsewhere, with an absolute path: the module must not record how the target was spelled.
+    absolute = str(ROOT / "examples" / "notes.py")
+    runs = [
+        toolkit("client", absolute, "--check", str(COMMITTED)),
+        toolkit("client", "--stdio", "--check", str(COMMITTED), "--", PYTHON, absolute, cwd=tmp_path),
+    ]
+
+    assert [outcome(run) for run in runs] == [(0, "", "")] * 2
 
 
 def test_a_client_out_of_date_fails_with_a_diff_and_the_command_that_updates_it(tmp_path: Path) -> None:
@@ -240,6 +251,6 @@ GOLDEN_SHAPES = ROOT / "tests" / "golden" / "shapes_client.py"
 
 
 def test_schemas_of_any_shape_give_the_golden_module() -> None:
-    text = render_client(SHAPES, server="shapes", command="toolkit client shapes.py")
+    text = render_client(SHAPES, server="shapes")
 
     assert text == GOLDEN_SHAPES.read_text(encoding="utf-8")

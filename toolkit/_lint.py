@@ -233,6 +233,8 @@ RULES: tuple[LintRule, ...] = (
 )
 
 _BY_CODE = {r.code: r for r in RULES}
+#: Where a message sends a user for the codes: what an installed package has (not a path in toolkit's repository).
+_THE_CODES = "the codes: " + ", ".join(_BY_CODE)
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,10 @@ class Finding:
         return self.location or self.tool
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.rule.code} {self.message}"
+        # A local line names its tool too: the tools a factory makes share their function's line.
+        if self.location:
+            return f"{self.location}: {self.rule.code} [{self.tool}] {self.message}"
+        return f"{self.tool}: {self.rule.code} {self.message}"
 
     def to_json(self) -> dict[str, Any]:
         """The finding as a JSON object (for `toolkit lint --format json`)."""
@@ -549,7 +554,8 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
                 if len(distinct ^ other_distinct) > (1 - DUPLICATE_RATIO) * (len(text) + len(other_text)):
                     continue
                 if difflib.SequenceMatcher(None, other_text, text, autojunk=False).ratio() >= DUPLICATE_RATIO:
-                    out.setdefault(name, []).append(("TK106", f"description is nearly the same as {other!r}'s"))
+                    same = f"description is nearly the same as the description of {other!r}"
+                    out.setdefault(name, []).append(("TK106", same))
                     break
         seen.append((name, text, distinct))
     return out
@@ -662,7 +668,7 @@ _MEASURED = frozenset({"TK402"})
 
 
 def _stale(code: str) -> str:
-    return "which finds nothing here" if code in _BY_CODE else "which is no rule (the codes: docs/lint.md)"
+    return "which finds nothing here" if code in _BY_CODE else f"which is no rule ({_THE_CODES})"
 
 
 def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Finding]:
@@ -733,7 +739,7 @@ def check_codes(codes: Sequence[str]) -> None:
     """
     unknown = [code for code in codes if not any(r.code.startswith(code) for r in RULES)]
     if unknown:
-        raise ValueError(f"no lint rule has the code {', '.join(map(repr, unknown))} (the codes: docs/lint.md)")
+        raise ValueError(f"no lint rule has the code {', '.join(map(repr, unknown))} ({_THE_CODES})")
 
 
 def select(findings: Iterable[Finding], chosen: Sequence[str] = (), ignored: Sequence[str] = ()) -> list[Finding]:

@@ -77,11 +77,53 @@ def load_target(target: str, *, base: str | os.PathLike[str] | None = None) -> A
         return server
     tools = _unique(value for value in vars(module).values() if isinstance(value, Tool))
     if not tools:
-        raise TargetError(
-            f"{where!r} holds no toolkit.Server and no @tool functions; name a function that builds a server "
-            f"({where}:make_server), or start it with --stdio -- python {where}"
-        )
+        raise TargetError(f"{where!r} {_what_else(module, where)}")
     return _collect(tools, where, name)
+
+
+def _what_else(module: ModuleType, where: str) -> str:
+    """What the module lacks and what may serve instead, suggesting only what exists and can work: a function of
+    the module that takes no arguments and is annotated to return a `Server`, or `--stdio -- python FILE` when the
+    file does something when run; otherwise what was looked for."""
+    factories: list[str] = []
+    needy: list[str] = []
+    for key, value in vars(module).items():
+        if inspect.isfunction(value) and value.__module__ == module.__name__ and _returns_server(value):
+            (factories if _takes_nothing(value) else needy).append(key)
+    options = []
+    if factories:
+        options.append(f"name the function that builds it ({', '.join(f'{where}:{key}' for key in factories)})")
+    if _is_path(where) and _runs_when_run(module):
+        options.append(f"start it with --stdio -- python {where}")
+    needs = f" ({', '.join(needy)} needs arguments)" if needy else ""
+    if options:
+        return "holds no toolkit.Server and no @tool functions; " + " or ".join(options) + needs
+    missing = ["toolkit.Server", "@tool functions", "function without arguments that returns a Server"]
+    if _is_path(where):
+        missing.append('`if __name__ == "__main__":` block to run with --stdio -- python FILE')
+    return f"holds no {', no '.join(missing[:-1])} and no {missing[-1]}{needs}"
+
+
+def _returns_server(function: Any) -> bool:
+    returns = inspect.signature(function).return_annotation
+    return returns is Server or (isinstance(returns, str) and returns.rsplit(".", 1)[-1] == "Server")
+
+
+def _takes_nothing(function: Any) -> bool:
+    try:
+        inspect.signature(function).bind()
+    except TypeError:
+        return False
+    return True
+
+
+def _runs_when_run(module: ModuleType) -> bool:
+    """Whether the module's file does something when run as a script (`if __name__ == "__main__":`)."""
+    try:
+        source = Path(str(module.__file__)).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^if __name__ == [\"']__main__[\"']\s*:", source, re.MULTILINE) is not None
 
 
 def source_folder(target: str, *, base: str | os.PathLike[str] | None = None) -> Path:

@@ -1,6 +1,6 @@
-"""Typed calls to the tools of `shapes`: written by `toolkit client shapes.py`.
+"""Typed calls to the tools of `shapes`: written by `toolkit client`.
 
-Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up to date).
+Do not edit: run `toolkit client` again after the tools change (with `--check FILE` it says whether FILE is up to date).
 """
 
 from __future__ import annotations

@@ -90,10 +90,10 @@ def server_card(
         "$schema": CARD_SCHEMA,
         "name": name,
         "version": str(info.get("version") or "0.0.0"),
-        "description": _short(_description(info, instructions, tools, server_name)),
+        "description": _short(_description(info, instructions, tools, server_name), "description"),
     }
     if info.get("title"):
-        card["title"] = _short(info["title"])
+        card["title"] = _short(info["title"], "title")
     for key in ("websiteUrl", "icons"):
         if info.get(key):
             card[key] = info[key]
@@ -113,5 +113,13 @@ def _description(info: dict[str, Any], instructions: str | None, tools: list[dic
     return f"{name}: {len(tools)} tool{'' if len(tools) == 1 else 's'}{f' ({names})' if names else ''}"
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3].rstrip() + "..."
+def _short(text: str, field: str) -> str:
+    """`text` within the schema's limit, saying on stderr when it had to be cut (the card would not say it)."""
+    if len(text) <= _TEXT_LIMIT:
+        return text
+    print(
+        f"toolkit: warning: the card's {field} is cut to {_TEXT_LIMIT} characters, the most the schema allows "
+        f"(it has {len(text)}); give the server a shorter {field}",
+        file=sys.stderr,
+    )
+    return text[: _TEXT_LIMIT - 3].rstrip() + "..."

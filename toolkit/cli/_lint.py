@@ -4,8 +4,12 @@ real calls of the tools that are safe to call show (a result over the budget, a 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
+import logging
+import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import anyio
@@ -21,7 +25,8 @@ __all__ = ["lint_tools"]
 
 @data_on_stdout
 def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
-    """`toolkit lint`: print every finding; 1 when one at error level remains after `--select`/`--ignore`."""
+    """`toolkit lint`: print every finding; 1 when one at error level remains after `--select`/`--ignore`, or when
+    a `--call` returned an error result (then it measured nothing: a note on stderr says which call and why)."""
     calls = [_call_of(text) for text in args.call or ()]
     chosen, ignored = _codes(args.select), _codes(args.ignore)
     try:
@@ -36,11 +41,15 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
         tools = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.tools.values()]
         findings = lint(server)
         args.target = server  # the calls below reach the same server, in memory
+    unmeasured: list[str] = []
     if calls:
-        findings += _measure(args, tools, calls)
+        measured, unmeasured = _measure(args, tools, calls)
+        findings += measured
     kept = select(findings, chosen, ignored)
     out.write(findings_json(kept, len(tools)) if args.format == "json" else format_findings(kept, len(tools)))
-    return 1 if any(f.rule.level == "error" for f in kept) else 0
+    for note in unmeasured:
+        print(f"toolkit lint: {note}", file=sys.stderr)
+    return 1 if unmeasured or any(f.rule.level == "error" for f in kept) else 0
 
 
 def _call_of(text: str) -> tuple[str, dict[str, Any]]:
@@ -63,8 +72,9 @@ def _codes(values: list[str] | None) -> list[str]:
 
 def _measure(
     args: argparse.Namespace, tools: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]]
-) -> list[Finding]:
-    """Call each tool once with the arguments given, refusing any that is not both read-only and idempotent."""
+) -> tuple[list[Finding], list[str]]:
+    """Call each tool once with the arguments given, refusing any that is not both read-only and idempotent: the
+    findings, and a note for each call that returned an error result (its size says nothing about a real result)."""
     listed = {str(t.get("name")): t for t in tools}
     for name, _ in calls:
         if name not in listed:
@@ -85,9 +95,10 @@ def _measure(
     local = args.target.tools if isinstance(args.target, Server) else {}
     where = {name: location(local[name]) if name in local else None for name, _ in calls}
 
-    async def call_all() -> list[Finding]:
+    async def call_all() -> tuple[list[Finding], list[str]]:
         found: list[Finding] = []
-        with anyio.fail_after(args.timeout):
+        notes: list[str] = []
+        with anyio.fail_after(args.timeout), _server_log_quiet(bool(local)):
             async with connect(args) as client:
                 for name, arguments in calls:
                     try:
@@ -95,11 +106,28 @@ def _measure(
                     except ProtocolError as exc:
                         found += measured_findings(name, None, (exc.code, exc.message), args.budget, where[name])
                         continue
+                    if result.is_error:
+                        text = " ".join((result.text or "no text").split())
+                        notes.append(f"--call {name} returned an error result, so nothing was measured: {text}")
+                        continue
                     wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
                     found += measured_findings(name, wire, None, args.budget, where[name])
-        return found
+        return found, notes
 
     try:
         return run(call_all)
     except TimeoutError as exc:
         raise CommandTimeout(f"lint: the calls gave no result within {seconds(args.timeout)} (--timeout)") from exc
+
+
+@contextlib.contextmanager
+def _server_log_quiet(in_memory: bool) -> Iterator[None]:
+    """Without the server's log of a tool's exception (a traceback on stderr) while lint calls the tools in this
+    process: what lint found in the call is its finding (TK501), and a traceback would bury the report."""
+    logger = logging.getLogger("toolkit")
+    disabled = logger.disabled
+    logger.disabled = disabled or in_memory
+    try:
+        yield
+    finally:
+        logger.disabled = disabled

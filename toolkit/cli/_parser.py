@@ -207,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     _lint_options(
         commands.add_parser(
             "lint",
-            help="report the mistakes that make models misuse the tools (docs/lint.md); exit 1 on an error",
+            help="report the mistakes that make models misuse the tools; exit 1 on an error",
             epilog=_EPILOG,
             formatter_class=_RAW,
         )

@@ -44,21 +44,20 @@ def write_client(args: argparse.Namespace, out: TextIO) -> int:
         return (client.server_info.name if client.server_info else "server"), await tools_payload(client)
 
     name, tools = read_server(args, read)
-    source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
-    text = render_client(tools, server=name, class_name=args.class_name, command=f"toolkit client {source}")
+    text = render_client(tools, server=name, class_name=args.class_name)
     return deliver(text, args, out)
 
 
-def render_client(
-    tools: Sequence[Mapping[str, Any]], *, server: str, class_name: str | None = None, command: str = "toolkit client"
-) -> str:
+def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name: str | None = None) -> str:
     """The source of a typed client module for `tools` (the `tools` of a `tools/list` result).
+
+    The text depends on the tools and the server's name only, never on how the command named its target (a relative
+    or absolute path, a URL with the port of the day), so that `--check` passes wherever CI runs it.
 
     Args:
         tools: The tool definitions, as JSON.
         server: The server's name, for the docstrings and the default class name.
         class_name: The client class's name (default: the server's name in CapWords, then `Client`).
-        command: The command that writes the module, named in its docstring.
     """
     cls = class_name or (_camel(server) or "Tools") + "Client"
     module = _Module({cls, *_IMPORTED})
@@ -69,9 +68,9 @@ def render_client(
     typing_names = sorted(module.typing | {"Any"} | ({"cast"} if module.casts else set()))
     extensions = sorted(module.extensions)
     header = (
-        f"Typed calls to the tools of `{server}`: written by `{command}`.\n\n"
-        "Do not edit: run the command again after the tools change (with `--check FILE` it says whether FILE is up "
-        "to date)."
+        f"Typed calls to the tools of `{server}`: written by `toolkit client`.\n\n"
+        "Do not edit: run `toolkit client` again after the tools change (with `--check FILE` it says whether FILE is "
+        "up to date)."
     )
     lines = [
         *_docstring(header, 0),

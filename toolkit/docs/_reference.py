@@ -207,15 +207,11 @@ def _display_title(tool: Mapping[str, Any]) -> str | None:
 
 
 def warnings(tools: Sequence[Mapping[str, Any]]) -> list[str]:
-    """What a reviewer should look at: undocumented tools and parameters, very large definitions."""
+    """What a reviewer should look at that lint does not say: very large definitions (a missing description is a
+    lint finding, TK101 or TK105, shown once, in the tool's lint line)."""
     out: list[str] = []
     for tool in tools:
         name = tool.get("name", "?")
-        if not tool.get("description"):
-            out.append(f"`{name}` has no description.")
-        for row in rows(tool.get("inputSchema") or {}):
-            if not row.schema.get("description") and "." not in row.path and "[]" not in row.path:
-                out.append(f"`{name}`: parameter `{row.path}` has no description.")
         chars, tokens = definition_size(tool)
         if tokens > LARGE_TOOL_TOKENS:
             out.append(

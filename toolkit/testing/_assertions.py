@@ -10,6 +10,7 @@ from toolkit import CallToolResult, Server, Tool
 from toolkit._lint import lint, lint_definitions
 from toolkit._lint import select as select_findings
 from toolkit._portability import check_tools
+from toolkit._target import TargetError, load_server
 
 from ._snapshots import Definitions, tools_payload
 
@@ -97,7 +98,7 @@ def assert_portable(target: Definitions, *profiles: str, adapted: bool = False) 
 
 
 def assert_lint_clean(
-    target: Definitions, *, select: Sequence[str] = (), ignore: Sequence[str] = (), warnings: bool = True
+    target: Definitions | str, *, select: Sequence[str] = (), ignore: Sequence[str] = (), warnings: bool = True
 ) -> None:
     """Check that `toolkit lint` finds nothing wrong with the tools: gate CI on it with one test.
 
@@ -105,7 +106,8 @@ def assert_lint_clean(
     `lint_ignore=` silences apply; tool definitions (from `client.list_tools()`) as any client sees them.
 
     Args:
-        target: A server, a tool, several tools, or tool definitions.
+        target: A server, a tool, several tools, or tool definitions; or a target as `toolkit lint` takes it
+            (`app.py`, `app.py:server`, `package.module`), relative to the current directory.
         select: Check only these codes or prefixes (`"TK3"`, `"TK301"`); all when empty.
         ignore: Leave out these codes or prefixes.
         warnings: Fail on warnings too (the default); `False` fails on error-level findings only, as
@@ -113,8 +115,14 @@ def assert_lint_clean(
 
     Raises:
         AssertionError: a finding remains; the message lists every one, one line each.
+        ValueError: a target string that does not load (the message says why).
     """
     __tracebackhide__ = True
+    if isinstance(target, str):
+        try:
+            target = load_server(target)
+        except TargetError as exc:
+            raise ValueError(str(exc)) from None
     if isinstance(target, (Server, Tool)):
         findings = lint(target)
     else:
