@@ -343,7 +343,7 @@ def test_over_http_without_the_http_extra_it_says_what_to_install(project: Path)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         "toolkit: error: serving over HTTP needs uvicorn: "
-        "pip install 'mcp-toolkit[http]' (from a checkout: pip install -e '.[http]')\n"
+        "install toolkit's http extra (in a clone of toolkit: pip install '.[http]')\n"
     )
 
 
