@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolkit import Root, Roots
+from toolkit import Client, Context, Root, Roots, Server
 
 
 def test_a_root_is_made_from_a_path_a_file_uri_or_a_root(tmp_path: Path) -> None:
@@ -47,3 +47,18 @@ def test_a_malformed_list_of_roots_is_refused(raw: Any, problem: str) -> None:
 def test_an_empty_list_of_roots_is_a_list() -> None:
     roots = Roots.from_wire({"roots": []})
     assert (len(roots), roots.paths) == (0, [])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("lone", ["/srv/data", Path("/srv/data"), Root.of("/srv/data")])
+async def test_a_lone_path_given_as_the_roots_is_one_root_not_its_characters(lone: Any) -> None:
+    server = Server("roots")
+
+    @server.tool
+    async def where(ctx: Context) -> dict[str, list[str]]:
+        """The client's roots."""
+        return {"roots": [root.uri for root in await ctx.list_roots()]}
+
+    async with Client(server, roots=lone) as client:
+        result = await client.call_tool("where")
+    assert result.structured_content == {"roots": ["file:///srv/data"]}

@@ -79,8 +79,8 @@ SamplingHandler = Callable[[SampleRequest], SampleResult | str | Awaitable[Sampl
 
 RootLike = str | os.PathLike[str] | Root
 RootsOption = Sequence[RootLike] | Callable[[], Sequence[RootLike] | Awaitable[Sequence[RootLike]]]
-"""The client's roots: paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s; or a function (sync or
-async) that returns them when the server asks."""
+"""The client's roots: paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s (a lone path is one root);
+or a function (sync or async) that returns them when the server asks."""
 
 
 def client_capabilities(
@@ -139,6 +139,8 @@ async def answer_request(
             listed = roots() if callable(roots) else roots
             if inspect.isawaitable(listed):
                 listed = await listed
+            if isinstance(listed, (str, os.PathLike, Root)):  # one root: a str is a sequence of its characters
+                listed = [listed]
             return Roots(Root.of(where) for where in listed).to_wire()
     except ClientRequestError as exc:
         raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
