@@ -7,10 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolkit import CallToolResult, Server, Tool
-from toolkit._lint import lint, lint_definitions
-from toolkit._lint import select as select_findings
 from toolkit._portability import check_tools
-from toolkit._target import TargetError, load_server
 
 from ._snapshots import Definitions, tools_payload
 
@@ -118,6 +115,12 @@ def assert_lint_clean(
         ValueError: a target string that does not load (the message says why).
     """
     __tracebackhide__ = True
+    # Loaded here: the pytest plugin imports this module in every test run of every user, and the rules are the
+    # heaviest import of toolkit (about 8 ms), for the few runs that lint.
+    from toolkit._lint import lint, lint_definitions
+    from toolkit._lint import select as select_findings
+    from toolkit._target import TargetError, load_server
+
     if isinstance(target, str):
         try:
             target = load_server(target)
