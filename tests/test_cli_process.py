@@ -227,11 +227,11 @@ def test_a_second_sigterm_stops_serve_http_at_once(workers: str) -> None:
 
 @pytest.mark.parametrize("target", [EDGES, f"{EDGES}:app"], ids=["file", "file:app"])
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_serve_http_serves_the_app_the_module_made_with_its_auth(target: str, workers: str) -> None:
+def test_serve_http_serves_the_app_the_module_made_with_its_auth(target: str, workers: str, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "toolkit", "serve", target, "--http", "--port", "0", "--workers", workers]
     running = Running(
         command,
-        env=edges_env(app="secret", token="a-token-of-sixteen-characters"),
+        env=edges_env(app="secret", token="a-token-of-sixteen-characters", store=str(tmp_path / "sessions.db")),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )
@@ -268,6 +268,15 @@ def test_serve_http_refuses_to_change_or_split_the_modules_own_app() -> None:
         [
             f"{prefix}, which has no shared secret: its 2 workers could not trust each other's sessions; give it "
             "http_app(secret=...) (see the deploy docs, Keys), or serve it with one worker"
+        ],
+    )
+    assert serve_app("--workers", "2", app="secret") == (
+        2,
+        [
+            f"{prefix}, which has no shared session store: its 2 workers could not end sessions for each other nor "
+            "tell a call that its question's answer reached another worker; give it "
+            "http_app(session_store=SqliteSessionStore(PATH)) (see the deploy docs, Several workers), or serve it "
+            "with one worker"
         ],
     )
 

@@ -541,6 +541,9 @@ class HttpApp:
         self._records: OrderedDict[str, _Record] = OrderedDict()
         if session_store is not None and not isinstance(session_store, SessionStore):
             raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {session_store!r}")
+        self.session_store = session_store
+        """The store shared by the processes serving this app (`session_store=`), or None: each process keeps what
+        `DELETE` ended, and the misrouted answers it saw, to itself."""
         # Which sessions DELETE ended: consulted by 2025-11-25 requests only.
         self._store = session_store if session_store is not None else ProcessSessionStore()
         self._live: set[_Exchange] = set()

@@ -3,7 +3,7 @@
 - `EDGES_GRACE`: its `shutdown_grace` (default 5 s);
 - `EDGES_FAIL`: its lifespan fails to start, with that text;
 - `EDGES_APP`: the module makes `app = server.http_app(auth=...)` (a bearer token, `EDGES_TOKEN`), and with
-  `EDGES_APP=secret` a shared secret too;
+  `EDGES_APP=secret` a shared secret too; `EDGES_STORE`: a shared session store at that path;
 - it prints a line at import, which must never reach a stdio client.
 """
 
@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from toolkit import Context, Identity, Server, StaticTokenVerifier
+from toolkit import Context, Identity, Server, SqliteSessionStore, StaticTokenVerifier
 
 print("edges: imported")  # a module that talks as it loads
 
@@ -61,7 +61,10 @@ async def nap(seconds: float, ctx: Context) -> str:
 if "EDGES_APP" in os.environ:
     verifier = StaticTokenVerifier({os.environ["EDGES_TOKEN"]: Identity("alice", frozenset())})
     secret = "a shared secret of at least thirty-two bytes" if os.environ["EDGES_APP"] == "secret" else None
-    app = server.http_app(auth=verifier, authorization_servers=["https://auth.example.com"], secret=secret)
+    store = SqliteSessionStore(os.environ["EDGES_STORE"]) if "EDGES_STORE" in os.environ else None
+    app = server.http_app(
+        auth=verifier, authorization_servers=["https://auth.example.com"], secret=secret, session_store=store
+    )
 
 
 if __name__ == "__main__":
