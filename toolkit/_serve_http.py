@@ -94,9 +94,13 @@ def _bind(host: str, port: int) -> socket.socket:
     # IPPROTO_TCP, not 0: asyncio turns Nagle off on accepted connections only then; with it on, every keep-alive
     # answer waits ~40 ms for the client's delayed ACK (measured: 46 ms a request, 2.8 ms with it).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(2048)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+    except OSError:  # a port in use, an address not here: said by the caller in one line
+        sock.close()
+        raise
     sock.set_inheritable(True)
     return sock
 
@@ -123,15 +127,17 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
     Raises:
         ServeError: the server's lifespan failed to start; nothing was served.
     """
+    _uvicorn()  # the missing extra is said before the port is taken
     sock = _bind(host, port)
-    server = _uvicorn_server(
-        app,
-        log_level,
-        started=lambda: _announce(sock, app.path),
-        stopping=say_stopping,
-        stopped=lambda: _say("stopped"),
-    )
-    server.run(sockets=[sock])
+    with sock:  # uvicorn never closes a socket it was given: a failed start would leave it open
+        server = _uvicorn_server(
+            app,
+            log_level,
+            started=lambda: _announce(sock, app.path),
+            stopping=say_stopping,
+            stopped=lambda: _say("stopped"),
+        )
+        server.run(sockets=[sock])
 
 
 class _HeldErrors(logging.Filter):
