@@ -21,6 +21,7 @@ from toolkit.cli._install import config_path
 
 TIMEOUT = 60.0
 PYTHON = os.path.abspath(sys.executable)  # the venv's python by its own path: what a client must run
+CHECKOUT = Path(__file__).resolve().parents[1]  # what pip installs toolkit from: this clone (not on the index yet)
 SERVER = '''
 import os
 
@@ -360,7 +361,7 @@ def test_an_interpreter_that_cannot_start_the_server_is_refused(place: Place, tm
     assert (cannot.returncode, cannot.stdout) == (2, "")
     assert cannot.stderr == (
         f"toolkit: error: {no_toolkit} cannot import toolkit, so the client could not start the server: "
-        f"{no_toolkit} -m pip install 'mcp-toolkit' (or --uv); nothing was written\n"
+        f"{no_toolkit} -m pip install '{CHECKOUT}' (or --uv); nothing was written\n"
     )
     assert works.returncode == 0, works.stderr
     assert json.loads(works.stdout)["mcpServers"]["weather"]["command"] == PYTHON
@@ -380,7 +381,7 @@ def test_dev_without_watchfiles_in_the_interpreter_is_refused_with_what_to_insta
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         f"toolkit: error: {PYTHON} cannot import watchfiles, so the client could not start the server: "
-        f"{PYTHON} -m pip install 'mcp-toolkit[reload]' (or --uv); nothing was written\n"
+        f"{PYTHON} -m pip install '{CHECKOUT}[reload]' (or --uv); nothing was written\n"
     )
     assert not (place.home / ".cursor").exists()
 

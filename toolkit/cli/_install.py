@@ -207,7 +207,8 @@ def _check_interpreter(python: str | None, *, dev: bool) -> None:
                 missing.append(name)
     if missing:
         shown = os.path.abspath(sys.executable) if python is None else python
-        install = "mcp-toolkit[reload]" if "toolkit" not in missing else "mcp-toolkit" + ("[reload]" if dev else "")
+        # From this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet).
+        install = _toolkit_requirement().split("==")[0] + ("[reload]" if dev else "")
         raise CommandError(
             f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
             f"{shown} -m pip install '{install}' (or --uv); nothing was written"
