@@ -287,6 +287,34 @@ async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() 
     assert [key for key in store.ended if "/" in key] == []  # no answer went elsewhere (the session was DELETEd)
 
 
+class DownStore(WatchedStore):
+    """A shared store that fails every look-up of a question (Redis down, SQLite locked past its timeout)."""
+
+    def is_ended(self, key: str) -> bool:
+        if "/" in key:
+            self.looked.set()
+            raise ConnectionError("the store is down")
+        return super().is_ended(key)
+
+
+async def test_a_store_that_fails_while_a_question_waits_ends_no_call(caplog: pytest.LogCaptureFixture) -> None:
+    store = DownStore()
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        await store.looked.wait()  # answered only once the waiting call has failed to look in the store
+        return ElicitResult.accept({"username": "late", "email": "late@example.com"})
+
+    app = build_server().http_app(secret=SECRET, session_store=store)
+    async with (
+        httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1:8000") as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT):
+            result = await client.call_tool("test_elicitation", {"message": "Who?"})
+    assert result.text == "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
+    assert "could not look up a question in the session store" in caplog.text
+
+
 @pytest.mark.parametrize("where", ["http_app", "Server"])
 async def test_one_secret_lets_any_worker_serve_every_round_of_a_2026_question(where: str) -> None:
     """`http_app(secret=)` alone, or `Server(secret=)` alone, signs both the session ids and the requestState."""

@@ -938,7 +938,10 @@ class HttpApp:
             # while its question waits: `_end_lost`), and the client from this refusal. Routing it is issue 26.
             shared = not isinstance(self._store, ProcessSessionStore)
             if shared:
-                self._store.end(f"{session.nonce}/{ask}", time.time() + _LOST_TTL)
+                try:
+                    self._store.end(f"{session.nonce}/{ask}", time.time() + _LOST_TTL)
+                except Exception:  # a store that is down: the client is still told below
+                    logger.warning("could not note a misrouted answer in the session store", exc_info=True)
             logger.warning(
                 "an answer to request %r reached a process that did not make it (%s): %s",
                 ask,
@@ -971,7 +974,12 @@ class HttpApp:
         for ask in exchange.asks:
             if record.asks.get(ask) is not exchange:
                 continue  # answered
-            if self._store.is_ended(f"{nonce}/{ask}"):
+            try:
+                lost = self._store.is_ended(f"{nonce}/{ask}")
+            except Exception:  # a store that is down ends no call that only waits: looked at again next time
+                logger.warning("could not look up a question in the session store", exc_info=True)
+                lost = False
+            if lost:
                 del record.asks[ask]
                 why = f"no answer can come: the client's answer went to another process of this server; {_MISROUTED}"
                 exchange.deliver(encode(error_response(ask, INTERNAL_ERROR, why)))

@@ -29,6 +29,11 @@ class SessionStore(Protocol):
 
     `key` is the session's random nonce (22 characters, URL-safe), never the session id itself. Pass a store
     shared by all workers as `server.http_app(session_store=...)`; only 2025-11-25 requests consult it.
+
+    The workers also tell each other through it of a question whose answer reached the wrong one (see
+    [Deploying](deploy.md#answers-that-reach-another-worker)): then `key` is `<nonce>/<question id>`, ended for five
+    minutes, and a call whose question waits looks it up every 0.2 s. A store that raises there is logged and
+    ends no call.
     """
 
     def end(self, key: str, expires: float) -> None:
