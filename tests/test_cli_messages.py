@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
+import sysconfig
+import types
 from pathlib import Path
 
 import pytest
 from test_prompt import CONTACT, Terminal
 
 from toolkit import ElicitRequest
+from toolkit._shadowing import shadowing_module
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
@@ -161,3 +165,22 @@ def test_an_address_in_use_is_one_line() -> None:
     assert (status, out) == (2, "")
     assert err.startswith(f"toolkit: error: cannot listen on 127.0.0.1:{port}: ")
     assert len(err.splitlines()) == 1
+
+
+def test_an_installed_package_is_never_taken_for_a_users_file_that_shadows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """setuptools puts its own `distutils` in place (from site-packages) once anything imports distutils: that is
+    no file of the user's, and blaming it would hide every unrelated error behind a wrong one-line message. (In a
+    virtual environment site-packages lies under `platstdlib` anyway; a system-wide install's does not.)"""
+    installed = types.ModuleType("colorsys")
+    installed.__file__ = os.path.join(sysconfig.get_path("purelib"), "somepackage", "colorsys.py")
+    monkeypatch.setitem(sys.modules, "colorsys", installed)
+    assert shadowing_module() is None
+    users = types.ModuleType("colorsys")
+    users.__file__ = str(tmp_path / "colorsys.py")
+    monkeypatch.setitem(sys.modules, "colorsys", users)
+    assert (
+        shadowing_module()
+        == f"{os.path.relpath(users.__file__)!r} shadows the standard library's 'colorsys' module: rename it"
+    )

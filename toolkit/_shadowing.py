@@ -19,9 +19,11 @@ def shadowing_module() -> str | None:
     """`'/path/json.py' shadows the standard library's 'json' module: rename it`, for the first imported module named
     as a standard one whose file is not in the standard library; None when there is none."""
     names: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())  # Python 3.10 and later
+    # Installed packages are no user's file: setuptools' own `distutils` (its `_distutils`, put in place by a .pth
+    # once anything imports distutils) would otherwise be blamed for every unrelated error.
     library = tuple(
         os.path.realpath(path) + os.sep
-        for path in {sysconfig.get_path(key) for key in ("stdlib", "platstdlib")}
+        for path in {sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
         if path
     )
     for name, module in list(sys.modules.items()):
