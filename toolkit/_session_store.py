@@ -99,7 +99,30 @@ class SqliteSessionStore:
     def _open(self) -> sqlite3.Connection:
         import sqlite3
 
+        # Workers that start together open a new file at once, and switching it to WAL can fail at once with
+        # "database is locked" (SQLite calls no busy handler there): seen as a worker that could not start under
+        # `toolkit serve --workers 2`. Tried again within `timeout`.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self._try_open()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _try_open(self) -> sqlite3.Connection:
+        import sqlite3
+
         db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            return self._prepare(db)
+        except BaseException:
+            db.close()
+            raise
+
+    @staticmethod
+    def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
         # WAL is a property of the file: set once, by whichever process gets there first.
         if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.execute("PRAGMA journal_mode=WAL")
