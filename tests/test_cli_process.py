@@ -48,7 +48,9 @@ class Running:
         while text.encode() not in self.stderr:
             chunk = self._chunks.get(timeout=TIMEOUT)
             if not chunk:
-                raise AssertionError(f"the process ended before writing {text!r}: {self.stderr.decode()}")
+                # Reaped first: a process left to the garbage collector fails the next test with its warning.
+                _, said = self.wait()
+                raise AssertionError(f"the process ended before writing {text!r}: {said}")
             self.stderr += chunk
 
     def wait(self) -> tuple[int, str]:
