@@ -1,4 +1,4 @@
-"""Compare griffe and docstring-parser as the engine behind `toolkit._docstrings.parse_docstring`.
+"""Compare griffe and docstring-parser as the engine behind `toolkit._definition.docstrings.parse_docstring`.
 
 Prints a Markdown table: accuracy on the corpus in `tests/test_docstrings.py` (share of docstrings whose
 description and params both come out exactly as expected), import time, and parse time per docstring.
@@ -24,7 +24,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolkit._docstrings import (  # noqa: E402
+from toolkit._definition.docstrings import (  # noqa: E402
     DocstringStyle,
     ParsedDocstring,
     detect_style,

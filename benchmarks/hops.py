@@ -22,7 +22,7 @@ import toolkit
 from toolkit import MemoryTransport, Server, tool
 
 PACKAGE = Path(toolkit.__file__).resolve().parent
-TRANSPORTS = {"_memory", "_stdio", "_transport"}
+TRANSPORTS = "_transports"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -57,7 +57,7 @@ def count(name: str, backend: str, era: str) -> set[str]:
         except ValueError:
             return
         module = ".".join(relative.with_suffix("").parts)
-        if module.rsplit(".", 1)[-1] in TRANSPORTS:
+        if module.split(".", 1)[0] == TRANSPORTS:
             return
         seen.add(f"{module}:{getattr(code, 'co_qualname', code.co_name)}")
 

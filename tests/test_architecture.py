@@ -165,6 +165,6 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
     assert "_getframe" not in own
     source = "def f():\n    from ._tool import _hidden\n"
     node = next(n for n in _runtime_nodes(ast.parse(source)) if isinstance(n, ast.ImportFrom))
-    assert _target("toolkit._server", node, is_package=False) == "toolkit._tool"
+    assert _target("toolkit._engine.server", node, is_package=False) == "toolkit._engine._tool"
     guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._server import Server\n"
     assert not any(isinstance(n, ast.ImportFrom) and n.module == "_server" for n in _runtime_nodes(ast.parse(guarded)))

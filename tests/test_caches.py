@@ -6,8 +6,9 @@ import gc
 import typing
 import weakref
 
-from toolkit import Server, _schema, tool
-from toolkit._connection import server_info, tool_payloads
+from toolkit import Server, tool
+from toolkit._definition import schema as _schema
+from toolkit._engine.connection import server_info, tool_payloads
 
 
 @tool

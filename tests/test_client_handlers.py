@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, ProtocolError, SampleRequest, SampleResult
-from toolkit._handlers import answer_request, client_capabilities
+from toolkit._asking.handlers import answer_request, client_capabilities
 from toolkit.testing._scripts import Scripted
 
 pytestmark = pytest.mark.anyio

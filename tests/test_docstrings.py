@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from toolkit._docstrings import DocstringStyle, ParsedDocstring, parse_docstring
+from toolkit._definition.docstrings import DocstringStyle, ParsedDocstring, parse_docstring
 
 
 @dataclass(frozen=True)
@@ -809,7 +809,7 @@ def test_explicit_style_that_does_not_match_leaves_the_docstring_as_description(
 
 def test_plain_docstrings_do_not_import_the_parser() -> None:
     code = (
-        "import sys, toolkit._docstrings as d\n"
+        "import sys, toolkit._definition.docstrings as d\n"
         "d.parse_docstring('Ping.\\n\\nBody: text.')\n"
         "assert 'griffe' not in sys.modules and 'docstring_parser' not in sys.modules, sorted(sys.modules)\n"
     )
@@ -820,7 +820,7 @@ def test_the_common_google_shape_is_read_without_importing_the_parser() -> None:
     # A summary, Args with `name (type): text` and wrapped lines, Returns and Raises: most tools' docstrings, and
     # a fifth of a one-tool server's start-up when griffe is imported for it.
     code = (
-        "import json, sys, toolkit._docstrings as d\n"
+        "import json, sys, toolkit._definition.docstrings as d\n"
         "p = d.parse_docstring('Add.\\n\\nMore text.\\n\\nArgs:\\n    a (int): The first\\n        addend.\\n'\n"
         "    '    b: The second.\\n\\nReturns:\\n    The sum.\\n\\nRaises:\\n    ValueError: never.')\n"
         "print(json.dumps([p.description, p.params, 'griffe' in sys.modules]))\n"

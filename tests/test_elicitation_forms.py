@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict
 
 from toolkit import Choices, ElicitationError, ElicitationSchemaError, ElicitResult, Form
-from toolkit._elicitation import form_of, parse_answer
+from toolkit._asking.elicitation import form_of, parse_answer
 
 SCHEMAS = Path(__file__).parent / "mcp_schema"
 

@@ -29,7 +29,7 @@ from fuzz_target import (
 )
 
 from toolkit import Client, MemoryTransport, Server, Transport
-from toolkit._connection import running_connections
+from toolkit._engine.connection import running_connections
 
 anyio_mark = pytest.mark.anyio
 

@@ -28,6 +28,7 @@ def test_one_tools_call_runs_at_most_12_toolkit_functions_in_at_most_5_modules(
     assert len(functions) <= MAX_FUNCTIONS, sorted(functions)
     assert len(hops.modules(functions)) <= MAX_MODULES, sorted(functions)
     # One argument validation and one serialization of the reply, whatever else changes.
-    assert "_tool:call_tool" in functions
-    assert sum(function.startswith("_jsonrpc:encode") for function in functions) == 1
-    assert not any(function.startswith("_context:") for function in functions)  # no Context for a tool without one
+    assert "_definition.tool:call_tool" in functions
+    assert sum(function.startswith("_protocol.jsonrpc:encode") for function in functions) == 1
+    # No Context for a tool without one.
+    assert not any(function.startswith("_engine.context:") for function in functions)

@@ -21,7 +21,7 @@ from served import TIMEOUT, Served
 from test_http import ACCEPT, http_client, initialize, legacy_headers, make_server, modern_headers, modern_message, post
 
 from toolkit import Client, Context, Server
-from toolkit._connection import running_connections
+from toolkit._engine.connection import running_connections
 
 pytestmark = pytest.mark.anyio
 

@@ -233,7 +233,7 @@ def test_connections_to_the_socket_toolkit_serve_binds_have_nagle_off() -> None:
     import asyncio
     import socket
 
-    from toolkit._serve_http import _bind
+    from toolkit._http.serve import _bind
 
     async def accept_one() -> int:
         sock = _bind("127.0.0.1", 0)

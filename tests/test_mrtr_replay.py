@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolkit import ProtocolError
-from toolkit._mrtr import Replay, Suspend, bind_for, input_required, open_round
+from toolkit._asking.mrtr import Replay, Suspend, bind_for, input_required, open_round
 from toolkit._seal import Sealer
 
 SEALER = Sealer([b"k" * 32], b"toolkit/request-state/v1")

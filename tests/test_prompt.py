@@ -9,7 +9,7 @@ import anyio.lowlevel
 import pytest
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
-from toolkit._sampling import messages_of
+from toolkit._asking.sampling import messages_of
 from toolkit.cli._prompt import TerminalPrompt
 
 pytestmark = pytest.mark.anyio

@@ -45,10 +45,10 @@ def test_importing_the_server_api_loads_no_client_cli_profiles_docstring_parser_
     code = (
         "import json, sys\n"
         "from toolkit import Server, tool\n"
-        "heavy = ['toolkit._client', 'toolkit._peer', 'toolkit.cli', 'toolkit.testing', 'toolkit.docs',\n"
-        "         'toolkit._profiles', 'griffe', 'pytest', 'subprocess', 'jsonschema', 'importlib.metadata',\n"
-        "         'toolkit._http', 'toolkit._http_client', 'toolkit._serve_http', 'uvicorn', 'httpx', 'h11',\n"
-        "         'toolkit._jwt', 'jwt', 'cryptography']\n"
+        "heavy = ['toolkit._client.client', 'toolkit._client.peer', 'toolkit.cli', 'toolkit.testing', 'toolkit.docs',\n"
+        "         'toolkit._profiles.profiles', 'griffe', 'pytest', 'subprocess', 'jsonschema', 'importlib.metadata',\n"
+        "         'toolkit._http.app', 'toolkit._transports.http', 'toolkit._http.serve', 'uvicorn', 'httpx', 'h11',\n"
+        "         'toolkit._http.jwt', 'jwt', 'cryptography']\n"
         "print(json.dumps([name for name in heavy if name in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

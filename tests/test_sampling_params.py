@@ -22,7 +22,7 @@ from toolkit import (
     ToolUseContent,
     tool,
 )
-from toolkit._sampling import sampling_params
+from toolkit._asking.sampling import sampling_params
 
 SCHEMAS = Path(__file__).parent / "mcp_schema"
 SAMPLING: dict[str, Any] = {"sampling": {}}

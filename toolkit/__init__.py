@@ -4,12 +4,15 @@ import contextlib
 import importlib
 import typing
 
-from ._answer import ElicitResult, Roots, SampleResult
-from ._auth import Identity, StaticTokenVerifier, TokenVerifier
-from ._content import Audio, Image
-from ._context import Context, LogLevel
-from ._docstrings import DocstringStyle
-from ._elicitation import Choices, ElicitationSchemaError, Form
+from ._asking.answer import ElicitResult, Roots, SampleResult
+from ._asking.elicitation import Choices, ElicitationSchemaError, Form
+from ._asking.handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
+from ._asking.sampling import ModelPreferences, SampleOptions, SamplingMessage
+from ._definition.content import Audio, Image
+from ._definition.docstrings import DocstringStyle
+from ._definition.tool import Tool, ToolOptions, tool
+from ._engine.context import Context, LogLevel
+from ._engine.server import Lifespan, Server
 from ._errors import (
     ClientCapabilityError,
     ClientRequestError,
@@ -25,15 +28,9 @@ from ._errors import (
     ToolkitError,
     URLElicitationRequired,
 )
-from ._handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
-from ._limits import RateLimit
-from ._memory import MemoryTransport
-from ._sampling import ModelPreferences, SampleOptions, SamplingMessage
-from ._server import Lifespan, Server
-from ._stdio import StdioTransport, StreamTransport
-from ._tool import Tool, ToolOptions, tool
-from ._transport import Transport
-from ._types import (
+from ._http.auth import Identity, StaticTokenVerifier, TokenVerifier
+from ._http.limits import RateLimit
+from ._protocol.types import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
@@ -51,8 +48,10 @@ from ._types import (
     ToolResultContent,
     ToolUseContent,
 )
-
-__version__ = "0.1.0"
+from ._transports.base import Transport
+from ._transports.memory import MemoryTransport
+from ._transports.stdio import StdioTransport, StreamTransport
+from ._version import __version__
 
 __all__ = [
     "PROFILES",
@@ -133,21 +132,21 @@ __all__ = [
 ]
 
 if typing.TYPE_CHECKING:
-    from ._asgi_transport import StreamingASGITransport
-    from ._client import Client, LogMessage, ProgressCallback, ProtocolMode
-    from ._jwt import JWTVerifier
-    from ._profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
-    from ._session_store import SessionStore, SqliteSessionStore
+    from ._client.client import Client, LogMessage, ProgressCallback, ProtocolMode
+    from ._http.jwt import JWTVerifier
+    from ._http.session_store import SessionStore, SqliteSessionStore
+    from ._profiles.profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
+    from ._transports.asgi import StreamingASGITransport
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
-_LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client")
-_LAZY["StreamingASGITransport"] = "._asgi_transport"
+_LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client.client")
+_LAZY["StreamingASGITransport"] = "._transports.asgi"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
-_LAZY["JWTVerifier"] = "._jwt"
+_LAZY["JWTVerifier"] = "._http.jwt"
 # The HTTP app's session stores: only a server that serves HTTP needs them.
-_LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._session_store")
+_LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._http.session_store")
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
-_LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles")
+_LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles.profiles")
 
 
 def _public(obj: object) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, error_text
+from ._protocol.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, error_text
 
 __all__ = [
     "ConnectionClosedError",

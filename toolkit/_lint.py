@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolkit import Server, Tool
-from toolkit._jsonrpc import URL_ELICITATION_REQUIRED
+from toolkit._protocol.jsonrpc import URL_ELICITATION_REQUIRED
 
 __all__ = [
     "DEFAULT_BUDGET",

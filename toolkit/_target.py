@@ -156,7 +156,7 @@ def _split(target: str) -> tuple[str, str | None]:
 def _is_http_app(value: Any) -> bool:
     # Only a module that made an HttpApp has imported its module: looked up, not imported, so that loading a
     # target never loads the HTTP code.
-    http = sys.modules.get("toolkit._http")
+    http = sys.modules.get("toolkit._http.app")
     return http is not None and isinstance(value, http.HttpApp)
 
 

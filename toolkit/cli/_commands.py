@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
-from toolkit._jsonrpc import INVALID_REQUEST
+from toolkit._engine.server import Server, definitions_only, serve_process
 from toolkit._lint import lint
-from toolkit._portability import check_tools as check_profiles
-from toolkit._portability import expand_profiles
-from toolkit._profiles import get_profile
-from toolkit._server import Server, definitions_only, serve_process
+from toolkit._profiles.portability import check_tools as check_profiles
+from toolkit._profiles.portability import expand_profiles
+from toolkit._profiles.profiles import get_profile
+from toolkit._protocol.jsonrpc import INVALID_REQUEST
 from toolkit._shadowing import shadowing_module
 from toolkit._target import TargetError, load_server, load_target
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
@@ -214,7 +214,7 @@ def serve_target(args: argparse.Namespace) -> int:
         if not args.http:
             serve_process(server)
         elif args.workers > 1:
-            from toolkit._serve_http import serve_workers
+            from toolkit._http.serve import serve_workers
 
             options = _http_options(args, found)
             path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
@@ -232,7 +232,7 @@ def serve_target(args: argparse.Namespace) -> int:
         elif isinstance(found, Server):
             serve_process(server, transport="http", host=args.host, port=args.port, **_http_options(args, found))
         else:
-            from toolkit._serve_http import serve_http
+            from toolkit._http.serve import serve_http
 
             _http_options(args, found)
             serve_http(found, host=args.host, port=args.port)
@@ -600,7 +600,7 @@ def worker_app() -> Any:
     """The app of one worker of `toolkit serve --http --workers N` (each worker process calls it): the app the module
     made itself, as it is, or the server's, with the key and the session store the workers share."""
     from toolkit import SqliteSessionStore
-    from toolkit._serve_http import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
+    from toolkit._http.serve import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
     found = _load_target(os.environ[TARGET_ENV])
     if not isinstance(found, Server):

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolkit._types import HANDSHAKE_VERSIONS, MODERN_VERSION
+from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 from toolkit.docs import render_json
 
 from ._commands import CommandError, data_on_stdout, is_url, read_server, tools_payload

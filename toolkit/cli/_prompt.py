@@ -17,7 +17,7 @@ from typing import Any, Literal
 import anyio
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, SampleRequest
-from toolkit._stdio import on_a_daemon_thread
+from toolkit._transports.stdio import on_a_daemon_thread
 
 __all__ = ["TerminalPrompt"]
 

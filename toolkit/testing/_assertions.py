@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolkit import CallToolResult, Server, Tool
-from toolkit._portability import check_tools
+from toolkit._profiles.portability import check_tools
 
 from ._snapshots import Definitions, tools_payload
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolkit import Client, Lifespan, Server
-from toolkit._types import MODERN_VERSION
+from toolkit._protocol.types import MODERN_VERSION
 
 from ._scripts import Scripted
 from ._snapshots import Definitions, Snapshot, compare_snapshot

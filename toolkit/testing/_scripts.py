@@ -19,7 +19,7 @@ from toolkit import (
     SampleResult,
     SamplingHandler,
 )
-from toolkit._jsonrpc import INTERNAL_ERROR
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 
 __all__ = ["ElicitationScript", "SamplingScript", "Scripted"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from toolkit import Server, Tool, ToolDefinition
-from toolkit._connection import tool_payloads
-from toolkit._types import HANDSHAKE_VERSIONS, MODERN_VERSION
+from toolkit._engine.connection import tool_payloads
+from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
     "Definitions",

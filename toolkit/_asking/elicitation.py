@@ -1,0 +1,555 @@
+"""Elicitation forms: Python types to the spec's restricted `requestedSchema`, checked once; answers validated back.
+
+The spec (client/elicitation, `PrimitiveSchemaDefinition` in schema.ts) allows a flat object of string, number,
+integer and boolean fields, single-select enums (plain, titled with `oneOf` const/title per SEP-1330, or the legacy
+`enumNames`) and multi-select arrays of string choices (`items.enum`, or titled `items.anyOf`), each with an
+optional default (SEP-1034). Anything else (nesting, patterns, exclusive bounds, non-string choices) is refused when
+the form is built, every problem of a class in one error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import typing
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Literal, get_origin
+
+import pydantic
+import pydantic_core
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
+from typing_extensions import TypeVar, is_typeddict
+
+from toolkit._errors import ElicitationError, ToolDefinitionError
+
+from .answer import ACTIONS, Action
+
+__all__ = [
+    "Choices",
+    "ElicitationSchemaError",
+    "Form",
+    "check_requested_schema",
+    "empty_form",
+    "form_of",
+]
+
+T = TypeVar("T", default=Any)
+
+_FORMATS = frozenset({"email", "uri", "date", "date-time"})
+_COMMON = frozenset({"type", "title", "description"})
+# The keys each kind of field may have (schema.ts, 2025-11-25 = 2026-07-28; the JSON Schema does not close them).
+_STRING_KEYS = _COMMON | {"minLength", "maxLength", "format", "default"}
+_NUMBER_KEYS = _COMMON | {"minimum", "maximum", "default"}
+_BOOLEAN_KEYS = _COMMON | {"default"}
+_ENUM_KEYS = _COMMON | {"enum", "enumNames", "default"}
+_TITLED_KEYS = _COMMON | {"oneOf", "default"}
+_ARRAY_KEYS = _COMMON | {"minItems", "maxItems", "items", "default"}
+_ROOT_KEYS = frozenset({"$schema", "type", "properties", "required"})
+_HINTS = {
+    "pattern": "patterns are not part of the elicitation subset (the spec's StringSchema has no `pattern`)",
+    "exclusiveMinimum": "use ge= instead of gt=: the elicitation subset has only `minimum`",
+    "exclusiveMaximum": "use le= instead of lt=: the elicitation subset has only `maximum`",
+    "multipleOf": "`multipleOf` is not part of the elicitation subset",
+    "uniqueItems": "`uniqueItems` is not part of the elicitation subset",
+}
+
+
+class ElicitationSchemaError(ToolDefinitionError):
+    """A type or schema cannot be an elicitation form. Lists every problem at once, naming the form's class.
+
+    Attributes:
+        qualname: The qualified name of the class (`requestedSchema` for a raw dict).
+        problems: One sentence per problem.
+    """
+
+    def __init__(self, qualname: str, problems: list[str]) -> None:
+        super().__init__(qualname, problems)
+        lines = "\n".join(f"  - {p}" for p in problems)
+        self.args = (f"cannot make an elicitation form of {qualname}:\n{lines}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Choices:
+    """Titled options for a field: `Annotated[str, Choices({"#f00": "Red", "#0f0": "Green"})]`.
+
+    On a `str` field the form offers one of them (`oneOf` of `const`/`title`, SEP-1330); on `list[str]` any number
+    of them (`items.anyOf`). `legacy=True` sends a single select as `enum` + `enumNames` instead, for clients that
+    predate SEP-1330 (2025-06-18 clients get that shape anyway). The answer is validated to be one of the keys.
+
+    Args:
+        options: Value to title, in display order (a mapping, or `(value, title)` pairs).
+        legacy: Use the deprecated `enumNames` form.
+    """
+
+    __slots__ = ("legacy", "options")
+
+    def __init__(self, options: Mapping[str, str] | Sequence[tuple[str, str]], *, legacy: bool = False) -> None:
+        self.options: dict[str, str] = dict(options)
+        self.legacy = legacy
+
+    def __repr__(self) -> str:
+        return f"Choices({self.options!r}{', legacy=True' if self.legacy else ''})"
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: pydantic.GetCoreSchemaHandler) -> CoreSchema:
+        choice = core_schema.literal_schema(list(self.options))
+        if get_origin(source) in (list, set, frozenset, Sequence) or source in (list, set, frozenset):
+            return core_schema.list_schema(choice)
+        return choice
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: pydantic.GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        titled = [{"const": value, "title": title} for value, title in self.options.items()]
+        if schema["type"] == "list":
+            return {"type": "array", "items": {"anyOf": titled}}
+        if self.legacy:
+            return {"type": "string", "enum": list(self.options), "enumNames": list(self.options.values())}
+        return {"type": "string", "oneOf": titled}
+
+
+class _FormSchema(GenerateJsonSchema):
+    """Field titles only where the code gives one: on a form they are labels, and "Name" for `name` adds nothing."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+class Form(Generic[T]):
+    """An elicitation form made once from a type, checked against the spec's subset; validates answers into it.
+
+    `schema` is a pydantic model, a dataclass or a TypedDict of flat fields (`str`, `int`, `float`, `bool`,
+    `date`/`datetime`, `Literal`/`Enum` choices, a `list` of choices for multi-select, `X | None = None` for an
+    optional field; descriptions from `Field(description=...)`; titles from `Field(title=...)`;
+    [`Choices`][toolkit.Choices] for titled options), or a raw `requestedSchema` dict, sent as given.
+
+    Build forms at module level (`CONTACT = Form(Contact)`) to get schema errors at import;
+    [`ctx.elicit`][toolkit.Context.elicit] builds (and keeps) one on first use otherwise.
+
+    Raises:
+        ElicitationSchemaError: the type or schema is outside the subset; every problem is listed.
+    """
+
+    __slots__ = ("_adapter", "_defaults", "_raw", "name", "requested_schema")
+
+    requested_schema: dict[str, Any]
+    """The `requestedSchema` sent to clients of 2025-11-25 and later."""
+
+    def __init__(self, schema: type[T] | Mapping[str, Any]) -> None:
+        if isinstance(schema, Mapping):
+            self.name = "requestedSchema"
+            self._raw = True
+            self.requested_schema = dict(schema)
+            problems = check_requested_schema(self.requested_schema)
+            if problems:
+                raise ElicitationSchemaError(self.name, problems)
+            self._adapter: TypeAdapter[Any] = TypeAdapter(_model_of(self.requested_schema))
+        else:
+            self.name = getattr(schema, "__qualname__", repr(schema))
+            self._raw = False
+            self.requested_schema, self._adapter = _compile(schema, self.name)
+        self._defaults = {
+            name: prop["default"] for name, prop in self.requested_schema["properties"].items() if "default" in prop
+        }
+
+    def __repr__(self) -> str:
+        return f"Form({self.name})"
+
+    @property
+    def fields(self) -> dict[str, dict[str, Any]]:
+        """The form's fields by wire name: each one's property schema."""
+        properties: dict[str, dict[str, Any]] = self.requested_schema["properties"]
+        return properties
+
+    @property
+    def required(self) -> list[str]:
+        """The wire names of the fields an accepted answer must have."""
+        return list(self.requested_schema.get("required", ()))
+
+    def validate(self, content: Any) -> T:
+        """The accepted answer as an instance of the form's type (a dict for a raw schema), defaults filled in.
+
+        Raises:
+            ElicitationError: the content does not fit; the message names the fields, never their values.
+        """
+        if not isinstance(content, Mapping):
+            raise ElicitationError("the client accepted the form but sent no content object")
+        try:
+            value = self._adapter.validate_python(dict(content))
+        except pydantic_core.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in err['loc']) or 'content'}: {err['msg']}"
+                for err in exc.errors(include_url=False, include_input=False)
+            )
+            raise ElicitationError(f"the answer to the form does not fit it: {problems}") from None
+        if self._raw:
+            # A raw schema's optional fields without a default stay absent, as the user left them.
+            dumped: dict[str, Any] = value.model_dump(mode="json")
+            return {k: v for k, v in dumped.items() if k in content or k in self._defaults}  # type: ignore[return-value]
+        return typing.cast("T", value)
+
+    def defaults(self) -> dict[str, Any]:
+        """The content of an answer that accepts every default (what a scripted `"accept"` sends)."""
+        return dict(self._defaults)
+
+    def params(self, message: str, version: str) -> dict[str, Any]:
+        """The `elicitation/create` params for a protocol revision.
+
+        2025-11-25 and later: `mode: "form"` and the schema as it is. 2025-06-18 knows neither `mode`, titled
+        `oneOf` choices (sent as `enum` + `enumNames`), defaults other than boolean ones, nor multi-select fields.
+
+        Raises:
+            ValueError: the revision cannot carry this form (before 2025-06-18, or a multi-select on 2025-06-18).
+        """
+        if version >= "2025-11-25":
+            return {"mode": "form", "message": message, "requestedSchema": self.requested_schema}
+        if version < "2025-06-18":
+            raise ValueError(f"protocol {version} has no elicitation (it arrived in 2025-06-18)")
+        properties: dict[str, Any] = {}
+        for name, prop in self.fields.items():
+            if prop.get("type") == "array":
+                raise ValueError(f"field {name!r} is a multi-select, which protocol {version} cannot ask for")
+            shaped = {k: v for k, v in prop.items() if k != "default" or prop.get("type") == "boolean"}
+            if "oneOf" in shaped:
+                options = shaped.pop("oneOf")
+                shaped["enum"] = [o["const"] for o in options]
+                shaped["enumNames"] = [o["title"] for o in options]
+            properties[name] = shaped
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if "required" in self.requested_schema:
+            schema["required"] = self.requested_schema["required"]
+        return {"message": message, "requestedSchema": schema}
+
+
+@functools.cache
+def empty_form() -> Form[dict[str, Any]]:
+    """A form without fields: the buttons (accept, decline, cancel) are the answer. `@tool(confirm=...)` asks it."""
+    return Form({"type": "object", "properties": {}})
+
+
+_FORMS: weakref.WeakKeyDictionary[type, Form[Any]] = weakref.WeakKeyDictionary()
+
+
+def form_of(schema: type[T] | Form[T] | Mapping[str, Any]) -> Form[T]:
+    """The form for `schema`: itself for a `Form`, built once per class, built each time for a raw dict.
+
+    Raises:
+        ElicitationSchemaError: the type or schema cannot be a form.
+        TypeError: `schema` is none of a class, a `Form` or a mapping.
+    """
+    if isinstance(schema, Form):
+        return schema
+    if isinstance(schema, Mapping):
+        return Form(schema)
+    if not isinstance(schema, type):
+        raise TypeError(
+            f"an elicitation schema is a pydantic model, a dataclass, a TypedDict, a Form or a requestedSchema dict, "
+            f"not {schema!r}"
+        )
+    form = _FORMS.get(schema)
+    if form is None:
+        form = _FORMS[schema] = Form(schema)
+    return form
+
+
+# -- compiling Python types -----------------------------------------------------------------------------
+
+
+def _compile(schema: type[Any], name: str) -> tuple[dict[str, Any], TypeAdapter[Any]]:
+    if not (isinstance(schema, type) and issubclass(schema, pydantic.BaseModel)) and not (
+        dataclasses.is_dataclass(schema) or is_typeddict(schema)
+    ):
+        raise ElicitationSchemaError(
+            name, ["a form is a pydantic model, a dataclass or a TypedDict of flat fields (or a requestedSchema dict)"]
+        )
+    problems: list[str] = []
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(schema)
+        generated = adapter.json_schema(schema_generator=_FormSchema)
+    except pydantic.PydanticUserError as exc:
+        raise ElicitationSchemaError(name, [f"no JSON schema: {str(exc).splitlines()[0]}"]) from None
+    defs = generated.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for field, prop in (generated.get("properties") or {}).items():
+        flat = _flatten(prop, defs, f"field {field}", problems)
+        if flat is not None:
+            properties[field] = flat
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [r for r in generated.get("required", ()) if r in properties]
+    if required:
+        result["required"] = required
+    problems.extend(check_requested_schema(result))
+    if problems:
+        raise ElicitationSchemaError(name, problems)
+    return result, adapter
+
+
+def _flatten(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems: list[str]) -> dict[str, Any] | None:
+    """One property, with `$ref`s inlined, the null branch of an optional dropped, and the subset's hints."""
+    prop = _inline(prop, defs)
+    branches = prop.get("anyOf")
+    if isinstance(branches, list) and "type" not in prop:
+        real = [b for b in branches if b != {"type": "null"}]
+        if len(real) != 1:
+            problems.append(f"{where}: a union of several types cannot be a form field (one type per field)")
+            return None
+        prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **_inline(real[0], defs)}
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    if prop.get("format") == "password" or prop.get("writeOnly"):
+        problems.append(
+            f"{where}: a secret cannot be asked in a form (the spec forbids passwords, keys and tokens in form mode); "
+            "use ctx.elicit_url() to collect it out of band"
+        )
+        return None
+    if "const" in prop and "enum" not in prop:
+        prop["enum"] = [prop.pop("const")]
+    if prop.get("type") == "array":
+        prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
+        items = prop.get("items")
+        if isinstance(items, dict):
+            prop["items"] = items = _inline(items, defs)
+            if "const" in items and "enum" not in items:
+                items["enum"] = [items.pop("const")]
+        if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
+            problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
+            return None
+    if prop.get("type") == "object" or "properties" in prop:
+        problems.append(f"{where}: nested objects cannot be form fields (the spec allows only flat forms)")
+        return None
+    return prop
+
+
+def _inline(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    ref = prop.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return dict(prop)
+    target = {k: v for k, v in defs.get(ref.removeprefix("#/$defs/"), {}).items() if k != "title"}
+    return {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
+
+
+# -- checking a requestedSchema ---------------------------------------------------------------------------
+
+
+def check_requested_schema(schema: Mapping[str, Any]) -> list[str]:
+    """Every way `schema` leaves the spec's restricted subset, one sentence each (empty: it is a valid form)."""
+    problems: list[str] = []
+    if schema.get("type") != "object":
+        problems.append('requestedSchema: "type" must be "object"')
+    extra = sorted(set(schema) - _ROOT_KEYS)
+    if extra:
+        problems.append(f"requestedSchema: {', '.join(extra)} not allowed (only $schema, type, properties, required)")
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        problems.append('requestedSchema: "properties" must be an object of fields')
+        return problems
+    for name, prop in properties.items():
+        where = f"field {name}"
+        if not isinstance(prop, Mapping):
+            problems.append(f"{where}: must be a schema object")
+            continue
+        _check_field(prop, where, problems)
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        problems.append('requestedSchema: "required" must be a list of field names')
+    else:
+        missing = [r for r in required if r not in properties]
+        if missing:
+            problems.append(f"requestedSchema: required names unknown fields: {', '.join(missing)}")
+        if len(set(required)) != len(required):
+            problems.append("requestedSchema: required lists a field twice")
+    return problems
+
+
+def _check_field(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    kind = prop.get("type")
+    if kind == "string":
+        if "oneOf" in prop:
+            allowed = _TITLED_KEYS
+            _check_default(prop, where, _titled(prop["oneOf"], f"{where}: oneOf", problems), str, problems)
+        elif "enum" in prop:
+            allowed = _ENUM_KEYS
+            _check_enum(prop, where, problems)
+        else:
+            allowed = _STRING_KEYS
+            _check_string(prop, where, problems)
+    elif kind in ("number", "integer"):
+        allowed = _NUMBER_KEYS
+        _check_number(prop, where, problems)
+    elif kind == "boolean":
+        allowed = _BOOLEAN_KEYS
+        _check_default(prop, where, None, bool, problems)
+    elif kind == "array":
+        allowed = _ARRAY_KEYS
+        _check_array(prop, where, problems)
+    else:
+        problems.append(
+            f"{where}: type {kind!r} cannot be a form field (string, number, integer, boolean, or an array of choices)"
+        )
+        return
+    for key in sorted(set(prop) - allowed):
+        hint = _HINTS.get(key)
+        problems.append(f"{where}: {hint}" if hint else f"{where}: {key!r} is not allowed in a {kind} field")
+    for key in ("title", "description"):
+        if key in prop and not isinstance(prop[key], str):
+            problems.append(f"{where}: {key} must be a string")
+
+
+def _check_number(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    for key in ("minimum", "maximum"):
+        if key in prop and not _is_number(prop[key]):
+            problems.append(f"{where}: {key} must be a number")
+    _check_default(prop, where, None, int if prop["type"] == "integer" else (int, float), problems)
+
+
+def _check_enum(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    choices = _strings(prop["enum"], f"{where}: enum", problems)
+    names = prop.get("enumNames")
+    if names is not None and (
+        not isinstance(names, list)
+        or not all(isinstance(n, str) for n in names)
+        or choices is None
+        or len(names) != len(choices)
+    ):
+        problems.append(f"{where}: enumNames must be strings, one per enum value")
+    _check_default(prop, where, choices, str, problems)
+
+
+def _check_string(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    fmt = prop.get("format")
+    if fmt is not None and fmt not in _FORMATS:
+        problems.append(f"{where}: format {fmt!r} is not one of email, uri, date, date-time")
+    _check_ints(prop, ("minLength", "maxLength"), where, problems)
+    _check_default(prop, where, None, str, problems)
+
+
+def _check_array(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    choices = _array_choices(prop.get("items"), where, problems)
+    _check_ints(prop, ("minItems", "maxItems"), where, problems)
+    if "default" in prop:
+        default = prop["default"]
+        if not isinstance(default, list) or not all(isinstance(d, str) for d in default):
+            problems.append(f"{where}: default must be a list of choices")
+        elif choices is not None and not set(default) <= set(choices):
+            problems.append(f"{where}: default names values that are not among the choices")
+
+
+def _strings(value: Any, where: str, problems: list[str]) -> list[str] | None:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        problems.append(f"{where} must be a non-empty list of strings (choices are strings in elicitation)")
+        return None
+    if len(set(value)) != len(value):
+        problems.append(f"{where} lists a value twice")
+    return value
+
+
+def _titled(value: Any, where: str, problems: list[str]) -> list[str] | None:
+    if not isinstance(value, list) or not value:
+        problems.append(f"{where} must be a non-empty list of {{const, title}}")
+        return None
+    consts: list[str] = []
+    for option in value:
+        if (
+            not isinstance(option, Mapping)
+            or set(option) != {"const", "title"}
+            or not isinstance(option["const"], str)
+            or not isinstance(option["title"], str)
+        ):
+            problems.append(f"{where}: each option must be exactly {{const: string, title: string}}")
+            return None
+        consts.append(option["const"])
+    if len(set(consts)) != len(consts):
+        problems.append(f"{where} lists a value twice")
+    return consts
+
+
+def _array_choices(items: Any, where: str, problems: list[str]) -> list[str] | None:
+    if isinstance(items, Mapping) and set(items) == {"type", "enum"} and items["type"] == "string":
+        return _strings(items["enum"], f"{where}: items.enum", problems)
+    if isinstance(items, Mapping) and set(items) == {"anyOf"}:
+        return _titled(items["anyOf"], f"{where}: items.anyOf", problems)
+    problems.append(
+        f"{where}: a multi-select's items must be {{type: string, enum: [...]}} or {{anyOf: [{{const, title}}]}}"
+    )
+    return None
+
+
+def _check_default(
+    prop: Mapping[str, Any], where: str, choices: list[str] | None, kind: Any, problems: list[str]
+) -> None:
+    if "default" not in prop:
+        return
+    default = prop["default"]
+    if not isinstance(default, kind) or (kind is not bool and isinstance(default, bool)):
+        problems.append(f"{where}: default has the wrong type for a {prop.get('type')} field")
+    elif choices is not None and default not in choices:
+        problems.append(f"{where}: default is not among the choices")
+
+
+def _check_ints(prop: Mapping[str, Any], keys: tuple[str, ...], where: str, problems: list[str]) -> None:
+    for key in keys:
+        if key in prop and (not isinstance(prop[key], int) or isinstance(prop[key], bool) or prop[key] < 0):
+            problems.append(f"{where}: {key} must be a non-negative integer")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _model_of(schema: Mapping[str, Any]) -> type[pydantic.BaseModel]:
+    """A model that validates answers to a raw (already checked) requestedSchema: one validation path for all forms."""
+    required = set(schema.get("required", ()))
+    fields: dict[str, Any] = {}
+    for name, prop in schema["properties"].items():
+        annotation = _annotation_of(prop)
+        default = prop.get("default", None)
+        fields[name] = (annotation, ...) if name in required else (annotation | None, default)
+    model: type[pydantic.BaseModel] = pydantic.create_model("RequestedSchema", **fields)
+    return model
+
+
+def _annotation_of(prop: Mapping[str, Any]) -> Any:
+    kind = prop["type"]
+    constraints: dict[str, Any] = {}
+    if kind == "array":
+        items = prop["items"]
+        values = items["enum"] if "enum" in items else [o["const"] for o in items["anyOf"]]
+        constraints = {"min_length": prop.get("minItems"), "max_length": prop.get("maxItems")}
+        base: Any = list[Literal[tuple(values)]]  # type: ignore[misc]
+    elif "enum" in prop or "oneOf" in prop:
+        values = prop["enum"] if "enum" in prop else [o["const"] for o in prop["oneOf"]]
+        return Literal[tuple(values)]
+    elif kind == "string":
+        base = {"date": datetime.date, "date-time": datetime.datetime}.get(prop.get("format", ""), str)
+        constraints = {"min_length": prop.get("minLength"), "max_length": prop.get("maxLength")}
+    elif kind in ("integer", "number"):
+        base = int if kind == "integer" else float
+        constraints = {"ge": prop.get("minimum"), "le": prop.get("maximum")}
+    else:
+        return bool
+    return typing.Annotated[base, pydantic.Field(**{k: v for k, v in constraints.items() if v is not None})]
+
+
+# -- the answer -------------------------------------------------------------------------------------------
+
+
+def parse_answer(raw: Any) -> tuple[Action, dict[str, Any] | None]:
+    """The action and content of a client's `ElicitResult`.
+
+    The official JSON Schema types content numbers as integers (a bug of the generated schema; schema.ts says
+    `number`), so answers are checked here, never against it.
+
+    Raises:
+        ValueError: not an object with a known action, or content that is not an object of form values.
+    """
+    if not isinstance(raw, Mapping) or raw.get("action") not in ACTIONS:
+        raise ValueError("an elicitation answer must be an object whose action is accept, decline or cancel")
+    content = raw.get("content")
+    if content is not None and not isinstance(content, Mapping):
+        raise ValueError("an elicitation answer's content must be an object")
+    return raw["action"], dict(content) if content is not None else None

@@ -1,0 +1,254 @@
+"""The client's side of asking: what a server's question looks like to a handler, and the answer it sends back.
+
+The same handlers answer in both eras: a server-to-client request (handshake era) or an input request of an
+`InputRequiredResult` (2026-07-28), which the client answers and retries with itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from toolkit._errors import ClientRequestError, ProtocolError
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from toolkit._protocol.types import Root, SamplingMessage
+
+from .answer import ElicitResult, Roots, SampleResult
+from .sampling import messages_of
+
+__all__ = [
+    "ElicitRequest",
+    "ElicitationHandler",
+    "RootsOption",
+    "SampleRequest",
+    "SamplingHandler",
+    "answer_request",
+    "call_with_input",
+    "client_capabilities",
+]
+
+
+@dataclass(frozen=True)
+class ElicitRequest:
+    """A server asks the user something (`elicitation/create`)."""
+
+    message: str
+    """What to show the user."""
+    mode: Literal["form", "url"] = "form"
+    requested_schema: dict[str, Any] | None = None
+    """The form (form mode): a flat object schema of string, number, boolean and choice fields."""
+    url: str | None = None
+    """Where to send the user (URL mode). Show it in full, and open it only with the user's consent."""
+    elicitation_id: str | None = None
+    """The URL-mode elicitation's id (2025-11-25)."""
+    key: str | None = None
+    """The input request's key (2026-07-28), else `None`."""
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    """A server asks the client's model for a completion (`sampling/createMessage`)."""
+
+    messages: list[SamplingMessage]
+    max_tokens: int
+    system_prompt: str | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    model_preferences: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: dict[str, Any] | None = None
+    include_context: str | None = None
+    metadata: dict[str, Any] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The params as sent."""
+    key: str | None = None
+    """The input request's key (2026-07-28), else `None`."""
+
+
+ElicitationHandler = Callable[[ElicitRequest], ElicitResult[Any] | Awaitable[ElicitResult[Any]]]
+"""Answers an elicitation: returns `ElicitResult.accept({...})`, `.decline()` or `.cancel()`, or raises
+[`ClientRequestError`][toolkit.ClientRequestError] to answer with an error."""
+SamplingHandler = Callable[[SampleRequest], SampleResult | str | Awaitable[SampleResult | str]]
+"""Answers a sampling request: a [`SampleResult`][toolkit.SampleResult] or plain text; raise
+`ClientRequestError(-1, "User rejected sampling request")` to refuse."""
+
+
+RootLike = str | os.PathLike[str] | Root
+RootsOption = Sequence[RootLike] | Callable[[], Sequence[RootLike] | Awaitable[Sequence[RootLike]]]
+"""The client's roots: paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s (a lone path is one root);
+or a function (sync or async) that returns them when the server asks."""
+
+
+def client_capabilities(
+    elicitation: ElicitationHandler | None,
+    sampling: SamplingHandler | None,
+    *,
+    elicitation_modes: Sequence[str] = ("form", "url"),
+    sampling_tools: bool = False,
+    roots: RootsOption | None = None,
+) -> dict[str, Any]:
+    """What a client declares: each capability only with its handler (a server may rely on what is declared)."""
+    capabilities: dict[str, Any] = {}
+    if roots is not None:
+        capabilities["roots"] = {}  # no `listChanged`: this client does not tell when they change
+    if elicitation is not None:
+        capabilities["elicitation"] = {mode: {} for mode in elicitation_modes}
+    if sampling is not None:
+        capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
+    return capabilities
+
+
+async def answer_request(
+    method: str,
+    params: Any,
+    *,
+    elicitation: ElicitationHandler | None,
+    sampling: SamplingHandler | None,
+    elicitation_modes: Sequence[str] = ("form", "url"),
+    key: str | None = None,
+    roots: RootsOption | None = None,
+) -> dict[str, Any]:
+    """The result a client sends for a server's request, through the handler of its method.
+
+    Raises:
+        ProtocolError: -32601 for a method without a handler, -32602 for malformed params or an undeclared
+            elicitation mode (client/elicitation, Error Handling), -32603 when the handler fails; the code a
+            handler's `ClientRequestError` gives.
+    """
+    if not isinstance(params, Mapping):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: params must be an object")
+    try:
+        if method == "elicitation/create" and elicitation is not None:
+            request = _elicit_request(params, elicitation_modes, key)
+            answer = await _call(elicitation, request)
+            if not isinstance(answer, ElicitResult):
+                raise TypeError(f"an elicitation handler returns an ElicitResult, not {type(answer).__name__}")
+            return answer.to_wire(form=request.mode == "form")
+        if method == "sampling/createMessage" and sampling is not None:
+            reply = await _call(sampling, _sample_request(params, key))
+            if isinstance(reply, str):
+                reply = SampleResult.reply(reply)
+            if not isinstance(reply, SampleResult):
+                raise TypeError(f"a sampling handler returns a SampleResult or a str, not {type(reply).__name__}")
+            return reply.to_wire()
+        if method == "roots/list" and roots is not None:
+            listed = roots() if callable(roots) else roots
+            if inspect.isawaitable(listed):
+                listed = await listed
+            if isinstance(listed, (str, os.PathLike, Root)):  # one root: a str is a sequence of its characters
+                listed = [listed]
+            return Roots(Root.of(where) for where in listed).to_wire()
+    except ClientRequestError as exc:
+        raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
+    except ProtocolError:
+        raise
+    except Exception as exc:
+        raise ProtocolError(INTERNAL_ERROR, f"the client's {method} handler failed: {type(exc).__name__}") from exc
+    raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+async def _call(handler: Callable[[Any], Any], request: Any) -> Any:
+    answer = handler(request)
+    if inspect.isawaitable(answer) and not isinstance(answer, (ElicitResult, SampleResult)):
+        answer = await answer
+    return answer
+
+
+def _elicit_request(params: Mapping[str, Any], modes: Sequence[str], key: str | None) -> ElicitRequest:
+    mode = params.get("mode", "form")  # "Clients MUST treat requests without a mode field as form mode"
+    message = params.get("message")
+    if mode not in ("form", "url") or not isinstance(message, str):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: an elicitation needs a message and a known mode")
+    if mode not in modes:
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: this client does not support {mode}-mode elicitation")
+    if mode == "url":
+        url = params.get("url")
+        if not isinstance(url, str):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: a URL-mode elicitation needs a url")
+        elicitation_id = params.get("elicitationId")
+        return ElicitRequest(
+            message, "url", url=url, elicitation_id=elicitation_id if isinstance(elicitation_id, str) else None, key=key
+        )
+    schema = params.get("requestedSchema")
+    if not isinstance(schema, Mapping):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: a form-mode elicitation needs a requestedSchema")
+    return ElicitRequest(message, "form", requested_schema=dict(schema), key=key)
+
+
+def _sample_request(params: Mapping[str, Any], key: str | None) -> SampleRequest:
+    max_tokens = params.get("maxTokens")
+    messages = params.get("messages")
+    if not isinstance(max_tokens, int) or not isinstance(messages, list):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: sampling needs messages and maxTokens")
+    try:
+        parsed = messages_of(messages)
+    except ValueError as exc:
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+
+    def get(name: str, kind: type | tuple[type, ...]) -> Any:
+        value = params.get(name)
+        return value if isinstance(value, kind) else None
+
+    return SampleRequest(
+        parsed,
+        max_tokens,
+        system_prompt=get("systemPrompt", str),
+        temperature=get("temperature", (int, float)),
+        stop_sequences=get("stopSequences", list),
+        model_preferences=get("modelPreferences", dict),
+        tools=get("tools", list),
+        tool_choice=get("toolChoice", dict),
+        include_context=get("includeContext", str),
+        metadata=get("metadata", dict),
+        raw=dict(params),
+        key=key,
+    )
+
+
+AnswerInput = Callable[[str, Any, str], Awaitable[dict[str, Any]]]
+"""Answers one input request: `(method, params, key)` to its result (see `answer_request`)."""
+_STATE_ONLY_BACKOFF = (0.05, 0.1, 0.2)  # seconds before retrying a result that asked for nothing: never a tight loop
+
+
+async def call_with_input(
+    send: Callable[[dict[str, Any]], Awaitable[Any]],
+    params: dict[str, Any],
+    answer: AnswerInput,
+    *,
+    max_rounds: int,
+) -> Any:
+    """Send a request and, while the server answers `input_required` (2026-07-28, basic/patterns/mrtr), answer its
+    input requests and retry: the final result.
+
+    Each retry carries the same params, this round's `inputResponses`, and the `requestState` exactly as received
+    (none when the server sent none). Input requests are answered one at a time, in the server's order: people
+    answer one question at a time, and scripts stay predictable.
+
+    Raises:
+        ProtocolError: the server asked for input more than `max_rounds` times, sent malformed input requests, or
+            asked for what this client cannot answer (the handler's error, or -32601).
+    """
+    result = await send(params)
+    rounds = 0
+    while isinstance(result, dict) and result.get("resultType") == "input_required":
+        rounds += 1
+        if rounds > max_rounds:
+            raise ProtocolError(INTERNAL_ERROR, f"the server asked for input more than {max_rounds} times")
+        requests = result.get("inputRequests") or {}
+        if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
+            raise ProtocolError(INTERNAL_ERROR, "the server sent malformed inputRequests")
+        responses = {key: await answer(str(r.get("method")), r.get("params"), key) for key, r in requests.items()}
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if responses:
+            retry["inputResponses"] = responses
+        else:
+            await anyio.sleep(_STATE_ONLY_BACKOFF[min(rounds, len(_STATE_ONLY_BACKOFF)) - 1])
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        result = await send(retry)
+    return result

@@ -1,0 +1,589 @@
+"""Client: talk to any MCP server, in memory or over stdio, in either protocol era."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.abc
+from pydantic import TypeAdapter
+
+from toolkit._asking.handlers import (
+    ElicitationHandler,
+    RootsOption,
+    SamplingHandler,
+    answer_request,
+    call_with_input,
+    client_capabilities,
+)
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from toolkit._protocol.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
+from toolkit._protocol.revisions import era_neutral
+from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
+from toolkit._transports.base import Transport
+from toolkit._transports.memory import MemoryTransport
+from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
+from toolkit._version import __version__
+
+from .peer import Peer
+
+if TYPE_CHECKING:
+    import httpx
+
+    from toolkit._engine.context import LogLevel
+    from toolkit._engine.server import Lifespan, Server
+
+__all__ = ["Client", "LogMessage", "ProgressCallback", "ProtocolMode"]
+
+logger = logging.getLogger("toolkit.client")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
+"""Called with `(progress, total, message)` for each progress notification of a call."""
+
+ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
+"""What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
+`"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
+_CLIENT_INFO = Implementation(name="toolkit", version=__version__)
+
+
+@dataclass(frozen=True, slots=True)
+class LogMessage:
+    """A `notifications/message` from the server."""
+
+    level: str
+    """Its severity (`debug` ... `emergency`)."""
+    data: Any
+    """The message: any JSON value, usually a string."""
+    logger: str | None = None
+    """The name of the component that logged it, if given."""
+
+
+class Client:
+    """An MCP client, used as an async context manager.
+
+    `Client(server)` connects to a toolkit [`Server`][toolkit.Server] in memory, through the same JSON
+    encoding and protocol as stdio. `Client(transport)` speaks over any [`Transport`][toolkit.Transport], and
+    [`Client.stdio`][toolkit.Client.stdio] starts a server process of any implementation.
+
+    By default it speaks 2026-07-28 and falls back to the `initialize` handshake when the server does not
+    (it probes with `server/discover`). `protocol="handshake"` or `protocol="2026-07-28"` pins an era.
+
+    Args:
+        target: A toolkit `Server` (in memory) or a connected `Transport`.
+        protocol: `"auto"`, `"2026-07-28"` or `"handshake"`.
+        client_info: How the client introduces itself.
+        on_log: Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
+        on_tools_changed: Called when the server says its tool list changed.
+        validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
+        max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
+            A larger reply is skipped without being held, and the call waiting for it fails at once with a
+            [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
+        lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
+            way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
+            so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
+        elicitation_handler: Answers the server's questions to the user (elicitation); declares the capability.
+            Called with an [`ElicitRequest`][toolkit.ElicitRequest], returns an
+            [`ElicitResult`][toolkit.ElicitResult] (or an awaitable of one). See
+            [human in the loop](human-in-the-loop.md).
+        sampling_handler: Answers the server's requests for a completion (sampling); declares the capability.
+            Called with a [`SampleRequest`][toolkit.SampleRequest], returns a [`SampleResult`][toolkit.SampleResult]
+            or a `str` (or an awaitable of either).
+        elicitation_modes: The elicitation modes declared with `elicitation_handler`: `"form"`, `"url"`.
+        sampling_tools: Declare `sampling.tools`: the handler answers requests that offer the model tools.
+        max_input_rounds: In 2026-07-28, how many times one call may ask for input before the client gives up
+            (the client answers each `InputRequiredResult` and retries the call itself).
+        roots: The directories and files the server may work on, for `roots/list` (declares `roots`): paths
+            (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or async) that returns
+            them when asked.
+
+    Example:
+        ```python
+        import anyio
+        from toolkit import Client, Server, tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        async def main() -> None:
+            async with Client(Server("demo", tools=[add])) as client:
+                result = await client.call_tool("add", {"a": 1, "b": 2})
+                assert result.text == "3"
+
+        anyio.run(main)
+        ```
+    """
+
+    protocol_version: str | None
+    """The revision in use once connected."""
+    server_info: Implementation | None
+    """The server's name and version."""
+    capabilities: dict[str, Any]
+    """The server's capabilities."""
+    instructions: str | None
+    """The server's instructions for the model, if any."""
+
+    def __init__(
+        self,
+        target: Server | Transport,
+        *,
+        protocol: ProtocolMode = "auto",
+        client_info: Implementation | None = None,
+        on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
+        on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
+        validate_output: bool = True,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        lifespan: Lifespan | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        elicitation_modes: Sequence[Literal["form", "url"]] = ("form", "url"),
+        sampling_tools: bool = False,
+        max_input_rounds: int = 10,
+        roots: RootsOption | None = None,
+    ) -> None:
+        self._target = target
+        self._elicitation_handler = elicitation_handler
+        self._sampling_handler = sampling_handler
+        self._elicitation_modes = tuple(elicitation_modes)
+        self._max_input_rounds = max_input_rounds
+        self._roots = roots
+        # Declared once, and only what a handler answers: a server may rely on every capability declared.
+        self._capabilities = client_capabilities(
+            elicitation_handler,
+            sampling_handler,
+            elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools,
+            roots=roots,
+        )
+        self._max_message_size = max_message_size
+        self._lifespan = lifespan
+        self._protocol = protocol
+        self._client_info = (client_info or _CLIENT_INFO).model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._on_log = on_log
+        self._on_tools_changed = on_tools_changed
+        self._validate_output = validate_output
+        self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
+        self._open: Callable[[], AbstractAsyncContextManager[Transport]] | None = None  # Client.http
+        self._shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT
+        self._peer: Peer | None = None
+        self._acknowledged: anyio.Event | None = None
+        self._stack: AsyncExitStack | None = None
+        self._progress: dict[Any, ProgressCallback] = {}
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._validators: dict[str, Any] = {}
+        self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
+        self._log_level: LogLevel | None = None
+        self.protocol_version = None
+        self.server_info = None
+        self.capabilities = {}
+        self.instructions = None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        **options: Any,
+    ) -> Client:
+        """A client for a server process started with `command`, spoken to over its stdin and stdout.
+
+        On exit the client closes the server's stdin and waits for the process to exit (its calls still running may
+        finish, its lifespan cleans up) for up to `shutdown_timeout` seconds; then it terminates it (SIGTERM), and
+        two seconds later kills it. What the server writes on stderr while it shuts down is copied too.
+
+        The server's stderr is copied to this process's stderr, from its first message on; what it writes before
+        is held back, so that a server that exits at start (or prints junk, or cannot import its modules) is
+        reported by one [`ConnectionClosedError`][toolkit.ConnectionClosedError] that gives its exit status and
+        the last lines of its stderr.
+
+        Args:
+            command: The program and its arguments, e.g. `["python", "server.py"]`.
+            env: Variables added to the current environment for the process.
+            cwd: The process's working directory.
+            shutdown_timeout: Seconds to wait for the server to exit once its stdin is closed, before terminating
+                it. The default, 6, is a toolkit server's default `shutdown_grace` (5) plus one second for its
+                lifespan's cleanup: give more to a server whose `shutdown_grace` or cleanup is longer.
+            **options: As for `Client(...)`, `max_message_size` included.
+
+        Raises:
+            OSError: the command cannot be started (raised by `async with`).
+            ConnectionClosedError: the process ended before it answered (raised by `async with`).
+        """
+        client = cls.__new__(cls)
+        cls.__init__(client, MemoryTransport.pair()[0], **options)
+        client._process_args = (list(command), env, cwd)
+        client._shutdown_timeout = shutdown_timeout
+        return client
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        http_client: httpx.AsyncClient | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for an MCP server's Streamable HTTP endpoint (needs the `http` extra: httpx), in either era.
+
+        With the default `protocol="auto"` it asks `server/discover` (2026-07-28) and falls back to a 2025-11-25
+        session (`initialize`, `Mcp-Session-Id`, a GET stream for the server's own messages, DELETE on exit).
+
+        Args:
+            url: The endpoint, e.g. `"http://127.0.0.1:8000/mcp"`.
+            headers: Sent with every request (`{"Authorization": "Bearer ..."}`).
+            timeout: Seconds to connect, write and wait for a pool connection (reads have no timeout: an SSE
+                stream may stay quiet; bound a call with `anyio.fail_after`).
+            http_client: An `httpx.AsyncClient` to use (its own transport, proxies, TLS settings); the caller
+                opens and closes it.
+            **options: As for `Client(...)`.
+
+        Raises:
+            ImportError: httpx is not installed.
+        """
+        try:
+            from toolkit._transports.http import open_http
+        except ModuleNotFoundError as exc:
+            if exc.name != "httpx":
+                raise
+            raise ImportError(
+                "connecting over HTTP needs httpx: install toolkit's http extra"
+                " (in a clone of toolkit: pip install '.[http]')"
+            ) from None
+
+        client = cls.__new__(cls)
+        cls.__init__(client, MemoryTransport.pair()[0], **options)
+        client._open = functools.partial(open_http, url, headers, timeout, http_client)
+        return client
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version == MODERN_VERSION
+
+    # -- connection ----------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        from toolkit._engine.server import Server
+
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if isinstance(self._target, Server):
+                # Entered here, in the task that opens the client, so that it is left by the same task.
+                await stack.enter_async_context(self._target.running(lifespan=self._lifespan))
+            elif self._lifespan is not None:
+                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            transport: Transport
+            if self._open is not None:
+                transport = await stack.enter_async_context(self._open())
+                stack.callback(tg.cancel_scope.cancel)
+            elif self._process_args is not None:
+                # Cancelled after the process is stopped, not before: until it exits, its stderr is copied (the
+                # last lines of a shutdown say most) and its stdout read (a server blocked writing never exits).
+                stack.callback(tg.cancel_scope.cancel)
+                spawn = spawn_stdio(
+                    *self._process_args,
+                    max_message_size=self._max_message_size,
+                    shutdown_timeout=self._shutdown_timeout,
+                )
+                transport = await stack.enter_async_context(spawn)
+            else:
+                if isinstance(self._target, Server):
+                    transport, theirs = MemoryTransport.pair()
+                    tg.start_soon(self._target.serve, theirs)
+                    stack.push_async_callback(transport.aclose)
+                else:
+                    transport = self._target
+                    stack.push_async_callback(self._target.aclose)
+                stack.callback(tg.cancel_scope.cancel)
+            # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
+            self._peer = Peer(
+                transport,
+                self._on_notification,
+                max_message_size=self._max_message_size,
+                on_request=self._answer if self._capabilities else None,
+            )
+            tg.start_soon(self._peer.run)
+            self._stack = stack
+            await self._connect()
+            if self.modern and self._on_tools_changed is not None:
+                # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
+                await tg.start(self._listen_for_changes)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            # The block's own exception is not handed to the task group, which would wrap it in an ExceptionGroup:
+            # the connection closes alike, and the exception comes out of `async with` as it was raised.
+            await stack.__aexit__(None, None, None)
+
+    async def _connect(self) -> None:
+        if self._protocol in ("auto", MODERN_VERSION):
+            try:
+                # A server that ignores an unknown method stays silent on stdio; over HTTP every request gets an
+                # answer, so a slow one (a busy server) is waited for rather than taken for an older server.
+                silent = 10 if self._protocol == "auto" and self._open is None else math.inf
+                with anyio.fail_after(silent):
+                    result = await self._request("server/discover", {}, modern=True)
+            except (ProtocolError, TimeoutError) as exc:
+                # The stdio transport page: an UnsupportedProtocolVersion error means a modern server that wants
+                # another modern version (do not fall back); any other error or silence means a handshake server.
+                # A closed connection means no server at all.
+                if self._protocol != "auto" or isinstance(exc, ConnectionClosedError):
+                    raise
+                if isinstance(exc, ProtocolError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    raise
+            else:
+                if MODERN_VERSION in result.get("supportedVersions", ()):
+                    self.protocol_version = MODERN_VERSION
+                    self.capabilities = result.get("capabilities") or {}
+                    self.instructions = result.get("instructions")
+                    info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
+                    self.server_info = Implementation.model_validate(info) if info else None
+                    return
+                if self._protocol != "auto":
+                    raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
+        result = await self._request(
+            "initialize",
+            {
+                "protocolVersion": HANDSHAKE_VERSIONS[0],
+                "capabilities": self._capabilities,
+                "clientInfo": self._client_info,
+            },
+            modern=False,
+        )
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_VERSIONS:
+            raise ProtocolError(INVALID_PARAMS, f"the server chose an unsupported protocol version: {version}")
+        self.protocol_version = version
+        self.capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
+        self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
+        assert self._peer is not None
+        await self._peer.notify("notifications/initialized")
+
+    # -- the wire ------------------------------------------------------------------------------------
+
+    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
+        elif method == "notifications/message" and self._on_log is not None:
+            log = LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))
+            await _maybe_await(self._on_log(log))
+        elif method == "notifications/subscriptions/acknowledged" and self._acknowledged is not None:
+            self._acknowledged.set()
+        elif method == "notifications/tools/list_changed":
+            self._output_schemas.clear()
+            if self._on_tools_changed is not None:
+                await _maybe_await(self._on_tools_changed())
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            VERSION_KEY: MODERN_VERSION,
+            CAPABILITIES_KEY: self._capabilities,
+            CLIENT_INFO_KEY: self._client_info,
+        }
+        if self._log_level is not None:
+            meta[LOG_LEVEL_KEY] = self._log_level
+        return meta
+
+    async def _answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
+        """A server's request (handshake era) or input request (2026-07-28, `key` given), through the handlers."""
+        return await answer_request(
+            method,
+            params,
+            elicitation=self._elicitation_handler,
+            sampling=self._sampling_handler,
+            elicitation_modes=self._elicitation_modes,
+            key=key,
+            roots=self._roots,
+        )
+
+    async def _request(
+        self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
+    ) -> Any:
+        assert self._peer is not None, "use the client inside `async with`"
+        if modern if modern is not None else self.modern:
+            params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
+        return await self._peer.request(method, params, stream=stream)
+
+    async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
+        tools = self.capabilities.get("tools") if isinstance(self.capabilities, dict) else None
+        if not isinstance(tools, dict) or not tools.get("listChanged"):
+            task_status.started()
+            return
+        acknowledged = self._acknowledged = anyio.Event()
+
+        async def listen() -> None:
+            try:
+                # Open until the client closes (leaving `async with` cancels it, which sends notifications/cancelled)
+                # or the server ends it with notifications/cancelled (at the end of its input): then it returns.
+                notifications = {"notifications": {"toolsListChanged": True}}
+                await self._request("subscriptions/listen", notifications, stream=True)
+            except ConnectionClosedError:
+                pass  # the calls waiting, and every later one, say so
+            except (ProtocolError, MessageError) as exc:
+                logger.warning("the server refused subscriptions/listen: %s", exc)
+            finally:
+                acknowledged.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen)
+            await acknowledged.wait()
+            task_status.started()
+
+    # -- the API -------------------------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """Check that the server answers (handshake era; 2026-07-28 has no ping, so this sends `server/discover`)."""
+        if self.modern:
+            await self._request("server/discover", {})
+        else:
+            await self._request("ping", {})
+
+    async def set_logging_level(self, level: LogLevel) -> None:
+        """Ask for log messages at `level` and above (per request in 2026-07-28, for the connection before)."""
+        if self.modern:
+            self._log_level = level
+        else:
+            await self._request("logging/setLevel", {"level": level})
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        """Every tool the server offers, following pagination."""
+        tools: list[ToolDefinition] = []
+        cursor: str | None = None
+        while True:
+            result = await self._request("tools/list", {"cursor": cursor} if cursor is not None else {})
+            page = _tool_list_adapter().validate_python(result.get("tools", ()))
+            for definition in page:
+                self._output_schemas[definition.name] = definition.output_schema
+            tools.extend(page)
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (a per-call deadline that also cancels server-side)
+    ) -> CallToolResult:
+        """Call a tool and return its result; a failing tool gives a result with `is_error=True`.
+
+        Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`. A tool
+        that asks the user or the model is answered by the client's handlers; in 2026-07-28 the client answers
+        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            progress: Called for each progress notification of this call.
+            timeout: Seconds to wait before cancelling the call and raising `TimeoutError`.
+
+        Raises:
+            ProtocolError: the server refused the request (unknown tool, malformed params, -32021 for a capability
+                this client did not declare); in 2026-07-28 also a handler's error, and -32603 after
+                `max_input_rounds` rounds.
+            TimeoutError: `timeout` expired.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        tokens: list[str] = []
+
+        async def send(params: dict[str, Any]) -> Any:
+            if progress is not None:  # each round is a new request: a new token, for the same callback
+                token = f"p{self._peer.next_id() if self._peer is not None else 0}"
+                tokens.append(token)
+                self._progress[token] = progress
+                params = {**params, "_meta": {"progressToken": token}}
+            return await self._request("tools/call", params)
+
+        async def call() -> Any:
+            if not self.modern:
+                return await send(params)
+            # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
+            return await call_with_input(send, params, self._answer, max_rounds=self._max_input_rounds)
+
+        try:
+            if timeout is None:
+                raw = await call()
+            else:
+                with anyio.fail_after(timeout):
+                    raw = await call()
+        finally:
+            for token in tokens:
+                self._progress.pop(token, None)
+        result = CallToolResult.model_validate(era_neutral(raw))
+        if self._validate_output and not result.is_error:
+            await self._check_output(name, result)
+        return result
+
+    async def _check_output(self, name: str, result: CallToolResult) -> None:
+        if self._can_validate is None:
+            self._can_validate = _can_validate()
+        if not self._can_validate:  # without jsonschema nothing can be checked: do not fetch the schemas either
+            return
+        if name not in self._output_schemas:
+            await self.list_tools()
+        schema = self._output_schemas.get(name)
+        if schema is None:
+            return
+        if result.structured_content is None:
+            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
+        validator = self._validators.get(name)
+        if validator is None:
+            import jsonschema
+
+            validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
+        errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
+        if errors:
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
+            )
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+def _can_validate() -> bool:
+    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@functools.cache
+def _tool_list_adapter() -> TypeAdapter[list[ToolDefinition]]:
+    """One validator for a whole page of tools: a single call into pydantic-core instead of one per tool."""
+    return TypeAdapter(list[ToolDefinition])

@@ -1,0 +1,343 @@
+"""The JSON-RPC side of a client: send requests, match responses by id, hand notifications on."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
+from toolkit._transports.base import Transport
+from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
+
+__all__ = ["Peer"]
+
+_CANCEL_NOTICE_SECONDS = 1.0
+# A server that stopped reading its input is exiting: the end of its output, soon after, says why.
+_CLOSE_WAIT_SECONDS = 5.0
+
+logger = logging.getLogger("toolkit.client")
+
+OnNotification = Callable[[str, dict[str, Any]], Awaitable[None]]
+OnRequest = Callable[[str, Any], Awaitable[dict[str, Any]]]
+"""Answers a request from the server (`method`, `params`) with its result, or raises `ProtocolError`."""
+
+
+_METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+
+
+class _Pending:
+    __slots__ = ("done", "error", "failure", "method", "result", "stream")
+
+    def __init__(self, method: str, stream: bool) -> None:
+        self.method = method
+        self.stream = stream
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: dict[str, Any] | None = None
+        self.failure: Exception | None = None
+
+    def fail(self, failure: Exception) -> None:
+        self.failure = failure
+        self.done.set()
+
+
+class Peer:
+    """Requests out, responses matched back to them, notifications to `on_notification`.
+
+    Made inside the event loop that uses it (anyio primitives bind to the loop that first uses them); `run()`
+    must be running in a task for requests to complete.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        on_notification: OnNotification,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        on_request: OnRequest | None = None,
+    ) -> None:
+        self.transport = transport
+        self._on_notification = on_notification
+        self._on_request = on_request
+        self._serving: dict[Any, anyio.CancelScope] = {}  # the server's requests being answered, by their id
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._max = max_message_size
+        self._lock = anyio.Lock(fast_acquire=True)
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, _Pending] = {}
+        self._closed: ConnectionClosedError | None = None
+        self._ended = anyio.Event()
+        self._answered = False  # a first valid message came: junk after it is logged, junk before it is reported
+        self._junk: str | None = None
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def _encode(self, message: dict[str, Any]) -> str:
+        """The message as text, refused when larger than `max_message_size` (a server would skip it unread)."""
+        text = encode(message)
+        # UTF-8 takes at most 4 bytes a character: most messages are cleared without being encoded twice.
+        if len(text) * 4 > self._max and len(size := text.encode()) > self._max:
+            what = message.get("method", "message")
+            raise MessageError(
+                f"the {what} request is {len(size):,} bytes, larger than max_message_size ({self._max:,} bytes), "
+                "so it was not sent",
+                INVALID_REQUEST,
+            )
+        return text
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        """Send one message (a dict, or text from `_encode`).
+
+        Raises:
+            ConnectionClosedError: the connection is closed, or the server stopped reading.
+            MessageError: the message is larger than `max_message_size`.
+        """
+        if self._closed is not None:
+            raise self._closed_error()
+        text = message if isinstance(message, str) else self._encode(message)
+        try:
+            async with self._lock:  # requests come from many tasks; a transport's send is never entered twice at once
+                await self.transport.send(text)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
+                await self._ended.wait()
+            if self._closed is None:
+                raise ConnectionClosedError("the server stopped reading its input") from None
+            raise self._closed_error() from None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+
+    async def request(self, method: str, params: dict[str, Any], *, stream: bool = False) -> Any:
+        """Send a request and wait for its result.
+
+        Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it. When the
+        server sends `notifications/cancelled` for it, it will not answer: a `stream` (a `subscriptions/listen`,
+        which the server ends that way, e.g. at end of its input) returns `None`; any other request raises.
+
+        Raises:
+            ProtocolError: the peer answered with an error, or cancelled a request that is not a `stream`.
+            ConnectionClosedError: the connection closed before the answer came (or before the request was sent).
+            MessageError: the request is larger than `max_message_size` (it is not sent), or the answer could not be
+                read (larger than `max_message_size`, or not UTF-8).
+        """
+        if self._closed is not None:
+            raise self._closed_error()
+        request_id = next(self._ids)
+        text = self._encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        pending = self._pending[request_id] = _Pending(method, stream)
+        answered = False
+        try:
+            await self.send(text)
+            await pending.done.wait()
+            answered = True
+        except ConnectionClosedError:
+            answered = True  # nobody is left to tell
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            if not answered:
+                # Shielded, so that the notice goes out although the caller is being cancelled; bounded, so that a
+                # peer which stopped reading cannot hold a timed-out caller forever (the notice is advisory).
+                with anyio.move_on_after(_CANCEL_NOTICE_SECONDS, shield=True):
+                    with contextlib.suppress(ConnectionClosedError):
+                        await self.notify("notifications/cancelled", {"requestId": request_id})
+        if pending.failure is not None:
+            raise pending.failure
+        if pending.error is not None:
+            error = pending.error
+            raise ProtocolError(
+                int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data")
+            )
+        return pending.result
+
+    async def run(self) -> None:
+        """Read until the connection closes, then fail every request still waiting, and every later one.
+
+        The server's own requests (elicitation, sampling) are answered in tasks of their own: a person may take
+        minutes, and reading goes on meanwhile. They are cancelled when the connection closes.
+        """
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                await self._read()
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _read(self) -> None:
+        closed = ConnectionClosedError()
+        try:
+            while True:
+                try:
+                    text = await self.transport.receive()
+                    if len(text) > self._max and len(text.encode()) > self._max:
+                        raise MessageError(
+                            f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(text)
+                        )
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                except ConnectionClosedError as exc:  # a process transport saying how the process ended
+                    closed = exc
+                    break
+                except MessageError as exc:
+                    self._on_unreadable(exc)
+                    continue
+                await self._on_text(text)
+        finally:
+            if self._junk is not None:
+                closed.message += f"; before that, it wrote what is not JSON-RPC to its output: {self._junk!r}"
+                closed.args = (closed.message,)
+            self._closed = closed
+            self._ended.set()
+            for pending in self._pending.values():
+                pending.fail(self._closed_error())
+
+    async def _on_text(self, text: str) -> None:
+        try:
+            message = decode(text)
+        except ValueError:
+            self._on_junk(text)
+            return
+        if not self._answered:
+            self._answered = True
+            if self._junk is not None:  # held in case the server failed at start; it did not
+                logger.warning("the server sent something that is not JSON: %s", self._junk)
+                self._junk = None
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict):
+                await self._on_message(item)
+
+    def _closed_error(self) -> ConnectionClosedError:
+        """A new exception for each caller: one raised in several tasks would collect all their tracebacks."""
+        assert self._closed is not None
+        closed = self._closed
+        return ConnectionClosedError(closed.message, returncode=closed.returncode, stderr=closed.stderr)
+
+    def _on_junk(self, text: str) -> None:
+        # The spec forbids anything but messages on a stdio server's stdout. Before the first message, junk is kept
+        # for the error that explains a server failing at start; after, it is only worth a warning.
+        if self._answered or self._junk is not None:
+            logger.warning("the server sent something that is not JSON: %.200s", text)
+        else:
+            self._junk = text[:200]
+
+    def _on_unreadable(self, exc: MessageError) -> None:
+        """A message too large (or not UTF-8) fails the request it answers, or, when its id is unknown, all of them.
+
+        Otherwise their callers would wait for a reply that was skipped and will never come.
+        """
+        head = exc.head
+        if "method" in head:  # a request or notification from the server, not a reply
+            logger.warning("skipped a message from the server: %s", exc)
+            return
+        request_id = head.get("id")
+        if is_valid_id(request_id):
+            pending = self._pending.pop(request_id, None)
+            waiting = [pending] if pending is not None else []
+        else:
+            waiting = list(self._pending.values())
+            self._pending.clear()
+        if not waiting:
+            logger.warning("skipped a message from the server: %s", exc)
+        for pending in waiting:
+            if exc.code == INVALID_REQUEST:
+                text = (
+                    f"the reply to {pending.method} is larger than max_message_size ({self._max:,} bytes), "
+                    "so it was skipped"
+                )
+            else:
+                text = f"the reply to {pending.method} could not be read: {exc}"
+            pending.fail(MessageError(text, exc.code, head=head))
+
+    def _on_unattributed_error(self, error: dict[str, Any]) -> None:
+        """An error with id null: the server could not read the id of something we sent (JSON-RPC 2.0, 5.1).
+
+        This client sends only well-formed messages, so it was a request the server could not read (too large for
+        it, most likely), and that request will never be answered. Which one cannot be known: every request waiting
+        fails with the error, as for a reply whose id cannot be read, rather than one of them hang for ever.
+        """
+        waiting = list(self._pending.values())
+        self._pending.clear()
+        if not waiting:
+            logger.warning("the server sent an error about no request: %s", error.get("message"))
+        for pending in waiting:
+            pending.error = error
+            pending.done.set()
+
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            request_id = message.get("id")
+            if request_id is None and isinstance(message.get("error"), dict):
+                self._on_unattributed_error(message["error"])
+                return
+            pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
+            if pending is not None:
+                pending.result = message.get("result")
+                pending.error = message.get("error") if "error" in message else None
+                pending.done.set()
+            return
+        if "id" in message:  # a request from the server: ping is answered here, the rest by `on_request`
+            if message["method"] == "ping":
+                await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            elif self._on_request is None or self._tg is None:
+                await self._reply({"jsonrpc": "2.0", "id": message["id"], "error": _METHOD_NOT_FOUND})
+            elif is_valid_id(message["id"]) and message["id"] not in self._serving:
+                self._serving[message["id"]] = anyio.CancelScope()
+                self._tg.start_soon(self._answer, message)
+            return
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if message["method"] == "notifications/cancelled":
+            request_id = params.get("requestId")
+            scope = self._serving.get(request_id) if is_valid_id(request_id) else None
+            if scope is not None:  # the server stopped waiting: so does the handler (basic/utilities/cancellation)
+                scope.cancel()
+            elif self._on_cancelled(params):
+                return
+        await self._on_notification(str(message["method"]), params)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        assert self._on_request is not None
+        request_id = message["id"]
+        scope = self._serving[request_id]
+        reply: dict[str, Any] | None = None
+        try:
+            with scope:
+                try:
+                    result = await self._on_request(str(message["method"]), message.get("params"))
+                    reply = {"jsonrpc": "2.0", "id": request_id, "result": result}
+                except ProtocolError as exc:
+                    reply = {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        finally:
+            del self._serving[request_id]
+        if reply is not None and not scope.cancel_called:  # a cancelled request gets no response (the spec)
+            await self._reply(reply)
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
+            async with self._lock:
+                await self.transport.send(encode(message))
+
+    def _on_cancelled(self, params: dict[str, Any]) -> bool:
+        """The server ended one of our requests without an answer (basic/utilities/cancellation): stop waiting."""
+        request_id = params.get("requestId")
+        pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
+        if pending is None:
+            return False
+        if not pending.stream:
+            reason = params.get("reason")
+            text = f"the server cancelled {pending.method}" + (f": {reason}" if isinstance(reason, str) else "")
+            pending.error = {"code": INTERNAL_ERROR, "message": text}
+        pending.done.set()
+        return True

@@ -1,0 +1,294 @@
+"""Return values to content blocks: `Image` and `Audio` helpers and the generic conversion."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import mimetypes
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+import pydantic
+import pydantic_core
+
+from toolkit._errors import OutputMismatchError
+from toolkit._protocol.types import CONTENT_TYPES, AudioContent, CallToolResult, ImageContent, TextContent
+
+from .schema import OutputSchema, is_object_like, output_schema
+from .signature import first_sentence, type_name
+
+__all__ = [
+    "Audio",
+    "Image",
+    "converter",
+    "scalar_text",
+    "structured_converter",
+    "to_json_text",
+    "unstructured_result",
+    "wire_converter",
+]
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"ID3", "audio/mpeg"),
+    (b"\xff\xfb", "audio/mpeg"),
+    (b"\xff\xf3", "audio/mpeg"),
+    (b"\xff\xf2", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+)
+
+
+def _sniff(data: bytes) -> str | None:
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data.lstrip()[:5] in (b"<svg ", b"<?xml"):
+        return "image/svg+xml"
+    return None
+
+
+@dataclass(frozen=True)
+class _Media:
+    data: bytes | None = None
+    path: str | Path | None = None
+    mime_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.path is None):
+            raise ValueError(f"{type(self).__name__} takes exactly one of data= or path=")
+        if self.data is not None and not isinstance(self.data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{type(self).__name__}(data=...) takes bytes; use path= for a file")
+
+    def _load(self, default: str) -> tuple[str, str]:
+        raw = bytes(self.data) if self.data is not None else Path(self.path).read_bytes()  # type: ignore[arg-type]
+        mime = self.mime_type or _sniff(raw)
+        if mime is None and self.path is not None:
+            mime = mimetypes.guess_type(str(self.path))[0]
+        return base64.b64encode(raw).decode("ascii"), mime or default
+
+
+class Image(_Media):
+    """An image to return from a tool, from bytes or a file; the MIME type is detected when not given.
+
+    Example:
+        ```python
+        from toolkit import Image, tool
+
+        @tool
+        def logo() -> Image:
+            return Image(data=b"\\x89PNG\\r\\n\\x1a\\n...")
+        ```
+    """
+
+    def to_content(self) -> ImageContent:
+        """The `ImageContent` block for this image."""
+        data, mime = self._load("application/octet-stream")
+        return ImageContent(data=data, mime_type=mime)
+
+
+class Audio(_Media):
+    """Audio to return from a tool, from bytes or a file; the MIME type is detected when not given."""
+
+    def to_content(self) -> AudioContent:
+        """The `AudioContent` block for this audio."""
+        data, mime = self._load("application/octet-stream")
+        return AudioContent(data=data, mime_type=mime)
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON, as the text mirror of structured content."""
+    return pydantic_core.to_json(value, serialize_unknown=False, inf_nan_mode="null", bytes_mode="base64").decode()
+
+
+def scalar_text(value: Any) -> str | None:
+    """The text block's text for a `str`, `int`, `float` or `bool` return value; None for any other type."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int or kind is float or kind is bool:
+        return pydantic_core.to_json(value, inf_nan_mode="null").decode()
+    return None
+
+
+def _block(value: Any) -> Any:
+    if isinstance(value, CONTENT_TYPES):
+        return value
+    if isinstance(value, (Image, Audio)):
+        return value.to_content()
+    return None
+
+
+def _blocks(value: Any) -> list[Any] | None:
+    """Content blocks for a string, a block, or a non-empty list of blocks; None for anything else."""
+    if isinstance(value, str):
+        return [TextContent(text=value)]
+    block = _block(value)
+    if block is not None:
+        return [block]
+    if isinstance(value, (list, tuple)) and value:
+        blocks = [_block(item) for item in value]
+        if all(b is not None for b in blocks):
+            return blocks
+    return None
+
+
+def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult:
+    """Convert a return value for a tool that has no output schema.
+
+    `str` is one text block, `None` no content, content blocks (alone or in a list) pass through, an
+    object-like value gives `structuredContent` (when allowed) plus its JSON as text, anything else is JSON text.
+
+    Raises:
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
+    """
+    text = scalar_text(value)
+    if text is not None:
+        return CallToolResult(content=[TextContent(text=text)])
+    if value is None:
+        return CallToolResult(content=[])
+    if isinstance(value, CallToolResult):
+        return value
+    blocks = _blocks(value)
+    if blocks is not None:
+        return CallToolResult(content=blocks)
+    jsonable = pydantic_core.to_jsonable_python(value, inf_nan_mode="null", bytes_mode="base64")
+    text = to_json_text(jsonable)
+    if allow_structured and isinstance(jsonable, dict):
+        return CallToolResult(content=[TextContent(text=text)], structured_content=jsonable)
+    return CallToolResult(content=[TextContent(text=text)])
+
+
+def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> Callable[[Any], CallToolResult]:
+    """Convert a return value of a tool that has an output schema: validate it, then dump it once.
+
+    The value becomes `structuredContent` (as `{"result": value}` when `wraps`) plus its compact JSON as text.
+    A returned `CallToolResult` passes through.
+
+    Raises:
+        OutputMismatchError: the value does not match the schema (so it is never sent as if it did).
+    """
+
+    def convert(value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        data, text = _checked(adapter, value)
+        return CallToolResult(content=[TextContent(text=text)], structured_content={"result": data} if wraps else data)
+
+    return convert
+
+
+def _checked(adapter: pydantic.TypeAdapter[Any], value: Any) -> tuple[Any, str]:
+    """The value validated against the output schema and dumped to JSON data, and that data as compact JSON."""
+    try:
+        data = adapter.dump_python(adapter.validate_python(value), mode="json")
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise OutputMismatchError(problems) from None
+    return data, to_json_text(data)
+
+
+def wire_converter(
+    convert: Callable[[Any], CallToolResult], output: OutputSchema | None
+) -> Callable[[Any], dict[str, Any]]:
+    """`convert`'s result already dumped to its wire form (`model_dump(mode="json", by_alias=True,
+    exclude_none=True)`), built directly, without the models, for scalars and for structured results.
+
+    Raises:
+        OutputMismatchError: the value does not match the output schema.
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
+    """
+    if output is None:
+
+        def plain(value: Any) -> dict[str, Any]:
+            # `scalar_text`, inlined: this runs on every call of most tools.
+            kind = type(value)
+            if kind is str:
+                text = value
+            elif kind is int or kind is float or kind is bool:
+                text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
+            else:
+                return _dump(convert(value))
+            return {"content": [{"type": "text", "text": text}], "isError": False}
+
+        return plain
+    adapter, wraps = output.adapter, output.wraps
+
+    def structured(value: Any) -> dict[str, Any]:
+        if isinstance(value, CallToolResult):
+            return _dump(value)
+        data, text = _checked(adapter, value)
+        # What CallToolResult's own dump would do to the data: NaN and infinities become null.
+        data = pydantic_core.to_jsonable_python(data, inf_nan_mode="null")
+        wire: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        if wraps:
+            wire["structuredContent"] = {"result": data}
+        elif data is not None:
+            wire["structuredContent"] = data
+        wire["isError"] = False
+        return wire
+
+    return structured
+
+
+def _dump(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def converter(
+    annotation: Any, structured: bool | None, *, inline: bool, problems: list[str]
+) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
+    """Choose the return-value converter and, for structured results, the output schema.
+
+    The one rule (docs/tools.md, Results): an annotation that always describes a JSON object (or
+    `structured=True`) gives an `outputSchema`, and then every result carries `structuredContent` that matches
+    it. Without an output schema, the value decides: one whose JSON is an object is sent as `structuredContent`
+    too, whatever the annotation says (`Any`, `Model | None`, none at all), so the same value gives the same
+    result. `structured=False` sends none. Problems (a return type without a JSON schema) are appended to
+    `problems`.
+    """
+    no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
+    if structured is False or no_schema or _is_content_type(annotation):
+        if structured:
+            problems.append("structured=True needs a return annotation describing JSON data")
+        return (_plain if structured is False else _plain_or_structured), None
+    if structured is None and not is_object_like(annotation):
+        return _plain_or_structured, None
+    try:
+        output = output_schema(annotation, inline=inline)
+    except Exception as exc:
+        problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
+        return _plain, None
+    return structured_converter(output.adapter, wraps=output.wraps), output
+
+
+def _plain(value: Any) -> CallToolResult:
+    return unstructured_result(value, allow_structured=False)
+
+
+def _plain_or_structured(value: Any) -> CallToolResult:
+    return unstructured_result(value, allow_structured=True)
+
+
+def _is_content_type(annotation: Any) -> bool:
+    plain = (*CONTENT_TYPES, CallToolResult, Image, Audio)
+    if isinstance(annotation, type):
+        return issubclass(annotation, plain)
+    origin = get_origin(annotation)
+    if origin in (list, typing.Union, types.UnionType, tuple):
+        args = [a for a in get_args(annotation) if a is not Ellipsis]
+        return bool(args) and all(_is_content_type(a) for a in args)
+    return False

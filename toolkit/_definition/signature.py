@@ -1,0 +1,310 @@
+"""A function's signature, read once: resolved annotations, parameters, and where their descriptions come from."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, get_args, get_origin
+
+import pydantic
+import pydantic_core
+from pydantic.fields import FieldInfo
+
+from toolkit._engine.context import Context
+
+__all__ = [
+    "Arg",
+    "Param",
+    "base64_bytes",
+    "cache_key",
+    "collect_params",
+    "first_sentence",
+    "in_class_body",
+    "signature_args",
+    "type_hints",
+    "type_name",
+]
+
+_EMPTY: Any = inspect.Parameter.empty
+_POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+_VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
+
+
+def base64_bytes(annotation: Any) -> Any:
+    """Arguments arrive as JSON, so `bytes` parameters take base64 text."""
+    if annotation is bytes:
+        return pydantic.Base64Bytes
+    origin = get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[tuple(base64_bytes(a) for a in get_args(annotation))]  # noqa: UP007
+    if origin in (list, set, frozenset) and get_args(annotation):
+        return origin[base64_bytes(get_args(annotation)[0])]
+    return annotation
+
+
+class Param(typing.NamedTuple):
+    """One tool parameter, as the signature, `Annotated` metadata, `Field` and docstring describe it."""
+
+    name: str
+    annotation: Any
+    default: Any
+    """`inspect.Parameter.empty` when the parameter is required."""
+    factory: Callable[[], Any] | None
+    description: str | None
+    examples: list[Any] | None
+
+
+def cache_key(annotation: Any, *extra: object) -> tuple[object, ...] | None:
+    """A key under which `annotation`'s derived data may be memoised; None when it cannot be.
+
+    Typing objects compare unions and literals as sets (`int | str == str | int`), but their order shows in the
+    schema (`anyOf`, `enum`) and decides ties in validation, so the key holds the `repr` too, which keeps it.
+    """
+    try:
+        key = (annotation, repr(annotation), *extra)
+        hash(key)
+    except Exception:  # unhashable metadata inside Annotated, or a repr that fails
+        return None
+    return key
+
+
+class Arg(typing.NamedTuple):
+    """One parameter of a signature, as `inspect.Parameter` gives it (annotation not resolved)."""
+
+    name: str
+    kind: int
+    """An `inspect.Parameter` kind."""
+    default: Any
+    """`inspect.Parameter.empty` when there is none."""
+    annotated: bool
+
+
+def signature_args(fn: Callable[..., Any]) -> list[Arg]:
+    """The parameters of `fn`, as `inspect.signature` lists them.
+
+    A plain function is read from its code object directly, as `inspect.signature` itself does, without building
+    `Parameter` and `Signature` objects (a quarter of the cost of defining a tool was spent there). Anything
+    else (wrapped functions, partials, callable objects, an explicit `__signature__`) goes through `inspect`.
+
+    Raises:
+        TypeError: `fn` has no signature.
+        ValueError: `fn` has no signature.
+    """
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return [
+            Arg(p.name, p.kind, p.default, p.annotation is not _EMPTY)
+            for p in inspect.signature(fn).parameters.values()
+        ]
+    code = fn.__code__
+    names = code.co_varnames
+    positional = code.co_argcount
+    positional_only = code.co_posonlyargcount
+    keyword_only = code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()
+    keyword_defaults = fn.__kwdefaults__ or {}
+    annotations = fn.__annotations__
+    first_default = positional - len(defaults)
+    args = [
+        Arg(
+            names[i],
+            _POSITIONAL_ONLY if i < positional_only else _POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+            names[i] in annotations,
+        )
+        for i in range(positional)
+    ]
+    index = positional + keyword_only
+    if code.co_flags & inspect.CO_VARARGS:
+        args.append(Arg(names[index], _VAR_POSITIONAL, _EMPTY, names[index] in annotations))
+        index += 1
+    for name in names[positional : positional + keyword_only]:
+        args.append(Arg(name, _KEYWORD_ONLY, keyword_defaults.get(name, _EMPTY), name in annotations))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        args.append(Arg(names[index], _VAR_KEYWORD, _EMPTY, names[index] in annotations))
+    return args
+
+
+def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, problems: list[str]) -> dict[str, Any]:
+    """Resolve the annotations (string ones too); report each one that cannot be resolved."""
+    if type(fn) is types.FunctionType:
+        annotations = fn.__annotations__
+        if all(_resolved(value) for value in annotations.values()):
+            # Nothing to resolve: what get_type_hints returns for these, at a fraction of the cost.
+            return {key: type(None) if value is None else value for key, value in annotations.items()}
+    local = dict(localns) if localns else None
+    # A callable object's annotations are those of its class's __call__, a partial's those of its function.
+    if isinstance(fn, functools.partial):
+        fn = fn.func
+    elif not isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        fn = getattr(type(fn), "__call__", fn)  # noqa: B004 - the method itself, not a test for callability
+    try:
+        return typing.get_type_hints(fn, localns=local, include_extras=True)
+    except Exception:
+        pass
+    # Resolve one by one, so that the error names every annotation that failed and keeps the others.
+    hints: dict[str, Any] = {}
+    for key, annotation in getattr(fn, "__annotations__", {}).items():
+        probe = _Probe({key: annotation}, getattr(fn, "__globals__", {}))
+        try:
+            hints.update(typing.get_type_hints(probe, localns=local, include_extras=True))
+        except Exception as exc:
+            what = "return annotation" if key == "return" else f"parameter {key}"
+            problems.append(f"{what}: {annotation!r} cannot be resolved: {type(exc).__name__}: {exc}")
+            hints[key] = _UNRESOLVED
+    return hints
+
+
+def _resolved(annotation: Any) -> bool:
+    """True when `annotation` holds no string or forward reference, so that `get_type_hints` returns it as is."""
+    if type(annotation) is type or annotation is None:
+        return True
+    if isinstance(annotation, (str, typing.ForwardRef)):
+        return False
+    if isinstance(annotation, (list, tuple)):  # the parameter list of a Callable
+        return all(_resolved(item) for item in annotation)
+    origin = get_origin(annotation)
+    if origin is typing.Literal:
+        return True  # its strings are values, not references
+    args = get_args(annotation)
+    if origin is typing.Annotated:
+        return _resolved(args[0])  # the metadata is never resolved
+    return all(_resolved(arg) for arg in args)
+
+
+class _Probe:
+    def __init__(self, annotations: dict[str, Any], globalns: dict[str, Any]) -> None:
+        self.__annotations__ = annotations
+        self.__globals__ = globalns
+
+
+_UNRESOLVED = object()
+_UNREAD = object()
+
+
+def collect_params(
+    parameters: list[Arg], hints: dict[str, Any], docs: Mapping[str, str], problems: list[str]
+) -> tuple[list[Param], str | None]:
+    """The schema's parameters, and the name of the parameter that receives the Context (if any)."""
+    params: list[Param] = []
+    context: str | None = None
+    for p in parameters:
+        annotation = hints.get(p.name, _UNREAD if p.annotated else _EMPTY)
+        if p.kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
+            star = "*" if p.kind == _VAR_POSITIONAL else "**"
+            problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
+        elif p.kind == _POSITIONAL_ONLY:
+            problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
+        elif annotation is _EMPTY:
+            problems.append(f"parameter {p.name}: missing type annotation")
+        elif annotation is _UNRESOLVED:
+            pass  # already reported
+        elif annotation is _UNREAD:
+            problems.append(f"parameter {p.name}: the signature has an annotation the function's do not have")
+        else:
+            prepared = _prepared(annotation)
+            if prepared is None:
+                context = p.name
+            else:
+                params.append(_param(p, prepared, docs.get(p.name)))
+    names = {p.name for p in parameters}
+    for documented in docs:
+        if documented not in names:
+            close = difflib.get_close_matches(documented, sorted(names), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"docstring documents {documented!r}, which is not a parameter{hint}")
+    return params, context
+
+
+def in_class_body(qualname: str) -> bool:
+    parts = qualname.split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"
+
+
+def _is_context(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, Context):
+        return True
+    origin = get_origin(annotation)
+    if isinstance(origin, type) and issubclass(origin, Context):  # Context[AppState]
+        return True
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return len(args) == 1 and _is_context(args[0])
+    return False
+
+
+def _param(p: Arg, prepared: tuple[Any, str | None], doc: str | None) -> Param:
+    examples: list[Any] | None = None
+    default: Any = p.default
+    factory: Callable[[], Any] | None = None
+    annotation, description = prepared
+    if isinstance(default, FieldInfo):
+        field = default
+        description = field.description or description
+        examples = field.examples
+        factory = field.default_factory  # type: ignore[assignment]
+        default = field.default if field.default is not pydantic_core.PydanticUndefined else _EMPTY
+        if field.metadata:
+            annotation = _annotated(annotation, field.metadata)
+    return Param(p.name, annotation, default, factory, description or doc, examples)
+
+
+# Bounded like `_schema`'s type cache, and for the same reason: the keys keep their annotations alive.
+_PREPARED: dict[tuple[object, ...], tuple[Any, str | None] | None] = {}
+_PREPARED_SIZE = 1024
+
+
+def _prepared(annotation: Any) -> tuple[Any, str | None] | None:
+    """`_prepare(annotation)`, memoised, or None for the Context parameter."""
+    key = cache_key(annotation)
+    if key is not None and key in _PREPARED:
+        return _PREPARED[key]
+    prepared = None if _is_context(annotation) else _prepare(annotation)
+    if key is not None:
+        if len(_PREPARED) >= _PREPARED_SIZE:
+            del _PREPARED[next(iter(_PREPARED))]
+        _PREPARED[key] = prepared
+    return prepared
+
+
+def _prepare(annotation: Any) -> tuple[Any, str | None]:
+    """The annotation to validate with (`bytes` as base64, description strings dropped) and its description."""
+    description: str | None = None
+    if get_origin(annotation) is typing.Annotated:
+        base, *metadata = get_args(annotation)
+        kept: list[Any] = []
+        for item in metadata:
+            if isinstance(item, str):
+                description = item
+                continue
+            if isinstance(item, FieldInfo) and item.description:
+                description = item.description
+            kept.append(item)
+        return _annotated(base64_bytes(base), kept), description
+    return base64_bytes(annotation), description
+
+
+def _annotated(annotation: Any, metadata: Sequence[Any]) -> Any:
+    if not metadata:
+        return annotation
+    args = (annotation, *metadata)
+    return typing.Annotated[args]
+
+
+def type_name(annotation: Any) -> str:
+    """A short, readable name for an annotation, for error messages."""
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return repr(annotation).replace("typing.", "").replace("collections.abc.", "")
+
+
+def first_sentence(exc: BaseException) -> str:
+    """pydantic's schema errors run to several paragraphs and a URL; the first sentence says what is wrong."""
+    text = str(exc).strip()
+    return text.splitlines()[0].split(". ")[0].rstrip(".") if text else type(exc).__name__

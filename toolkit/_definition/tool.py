@@ -1,0 +1,714 @@
+"""`@tool` and `Tool`: a function plus everything MCP needs to know about it, derived once."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import json
+import logging
+import re
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, TypeVar, overload
+
+import anyio.lowlevel
+import pydantic_core
+from typing_extensions import ParamSpec, Self, TypedDict, Unpack
+
+from toolkit._asking.asking import confirm_problems, confirm_text
+from toolkit._asking.mrtr import Suspend
+from toolkit._engine.context import Context, bind_to_loop, confirm, mark_cancelled
+from toolkit._engine.threads import run_sync
+from toolkit._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
+from toolkit._profiles.function_calling import envelope
+from toolkit._protocol.meta import meta_key_problems
+from toolkit._protocol.revisions import shape_result
+from toolkit._protocol.types import (
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSION,
+    CallToolResult,
+    Icon,
+    ToolAnnotations,
+    ToolDefinition,
+)
+
+from .content import converter, to_json_text, wire_converter
+from .docstrings import DocstringStyle, parse_docstring
+from .schema import input_schema, json_string_params
+from .signature import collect_params, in_class_body, signature_args, type_hints
+
+if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
+    from toolkit._profiles.profiles import AdaptedTool, Profile
+
+__all__ = ["Options", "Tool", "call_tool", "caller_locals", "check_bound", "tool"]
+
+P = ParamSpec("P")
+P2 = ParamSpec("P2")
+R = TypeVar("R")
+T = TypeVar("T")
+
+logger = logging.getLogger("toolkit")
+
+#: What `schema_dialect=True` puts in `$schema`: JSON Schema 2020-12, the dialect MCP assumes when none is named.
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+OptionalStyle = Literal["compact", "faithful"]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of `@tool` and `@server.tool` (documented on [`tool`][toolkit.tool])."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
+    icons: Sequence[Icon | Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    structured: bool | None
+    docstring_style: DocstringStyle | None
+    require_param_docs: bool
+    inline_defs: bool
+    schema_dialect: bool
+    input_schema_extra: Mapping[str, Any] | None
+    optional_style: OptionalStyle
+    show_error_details: bool
+    run_in_thread: bool
+    confirm: bool | str
+    lint_ignore: Mapping[str, str] | None
+
+
+class Options(typing.NamedTuple):
+    """The same options with their defaults, as the decorator stores them."""
+
+    name: str | None = None
+    title: str | None = None
+    description: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+    icons: Sequence[Icon | Mapping[str, Any]] | None = None
+    meta: Mapping[str, Any] | None = None
+    structured: bool | None = None
+    docstring_style: DocstringStyle | None = None
+    require_param_docs: bool = False
+    inline_defs: bool = True
+    schema_dialect: bool = False
+    input_schema_extra: Mapping[str, Any] | None = None
+    optional_style: OptionalStyle = "compact"
+    show_error_details: bool = False
+    run_in_thread: bool = True
+    confirm: bool | str = False
+    lint_ignore: Mapping[str, str] | None = None
+
+
+class Tool(Generic[P, R]):
+    """A function made into an MCP tool by [`@tool`][toolkit.tool].
+
+    Calling it calls the function unchanged. [`definition`][toolkit.Tool.definition] is what clients see, and
+    [`run`][toolkit.Tool.run] is what a server does on `tools/call`.
+    """
+
+    fn: Callable[..., Any]
+    """The decorated function."""
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[..., Any]
+    definition: ToolDefinition
+    """The tool as `tools/list` sends it."""
+    output_schema: dict[str, Any] | None
+    """The JSON schema of the return value before any `{"result": ...}` wrapping (any type)."""
+    show_error_details: bool
+    """Send exception details to the client instead of a generic message."""
+    may_ask: bool
+    """A call may ask the client something (elicitation, sampling): the tool takes a Context, or confirms its calls."""
+    confirms: bool
+    """Each call is confirmed by the user before the function runs (`confirm=`)."""
+    lint_ignore: Mapping[str, str]
+    """The `toolkit lint` findings silenced for this tool: code to the reason (`lint_ignore=`)."""
+
+    def __init__(self, fn: Callable[P, R], options: Options, localns: Mapping[str, Any] | None = None) -> None:
+        if isinstance(fn, classmethod):
+            raise ToolDefinitionError(
+                fn.__func__.__qualname__,
+                [
+                    "@tool cannot wrap a classmethod: define the classmethod without @tool and make a tool of the "
+                    f"method bound to its class once the class exists, tool({fn.__func__.__qualname__})"
+                ],
+            )
+        if isinstance(fn, staticmethod):  # `@tool` above `@staticmethod`: a plain function, as below it
+            fn = fn.__func__
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._instance: object = None
+        self._target: Callable[..., Any] = fn  # what a call calls: `fn`, or `fn` bound to `_instance`
+        self._adapted: dict[str, AdaptedTool] = {}
+        self._build(fn, options, localns)
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.definition.name
+
+    # -- calling -----------------------------------------------------------------------------------
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._instance is not None:
+            return self.fn(self._instance, *args, **kwargs)  # type: ignore[no-any-return]
+        return self.fn(*args, **kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self: Tool[Concatenate[T, P2], R], instance: T, owner: type | None = None) -> Tool[P2, R]: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None or not self._is_method:
+            return self
+        bound = copy.copy(self)
+        bound._instance = instance
+        bound._target = functools.partial(self.fn, instance)
+        return bound
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name!r} of {self.fn.__qualname__}>"
+
+    async def run(self, arguments: Mapping[str, Any] | None = None, context: Context | None = None) -> CallToolResult:
+        """Validate `arguments`, run the function and convert what it returns.
+
+        Sync functions run on a worker thread (unless the tool was made with `run_in_thread=False`); async ones
+        are awaited. Never raises for a failing call: argument errors, [`ToolError`][toolkit.ToolError] and other
+        exceptions become results with `is_error=True`. The result is the model of exactly what a server sends
+        for this call (in the newest handshake revision): both come from one conversion.
+
+        Args:
+            arguments: The call's arguments, as a client sends them.
+            context: The request's context; a detached one is made when not given.
+        """
+        details = context.show_error_details if context is not None else False
+        try:
+            wire = await call_tool(self, arguments, context, LATEST_HANDSHAKE_VERSION, details)
+        except URLElicitationRequired as exc:  # no server here to turn it into the protocol's answer
+            wire = _error_wire(_safe_str(exc))
+        return CallToolResult.model_validate(wire)
+
+    def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return self._target(**kwargs)
+        except ToolError:
+            raise
+        except BaseException as exc:
+            # Carried back wrapped: asyncio would throw a GeneratorExit (or SystemExit) coming out of a worker
+            # thread into the awaiting coroutines, and a StopIteration cannot cross a coroutine at all (PEP 479).
+            raise _RaisedInThread(exc) from None
+
+    def _conversion_error(self, exc: Exception) -> str:
+        if isinstance(exc, OutputMismatchError):
+            logger.error("tool %r returned a value that does not match its output schema: %s", self.name, exc)
+            return f"tool {self.name!r} returned a value that does not match its output schema: {exc}"
+        logger.error("tool %r returned a value that cannot be sent: %s", self.name, _safe_str(exc))
+        return f"tool {self.name!r} returned a value that cannot be sent: {_safe_str(exc)}"
+
+    def _exception_text(self, exc: BaseException, details: bool) -> str:
+        logger.error("tool %r raised %s", self.name, type(exc).__name__, exc_info=exc)
+        if details:
+            return f"Error executing tool {self.name!r}: {type(exc).__name__}: {_safe_str(exc)}"
+        return f"Error executing tool {self.name!r}"
+
+    def _describe_validation_error(
+        self, exc: pydantic_core.ValidationError, notes: Mapping[str, str] | None = None
+    ) -> str:
+        lines = [f"Invalid arguments for tool {self.name!r}:"]
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(part) for part in err["loc"])
+            if notes and len(err["loc"]) == 1 and loc in notes:
+                lines.append(f"- {loc}: {notes[loc]}")
+                continue
+            kind = err["type"]
+            if kind == "missing" and len(err["loc"]) == 1:
+                lines.append(f"- {loc}: missing required argument")
+            elif kind == "extra_forbidden" and len(err["loc"]) == 1:
+                # A typo is the usual cause. difflib loads on this error path only: `import toolkit` stays light.
+                import difflib
+
+                close = difflib.get_close_matches(loc, self._param_names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                lines.append(f"- {loc}: unexpected argument{hint} (expected one of: {', '.join(self._param_names)})")
+            elif kind in ("model_type", "dict_type") and not err["loc"]:
+                lines.append(f"- arguments must be a JSON object, got {_brief(err['input'])}")
+            else:
+                lines.append(f"- {loc}: {err['msg']} (got {_brief(err['input'])})")
+        return "\n".join(lines)
+
+    # -- provider profiles (toolkit/_profiles.py) ---------------------------------------------------
+
+    def adapted(self, profile: str | Profile) -> AdaptedTool:
+        """The definition adapted to a [schema profile](profiles.md), with every problem of the original.
+
+        Computed once per profile and kept: a server with `schema_profile` prepares it when the tool is added.
+
+        Raises:
+            ValueError: there is no such profile.
+        """
+        name = profile if isinstance(profile, str) else profile.name
+        found = self._adapted.get(name)
+        if found is None:
+            from toolkit._profiles.profiles import adapt  # deferred: most servers never adapt a tool
+
+            found = self._adapted[name] = adapt(
+                self.definition.model_dump(mode="json", by_alias=True, exclude_none=True), profile
+            )
+        return found
+
+    def definition_for(self, profile: str | Profile) -> dict[str, Any]:
+        """The tool as that provider's function-calling definition, its schema adapted to the profile.
+
+        `"openai"`/`"openai-strict"` give a Chat Completions tool, `"anthropic"`/`"anthropic-strict"` a Messages
+        API tool, `"gemini"` a function declaration, `"claude-desktop"` the MCP definition. Arguments the model
+        sends for it go through [`call_from`][toolkit.Tool.call_from].
+
+        Raises:
+            ValueError: there is no such profile.
+        """
+        return copy.deepcopy(envelope(self.adapted(profile)))
+
+    def arguments_from(self, profile: str | Profile, arguments: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """Arguments shaped by the profile's schema, mapped back to the tool's own (not yet validated).
+
+        For `openai-strict`, an optional parameter the model had to send as `null` is left out, so that its
+        default applies; nothing else changes shape.
+        """
+        plan = self.adapted(profile).restore
+        if plan is None or not isinstance(arguments, dict):
+            return arguments
+        restored: Mapping[str, Any] = plan.apply(arguments)
+        return restored
+
+    async def call_from(
+        self, profile: str | Profile, arguments: Mapping[str, Any] | None, context: Context | None = None
+    ) -> CallToolResult:
+        """Run the tool on a provider's tool call: arguments mapped back, then as [`run`][toolkit.Tool.run] does.
+
+        Args:
+            profile: The profile the definition was made with (`definition_for`).
+            arguments: The call's arguments, parsed from the provider's JSON.
+            context: The request's context; a detached one is made when not given.
+        """
+        return await self.run(self.arguments_from(profile, arguments), context)
+
+    def call_from_sync(
+        self, profile: str | Profile, arguments: Mapping[str, Any] | None, context: Context | None = None
+    ) -> CallToolResult:
+        """[`call_from`][toolkit.Tool.call_from] for synchronous code: runs it on a new event loop (asyncio).
+
+        Args:
+            profile: The profile the definition was made with (`definition_for`).
+            arguments: The call's arguments, parsed from the provider's JSON.
+            context: The request's context; a detached one is made when not given.
+
+        Raises:
+            RuntimeError: called from inside a running event loop (await `call_from` there).
+        """
+        return anyio.run(self.call_from, profile, arguments, context)
+
+    # -- deriving ----------------------------------------------------------------------------------
+
+    def _build(self, fn: Callable[..., Any], opts: Options, localns: Mapping[str, Any] | None) -> None:
+        qualname = getattr(fn, "__qualname__", repr(fn))
+        problems: list[str] = []
+        name = opts.name if opts.name is not None else getattr(fn, "__name__", "")
+        if not NAME_PATTERN.match(name):
+            problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
+        if opts.read_only and opts.destructive:
+            problems.append("read_only=True contradicts destructive=True")
+        try:
+            parameters = signature_args(fn)
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
+        self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and in_class_body(qualname)
+        if self._is_method:
+            parameters = parameters[1:]
+        hints = type_hints(fn, localns, problems)
+        documented = fn.func if isinstance(fn, functools.partial) else fn  # not partial's own docstring
+        doc = parse_docstring(documented.__doc__, opts.docstring_style)
+        params, self._context_param = collect_params(parameters, hints, doc.params, problems)
+        if opts.require_param_docs:
+            problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
+        schema, validator = input_schema(
+            params, inline=opts.inline_defs, optional_style=opts.optional_style, problems=problems
+        )
+        self._convert, output = converter(
+            hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
+        )
+        problems.extend(_option_problems(opts, [p.name for p in params]))
+        if problems:
+            raise ToolDefinitionError(qualname, problems)
+        if opts.input_schema_extra is not None:
+            schema = {**schema, **json.loads(json.dumps(opts.input_schema_extra))}  # a private copy
+        if opts.schema_dialect:
+            schema = {"$schema": SCHEMA_DIALECT, **schema}
+
+        description = opts.description if opts.description is not None else doc.description
+        self.definition = ToolDefinition(
+            name=name,
+            title=opts.title,
+            description=description or None,
+            input_schema=schema,
+            output_schema=output.wire if output else None,
+            annotations=_annotations(opts),
+            icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in opts.icons]
+            if opts.icons is not None
+            else None,
+            meta=dict(opts.meta) if opts.meta is not None else None,
+        )
+        self.output_schema = output.raw if output else None
+        self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
+        self._validator = validator
+        self._param_names = [p.name for p in params]
+        self._json_params = json_string_params(schema)
+        call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+        self._in_thread = opts.run_in_thread and not self._is_async
+        self._wire = wire_converter(self._convert, output)
+        self.show_error_details = opts.show_error_details
+        self._confirm = opts.confirm
+        self.may_ask = self._context_param is not None or opts.confirm is not False
+        self.confirms = opts.confirm is not False
+        self.lint_ignore = MappingProxyType(dict(opts.lint_ignore or {}))
+        # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
+        self._destructive = not (opts.read_only or opts.destructive is False)
+
+
+def _option_problems(opts: Options, param_names: list[str]) -> list[str]:
+    """What the options that carry values of their own get wrong (the schema's extra keys, `_meta`, the confirmation
+    template, lint silences), in that order, after the signature's problems."""
+    problems: list[str] = []
+    if opts.input_schema_extra is not None:
+        problems.extend(_extra_problems(opts.input_schema_extra))
+    if opts.meta is not None:
+        problems.extend(meta_key_problems(opts.meta))
+    problems.extend(confirm_problems(opts.confirm, param_names))
+    problems.extend(_lint_ignore_problems(opts.lint_ignore))
+    return problems
+
+
+async def call_tool(
+    tool: Tool[Any, Any],
+    arguments: Mapping[str, Any] | None,
+    context: Context | Callable[[], Context] | None,
+    version: str,
+    show_error_details: bool,
+    *,
+    strict_arguments: bool = False,
+) -> dict[str, Any]:
+    """Run one `tools/call`: validate the arguments once, call the function, convert the value once to the wire
+    result for `version` (a new dict: the caller may add to it). The one path of every result, `Tool.run`'s too.
+
+    Unless `strict_arguments`, an object or array argument sent as a JSON string is parsed and validated again
+    (`json_string_params`); only on the error path, so a call whose arguments fit pays nothing for it.
+
+    `context` is the request's Context, or a function that makes it, called only if the tool takes one. Never
+    raises for a failing call: bad arguments, a failing tool and a value that cannot be sent are `isError` results.
+    Cancellation propagates.
+    """
+    try:
+        kwargs = tool._validator.validate_python(arguments if arguments is not None else {})
+    except pydantic_core.ValidationError as exc:
+        kwargs, problem = _validate_json_strings(tool, arguments, exc, strict_arguments)
+        if problem is not None:
+            return _error_wire(problem)
+    ctx = None
+    if tool._context_param is not None or tool._confirm is not False:
+        ctx, refusal = await _prepare(tool, kwargs, context)
+        if refusal is not None:
+            return _error_wire(refusal)
+    try:
+        if tool._in_thread:
+            value = await run_sync(tool._call_in_thread, kwargs)
+        elif tool._is_async:
+            value = await tool._target(**kwargs)
+        else:
+            value = tool._target(**kwargs)
+    except (URLElicitationRequired, Suspend):
+        # The call's answer says so (-32042, or an input request of 2026-07-28), not its error text.
+        raise
+    except ToolError as exc:
+        return _error_wire(_safe_str(exc) or f"tool {tool.name!r} failed")
+    except BaseException as exc:
+        return _error_wire(await _failure(tool, exc, ctx, show_error_details))
+    try:
+        wire = tool._wire(value)
+    except Exception as exc:
+        return _error_wire(tool._conversion_error(exc))
+    # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
+    # non-object structured result.
+    if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
+        wire = shape_result(wire, version, tool._wraps_result)
+    return wire
+
+
+def _validate_json_strings(
+    tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, exc: pydantic_core.ValidationError, strict: bool
+) -> tuple[dict[str, Any], str | None]:
+    """Validate again with each JSON string parsed where the schema asks for an object or array: the arguments, or
+    the error text (which says why a string that was not parsed could not be)."""
+    if strict or not tool._json_params or not isinstance(arguments, Mapping):
+        return {}, tool._describe_validation_error(exc)
+    decoded = dict(arguments)
+    notes: dict[str, str] = {}
+    for name, kinds in tool._json_params.items():
+        value = arguments.get(name)
+        if not isinstance(value, str):
+            continue
+        expected = " or ".join(f"an {kind}" for kind in sorted(kinds))
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError) as error:
+            notes[name] = f"expected {expected}, got a string that is not valid JSON ({_first_line(error)})"
+            continue
+        if _JSON_KINDS.get(type(parsed)) in kinds:
+            decoded[name] = parsed
+        else:
+            notes[name] = f"expected {expected}, got a string (its JSON is not {expected})"
+    if len(notes) == sum(isinstance(arguments.get(name), str) for name in tool._json_params):
+        return {}, tool._describe_validation_error(exc, notes)  # nothing parsed: the first error stands
+    try:
+        return tool._validator.validate_python(decoded), None
+    except pydantic_core.ValidationError as again:
+        return {}, tool._describe_validation_error(again, notes)
+
+
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "array"}
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).partition("\n")[0][:200]
+
+
+async def _failure(tool: Tool[Any, Any], exc: BaseException, ctx: Context | None, show_error_details: bool) -> str:
+    """The error text for what the function raised; re-raises a cancellation, or a round of 2026-07-28 that ends."""
+    if isinstance(exc, _RaisedInThread):
+        exc = exc.raised
+        if isinstance(exc, Suspend):  # a sync tool's question without an answer yet
+            raise exc from None
+    elif isinstance(exc, anyio.get_cancelled_exc_class()):
+        if ctx is not None:
+            mark_cancelled(ctx)  # a sync tool's thread runs on: let it see that it may stop
+        # Re-raised here when the call really is cancelled; a CancelledError the tool raised itself
+        # (an asyncio library's timeout, say) is a failure like any other, not the end of the connection.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+    return tool._exception_text(exc, tool.show_error_details or show_error_details)
+
+
+async def _prepare(
+    tool: Tool[Any, Any], kwargs: dict[str, Any], context: Context | Callable[[], Context] | None
+) -> tuple[Context, str | None]:
+    """The call's Context, passed in if the tool takes one, and the refusal of an unconfirmed call (`confirm=`)."""
+    ctx = context if isinstance(context, Context) else Context() if context is None else context()
+    if tool._confirm is not False:
+        refusal = await _confirmation(tool, kwargs, ctx)
+        if refusal is not None:
+            return ctx, refusal
+    if tool._context_param is None:
+        return ctx, None
+    kwargs[tool._context_param] = ctx
+    if not tool._is_async:
+        bind_to_loop(ctx, in_thread=tool._in_thread)
+    return ctx, None
+
+
+async def _confirmation(tool: Tool[Any, Any], kwargs: dict[str, Any], ctx: Context) -> str | None:
+    """Ask the user to confirm this call (`confirm=`): None to run it, else the error text to answer with."""
+    arguments = {k: v for k, v in kwargs.items() if k != tool._context_param}
+    message = confirm_text(tool._confirm, arguments, tool.definition.title or tool.name)
+    try:
+        return await confirm(ctx, message, tool.name, destructive=tool._destructive)
+    except ToolError as exc:  # the client cannot ask, and the server's policy refuses
+        return _safe_str(exc)
+
+
+def _error_wire(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def check_bound(tool: Tool[Any, Any]) -> None:
+    """Refuse to serve a method that has no instance (or class) to call it with: every call would fail.
+
+    Raises:
+        ToolDefinitionError: `tool` was made from a method in a class body and taken from the class, not an instance
+            (`Server(tools=[SomeClass.method])`), or made by `@server.tool` in a class body.
+    """
+    if not tool._is_method or tool._instance is not None:
+        return
+    qualname = tool.fn.__qualname__
+    owner, _, name = qualname.rpartition(".")
+    if signature_args(tool.fn)[0].name == "cls":
+        fix = (
+            "define it as a plain @classmethod and serve the method bound to its class, "
+            f"server.add_tool(tool({owner}.{name}))"
+        )
+    else:
+        fix = (
+            "decorate it with @tool in the class body (not @server.tool) and serve the bound method of an instance, "
+            f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}]); or serve tool(instance.{name})"
+        )
+    raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
+
+
+#: What `input_schema_extra` cannot set: toolkit derives these from the signature, and validates calls by them.
+_DERIVED_KEYS = ("type", "properties", "required", "additionalProperties", "$defs", "$schema")
+
+
+def _extra_problems(extra: object) -> list[str]:
+    """What is wrong with `input_schema_extra`, checked when the tool is defined."""
+    if not isinstance(extra, Mapping):
+        return [f"input_schema_extra must be a mapping of JSON Schema keywords, not {type(extra).__name__}"]
+    problems = [
+        f"input_schema_extra cannot set {key!r}: toolkit derives it from the signature"
+        + (" (use schema_dialect=True)" if key == "$schema" else "")
+        for key in _DERIVED_KEYS
+        if key in extra
+    ]
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"input_schema_extra is not JSON: {exc}")
+    return problems
+
+
+#: A lint code: letters then digits (`TK301`); the codes themselves are `toolkit lint`'s (docs/lint.md).
+_LINT_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+def _lint_ignore_problems(silenced: object) -> list[str]:
+    """What is wrong with `lint_ignore`: each entry is a lint code and the reason it does not apply."""
+    if silenced is None:
+        return []
+    if not isinstance(silenced, Mapping):
+        return [f"lint_ignore must map lint codes to reasons, e.g. {{'TK301': 'why'}}, not {type(silenced).__name__}"]
+    return [
+        f"lint_ignore[{code!r}]: "
+        + (
+            "the reason must be a non-empty string"
+            if isinstance(code, str) and _LINT_CODE.match(code)
+            else "not a lint code such as 'TK301'"
+        )
+        for code, reason in silenced.items()
+        if not (isinstance(code, str) and _LINT_CODE.match(code) and isinstance(reason, str) and reason.strip())
+    ]
+
+
+def _annotations(opts: Options) -> ToolAnnotations | None:
+    flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
+    if all(flag is None for flag in flags) and opts.title is None:
+        return None
+    return ToolAnnotations(
+        title=opts.title,
+        read_only_hint=opts.read_only,
+        destructive_hint=opts.destructive,
+        idempotent_hint=opts.idempotent,
+        open_world_hint=opts.open_world,
+    )
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
+def _brief(value: Any) -> str:
+    try:
+        text = to_json_text(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _RaisedInThread(Exception):
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+# -- the decorator -----------------------------------------------------------------------------------
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
+@overload
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Make a function an MCP tool.
+
+    Use it bare (`@tool`) or with keyword-only options (`@tool(read_only=True)`). Everything is derived here,
+    once: a signature problem raises [`ToolDefinitionError`][toolkit.ToolDefinitionError] listing every
+    problem, naming the function.
+
+    Keyword Args:
+        name (str | None): The tool's name; defaults to the function's name. Must match `^[A-Za-z0-9_.-]{1,128}$`.
+        title (str | None): A human-readable title (also sent as `annotations.title`).
+        description (str | None): Overrides the docstring's summary and body.
+        read_only (bool | None): `readOnlyHint`: the tool does not change its environment.
+        destructive (bool | None): `destructiveHint`: the tool may destroy data (spec default when omitted: true).
+        idempotent (bool | None): `idempotentHint`: calling twice with the same arguments has no further effect.
+        open_world (bool | None): `openWorldHint`: the tool reaches outside systems (spec default when omitted: true).
+        icons (Sequence[Icon | Mapping[str, Any]] | None): Icons for clients to display.
+        meta (Mapping[str, Any] | None): The definition's `_meta`. Keys follow the spec's format (`name` or
+            `com.example/name`); prefixes whose second label is `modelcontextprotocol` or `mcp` are MCP's.
+        structured (bool | None): `None` (auto) gives an `outputSchema` for return types that are always JSON
+            objects (models, dataclasses, TypedDicts, `dict`); without one, a value whose JSON is an object is
+            still sent as `structuredContent`. `True` gives any type a schema (wrapping non-objects as
+            `{"result": ...}`); `False` sends neither schema nor `structuredContent`.
+        docstring_style (DocstringStyle | None): `"google"`, `"numpy"` or `"sphinx"`; detected when not given.
+        require_param_docs (bool): Make a parameter without a description a definition error.
+        inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
+        schema_dialect (bool): Name the dialect in the `inputSchema`: `"$schema":
+            "https://json-schema.org/draft/2020-12/schema"` (MCP's default dialect, so off by default).
+        input_schema_extra (Mapping[str, Any] | None): JSON Schema keywords added, as written, to the root of the
+            `inputSchema` (`allOf`, `if`/`then`/`else`, `dependentRequired`, ...): what a signature cannot say.
+            Advertised to the model, not enforced: calls are validated against the signature only, so check such
+            rules in the function. Cannot set what toolkit derives (`type`, `properties`, `required`,
+            `additionalProperties`, `$defs`, `$schema`).
+        optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
+            `"faithful"` keeps `anyOf [T, null]` with `default: null`.
+        show_error_details (bool): Send exception types and messages to the client (off: a generic message).
+        run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
+            event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
+        confirm (bool | str): Ask the user to confirm each call before the function runs (through elicitation):
+            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`). The function runs
+            only on accept. For clients that cannot elicit, see `Server(confirm_fallback=...)`; see
+            [human in the loop](human-in-the-loop.md).
+        lint_ignore (Mapping[str, str] | None): `toolkit lint` findings that do not apply to this tool: each code
+            (`"TK301"`) with the reason, as `{"TK301": "paths are resolved inside the sandbox"}`. See
+            [lint](lint.md). Not sent to clients.
+    """
+    localns = caller_locals()
+    opts = Options(**options)
+    if fn is not None:
+        return Tool(fn, opts, localns)
+
+    def decorate(func: Callable[P, R]) -> Tool[P, R]:
+        return Tool(func, opts, localns)
+
+    return decorate
+
+
+def caller_locals(depth: int = 2) -> Mapping[str, Any] | None:
+    """Locals of the scope that applied `@tool`, so that types defined in a function body resolve.
+
+    `depth` counts frames above this one: 2 is the caller of the function that calls this. Frames come from
+    `inspect.currentframe()` (public; on a Python without frame support it gives None, and so does this: types
+    then resolve in the function's module, as for a module-level tool).
+    """
+    frame = inspect.currentframe()
+    for _ in range(depth):
+        frame = frame.f_back if frame is not None else None
+    if frame is None or frame.f_code.co_name == "<module>":
+        return None
+    return frame.f_locals

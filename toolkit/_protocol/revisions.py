@@ -1,0 +1,111 @@
+"""What each protocol revision allows on the wire, and how newer objects are shaped for older clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .meta import SERVER_INFO_KEY
+from .types import HANDSHAKE_VERSIONS, MODERN_VERSION
+
+__all__ = ["era_neutral", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
+
+# Tool fields each revision defines (schema/<rev>/schema.json, `Tool.properties`).
+_TOOL_FIELDS: dict[str, frozenset[str]] = {
+    "2024-11-05": frozenset({"name", "description", "inputSchema"}),
+    "2025-03-26": frozenset({"name", "description", "inputSchema", "annotations"}),
+    "2025-06-18": frozenset({"name", "description", "inputSchema", "annotations", "title", "outputSchema", "_meta"}),
+}
+# Implementation fields (serverInfo): 2025-11-25 added description, icons and websiteUrl.
+_IMPLEMENTATION_FIELDS: dict[str, frozenset[str]] = {
+    "2024-11-05": frozenset({"name", "version"}),
+    "2025-03-26": frozenset({"name", "version"}),
+    "2025-06-18": frozenset({"name", "version", "title"}),
+}
+
+
+def negotiate(requested: Any) -> str:
+    """The handshake answer: echo a supported handshake revision, otherwise offer the newest one."""
+    if requested in HANDSHAKE_VERSIONS:
+        return str(requested)
+    return HANDSHAKE_VERSIONS[0]
+
+
+def shape_tool(tool: dict[str, Any], version: str, raw_output_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool's wire object for `version`: drop what the revision lacks; unwrap output for 2026-07-28."""
+    if version == MODERN_VERSION:
+        if raw_output_schema is not None and "outputSchema" in tool:
+            return {**tool, "outputSchema": raw_output_schema}
+        return tool
+    fields = _TOOL_FIELDS.get(version)
+    if fields is None:
+        return tool
+    return {key: value for key, value in tool.items() if key in fields}
+
+
+def shape_implementation(info: dict[str, Any], version: str) -> dict[str, Any]:
+    fields = _IMPLEMENTATION_FIELDS.get(version)
+    if fields is None:
+        return info
+    return {key: value for key, value in info.items() if key in fields}
+
+
+def _describe_block(block: dict[str, Any]) -> dict[str, Any]:
+    """A text stand-in for a content block the client's revision cannot carry."""
+    kind = block.get("type")
+    if kind == "audio":
+        text = f"[audio content ({block.get('mimeType', 'unknown type')}) not supported by this protocol version]"
+    else:
+        name = block.get("title") or block.get("name") or block.get("uri")
+        text = f"Resource: {name} <{block.get('uri')}>"
+        if block.get("description"):
+            text += f"\n{block['description']}"
+    return {"type": "text", "text": text}
+
+
+def shape_result(result: dict[str, Any], version: str, wraps_result: bool) -> dict[str, Any]:
+    """A `CallToolResult` wire object for `version` (modern results get `resultType` elsewhere)."""
+    if version == MODERN_VERSION:
+        if wraps_result and isinstance(result.get("structuredContent"), dict):
+            return {**result, "structuredContent": result["structuredContent"].get("result")}
+        return result
+    if version == HANDSHAKE_VERSIONS[0]:
+        return result
+    old = version < "2025-06-18"
+    content = result.get("content", [])
+    shaped = []
+    changed = False
+    for block in content:
+        kind = block.get("type")
+        if (kind == "audio" and version < "2025-03-26") or (kind == "resource_link" and old):
+            shaped.append(_describe_block(block))
+            changed = True
+        elif old and "_meta" in block:
+            shaped.append({k: v for k, v in block.items() if k != "_meta"})
+            changed = True
+        elif kind == "resource_link" and "icons" in block:
+            shaped.append({k: v for k, v in block.items() if k != "icons"})
+            changed = True
+        else:
+            shaped.append(block)
+    out = {**result, "content": shaped} if changed else dict(result)
+    if old:
+        out.pop("structuredContent", None)
+    return out
+
+
+def era_neutral(result: Any) -> Any:
+    """Drop what only tells a 2026-07-28 result apart (`resultType`, the server info in `_meta`).
+
+    Tool authors and test writers then see the same `CallToolResult` whichever revision was spoken.
+    """
+    if not isinstance(result, dict) or "resultType" not in result:
+        return result
+    result = {k: v for k, v in result.items() if k != "resultType"}
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+        meta = {k: v for k, v in meta.items() if k != SERVER_INFO_KEY}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result

@@ -1,0 +1,393 @@
+"""The client side of Streamable HTTP: a `Transport` over httpx, for `Client.http(url)`, in both eras.
+
+Each message the client sends is one POST, made in a task of its own so that calls run concurrently; what comes
+back (one JSON answer, or the SSE events of that request) is handed to `receive()`. The era is learned from the
+messages themselves: an `initialize` answer opens a 2025-11-25 session (its `Mcp-Session-Id` then goes with every
+request, a GET stream carries the server's own messages, and DELETE ends it on close); a request with the
+2026-07-28 `_meta` gets that revision's metadata headers and is cancelled by closing its response.
+
+A 2025-11-25 SSE stream that ends before its answer (the server closed it to be polled, SEP-1699, or the connection
+broke) is resumed with GET + `Last-Event-ID` after the server's `retry` delay, until the answer comes; the GET
+stream is reopened the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import json
+import logging
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any, cast
+
+import anyio
+import anyio.abc
+import httpx
+
+from toolkit._protocol.jsonrpc import decode, encode, error_response, is_valid_id
+from toolkit._protocol.meta import VERSION_KEY
+from toolkit._protocol.types import HANDSHAKE_VERSIONS
+
+__all__ = ["HttpTransport", "open_http"]
+
+logger = logging.getLogger("toolkit.client")
+
+_ACCEPT = "application/json, text/event-stream"
+_RETRY = 1.0  # seconds before reconnecting when the server gave no `retry`
+_MAX_RETRY = 30.0  # the longest wait between failed reconnections (the delay doubles from `retry` up to this)
+_ATTEMPTS = 5  # reconnections in a row that fail (no HTTP answer at all) before giving up
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def header_value(value: str) -> str:
+    """A header value for `value`: itself when it is plain visible ASCII, else the `=?base64?...?=` form."""
+    if value and value.isascii() and value.isprintable() and value == value.strip():
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+class _Resume:
+    """What an SSE stream said about resuming it: the last event id seen, and the `retry` delay in seconds."""
+
+    __slots__ = ("last_id", "retry")
+
+    def __init__(self) -> None:
+        self.last_id: str | None = None
+        self.retry = _RETRY
+
+
+async def _sse_data(response: httpx.Response, resume: _Resume) -> AsyncGenerator[str, None]:
+    """The `data` of each `message` event of an SSE body (comments, priming events and other types skipped).
+
+    `id` and `retry` fields are noted in `resume` as they come (HTML's EventSource rules: an id counts even on an
+    event without data, such as a priming event; `retry` takes only digits).
+    """
+    data: list[str] = []
+    event = "message"
+    async with contextlib.aclosing(cast(AsyncGenerator[str, None], response.aiter_lines())) as lines:
+        async for line in lines:
+            if not line:
+                if data and event == "message":
+                    text = "\n".join(data)
+                    if text.strip():
+                        yield text
+                data, event = [], "message"
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                event = value
+            elif field == "id" and "\0" not in value:
+                resume.last_id = value
+            elif field == "retry" and value.isdigit():
+                resume.retry = int(value) / 1000
+    if data and event == "message" and "\n".join(data).strip():
+        yield "\n".join(data)
+
+
+def _request_id(text: str) -> Any:
+    """The id of a request of the server (a question to the client), or None for any other message."""
+    if '"method"' not in text:  # a result or an error: no need to decode it
+        return None
+    try:
+        message = decode(text)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) and "method" in message else None
+
+
+def _refusal(body: bytes, response: httpx.Response) -> str:
+    """What the server said when it refused a message: its JSON-RPC error's message, else the HTTP status."""
+    try:
+        error = decode(body.decode("utf-8", "replace")).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    message = error.get("message") if isinstance(error, dict) else None
+    status = f"HTTP {response.status_code} {response.reason_phrase}"
+    return (
+        f"the server refused the answer to its question ({status}): {message}" if isinstance(message, str) else status
+    )
+
+
+def _ends(text: str, request_id: Any) -> bool:
+    """Whether a message ends the wait for `request_id`: its answer, or the server's cancellation of it."""
+    try:
+        message = decode(text)
+    except ValueError:
+        return False
+    if not isinstance(message, dict):
+        return False
+    if message.get("method") == "notifications/cancelled":
+        params = message.get("params")
+        return isinstance(params, dict) and params.get("requestId") == request_id
+    return "method" not in message and message.get("id") == request_id
+
+
+class HttpTransport:
+    """A [`Transport`][toolkit.Transport] to an MCP server's Streamable HTTP endpoint (made by `Client.http`)."""
+
+    def __init__(self, url: str, client: httpx.AsyncClient, tg: anyio.abc.TaskGroup) -> None:
+        self.url = url
+        self._http = client
+        self._tg = tg
+        self._in, self._incoming = anyio.create_memory_object_stream[str](math.inf)
+        self.session_id: str | None = None
+        """The 2025-11-25 session's id, once `initialize` answered."""
+        self.protocol_version: str | None = None
+        """The negotiated handshake revision (None before `initialize`, and in 2026-07-28)."""
+        self._modern_calls: dict[Any, anyio.CancelScope] = {}
+        # Each tool's parameters marked `x-mcp-header`, learned from the tools/list answers that pass through.
+        self._param_headers: dict[str, list[tuple[str, str]]] = {}
+        self._stream_open = False
+        # The server's requests that came on a call's stream (2025-11-25), by id: the call to fail if the server
+        # refuses the answer (it reached a worker that did not ask: docs/deploy.md#several-workers).
+        self._asked_by: dict[Any, Any] = {}
+
+    async def send(self, message: str, /) -> None:
+        parsed = decode(message)
+        if not isinstance(parsed, dict):
+            raise ValueError("toolkit's client sends one message at a time over HTTP")
+        method = parsed.get("method")
+        raw = parsed.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize"
+        if method == "notifications/cancelled" and not modern:
+            scope = self._modern_calls.pop(params.get("requestId"), None)
+            if scope is not None:  # 2026-07-28: closing the request's stream is the cancellation
+                scope.cancel()
+                return
+        headers = {"accept": _ACCEPT, "content-type": "application/json"}
+        if isinstance(meta, dict) and modern:
+            headers["mcp-protocol-version"] = str(meta[VERSION_KEY])
+            headers["mcp-method"] = str(method)
+            key = _NAME_PARAM.get(str(method))
+            name = params.get(key) if key is not None else None
+            if isinstance(name, str):
+                headers["mcp-name"] = header_value(name)
+            arguments = params.get("arguments")
+            if method == "tools/call" and isinstance(name, str) and isinstance(arguments, dict):
+                for prop, header in self._param_headers.get(name, ()):
+                    value = arguments.get(prop)
+                    if value is not None:  # streamable-http: no header for an absent or null value
+                        text = value if isinstance(value, str) else json.dumps(value)
+                        headers[header] = header_value(text)
+        else:
+            if self.protocol_version is not None:
+                headers["mcp-protocol-version"] = self.protocol_version
+            if self.session_id is not None:
+                headers["mcp-session-id"] = self.session_id
+        request_id = parsed.get("id") if method is not None else None
+        scope = anyio.CancelScope()
+        if modern and is_valid_id(request_id):
+            self._modern_calls[request_id] = scope
+        answered = parsed.get("id") if method is None else None
+        call = self._asked_by.pop(answered, None) if is_valid_id(answered) else None
+        self._tg.start_soon(functools.partial(self._post, message, headers, request_id, method, scope, answering=call))
+
+    async def _post(
+        self,
+        text: str,
+        headers: dict[str, str],
+        request_id: Any,
+        method: Any,
+        scope: anyio.CancelScope,
+        *,
+        answering: Any = None,
+    ) -> None:
+        """POST one message. `answering`: the call whose question this message answers (to fail if it is refused)."""
+        try:
+            with scope:
+                async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
+                    if answering is not None and response.status_code >= 400:
+                        await self._fail(answering, _refusal(await response.aread(), response))
+                        return
+                    resume = await self._answer(response, request_id, method)
+                if resume is not None:
+                    await self._resume(request_id, resume)
+        except httpx.HTTPError as exc:
+            if request_id is not None:
+                await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._modern_calls.pop(request_id, None)
+            if self._asked_by and request_id is not None:  # its questions left unanswered: nothing to fail now
+                for asked in [a for a, call in self._asked_by.items() if call == request_id]:
+                    del self._asked_by[asked]
+        if method == "notifications/initialized" and self.session_id is not None and not self._stream_open:
+            self._stream_open = True
+            self._tg.start_soon(self._listen)
+
+    async def _answer(self, response: httpx.Response, request_id: Any, method: Any) -> _Resume | None:
+        """Hand the answer to `receive()`; what to resume from when an SSE stream ended before it (else None)."""
+        kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if response.status_code == 202 or request_id is None:
+            await response.aread()
+            return None
+        if kind == "text/event-stream" and response.is_success:
+            resume = _Resume()
+            if await self._relay(response, request_id, resume):
+                return None
+            if resume.last_id is not None and self.session_id is not None:
+                return resume
+            await self._fail(request_id, "the server ended the response stream without an answer")
+            return None
+        body = (await response.aread()).decode("utf-8", "replace")
+        if kind == "application/json":
+            try:
+                answer = decode(body)
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict) and ("result" in answer or "error" in answer):
+                if method == "tools/list":
+                    self._learn(answer.get("result"))
+                if method == "initialize" and isinstance(answer.get("result"), dict):
+                    version = answer["result"].get("protocolVersion")
+                    self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
+                    self.session_id = response.headers.get("mcp-session-id")
+                if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
+                    answer["id"] = request_id
+                await self._in.send(encode(answer))
+                return None
+        if response.status_code == 404 and self.session_id is not None:
+            await self._fail(request_id, "the session has ended or expired (HTTP 404): connect again")
+        else:
+            await self._fail(request_id, f"HTTP {response.status_code} {response.reason_phrase}")
+        return None
+
+    async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume) -> bool:
+        """Hand each message of an SSE response to `receive()`; True once the wait for `request_id` ended."""
+        last = None
+        try:
+            async with contextlib.aclosing(_sse_data(response, resume)) as events:
+                async for data in events:
+                    if request_id is not None and self.session_id is not None:
+                        asked = _request_id(data)
+                        if asked is not None:
+                            self._asked_by[asked] = request_id
+                    await self._in.send(data)
+                    last = data
+        except httpx.HTTPError:  # the connection broke mid-stream: resumed, when the stream gave an id
+            logger.debug("an SSE stream broke off", exc_info=True)
+        # A stream ends with its answer (transports: "After the JSON-RPC response has been sent, the server SHOULD
+        # terminate the SSE stream"), so only the last message needs reading.
+        return request_id is not None and last is not None and _ends(last, request_id)
+
+    def _session_headers(self, resume: _Resume) -> dict[str, str]:
+        headers = {"accept": "text/event-stream"}
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        if resume.last_id is not None:
+            headers["last-event-id"] = resume.last_id
+        return headers
+
+    async def _resume(self, request_id: Any, resume: _Resume) -> None:
+        """A request's stream ended before its answer: GET + Last-Event-ID (after `retry`) until the answer comes.
+
+        transports §Resumability: "Resumption is always via HTTP GET with Last-Event-ID", also for a stream a POST
+        began; the client "MUST respect the retry field". Each 200 is progress (a polling server closes streams
+        that carry nothing new); only failures to get an answer at all count towards giving up.
+        """
+        failures = 0
+        while True:
+            await anyio.sleep(min(resume.retry * 2**failures, max(resume.retry, _MAX_RETRY)))
+            try:
+                async with self._http.stream("GET", self.url, headers=self._session_headers(resume)) as response:
+                    kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+                    if response.status_code != 200 or kind != "text/event-stream":
+                        await response.aread()
+                        why = "the server ended the stream" if response.status_code == 204 else "HTTP"
+                        await self._fail(request_id, f"cannot resume the response stream: {why} {response.status_code}")
+                        return
+                    failures = 0
+                    if await self._relay(response, request_id, resume):
+                        return
+            except httpx.TransportError:
+                failures += 1
+                if failures >= _ATTEMPTS:
+                    raise
+
+    def _learn(self, result: Any) -> None:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else ():
+            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            if not isinstance(properties, dict):
+                continue
+            marked = [
+                (prop, f"Mcp-Param-{sub['x-mcp-header']}")
+                for prop, sub in properties.items()
+                if isinstance(sub, dict) and isinstance(sub.get("x-mcp-header"), str)
+            ]
+            if marked:
+                self._param_headers[str(tool.get("name"))] = marked
+
+    async def _fail(self, request_id: Any, message: str) -> None:
+        await self._in.send(encode(error_response(request_id, -32603, message)))
+
+    async def _listen(self) -> None:
+        """The 2025-11-25 GET stream: the server's messages that belong to no request (tools/list_changed).
+
+        Reopened when it ends, after `retry`, with `Last-Event-ID` once the server gave ids; not after a 4xx (405:
+        the server offers no such stream, which is allowed; 404: the session is gone), nor after failing
+        `_ATTEMPTS` times in a row (409, another GET stream of the session still open, counts as a failure).
+        """
+        resume = _Resume()
+        failures = 0
+        while failures < _ATTEMPTS:
+            try:
+                async with self._http.stream("GET", self.url, headers=self._session_headers(resume)) as response:
+                    if response.status_code == 200:
+                        failures = 0
+                        await self._relay(response, None, resume)
+                    elif response.status_code == 409:
+                        failures += 1
+                    else:
+                        return
+            except httpx.TransportError:
+                failures += 1
+            await anyio.sleep(min(resume.retry * 2**failures, max(resume.retry, _MAX_RETRY)))
+
+    async def receive(self) -> str:
+        try:
+            return await self._incoming.receive()
+        except anyio.ClosedResourceError:
+            raise anyio.EndOfStream from None
+
+    async def aclose(self) -> None:
+        self._in.close()
+        self._incoming.close()
+
+
+@contextlib.asynccontextmanager
+async def open_http(
+    url: str,
+    headers: Mapping[str, str] | None,
+    timeout: float,  # noqa: ASYNC109 (httpx's connect/write/pool timeout, not a deadline for the caller)
+    client: httpx.AsyncClient | None,
+) -> AsyncIterator[HttpTransport]:
+    """Connect to `url`; on exit end the session (DELETE) and close what was opened here."""
+    async with contextlib.AsyncExitStack() as stack:
+        if client is None:
+            # No read timeout: an SSE stream (a long call, a subscription) may stay quiet for as long as it likes.
+            client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+            await stack.enter_async_context(client)
+        if headers:
+            client.headers.update(headers)
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(tg.cancel_scope.cancel)
+        transport = HttpTransport(url, client, tg)
+        try:
+            yield transport
+        finally:
+            if transport.session_id is not None:
+                with anyio.move_on_after(timeout, shield=True), contextlib.suppress(httpx.HTTPError):
+                    await client.delete(url, headers={"mcp-session-id": transport.session_id})
+            await transport.aclose()
