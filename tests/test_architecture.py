@@ -1,13 +1,16 @@
-"""The shape of the package, read from the source (AST): no import cycles, no private name used outside its module.
+"""The shape of the package, read from the source (AST): floors that only go down, wings that keep their place, no
+private name used outside its module.
 
-Rules (docs/architecture.md, "Imports"):
-- Every import of a toolkit module counts, at the top of a module or deferred inside a function, except those under
-  `if TYPE_CHECKING:`: they never run, so they cannot make a partly-initialised module; they exist only for
-  annotations (`_connection` names `Server`, which imports it).
+Rules (docs/architecture.md, "Floors and imports"):
+- No import circle between toolkit modules. Every import counts: at the top of a module, deferred inside a
+  function, and under `if TYPE_CHECKING:` too (an annotation that names a higher module is an arrow up all the same).
+  With no circle, every module has a floor, and every import goes down.
+- Each wing stays on its floor: `WINGS_BELOW` lists, for each wing, the wings it may never import (a lower wing
+  never reaches a higher one); the core never imports the package `toolkit` (a docstring example may).
 - A name starting with one underscore belongs to its module: no `from ._x import _y`, and no `obj._attr` unless
   `_attr` is defined in the same module (a class's own private state, touched by that module's functions). Private
   names of the standard library count too (`sys._getframe`, `os._exit`, `asyncio._get_running_loop`).
-Subpackages (`toolkit/cli/`, ...) are covered: every `.py` file under `toolkit/` is a module here.
+Subpackages (`toolkit/_http/`, `toolkit/cli/`, ...) are covered: every `.py` file under `toolkit/` is a module here.
 """
 
 from __future__ import annotations
@@ -32,8 +35,40 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-# Owed by the layout half of issue 12 (testing and its pytest plugin move into `toolkit/testing/`); delete each entry
-# as it is fixed. Nothing in the core may be added here.
+# The wings, bottom up, and what each may never import (by module prefix). The outward-facing parts (`cli`, `testing`,
+# `docs`, `_lint`, `_target`, `__main__`) sit above the package and may use all of it.
+_OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
+_ABOVE_ENGINE = ("toolkit._http", "toolkit._server", "toolkit._client", *_OUTWARD)
+_ABOVE_ASKING = ("toolkit._engine", "toolkit._transports", *_ABOVE_ENGINE)
+WINGS_BELOW: dict[str, tuple[str, ...]] = {
+    "toolkit._version": ("toolkit.",),
+    "toolkit._markers": ("toolkit.",),
+    "toolkit._identity": ("toolkit.",),
+    # stdlib only: `python -m toolkit` names a file that shadows a standard module even when importing toolkit fails
+    "toolkit._shadowing": ("toolkit.",),
+    "toolkit._jsonschema": ("toolkit.",),
+    "toolkit._protocol": (
+        "toolkit._errors",
+        "toolkit._seal",
+        "toolkit._definition",
+        "toolkit._profiles",
+        "toolkit._asking",
+        *_ABOVE_ASKING,
+    ),
+    "toolkit._errors": ("toolkit._seal", "toolkit._definition", "toolkit._profiles", "toolkit._asking", *_ABOVE_ASKING),
+    "toolkit._seal": ("toolkit._definition", "toolkit._profiles", "toolkit._asking", *_ABOVE_ASKING),
+    "toolkit._profiles": ("toolkit._definition", "toolkit._asking", *_ABOVE_ASKING),
+    "toolkit._definition": ("toolkit._asking", *_ABOVE_ASKING),
+    "toolkit._asking": _ABOVE_ASKING,
+    "toolkit._transports": ("toolkit._engine", *_ABOVE_ENGINE),
+    "toolkit._engine": _ABOVE_ENGINE,
+    "toolkit._http": ("toolkit._server", "toolkit._client", *_OUTWARD),
+    "toolkit._server": ("toolkit._client", *_OUTWARD),
+    "toolkit._client": _OUTWARD,
+}
+_CORE_EXEMPT = ("toolkit", *_OUTWARD)  # the package itself and the outward-facing parts may import the package
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -54,6 +89,22 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+def _imports(name: str, tree: ast.AST, is_package: bool) -> set[str]:
+    """Every toolkit module (or the package itself) this module imports, TYPE_CHECKING and deferred included."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _target(name, node, is_package)
+            if target != "toolkit" and not target.startswith("toolkit."):
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                found.add(full if full in MODULES else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("toolkit"))
+    return {module for module in found if module != name}
+
+
 def _target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     if node.level == 0:
         return node.module or ""
@@ -65,29 +116,42 @@ def _target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 
 
 def _read() -> tuple[dict[str, set[str]], list[str]]:
-    """The import graph (runtime imports between toolkit modules) and every private name used outside its module."""
+    """The import graph (every import between toolkit modules) and every private name used outside its module."""
     graph: dict[str, set[str]] = {}
     misuses: list[str] = []
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         own = _own_private_names(tree)
-        deps: set[str] = set()
         for node in _runtime_nodes(tree):
             if isinstance(node, ast.ImportFrom):
                 target = _target(name, node, path.name == "__init__.py")
                 if target != "toolkit" and not target.startswith("toolkit."):
                     continue
-                for alias in node.names:
-                    full = f"{target}.{alias.name}"
-                    deps.add(full if full in MODULES else target)
-                    if full not in MODULES and _private(alias.name):
-                        misuses.append(f"{name}: from {target} import {alias.name}")
-            elif isinstance(node, ast.Import):
-                deps.update(alias.name for alias in node.names if alias.name.startswith("toolkit"))
+                misuses.extend(
+                    f"{name}: from {target} import {alias.name}"
+                    for alias in node.names
+                    if f"{target}.{alias.name}" not in MODULES and _private(alias.name)
+                )
             elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
                 misuses.append(f"{name}: {ast.unparse(node)}")
-        graph[name] = {dep for dep in deps if dep in MODULES and dep != name}
+        graph[name] = _imports(name, tree, path.name == "__init__.py")
     return graph, misuses
+
+
+def _in(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix if prefix.endswith(".") else f"{prefix}.")
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a wing to one it may never reach, and every import of the package from the core."""
+    found = []
+    for module, deps in sorted(graph.items()):
+        for wing, never in WINGS_BELOW.items():
+            if _in(module, wing):
+                found.extend(f"{module} -> {dep}" for dep in sorted(deps) if any(_in(dep, up) for up in never))
+        if "toolkit" in deps and not any(_in(module, exempt) for exempt in _CORE_EXEMPT[1:]) and module != "toolkit":
+            found.append(f"{module} -> toolkit (the package)")
+    return found
 
 
 def _private(name: str) -> bool:
@@ -146,9 +210,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_imports_included() -> None:
+def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_and_type_checking_imports_included() -> None:
     graph, _ = _read()
     assert _cycles(graph) == []
+
+
+def test_every_import_goes_down_no_wing_reaches_a_higher_one_and_the_core_never_imports_the_package() -> None:
+    graph, _ = _read()
+    assert _upward(graph) == []
+
+
+def test_every_module_of_the_core_belongs_to_a_wing_of_the_table() -> None:
+    core = [name for name in MODULES if name != "toolkit" and not any(_in(name, up) for up in _OUTWARD)]
+    assert [name for name in core if not any(_in(name, wing) for wing in WINGS_BELOW)] == []
 
 
 def test_no_private_name_is_used_outside_the_module_that_defines_it() -> None:
@@ -166,5 +240,10 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
     source = "def f():\n    from ._tool import _hidden\n"
     node = next(n for n in _runtime_nodes(ast.parse(source)) if isinstance(n, ast.ImportFrom))
     assert _target("toolkit._engine.server", node, is_package=False) == "toolkit._engine._tool"
-    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._server import Server\n"
+    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .._server import Server\n"
     assert not any(isinstance(n, ast.ImportFrom) and n.module == "_server" for n in _runtime_nodes(ast.parse(guarded)))
+    assert _imports("toolkit._engine.connection", ast.parse(guarded), is_package=False) == {"toolkit._server"}
+    assert _upward({"toolkit._engine.connection": {"toolkit._server"}, "toolkit._seal": {"toolkit"}}) == [
+        "toolkit._engine.connection -> toolkit._server",
+        "toolkit._seal -> toolkit (the package)",
+    ]
