@@ -247,3 +247,17 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
         "toolkit._engine.connection -> toolkit._server",
         "toolkit._seal -> toolkit (the package)",
     ]
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_of_the_package_is_longer_than_60_lines() -> None:
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{name}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
