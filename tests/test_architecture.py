@@ -5,8 +5,8 @@ Rules (docs/architecture.md, "Floors and imports"):
 - No import circle between toolkit modules. Every import counts: at the top of a module, deferred inside a
   function, and under `if TYPE_CHECKING:` too (an annotation that names a higher module is an arrow up all the same).
   With no circle, every module has a floor, and every import goes down.
-- Each wing stays on its floor: `WINGS_BELOW` lists, for each wing, the wings it may never import (a lower wing
-  never reaches a higher one); the core never imports the package `toolkit` (a docstring example may).
+- Each wing stays on its floor: `MAY_IMPORT` lists, for each wing, the wings it may import (a lower wing never
+  reaches a higher one); the core never imports the package `toolkit` (a docstring example may).
 - A name starting with one underscore belongs to its module: no `from ._x import _y`, and no `obj._attr` unless
   `_attr` is defined in the same module (a class's own private state, touched by that module's functions). Private
   names of the standard library count too (`sys._getframe`, `os._exit`, `asyncio._get_running_loop`).
@@ -35,38 +35,31 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-# The wings, bottom up, and what each may never import (by module prefix). The outward-facing parts (`cli`, `testing`,
-# `docs`, `_lint`, `_target`, `__main__`) sit above the package and may use all of it.
+# The wings, bottom up, and what each may import (by module prefix; a wing may always import its own modules). The
+# outward-facing parts (`cli`, `testing`, `docs`, `_lint`, `_target`, `__main__`) sit above the package and may use
+# all of it. A tool's call runs its function with a Context on a worker thread, so the definition wing and asking
+# may reach `_engine.context` and `_engine.threads` (the acyclic check orders those modules); never the rest of the
+# engine, a transport, HTTP, the server or the client.
 _OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
-_ABOVE_ENGINE = ("toolkit._http", "toolkit._server", "toolkit._client", *_OUTWARD)
-_ABOVE_ASKING = ("toolkit._engine", "toolkit._transports", *_ABOVE_ENGINE)
-WINGS_BELOW: dict[str, tuple[str, ...]] = {
-    "toolkit._version": ("toolkit.",),
-    "toolkit._markers": ("toolkit.",),
-    "toolkit._identity": ("toolkit.",),
-    # stdlib only: `python -m toolkit` names a file that shadows a standard module even when importing toolkit fails
-    "toolkit._shadowing": ("toolkit.",),
-    "toolkit._jsonschema": ("toolkit.",),
-    "toolkit._protocol": (
-        "toolkit._errors",
-        "toolkit._seal",
-        "toolkit._definition",
-        "toolkit._profiles",
-        "toolkit._asking",
-        *_ABOVE_ASKING,
-    ),
-    "toolkit._errors": ("toolkit._seal", "toolkit._definition", "toolkit._profiles", "toolkit._asking", *_ABOVE_ASKING),
-    "toolkit._seal": ("toolkit._definition", "toolkit._profiles", "toolkit._asking", *_ABOVE_ASKING),
-    "toolkit._profiles": ("toolkit._definition", "toolkit._asking", *_ABOVE_ASKING),
-    "toolkit._definition": ("toolkit._asking", *_ABOVE_ASKING),
-    "toolkit._asking": _ABOVE_ASKING,
-    "toolkit._transports": ("toolkit._engine", *_ABOVE_ENGINE),
-    "toolkit._engine": _ABOVE_ENGINE,
-    "toolkit._http": ("toolkit._server", "toolkit._client", *_OUTWARD),
-    "toolkit._server": ("toolkit._client", *_OUTWARD),
-    "toolkit._client": _OUTWARD,
+_LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit._jsonschema", "toolkit._shadowing")
+_BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal")
+_TOOLS = (*_BASE, "toolkit._profiles", "toolkit._definition", "toolkit._asking")
+_RUN = ("toolkit._engine.context", "toolkit._engine.threads")
+_ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._engine")
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(_LEAVES, ()),
+    "toolkit._protocol": _LEAVES,
+    "toolkit._errors": (*_LEAVES, "toolkit._protocol"),
+    "toolkit._seal": (*_LEAVES, "toolkit._protocol", "toolkit._errors"),
+    "toolkit._profiles": _BASE,
+    "toolkit._definition": (*_TOOLS, *_RUN),
+    "toolkit._asking": (*_TOOLS, *_RUN),
+    "toolkit._transports": _BASE,
+    "toolkit._engine": _ENGINE,
+    "toolkit._http": (*_ENGINE, "toolkit._http"),
+    "toolkit._server": (*_ENGINE, "toolkit._http"),
+    "toolkit._client": (*_ENGINE, "toolkit._http", "toolkit._server"),
 }
-_CORE_EXEMPT = ("toolkit", *_OUTWARD)  # the package itself and the outward-facing parts may import the package
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -142,14 +135,25 @@ def _in(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix if prefix.endswith(".") else f"{prefix}.")
 
 
+def _wing(module: str) -> str | None:
+    """The wing of the table a module belongs to (the longest prefix), or None."""
+    wings = [wing for wing in MAY_IMPORT if _in(module, wing)]
+    return max(wings, key=len) if wings else None
+
+
 def _upward(graph: dict[str, set[str]]) -> list[str]:
-    """Every import from a wing to one it may never reach, and every import of the package from the core."""
+    """Every import from a wing to one it may not reach, and every import of the package from the core."""
     found = []
     for module, deps in sorted(graph.items()):
-        for wing, never in WINGS_BELOW.items():
-            if _in(module, wing):
-                found.extend(f"{module} -> {dep}" for dep in sorted(deps) if any(_in(dep, up) for up in never))
-        if "toolkit" in deps and not any(_in(module, exempt) for exempt in _CORE_EXEMPT[1:]) and module != "toolkit":
+        wing = _wing(module)
+        if wing is not None:
+            allowed = (wing, *MAY_IMPORT[wing])
+            found.extend(
+                f"{module} -> {dep}"
+                for dep in sorted(deps)
+                if dep != "toolkit" and not any(_in(dep, a) for a in allowed)
+            )
+        if "toolkit" in deps and module != "toolkit" and not any(_in(module, up) for up in _OUTWARD):
             found.append(f"{module} -> toolkit (the package)")
     return found
 
@@ -222,7 +226,7 @@ def test_every_import_goes_down_no_wing_reaches_a_higher_one_and_the_core_never_
 
 def test_every_module_of_the_core_belongs_to_a_wing_of_the_table() -> None:
     core = [name for name in MODULES if name != "toolkit" and not any(_in(name, up) for up in _OUTWARD)]
-    assert [name for name in core if not any(_in(name, wing) for wing in WINGS_BELOW)] == []
+    assert [name for name in core if _wing(name) is None] == []
 
 
 def test_no_private_name_is_used_outside_the_module_that_defines_it() -> None:
