@@ -265,3 +265,11 @@ def test_no_function_of_the_package_is_longer_than_60_lines() -> None:
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{name}:{node.lineno} {node.name} ({lines} lines)")
     assert long == []
+
+
+def test_docs_architecture_lists_every_module_of_the_package() -> None:
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        str(path.relative_to(PACKAGE)) for path in MODULES.values() if f"`{path.relative_to(PACKAGE)}`" not in text
+    ]
+    assert missing == []
