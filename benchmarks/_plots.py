@@ -85,7 +85,9 @@ def _concurrency(plt: Any, f: _Figures, directory: Path) -> Path | None:
     return _save(plt, figure, directory / "scale-concurrency.png")
 
 
-def _bars(axes: Any, f: _Figures, keys: list[str], labels: list[str], unit: str, *, log: bool = False) -> None:
+def _bars(axes: Any, f: _Figures, bars: dict[str, str], unit: str, *, log: bool = False) -> None:
+    """One group of bars per figure key (`bars` maps each key to its label), one bar per side in each group."""
+    keys, labels = list(bars), list(bars.values())
     sides = [s for s in SIDES if any(f.median(k, s) is not None for k in keys)]
     width = 0.8 / max(len(sides), 1)
     for i, side in enumerate(sides):
@@ -127,9 +129,9 @@ def _size(plt: Any, f: _Figures, directory: Path) -> Path | None:
     if not f.has(*memory, *stdio):
         return None
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    _bars(left, f, memory, labels, "ms per call (log)", log=True)
+    _bars(left, f, dict(zip(memory, labels, strict=True)), "ms per call (log)", log=True)
     left.set_title("In memory, each framework's own client (checks output)", fontsize=9)
-    _bars(right, f, stdio, labels, "ms per call (log)", log=True)
+    _bars(right, f, dict(zip(stdio, labels, strict=True)), "ms per call (log)", log=True)
     right.set_title("Over stdio, hand-written client (server alone)", fontsize=9)
     right.legend(fontsize=8)
     return _save(plt, figure, directory / "scale-size.png")
@@ -140,21 +142,20 @@ def _many_tools(plt: Any, f: _Figures, directory: Path) -> Path | None:
     if not f.has(*keys):
         return None
     figure, (start, listing, memory) = plt.subplots(1, 3, figsize=(11, 4), width_ratios=[1, 3, 1])
-    _bars(start, f, ["tools-10k-spawn"], ["spawn to\ninitialize response"], "ms")
+    _bars(start, f, {"tools-10k-spawn": "spawn to\ninitialize response"}, "ms")
     _bars(
         listing,
         f,
-        ["tools-10k-first", "tools-10k-list", "tools-10k-paged", "tools-10k-page"],
-        [
-            "first listing,\none page",
-            "warm listing,\none page",
-            f"warm listing, pages\nof {_plan.PAGE_SIZE} (all)",
-            "one page\n(warm)",
-        ],
+        {
+            "tools-10k-first": "first listing,\none page",
+            "tools-10k-list": "warm listing,\none page",
+            "tools-10k-paged": f"warm listing, pages\nof {_plan.PAGE_SIZE} (all)",
+            "tools-10k-page": "one page\n(warm)",
+        },
         "ms (log)",
         log=True,
     )
-    _bars(memory, f, ["tools-10k-rss"], ["RSS after\nlisting"], "MiB")
+    _bars(memory, f, {"tools-10k-rss": "RSS after\nlisting"}, "MiB")
     figure.suptitle(f"A stdio server with {_plan.MANY_TOOLS:,} tools (hand-written client)", fontsize=10)
     handles, labels = listing.get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)

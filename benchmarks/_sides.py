@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -27,13 +28,13 @@ def load(name: str) -> ModuleType:
 
 
 def serve_argv(
-    python: str, side: str, tools_dir: str, tools: int, *, module: str | None = None, page_size: int | None = None
+    side: str, tools_dir: str, tools: int, *, module: str | None = None, page_size: int | None = None
 ) -> list[str]:
     """The command that starts `side`'s stdio server with `add` and the first `tools` generated tools.
 
     `module` names the generated module (default `bench_tools`); `page_size` sets the server's page size.
     """
-    argv = [python, str(SERVE_SCRIPT), side, tools_dir, str(tools)]
+    argv = [sys.executable, str(SERVE_SCRIPT), side, tools_dir, str(tools)]
     if module is not None or page_size is not None:
         argv.append(module or "bench_tools")
     if page_size is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -18,7 +17,7 @@ def run_raw(side_name: str, params: dict[str, Any]) -> float:
     Buffered for every side: an unbuffered `readline` costs one system call per byte of the reply, which held
     the floor itself back 3-5x and made "share of the floor" read too high for everyone (issue 16).
     """
-    client = _raw.RawClient(_sides.serve_argv(sys.executable, side_name, params["tools_dir"], 0), buffered=True)
+    client = _raw.RawClient(_sides.serve_argv(side_name, params["tools_dir"], 0), buffered=True)
     try:
         client.initialize()
         for i in range(WARMUP):
@@ -37,7 +36,7 @@ def run_raw(side_name: str, params: dict[str, Any]) -> float:
 
 async def _measure_client(side_name: str, params: dict[str, Any]) -> float:
     side = _sides.load(side_name)
-    argv = _sides.serve_argv(sys.executable, side_name, params["tools_dir"], 0)
+    argv = _sides.serve_argv(side_name, params["tools_dir"], 0)
     calls = params["calls"]
     async with side.stdio_client(argv) as session:
         for i in range(WARMUP):

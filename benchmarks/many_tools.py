@@ -6,7 +6,6 @@ figure is the server's cost plus reading the JSON lines.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -36,7 +35,6 @@ def run(side_name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Return ms to the `initialize` response, ms of the first and of a warm listing, ms a page, MiB resident."""
     expected = params["tools"] + 1
     argv = _sides.serve_argv(
-        sys.executable,
         side_name,
         params["tools_dir"],
         params["tools"],

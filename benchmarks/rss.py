@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from . import _raw, _sides
@@ -19,7 +18,7 @@ def rss_kib(pid: int | str = "self") -> int:
 
 def run(side_name: str, params: dict[str, Any]) -> float:
     """Return MiB resident (Linux `/proc`)."""
-    client = _raw.RawClient(_sides.serve_argv(sys.executable, side_name, params["tools_dir"], params["tools"]))
+    client = _raw.RawClient(_sides.serve_argv(side_name, params["tools_dir"], params["tools"]))
     try:
         client.initialize()
         page = client.request("tools/list", {})

@@ -7,7 +7,6 @@ schema, as users get it), and over stdio with the hand-written client (the serve
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -76,7 +75,7 @@ def run(side_name: str, params: dict[str, Any]) -> float:
 
 def run_stdio(side_name: str, params: dict[str, Any]) -> float:
     """Return milliseconds per call over stdio, the client being raw JSON lines over the child's pipes."""
-    argv = _sides.serve_argv(sys.executable, side_name, params["tools_dir"], 0, module=_scale_tools.__name__)
+    argv = _sides.serve_argv(side_name, params["tools_dir"], 0, module=_scale_tools.__name__)
     tool, calls = params["tool"], params["calls"]
     request = {"name": tool, "arguments": _arguments(tool)}
     client = _raw.RawClient(argv, buffered=True)

@@ -19,7 +19,7 @@ def run_import(side_name: str, params: dict[str, Any]) -> float:
 
 def run_spawn(side_name: str, params: dict[str, Any]) -> float:
     """Return milliseconds from spawning the server to reading its `initialize` response."""
-    argv = _sides.serve_argv(sys.executable, side_name, params["tools_dir"], params["tools"])
+    argv = _sides.serve_argv(side_name, params["tools_dir"], params["tools"])
     start = time.perf_counter()
     client = _raw.RawClient(argv)
     try:

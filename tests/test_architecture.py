@@ -1,13 +1,16 @@
-"""The shape of the package, read from the source (AST): no import cycles, no private name used outside its module.
+"""The shape of the package, read from the source (AST): floors that only go down, wings that keep their place, no
+private name used outside its module.
 
-Rules (docs/architecture.md, "Imports"):
-- Every import of a toolkit module counts, at the top of a module or deferred inside a function, except those under
-  `if TYPE_CHECKING:`: they never run, so they cannot make a partly-initialised module; they exist only for
-  annotations (`_connection` names `Server`, which imports it).
+Rules (docs/architecture.md, "Floors and imports"):
+- No import circle between toolkit modules. Every import counts: at the top of a module, deferred inside a
+  function, and under `if TYPE_CHECKING:` too (an annotation that names a higher module is an arrow up all the same).
+  With no circle, every module has a floor, and every import goes down.
+- Each wing stays on its floor: `MAY_IMPORT` lists, for each wing, the wings it may import (a lower wing never
+  reaches a higher one); the core never imports the package `toolkit` (a docstring example may).
 - A name starting with one underscore belongs to its module: no `from ._x import _y`, and no `obj._attr` unless
   `_attr` is defined in the same module (a class's own private state, touched by that module's functions). Private
   names of the standard library count too (`sys._getframe`, `os._exit`, `asyncio._get_running_loop`).
-Subpackages (`toolkit/cli/`, ...) are covered: every `.py` file under `toolkit/` is a module here.
+Subpackages (`toolkit/_http/`, `toolkit/cli/`, ...) are covered: every `.py` file under `toolkit/` is a module here.
 """
 
 from __future__ import annotations
@@ -32,8 +35,33 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-# Owed by the layout half of issue 12 (testing and its pytest plugin move into `toolkit/testing/`); delete each entry
-# as it is fixed. Nothing in the core may be added here.
+# The wings, bottom up, and what each may import (by module prefix; a wing may always import its own modules). The
+# outward-facing parts (`cli`, `testing`, `docs`, `_lint`, `_target`, `__main__`) sit above the package and may use
+# all of it. A tool's call runs its function with a Context on a worker thread, so the definition wing and asking
+# may reach `_engine.context` and `_engine.threads` (the acyclic check orders those modules); never the rest of the
+# engine, a transport, HTTP, the server or the client.
+_OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
+_LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit._jsonschema", "toolkit._shadowing")
+_BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal")
+_TOOLS = (*_BASE, "toolkit._profiles", "toolkit._definition", "toolkit._asking")
+_RUN = ("toolkit._engine.context", "toolkit._engine.threads")
+_ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._engine")
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(_LEAVES, ()),
+    "toolkit._protocol": _LEAVES,
+    "toolkit._errors": (*_LEAVES, "toolkit._protocol"),
+    "toolkit._seal": (*_LEAVES, "toolkit._protocol", "toolkit._errors"),
+    "toolkit._profiles": _BASE,
+    "toolkit._definition": (*_TOOLS, *_RUN),
+    "toolkit._asking": (*_TOOLS, *_RUN),
+    "toolkit._transports": _BASE,
+    "toolkit._engine": _ENGINE,
+    "toolkit._http": (*_ENGINE, "toolkit._http"),
+    "toolkit._server": (*_ENGINE, "toolkit._http"),
+    "toolkit._client": (*_ENGINE, "toolkit._http", "toolkit._server"),
+}
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -54,6 +82,22 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+def _imports(name: str, tree: ast.AST, is_package: bool) -> set[str]:
+    """Every toolkit module (or the package itself) this module imports, TYPE_CHECKING and deferred included."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _target(name, node, is_package)
+            if target != "toolkit" and not target.startswith("toolkit."):
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                found.add(full if full in MODULES else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("toolkit"))
+    return {module for module in found if module != name}
+
+
 def _target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     if node.level == 0:
         return node.module or ""
@@ -65,29 +109,53 @@ def _target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 
 
 def _read() -> tuple[dict[str, set[str]], list[str]]:
-    """The import graph (runtime imports between toolkit modules) and every private name used outside its module."""
+    """The import graph (every import between toolkit modules) and every private name used outside its module."""
     graph: dict[str, set[str]] = {}
     misuses: list[str] = []
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         own = _own_private_names(tree)
-        deps: set[str] = set()
         for node in _runtime_nodes(tree):
             if isinstance(node, ast.ImportFrom):
                 target = _target(name, node, path.name == "__init__.py")
                 if target != "toolkit" and not target.startswith("toolkit."):
                     continue
-                for alias in node.names:
-                    full = f"{target}.{alias.name}"
-                    deps.add(full if full in MODULES else target)
-                    if full not in MODULES and _private(alias.name):
-                        misuses.append(f"{name}: from {target} import {alias.name}")
-            elif isinstance(node, ast.Import):
-                deps.update(alias.name for alias in node.names if alias.name.startswith("toolkit"))
+                misuses.extend(
+                    f"{name}: from {target} import {alias.name}"
+                    for alias in node.names
+                    if f"{target}.{alias.name}" not in MODULES and _private(alias.name)
+                )
             elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
                 misuses.append(f"{name}: {ast.unparse(node)}")
-        graph[name] = {dep for dep in deps if dep in MODULES and dep != name}
+        graph[name] = _imports(name, tree, path.name == "__init__.py")
     return graph, misuses
+
+
+def _in(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix if prefix.endswith(".") else f"{prefix}.")
+
+
+def _wing(module: str) -> str | None:
+    """The wing of the table a module belongs to (the longest prefix), or None."""
+    wings = [wing for wing in MAY_IMPORT if _in(module, wing)]
+    return max(wings, key=len) if wings else None
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a wing to one it may not reach, and every import of the package from the core."""
+    found = []
+    for module, deps in sorted(graph.items()):
+        wing = _wing(module)
+        if wing is not None:
+            allowed = (wing, *MAY_IMPORT[wing])
+            found.extend(
+                f"{module} -> {dep}"
+                for dep in sorted(deps)
+                if dep != "toolkit" and not any(_in(dep, a) for a in allowed)
+            )
+        if "toolkit" in deps and module != "toolkit" and not any(_in(module, up) for up in _OUTWARD):
+            found.append(f"{module} -> toolkit (the package)")
+    return found
 
 
 def _private(name: str) -> bool:
@@ -146,9 +214,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_imports_included() -> None:
+def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_and_type_checking_imports_included() -> None:
     graph, _ = _read()
     assert _cycles(graph) == []
+
+
+def test_every_import_goes_down_no_wing_reaches_a_higher_one_and_the_core_never_imports_the_package() -> None:
+    graph, _ = _read()
+    assert _upward(graph) == []
+
+
+def test_every_module_of_the_core_belongs_to_a_wing_of_the_table() -> None:
+    core = [name for name in MODULES if name != "toolkit" and not any(_in(name, up) for up in _OUTWARD)]
+    assert [name for name in core if _wing(name) is None] == []
 
 
 def test_no_private_name_is_used_outside_the_module_that_defines_it() -> None:
@@ -166,5 +244,32 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
     source = "def f():\n    from ._tool import _hidden\n"
     node = next(n for n in _runtime_nodes(ast.parse(source)) if isinstance(n, ast.ImportFrom))
     assert _target("toolkit._engine.server", node, is_package=False) == "toolkit._engine._tool"
-    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._server import Server\n"
+    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .._server import Server\n"
     assert not any(isinstance(n, ast.ImportFrom) and n.module == "_server" for n in _runtime_nodes(ast.parse(guarded)))
+    assert _imports("toolkit._engine.connection", ast.parse(guarded), is_package=False) == {"toolkit._server"}
+    assert _upward({"toolkit._engine.connection": {"toolkit._server"}, "toolkit._seal": {"toolkit"}}) == [
+        "toolkit._engine.connection -> toolkit._server",
+        "toolkit._seal -> toolkit (the package)",
+    ]
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_of_the_package_is_longer_than_60_lines() -> None:
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{name}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
+
+
+def test_docs_architecture_lists_every_module_of_the_package() -> None:
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        str(path.relative_to(PACKAGE)) for path in MODULES.values() if f"`{path.relative_to(PACKAGE)}`" not in text
+    ]
+    assert missing == []
