@@ -18,7 +18,7 @@ from typing_extensions import NotRequired, TypedDict
 from toolkit import Choices, ElicitationError, ElicitationSchemaError, ElicitResult, Form
 from toolkit._asking.elicitation import form_of, parse_answer
 
-SCHEMAS = Path(__file__).parent / "mcp_schema"
+SCHEMAS = Path(__file__).parents[1] / "mcp_schema"
 
 
 def primitive_validator(version: str) -> jsonschema.Draft202012Validator:

@@ -34,7 +34,7 @@ from toolkit import (
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+SERVER = Path(__file__).parents[1] / "servers" / "hitl_server.py"
 ERAS = pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 TIMEOUT = 30
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

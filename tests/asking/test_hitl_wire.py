@@ -15,7 +15,7 @@ import wire
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+SERVER = Path(__file__).parents[1] / "servers" / "hitl_server.py"
 FORM_ONLY: dict[str, Any] = {"elicitation": {}}
 EVERYTHING: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 USER_SCHEMA = {

@@ -24,7 +24,7 @@ from toolkit import (
 )
 from toolkit._asking.sampling import sampling_params
 
-SCHEMAS = Path(__file__).parent / "mcp_schema"
+SCHEMAS = Path(__file__).parents[1] / "mcp_schema"
 SAMPLING: dict[str, Any] = {"sampling": {}}
 WITH_TOOLS: dict[str, Any] = {"sampling": {"tools": {}}}
 

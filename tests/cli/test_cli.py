@@ -19,7 +19,7 @@ import pytest
 from toolkit import Client
 from toolkit.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 PYTHON = sys.executable
 

@@ -25,7 +25,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from toolkit import Client, TextContent
 from toolkit.cli._dev import watched_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0  # any one wait for the process (a reload under a loaded CI machine included); only a hang reaches it
 pytestmark = pytest.mark.anyio
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from served import TIMEOUT, Served
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "tests" / "servers" / "http_demo.py"
 # A port nothing listens on: loopback refuses the connection at once.
 UNREACHABLE = "http://127.0.0.1:1/mcp"

@@ -21,7 +21,7 @@ from toolkit.cli._install import config_path
 
 TIMEOUT = 60.0
 PYTHON = os.path.abspath(sys.executable)  # the venv's python by its own path: what a client must run
-CHECKOUT = Path(__file__).resolve().parents[1]  # what pip installs toolkit from: this clone (not on the index yet)
+CHECKOUT = Path(__file__).resolve().parents[2]  # what pip installs toolkit from: this clone (not on the index yet)
 SERVER = '''
 import os
 
@@ -215,7 +215,7 @@ def test_with_a_package_the_entry_runs_uv_with_toolkit_and_the_package(place: Pl
     path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     run = place.install("mcp-json", "weather.py", "--with", "httpx", "--with", "rich", path=path)
     entry = json.loads(run.stdout)["mcpServers"]["weather"]
-    root = Path(__file__).resolve().parent.parent  # toolkit runs from this checkout: uv installs it from here
+    root = Path(__file__).resolve().parents[2]  # toolkit runs from this checkout: uv installs it from here
     withs = ["--with", str(root), "--with", "httpx", "--with", "rich"]
 
     assert run.returncode == 0, run.stderr

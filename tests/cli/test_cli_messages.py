@@ -17,7 +17,7 @@ from test_prompt import CONTACT, Terminal
 from toolkit import ElicitRequest
 from toolkit._shadowing import shadowing_module
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 
 

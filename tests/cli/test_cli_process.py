@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HITL = str(ROOT / "tests" / "servers" / "hitl_server.py")
 TIMEOUT = 60.0
 

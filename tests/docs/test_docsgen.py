@@ -1,7 +1,7 @@
 """Markdown and JSON references rendered from `tools/list` payloads.
 
 The tools below are the golden file's subject: regenerate it with
-`python -m toolkit docs tests/test_docsgen.py -o tests/golden/reference.md` and review the diff.
+`python -m toolkit docs tests/docs/test_docsgen.py -o tests/golden/reference.md` and review the diff.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from toolkit.docs import badges, describe_type, render_json, render_markdown
 from toolkit.docs._reference import definition_size, warnings
 from toolkit.docs._schema_text import example_arguments
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 class Address(BaseModel):

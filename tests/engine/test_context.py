@@ -16,7 +16,7 @@ import pytest
 
 from toolkit import Client, Context, LogMessage, Server, tool
 
-SERVER = Path(__file__).parent / "servers" / "sync_context.py"
+SERVER = Path(__file__).parents[1] / "servers" / "sync_context.py"
 
 
 def build_server() -> Server:

@@ -549,7 +549,7 @@ def test_the_mkdocs_plugin_documents_a_server_without_entering_its_lifespan(tmp_
 
 
 def docs_block(first_line: str) -> str:
-    guide = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text(encoding="utf-8")
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text(encoding="utf-8")
     start = guide.index(f"```python\n{first_line}\n") + len("```python\n")
     return guide[start : guide.index("```\n", start)]
 
@@ -575,7 +575,7 @@ def test_the_guide_s_failed_startup_is_what_the_guide_shows(tmp_path: Path) -> N
         timeout=60,
         check=False,
     )
-    guide = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text(encoding="utf-8")
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text(encoding="utf-8")
     assert (run.returncode, run.stdout) == (1, "")
     assert f"python visits.py < /dev/null\n{run.stderr}$ echo $?\n1\n" in guide
 

@@ -18,8 +18,8 @@ from toolkit import CallToolResult, Client, ConnectionClosedError
 
 pytestmark = pytest.mark.anyio
 
-STUCK = str(Path(__file__).parent / "servers" / "stuck_sync.py")
-LIFESPAN = str(Path(__file__).parent / "servers" / "lifespan_stdio.py")
+STUCK = str(Path(__file__).parents[1] / "servers" / "stuck_sync.py")
+LIFESPAN = str(Path(__file__).parents[1] / "servers" / "lifespan_stdio.py")
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

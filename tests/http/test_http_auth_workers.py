@@ -25,7 +25,7 @@ from asgi_servers import TIMEOUT, Spawned
 
 
 def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("asking_app", Path(__file__).parent / "servers" / "asking_app.py")
+    spec = importlib.util.spec_from_file_location("asking_app", Path(__file__).parents[1] / "servers" / "asking_app.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)

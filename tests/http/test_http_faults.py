@@ -203,7 +203,7 @@ async def test_memory_stays_flat_over_many_sessions_and_calls() -> None:
 
 
 def test_hundreds_of_clients_on_real_uvicorn_get_exact_answers() -> None:
-    served = Served(Path(__file__).parent / "servers" / "http_demo.py")
+    served = Served(Path(__file__).parents[1] / "servers" / "http_demo.py")
     try:
 
         async def main() -> dict[int, str | None]:

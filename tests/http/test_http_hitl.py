@@ -1,7 +1,7 @@
 """Questions to the client over Streamable HTTP (2025-11-25 sessions): the server's request goes out on the call's
 SSE stream, and the client's answer comes back in a POST of its own, which must reach the call that asked.
 
-The tool bodies are those of tests/servers/hitl_server.py, which tests/test_hitl.py also runs over HTTP; here are
+The tool bodies are those of tests/servers/hitl_server.py, which tests/asking/test_hitl.py also runs over HTTP; here are
 the cases only HTTP has: several calls of one session asking at once, answers from the wrong session or for no
 request, and an answer that reached a process that did not ask. Every server message is validated against the
 schema. Each test runs on asyncio and trio.
@@ -198,7 +198,7 @@ class AnswersElsewhere(RoundRobin):
 
 async def test_a_client_whose_answer_reached_the_other_worker_fails_the_call_at_once() -> None:
     """Toolkit's client, told that its answer went to a worker that did not ask, fails the call that asked instead
-    of waiting for a result that cannot come (tests/test_http_workers_asking.py: on real workers)."""
+    of waiting for a result that cannot come (tests/http/test_http_workers_asking.py: on real workers)."""
 
     async def accept(request: ElicitRequest) -> ElicitResult[Any]:
         return ElicitResult.accept({"username": "u", "email": "u@example.com"})

@@ -565,7 +565,7 @@ async def test_client_http_fails_a_call_whose_stream_cannot_be_resumed_on_anothe
 
 # -- real uvicorn -----------------------------------------------------------------------------------------
 
-SSE_SERVER = Path(__file__).parent / "servers" / "http_sse.py"
+SSE_SERVER = Path(__file__).parents[1] / "servers" / "http_sse.py"
 
 
 @pytest.fixture(scope="module")

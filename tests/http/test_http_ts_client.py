@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from served import CONFORMANCE, TIMEOUT, Served, install_node
 
-DEMO = Path(__file__).parent / "servers" / "http_demo.py"
+DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from served import TIMEOUT, Served
 
 from toolkit import Client
 
-DEMO = Path(__file__).parent / "servers" / "http_demo.py"
+DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from served import Served
 
 from toolkit import Client, ProtocolMode
 
-DEMO = Path(__file__).parent / "servers" / "http_demo.py"
+DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
 LIMIT = 64 * 1024  # the workers' body limit here (MCP_MAX_BODY_SIZE)
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {

@@ -33,7 +33,7 @@ from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError
 
 pytestmark = pytest.mark.anyio
 
-APP = Path(__file__).parent / "servers" / "asking_app.py"
+APP = Path(__file__).parents[1] / "servers" / "asking_app.py"
 ATTEMPTS = 100  # calls before giving up on seeing both cases (measured: about one answer in three is misrouted)
 ADVICE = ("Mcp-Session-Id", "2026-07-28", "docs/deploy.md")
 

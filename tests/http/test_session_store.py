@@ -1,6 +1,6 @@
 """Ending 2025-11-25 sessions across workers: `http_app(session_store=...)`, in process.
 
-Two app instances with one secret stand for two workers (tests/test_http_workers.py runs real uvicorn workers).
+Two app instances with one secret stand for two workers (tests/http/test_http_workers.py runs real uvicorn workers).
 With the default store a DELETE holds on the app that got it only; with a shared `SqliteSessionStore`, or any
 object with `end` and `is_ended`, it holds on all of them.
 """
@@ -100,7 +100,7 @@ def redis_recipe() -> SessionStore:
     """docs/deploy.md's `RedisSessionStore`, as printed there, on an in-process Redis (fakeredis)."""
     import fakeredis
 
-    text = (Path(__file__).parent.parent / "docs" / "deploy.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "deploy.md").read_text(encoding="utf-8")
     [code] = [block for block in text.split("```python\n")[1:] if "class RedisSessionStore" in block]
     namespace: dict[str, Any] = {}
     exec(code.split("```")[0], namespace)

@@ -2,7 +2,7 @@
 types and compared with a snapshot; arguments a provider would send come back to the function as its own types.
 
 The snapshots are `tests/snapshots/profiles/<profile>.json` (whole definitions and problem lines); regenerate them
-with `pytest tests/test_profiles.py --toolkit-update-snapshots` and review the diff.
+with `pytest tests/profiles/test_profiles.py --toolkit-update-snapshots` and review the diff.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from toolkit import PROFILES, Client, Context, Server, Tool, tool
 from toolkit.docs._schema_text import example_arguments
 from toolkit.testing import assert_portable
 
-SNAPSHOT_DIR = Path(__file__).parent / "snapshots" / "profiles"
+SNAPSHOT_DIR = Path(__file__).parents[1] / "snapshots" / "profiles"
 
 
 # -- more signatures: nested, recursive, unions, enums, optional lists, constrained strings, dates ------------------
@@ -530,7 +530,7 @@ def test_assert_portable_lists_every_problem_one_line_each() -> None:
 
 
 def test_the_docs_tables_list_every_rule_of_every_profile_with_its_fix() -> None:
-    text = (Path(__file__).parent.parent / "docs" / "profiles.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "profiles.md").read_text(encoding="utf-8")
     for name, profile in PROFILES.items():
         section = text.split(f"### `{name}`\n", 1)[1].split("\n### ", 1)[0]
         rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]

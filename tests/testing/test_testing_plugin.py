@@ -11,7 +11,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "testing.md"
 EXAMPLE = ROOT / "examples" / "project"
 FENCE = re.compile(r"^```python\n# (?P<name>\S+\.py)\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)

@@ -21,7 +21,7 @@ import toolkit
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tcp_transport.py"
 TIMEOUT = 10
 
