@@ -4,7 +4,6 @@ unchanged for every transport."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import servers
 
 from toolkit import (
     Client,
@@ -25,7 +25,6 @@ from toolkit import (
     Root,
     SampleRequest,
     SampleResult,
-    Server,
     StreamingASGITransport,
     TextContent,
     ToolResultContent,
@@ -34,21 +33,13 @@ from toolkit import (
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parents[1] / "servers" / "hitl_server.py"
+SERVER = servers.HITL
 ERAS = pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 TIMEOUT = 30
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-def build_server() -> Server:
-    spec = importlib.util.spec_from_file_location("hitl_server", SERVER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hitl_server"] = module
-    spec.loader.exec_module(module)
-    server: Server = module.build()
-    return server
+build_server = servers.hitl
 
 
 @pytest.fixture(params=["memory", "stdio", "http"])

@@ -3,19 +3,18 @@ schema of its revision (tests/wire.py), in memory and over stdio."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
+import servers
 import wire
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parents[1] / "servers" / "hitl_server.py"
+SERVER = servers.HITL
 FORM_ONLY: dict[str, Any] = {"elicitation": {}}
 EVERYTHING: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 USER_SCHEMA = {
@@ -31,13 +30,7 @@ USER_SCHEMA = {
 @asynccontextmanager
 async def connect(transport: str, backend: str) -> AsyncIterator[wire.Peer]:
     if transport == "memory":
-        spec = importlib.util.spec_from_file_location("hitl_server_wire", SERVER)
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["hitl_server_wire"] = module
-        spec.loader.exec_module(module)
-        async with wire.memory(module.build()) as peer:
+        async with wire.memory(servers.hitl()) as peer:
             yield peer
     else:
         async with wire.stdio([sys.executable, str(SERVER), backend]) as peer:

@@ -3,30 +3,23 @@ progress, logging, cancellation, and calls that cannot work failing loudly."""
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import servers
 
 from toolkit import Client, Context, LogMessage, Server, tool
 
-SERVER = Path(__file__).parents[1] / "servers" / "sync_context.py"
+SERVER = servers.SYNC_CONTEXT
 
 
 def build_server() -> Server:
-    spec = importlib.util.spec_from_file_location("sync_context", SERVER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server: Server = module.build()
-    return server
+    return servers.build(SERVER)
 
 
 @pytest.fixture(params=["memory", "stdio"])

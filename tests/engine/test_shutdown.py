@@ -12,14 +12,15 @@ from typing import Any
 
 import anyio
 import pytest
+import servers
 import wire
 
 from toolkit import CallToolResult, Client, ConnectionClosedError
 
 pytestmark = pytest.mark.anyio
 
-STUCK = str(Path(__file__).parents[1] / "servers" / "stuck_sync.py")
-LIFESPAN = str(Path(__file__).parents[1] / "servers" / "lifespan_stdio.py")
+STUCK = str(servers.STUCK_SYNC)
+LIFESPAN = str(servers.LIFESPAN_STDIO)
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

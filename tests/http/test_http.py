@@ -17,6 +17,7 @@ import httpx
 import pytest
 import wire
 from pydantic import Field
+from servers.http_demo import build as make_server  # the demo server: tests/servers/http_demo.py
 
 from toolkit import (
     Client,
@@ -34,25 +35,6 @@ pytestmark = pytest.mark.anyio
 
 URL = "http://127.0.0.1:8000/mcp"
 ACCEPT = "application/json, text/event-stream"
-
-
-def make_server() -> Server:
-    server = Server("http-demo", version="1.0.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    async def steps(count: int, ctx: Context) -> str:
-        """Report progress and log, then answer."""
-        for done in range(1, count + 1):
-            await ctx.report_progress(done, total=count)
-        await ctx.info("stepped")
-        return f"{count} steps"
-
-    return server
 
 
 class Wait:

@@ -9,31 +9,20 @@ driven over real sockets with two users' bearer tokens.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import jwt
 import pytest
+import servers
 import wire
 from asgi_servers import TIMEOUT, Spawned
 
-
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("asking_app", Path(__file__).parents[1] / "servers" / "asking_app.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-APP = _load()  # the tokens and the JWT key the served app knows
+APP = servers.load(servers.ASKING_APP)  # the tokens and the JWT key the served app knows
 ALICE: str = APP.ALICE
 BOB: str = APP.BOB
 ODD: str = APP.ODD

@@ -11,14 +11,15 @@ import json
 import tracemalloc
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from pathlib import Path
 from typing import Any, cast
 
 import anyio
 import pytest
 import wire
 from served import TIMEOUT, Served
-from test_http import ACCEPT, http_client, initialize, legacy_headers, make_server, modern_headers, modern_message, post
+from servers import HTTP_DEMO
+from servers.http_demo import build as make_server  # the demo server: tests/servers/http_demo.py
+from test_http import ACCEPT, http_client, initialize, legacy_headers, modern_headers, modern_message, post
 
 from toolkit import Client, Context, Server
 from toolkit._engine.connection import running_connections
@@ -203,7 +204,7 @@ async def test_memory_stays_flat_over_many_sessions_and_calls() -> None:
 
 
 def test_hundreds_of_clients_on_real_uvicorn_get_exact_answers() -> None:
-    served = Served(Path(__file__).parents[1] / "servers" / "http_demo.py")
+    served = Served(HTTP_DEMO)
     try:
 
         async def main() -> dict[int, str | None]:

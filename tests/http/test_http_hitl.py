@@ -18,13 +18,15 @@ from typing import Any, cast
 import anyio
 import httpx
 import pytest
+import servers
 import wire
-from test_hitl import build_server
 from test_session_store import DictStore
 
 from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, Server, StreamingASGITransport
 
 pytestmark = pytest.mark.anyio
+
+build_server = servers.hitl  # tests/servers/hitl_server.py, fresh
 
 URL = "http://127.0.0.1:8000/mcp"
 ACCEPT = "application/json, text/event-stream"

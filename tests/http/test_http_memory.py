@@ -25,8 +25,9 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from servers.http_demo import build as make_server  # the demo server: tests/servers/http_demo.py
 
-from toolkit import Client, Context, Server, SqliteSessionStore, StreamingASGITransport
+from toolkit import Client, SqliteSessionStore, StreamingASGITransport
 
 URL = "http://127.0.0.1:8000/mcp"
 ROUNDS = 12
@@ -40,24 +41,6 @@ CALLS_BETWEEN = (ROUNDS - WARMUP - WINDOW) * (MODERN_CALLS + SESSIONS * SESSION_
 SESSIONS_BETWEEN = (ROUNDS - WARMUP - WINDOW) * SESSIONS
 BLOCKS = min(CALLS_BETWEEN // 4, 6 * SESSIONS_BETWEEN)
 RSS_KIB = 500 * CALLS_BETWEEN // 1024
-
-
-def make_server() -> Server:
-    server = Server("memory")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    async def steps(count: int, ctx: Context) -> str:
-        """Report progress, then answer."""
-        for done in range(1, count + 1):
-            await ctx.report_progress(done, total=count)
-        return f"{count} steps"
-
-    return server
 
 
 def rss_kib() -> int:

@@ -12,12 +12,12 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+import servers
 import wire
 from served import TIMEOUT, Served
 
@@ -565,7 +565,7 @@ async def test_client_http_fails_a_call_whose_stream_cannot_be_resumed_on_anothe
 
 # -- real uvicorn -----------------------------------------------------------------------------------------
 
-SSE_SERVER = Path(__file__).parents[1] / "servers" / "http_sse.py"
+SSE_SERVER = servers.HTTP_SSE
 
 
 @pytest.fixture(scope="module")

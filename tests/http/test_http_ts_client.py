@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import servers
 from served import CONFORMANCE, TIMEOUT, Served, install_node
 
-DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
+DEMO = servers.HTTP_DEMO
 
 
 @pytest.fixture(scope="module")

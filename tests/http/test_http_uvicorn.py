@@ -11,18 +11,18 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import mcp
 import pytest
+import servers
 from served import TIMEOUT, Served
 
 from toolkit import Client
 
-DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
+DEMO = servers.HTTP_DEMO
 
 
 @pytest.fixture(scope="module")

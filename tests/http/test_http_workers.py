@@ -12,18 +12,18 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+import servers
 from asgi_servers import TIMEOUT, Spawned
 from served import Served
 
 from toolkit import Client, ProtocolMode
 
-DEMO = Path(__file__).parents[1] / "servers" / "http_demo.py"
+DEMO = servers.HTTP_DEMO
 LIMIT = 64 * 1024  # the workers' body limit here (MCP_MAX_BODY_SIZE)
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {

@@ -24,6 +24,7 @@ import httpx2
 import mcp
 import mcp_types as t
 import pytest
+import servers
 from asgi_servers import TIMEOUT, Spawned
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
@@ -33,7 +34,7 @@ from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError
 
 pytestmark = pytest.mark.anyio
 
-APP = Path(__file__).parents[1] / "servers" / "asking_app.py"
+APP = servers.ASKING_APP
 ATTEMPTS = 100  # calls before giving up on seeing both cases (measured: about one answer in three is misrouted)
 ADVICE = ("Mcp-Session-Id", "2026-07-28", "docs/deploy.md")
 

@@ -21,8 +21,9 @@ from typing import Any
 import httpx
 import pytest
 import wire
+from servers.http_demo import build as make_server  # the demo server: tests/servers/http_demo.py
 
-from toolkit import Server, SessionStore, SqliteSessionStore, StreamingASGITransport
+from toolkit import SessionStore, SqliteSessionStore, StreamingASGITransport
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +46,6 @@ GONE = {
     "id": None,
     "error": {"code": -32600, "message": "Session not found: initialize a new session"},
 }
-
-
-def make_server() -> Server:
-    server = Server("store-demo")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    return server
 
 
 class DictStore:

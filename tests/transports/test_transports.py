@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+import servers
 import wire
 
 from toolkit import MemoryTransport, MessageError, StreamTransport
@@ -183,7 +183,7 @@ async def test_the_server_exits_with_code_0_when_stdin_closes(anyio_backend: str
 
 
 async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_in_a_thread(anyio_backend: str) -> None:
-    stuck = str(Path(__file__).parents[1] / "servers" / "stuck_sync.py")
+    stuck = str(servers.STUCK_SYNC)
     async with wire.stdio([sys.executable, stuck, anyio_backend]) as peer:
         await peer.initialize()
         await peer.send({"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}})
