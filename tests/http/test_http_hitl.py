@@ -98,6 +98,32 @@ def session_headers(session: str) -> dict[str, str]:
     }
 
 
+@asynccontextmanager
+async def streamed(
+    client: httpx.AsyncClient, session: str, call: dict[str, Any]
+) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    """POST `call` in `session`: the messages of its SSE stream, each validated against the schema, up to and
+    including the call's answer."""
+    headers = session_headers(session)
+    async with (
+        client.stream("POST", "/mcp", content=json.dumps(call), headers=headers) as stream,
+        aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
+    ):
+        assert stream.headers["content-type"] == "text/event-stream"
+        yield _messages(lines)
+
+
+async def _messages(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    async for line in lines:
+        if not line.startswith("data: "):
+            continue
+        message = json.loads(line[6:])
+        wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+        yield message
+        if "result" in message:
+            return
+
+
 async def answer(client: httpx.AsyncClient, session: str, ask_id: Any, name: str) -> None:
     result = {"action": "accept", "content": {"username": name, "email": f"{name}@example.com"}}
     message = {"jsonrpc": "2.0", "id": ask_id, "result": result}
@@ -113,27 +139,19 @@ async def test_an_answer_reaches_the_call_only_from_its_own_session_and_for_its_
     caplog.set_level(logging.DEBUG, "toolkit.http")
     async with http_client() as client:
         mine, other = await initialize(client), await initialize(client)
+        messages: list[dict[str, Any]] = []
         with anyio.fail_after(wire.TIMEOUT):
-            async with client.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(mine)) as stream:
-                assert stream.headers["content-type"] == "text/event-stream"
-                async with aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines:
-                    messages: list[dict[str, Any]] = []
-                    async for line in lines:
-                        if not line.startswith("data: "):
-                            continue
-                        message = json.loads(line[6:])
-                        wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
-                        messages.append(message)
-                        if len(messages) == 1:
-                            ask = message
-                            assert ask["method"] == "elicitation/create"
-                            assert ask["params"]["message"] == "Who?"
-                            await answer(client, other, ask["id"], "intruder")  # another session: not delivered
-                            await answer(client, mine, "no-such-request", "nobody")  # no such request
-                            await answer(client, mine, ask["id"] + "0", "nobody")  # a near miss
-                            await answer(client, mine, ask["id"], "me")
-                        if "result" in message:
-                            break
+            async with streamed(client, mine, call) as stream:
+                async for message in stream:
+                    messages.append(message)
+                    if len(messages) == 1:
+                        ask = message
+                        assert ask["method"] == "elicitation/create"
+                        assert ask["params"]["message"] == "Who?"
+                        await answer(client, other, ask["id"], "intruder")  # another session: not delivered
+                        await answer(client, mine, "no-such-request", "nobody")  # no such request
+                        await answer(client, mine, ask["id"] + "0", "nobody")  # a near miss
+                        await answer(client, mine, ask["id"], "me")
     assert [m.get("method") for m in messages] == ["elicitation/create", None]
     assert messages[1]["id"] == 7
     assert messages[1]["result"]["content"][0]["text"] == (
@@ -231,23 +249,14 @@ async def test_the_call_whose_answer_reached_another_worker_ends_with_an_error_s
         session = await initialize(first)
         messages: list[dict[str, Any]] = []
         with anyio.fail_after(wire.TIMEOUT):
-            async with (
-                first.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(session)) as stream,
-                aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
-            ):
-                async for line in lines:
-                    if not line.startswith("data: "):
-                        continue
-                    message = json.loads(line[6:])
-                    wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+            async with streamed(first, session, call) as stream:
+                async for message in stream:
                     messages.append(message)
                     if message.get("method") == "elicitation/create":
                         result = {"action": "accept", "content": {"username": "u", "email": "u@example.com"}}
                         answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
                         refused = await second.post("/mcp", content=answer, headers=session_headers(session))
                         assert refused.status_code == 400
-                    if "result" in message:
-                        break
     assert [m.get("method") for m in messages] == ["elicitation/create", None]
     outcome = messages[1]["result"]
     assert outcome["isError"] is True
@@ -377,15 +386,8 @@ async def test_questions_asked_together_go_out_on_the_calls_stream_at_once() -> 
     async with http_client() as client:
         session = await initialize(client, {**CAPABILITIES, "roots": {}})
         with anyio.fail_after(wire.TIMEOUT):
-            async with (
-                client.stream("POST", "/mcp", content=json.dumps(call), headers=session_headers(session)) as stream,
-                aclosing(cast(AsyncGenerator[str, None], stream.aiter_lines())) as lines,
-            ):
-                async for line in lines:
-                    if not line.startswith("data: "):
-                        continue
-                    message = json.loads(line[6:])
-                    wire.check_server_message(message, wire.LATEST, None if "method" in message else "tools/call")
+            async with streamed(client, session, call) as stream:
+                async for message in stream:
                     messages.append(message)
                     if len(messages) == 3:
                         for ask in sorted(messages, key=lambda m: list(answers).index(m["method"])):
@@ -394,8 +396,6 @@ async def test_questions_asked_together_go_out_on_the_calls_stream_at_once() -> 
                                 "/mcp", content=json.dumps(reply), headers=session_headers(session)
                             )
                             assert posted.status_code == 202
-                    if "result" in message:
-                        break
     assert sorted(m.get("method") or "" for m in messages) == [
         "",
         "elicitation/create",
