@@ -1,6 +1,6 @@
 """Compare griffe and docstring-parser as the engine behind `toolkit._definition.docstrings.parse_docstring`.
 
-Prints a Markdown table: accuracy on the corpus in `tests/test_docstrings.py` (share of docstrings whose
+Prints a Markdown table: accuracy on the corpus in `tests/definition/test_docstrings.py` (share of docstrings whose
 description and params both come out exactly as expected), import time, and parse time per docstring.
 
 Both libraries get the same style detection and pre-processing, so only the section parsing differs.
@@ -66,7 +66,9 @@ def parse_with_docstring_parser(doc: str | None, style: DocstringStyle | None = 
 
 def load_corpus() -> list[tuple[str, str | None, ParsedDocstring]]:
     """(id, docstring, expected) for every corpus function in the test module."""
-    spec = importlib.util.spec_from_file_location("docstring_corpus", ROOT / "tests" / "test_docstrings.py")
+    spec = importlib.util.spec_from_file_location(
+        "docstring_corpus", ROOT / "tests" / "definition" / "test_docstrings.py"
+    )
     assert spec is not None
     assert spec.loader is not None
     module: ModuleType = importlib.util.module_from_spec(spec)

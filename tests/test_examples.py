@@ -44,7 +44,7 @@ def outcome(result: CallToolResult) -> tuple[bool, str]:
 
 
 def test_every_example_module_is_tested() -> None:
-    # tcp_transport.py is a transport, not a tool module: tests/test_tcp_example.py drives it end to end.
+    # tcp_transport.py is a transport, not a tool module: tests/transports/test_tcp_example.py drives it end to end.
     assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == [
         "calculator",
         "files",

@@ -16,6 +16,7 @@ import anyio
 import mcp
 import mcp_types as t
 import pytest
+import servers
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -24,7 +25,7 @@ from served import Served
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parent / "servers" / "hitl_server.py"
+SERVER = servers.HITL
 MODES = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 TIMEOUT = 30
 

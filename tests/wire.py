@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import jsonschema
+import servers
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolkit import MemoryTransport, Server
@@ -29,8 +30,7 @@ HANDSHAKE = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST = HANDSHAKE[0]
 TIMEOUT = 10.0  # seconds any one wait may take; generous, so only a hang fails
 SCHEMA_DIR = Path(__file__).resolve().parent / "mcp_schema"  # vendored: see mcp_schema/README.md
-SERVERS = Path(__file__).resolve().parent / "servers"
-DEMO = SERVERS / "protocol_demo.py"
+DEMO = servers.PROTOCOL_DEMO
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -528,14 +528,7 @@ def demo_command(backend: str, *args: str) -> list[str]:
 
 def load_demo() -> Any:
     """The demo server module, freshly imported (each test gets its own server state)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("protocol_demo", DEMO)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return servers.load(DEMO)
 
 
 @asynccontextmanager

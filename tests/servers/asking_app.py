@@ -1,5 +1,5 @@
 """Tools that ask the client, behind bearer auth or none, served on real workers (tests/asgi_servers.py) by
-tests/test_http_auth_workers.py: `authed` (auth=) and `app` (none), at module level as a deployment writes them.
+tests/http/test_http_auth_workers.py: `authed` (auth=) and `app` (none), at module level as a deployment writes them.
 
 The server is named `http-app` 1.0.0, as tests/servers/http_app.py is, so that the servers' health probe knows it.
 `MCP_SECRET` (set by tests/asgi_servers.py) and, when set, `MCP_SESSION_STORE` come from the environment

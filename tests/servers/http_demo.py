@@ -1,21 +1,20 @@
-"""A small server for the HTTP tests: served by `toolkit serve tests/servers/http_demo.py --http --port 0`."""
+"""The demo server of the HTTP tests: served by `toolkit serve tests/servers/http_demo.py --http --port 0`, and
+in process as `build()` (a fresh server with `add` and `steps`; served, `worker` says which process answered)."""
 
 from __future__ import annotations
 
 import os
 
-from toolkit import Context, Server
-
-server = Server("http-demo", version="1.0.0")
+from toolkit import Context, Server, tool
 
 
-@server.tool
+@tool
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 
 
-@server.tool
+@tool
 async def steps(count: int, ctx: Context) -> str:
     """Report progress and log, then answer."""
     for done in range(1, count + 1):
@@ -24,7 +23,16 @@ async def steps(count: int, ctx: Context) -> str:
     return f"{count} steps"
 
 
-@server.tool
+@tool
 def worker() -> int:
     """The id of the process that served the call."""
     return os.getpid()
+
+
+def build() -> Server:
+    """A fresh demo server: `add` and `steps`."""
+    return Server("http-demo", version="1.0.0", tools=[add, steps])
+
+
+server = build()
+server.add_tool(worker)

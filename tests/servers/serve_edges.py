@@ -1,4 +1,4 @@
-"""A server for the process tests of `toolkit serve` (tests/test_cli_process.py), set up by the environment:
+"""A server for the process tests of `toolkit serve` (tests/cli/test_cli_process.py), set up by the environment:
 
 - `EDGES_GRACE`: its `shutdown_grace` (default 5 s);
 - `EDGES_FAIL`: its lifespan fails to start, with that text;

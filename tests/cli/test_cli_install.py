@@ -1,0 +1,431 @@
+"""`toolkit install CLIENT FILE` against a temporary home folder: for every client, the entry written where the
+client reads it, merged into a file that holds other things, `--dry-run` writing nothing; and then the server
+started exactly as the written entry says (command, args, env) from another folder, and a tool called through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolkit import Client, TextContent
+from toolkit.cli import main
+from toolkit.cli._install import config_path
+
+TIMEOUT = 60.0
+PYTHON = os.path.abspath(sys.executable)  # the venv's python by its own path: what a client must run
+CHECKOUT = Path(__file__).resolve().parents[2]  # what pip installs toolkit from: this clone (not on the index yet)
+SERVER = '''
+import os
+
+from toolkit import tool
+
+
+@tool
+def setting(key: str) -> str:
+    """A variable of the server's environment."""
+    return os.environ.get(key, "(unset)")
+'''
+# Where each client's file is under the temporary home (Linux: XDG_CONFIG_HOME unset) or the project folder.
+USER_FILES = {
+    "claude-desktop": ".config/Claude/claude_desktop_config.json",
+    "claude-code": ".claude.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".config/Code/User/mcp.json",
+    "gemini": ".gemini/settings.json",
+}
+PROJECT_FILES = {
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+    "gemini": ".gemini/settings.json",
+}
+KEYS = {"vscode": "servers"}  # the others keep their servers under mcpServers
+TYPED = {"claude-code", "vscode"}  # entries that say "type": "stdio"
+WHERE = [(client, False) for client in USER_FILES] + [(client, True) for client in PROJECT_FILES]
+IDS = [f"{client}-{'project' if project else 'user'}" for client, project in WHERE]
+
+
+class Place:
+    """A temporary home folder and a project folder holding the server, `weather.py`."""
+
+    def __init__(self, root: Path) -> None:
+        self.home = root / "home"
+        self.project = root / "project"
+        self.home.mkdir()
+        self.project.mkdir()
+        (self.project / "weather.py").write_text(SERVER.lstrip(), encoding="utf-8")
+        self.elsewhere = root / "elsewhere"  # where the client starts the server: not the project folder
+        self.elsewhere.mkdir()
+
+    def install(self, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+        """`toolkit install ARGS` in the project folder, with the temporary home (and `path` as PATH if given)."""
+        env = {**os.environ, "HOME": str(self.home), **({"PATH": path} if path is not None else {})}
+        for name in ("XDG_CONFIG_HOME", "APPDATA", "USERPROFILE"):
+            env.pop(name, None)
+        return subprocess.run(
+            [sys.executable, "-m", "toolkit", "install", *args],
+            capture_output=True,
+            text=True,
+            cwd=self.project,
+            env=env,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+    def file(self, client: str, project: bool) -> Path:
+        return self.project / PROJECT_FILES[client] if project else self.home / USER_FILES[client]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The server runs in its own process: the tests' side runs on one backend (each start takes a second)."""
+    return "asyncio"
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Place:
+    return Place(tmp_path)
+
+
+def expected_entry(client: str, place: Place, env: dict[str, str] | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio"} if client in TYPED else {}
+    entry.update(command=PYTHON, args=["-m", "toolkit", "serve", str(place.project / "weather.py")])
+    if env:
+        entry["env"] = env
+    return entry
+
+
+async def start_and_call(entry: dict[str, Any], cwd: Path) -> str:
+    """Start the server as a client would, from the entry alone, and call its tool."""
+    async with Client.stdio([entry["command"], *entry["args"]], env=entry.get("env"), cwd=cwd) as client:
+        result = await client.call_tool("setting", {"key": "GREETING"})
+    assert not result.is_error
+    return "".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)
+async def test_the_entry_is_written_where_the_client_reads_it_and_starts_the_server(
+    place: Place, client: str, project: bool
+) -> None:
+    run = place.install(client, "weather.py", "--env", "GREETING=hello", *(["--project"] if project else []))
+    path = place.file(client, project)
+    config = json.loads(path.read_text(encoding="utf-8"))
+    entry = config[KEYS.get(client, "mcpServers")]["weather"]
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.startswith(f"added 'weather' in {path} (restart ")
+    assert config == {KEYS.get(client, "mcpServers"): {"weather": expected_entry(client, place, {"GREETING": "hello"})}}
+    assert await start_and_call(entry, place.elsewhere) == "hello"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)
+async def test_the_entry_is_merged_into_a_file_and_everything_else_in_it_is_kept(
+    place: Place, client: str, project: bool
+) -> None:
+    key = KEYS.get(client, "mcpServers")
+    other = {"command": "node", "args": ["other.js"]}
+    existing = {"theme": "dark", key: {"other": other, "weather": {"command": "old"}}, "zeta": [1, 2]}
+    path = place.file(client, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(existing), encoding="utf-8")
+    path.chmod(0o600)  # ~/.claude.json holds tokens: its mode stays
+    run = place.install(client, "weather.py", "--name", "weather", *(["--project"] if project else []))
+    config = json.loads(path.read_text(encoding="utf-8"))
+
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(f"replaced 'weather' in {path}")
+    assert config == {"theme": "dark", key: {"other": other, "weather": expected_entry(client, place)}, "zeta": [1, 2]}
+    assert list(config) == ["theme", key, "zeta"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert await start_and_call(config[key]["weather"], place.elsewhere) == "(unset)"
+
+
+@pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)
+def test_dry_run_prints_the_change_and_writes_nothing(place: Place, client: str, project: bool) -> None:
+    path = place.file(client, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = '{"keep": true}\n'
+    path.write_text(before, encoding="utf-8")
+    run = place.install(client, "weather.py", "--dry-run", *(["--project"] if project else []))
+
+    assert run.returncode == 0, run.stderr
+    assert path.read_text(encoding="utf-8") == before
+    assert run.stdout.startswith(f"--- {path}\n+++ {path}\n@@ ")
+    assert '-{"keep": true}\n+{\n+  "keep": true,\n' in run.stdout
+    assert f'+      "command": "{PYTHON}",\n' in run.stdout
+    assert run.stderr == f"toolkit: --dry-run: {path} was not changed\n"
+
+
+def test_dry_run_without_a_file_creates_nothing(place: Place) -> None:
+    run = place.install("cursor", "weather.py", "--dry-run")
+    assert run.returncode == 0, run.stderr
+    assert not (place.home / ".cursor").exists()
+    assert run.stdout.startswith(f"--- {place.home / '.cursor/mcp.json'}\n")
+
+
+def test_a_file_that_is_not_json_is_left_alone_with_one_line(place: Place) -> None:
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {,}', encoding="utf-8")
+    run = place.install("cursor", "weather.py")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith(f"toolkit: error: {str(path)!r} is not valid JSON (")  # then the parser's words
+    assert run.stderr.endswith("line 1 column 17 (char 16)); fix it first: nothing was written\n")
+    assert path.read_text(encoding="utf-8") == '{"mcpServers": {,}'
+
+
+def test_servers_that_are_not_an_object_are_refused(place: Place) -> None:
+    path = place.project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"servers": []}', encoding="utf-8")
+    run = place.install("vscode", "weather.py", "--project")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == f"toolkit: error: {str(path)!r}: 'servers' is not a JSON object; nothing was written\n"
+
+
+@pytest.mark.anyio
+async def test_mcp_json_is_printed_and_starts_the_server(place: Place) -> None:
+    run = place.install("mcp-json", "weather.py:setting", "--env", "GREETING=hi", "--name", "w")
+    config = json.loads(run.stdout)
+    entry = config["mcpServers"]["w"]
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert entry["args"] == ["-m", "toolkit", "serve", f"{place.project / 'weather.py'}:setting"]
+    assert await start_and_call(entry, place.elsewhere) == "hi"
+
+
+def test_with_a_package_the_entry_runs_uv_with_toolkit_and_the_package(place: Place, tmp_path: Path) -> None:
+    # A `uv` on PATH stands for the real one: the entry names it by its absolute path (clients have a short PATH).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    uv.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    run = place.install("mcp-json", "weather.py", "--with", "httpx", "--with", "rich", path=path)
+    entry = json.loads(run.stdout)["mcpServers"]["weather"]
+    root = Path(__file__).resolve().parents[2]  # toolkit runs from this checkout: uv installs it from here
+    withs = ["--with", str(root), "--with", "httpx", "--with", "rich"]
+
+    assert run.returncode == 0, run.stderr
+    assert entry == {
+        "command": str(uv),
+        "args": ["run", *withs, "python", "-m", "toolkit", "serve", str(place.project / "weather.py")],
+    }
+
+
+def test_uv_not_on_path_is_one_line(place: Place) -> None:
+    run = place.install("cursor", "weather.py", "--uv", path=str(place.elsewhere))
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith("toolkit: error: --uv and --with run the server with uv, which is not on PATH")
+
+
+def test_a_bad_env_pair_and_a_client_without_a_project_file_are_one_line(place: Place) -> None:
+    bad_env = place.install("cursor", "weather.py", "--env", "NOVALUE")
+    no_project = place.install("claude-desktop", "weather.py", "--project")
+    assert (bad_env.returncode, bad_env.stderr) == (2, "toolkit: error: --env 'NOVALUE' is not KEY=VALUE\n")
+    assert (no_project.returncode, no_project.stderr) == (
+        2,
+        "toolkit: error: Claude Desktop has no project configuration: install it without --project\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("client", "platform", "environ", "expected"),
+    [
+        (
+            "claude-desktop",
+            "darwin",
+            {"HOME": "/Users/a"},
+            "/Users/a/Library/Application Support/Claude/claude_desktop_config.json",
+        ),
+        (
+            "claude-desktop",
+            "win32",
+            {"HOME": "/h", "APPDATA": "/h/Roaming"},
+            "/h/Roaming/Claude/claude_desktop_config.json",
+        ),
+        ("claude-desktop", "linux", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/Claude/claude_desktop_config.json"),
+        ("vscode", "darwin", {"HOME": "/Users/a"}, "/Users/a/Library/Application Support/Code/User/mcp.json"),
+        ("vscode", "win32", {"USERPROFILE": "/u"}, "/u/AppData/Roaming/Code/User/mcp.json"),
+        ("vscode", "linux", {"HOME": "/h"}, "/h/.config/Code/User/mcp.json"),
+        ("claude-code", "win32", {"USERPROFILE": "/u"}, "/u/.claude.json"),
+        ("gemini", "darwin", {"HOME": "/Users/a"}, "/Users/a/.gemini/settings.json"),
+    ],
+)
+def test_each_client_s_user_file_is_where_its_documentation_says_on_each_system(
+    client: str, platform: str, environ: dict[str, str], expected: str
+) -> None:
+    assert config_path(client, platform=platform, environ=environ) == Path(expected)
+
+
+def test_a_target_that_cannot_load_is_reported_before_anything_is_written(place: Place) -> None:
+    (place.project / "broken.py").write_text("raise RuntimeError('no database')\n", encoding="utf-8")
+    run = place.install("cursor", "broken.py")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == ("toolkit: error: cannot import 'broken.py': RuntimeError: no database (broken.py, line 1)\n")
+    assert not (place.home / ".cursor").exists()
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("[1, 2]", "{path!r} does not hold a JSON object; nothing was written"),
+        ("directory", "cannot read {path!r}: Is a directory"),
+        ("parent-is-a-file", "cannot read {path!r}: Not a directory"),
+    ],
+)
+def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, setup: str, message: str) -> None:
+    path = place.home / ".gemini" / "settings.json"
+    if setup == "directory":
+        path.mkdir(parents=True)
+    elif setup == "parent-is-a-file":
+        path.parent.write_text("", encoding="utf-8")
+    else:
+        path.parent.mkdir()
+        path.write_text(setup, encoding="utf-8")
+    run = place.install("gemini", "weather.py")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == "toolkit: error: " + message.format(path=str(path)) + "\n"
+
+
+@pytest.mark.parametrize("command", ["install", "dev"])
+def test_the_help_of_install_and_dev_fits_in_80_columns(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert [line for line in text.splitlines() if len(line) > 80] == []
+    assert "TARGET is package.module, package.module:attr, path/to/file.py or\n" in text
+
+
+@pytest.mark.anyio
+async def test_with_dev_the_client_runs_toolkit_dev_and_it_serves(place: Place) -> None:
+    run = place.install("claude-code", "weather.py", "--dev", "--env", "GREETING=dev")
+    entry = json.loads(place.file("claude-code", False).read_text(encoding="utf-8"))["mcpServers"]["weather"]
+
+    assert run.returncode == 0, run.stderr
+    assert entry["args"] == ["-m", "toolkit", "dev", str(place.project / "weather.py")]
+    assert await start_and_call(entry, place.elsewhere) == "dev"
+
+
+def test_a_symlinked_file_stays_a_link_and_the_file_it_leads_to_is_written(place: Place) -> None:
+    dotfiles = place.home / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "cursor-mcp.json"
+    real.write_text('{"theme": "dark"}', encoding="utf-8")
+    real.chmod(0o600)
+    link = place.home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    run = place.install("cursor", "weather.py")
+
+    assert run.returncode == 0, run.stderr
+    assert link.is_symlink()
+    assert os.readlink(link) == str(real)
+    assert json.loads(real.read_text(encoding="utf-8")) == {
+        "theme": "dark",
+        "mcpServers": {"weather": expected_entry("cursor", place)},
+    }
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert sorted(path.name for path in dotfiles.iterdir()) == ["cursor-mcp.json"]  # no temporary file left
+
+
+def test_an_interpreter_that_cannot_start_the_server_is_refused(place: Place, tmp_path: Path) -> None:
+    no_toolkit = tmp_path / "python"
+    no_toolkit.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")  # an interpreter that imports nothing
+    no_toolkit.chmod(0o755)
+    missing = place.install("cursor", "weather.py", "--python", "/nonexistent/python")
+    cannot = place.install("mcp-json", "weather.py", "--python", str(no_toolkit))
+    works = place.install("mcp-json", "weather.py", "--python", PYTHON, "--dev")
+
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == (
+        "toolkit: error: --python '/nonexistent/python' is not an executable file; nothing was written\n"
+    )
+    assert not (place.home / ".cursor").exists()
+    assert (cannot.returncode, cannot.stdout) == (2, "")
+    assert cannot.stderr == (
+        f"toolkit: error: {no_toolkit} cannot import toolkit, so the client could not start the server: "
+        f"{no_toolkit} -m pip install '{CHECKOUT}' (or --uv); nothing was written\n"
+    )
+    assert works.returncode == 0, works.stderr
+    assert json.loads(works.stdout)["mcpServers"]["weather"]["command"] == PYTHON
+
+
+def test_dev_without_watchfiles_in_the_interpreter_is_refused_with_what_to_install(place: Place) -> None:
+    hide = "import sys; sys.modules['watchfiles'] = None; from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-c", hide, "install", "cursor", "weather.py", "--dev"],
+        capture_output=True,
+        text=True,
+        cwd=place.project,
+        env={**os.environ, "HOME": str(place.home)},
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: {PYTHON} cannot import watchfiles, so the client could not start the server: "
+        f"{PYTHON} -m pip install '{CHECKOUT}[reload]' (or --uv); nothing was written\n"
+    )
+    assert not (place.home / ".cursor").exists()
+
+
+def test_a_url_or_a_command_cannot_be_installed_and_says_what_to_do(place: Place) -> None:
+    url = place.install("cursor", "http://127.0.0.1:9/mcp")
+    command = place.install("cursor", "--stdio", "--", "python", "weather.py")
+
+    assert (url.returncode, url.stdout) == (2, "")
+    assert url.stderr == (
+        "toolkit: error: 'http://127.0.0.1:9/mcp' is a URL: toolkit install writes a command that starts a server "
+        'over stdio; add a remote server in the client\'s own settings (its entry with a "url"), or install the '
+        "module that serves it\n"
+    )
+    assert (command.returncode, command.stdout) == (2, "")
+    assert command.stderr == (
+        "toolkit: error: toolkit install writes TARGET (path/to/file.py or a module), which it loads first, not "
+        "--stdio -- COMMAND: print an entry with `toolkit install mcp-json TARGET` and edit its command and args\n"
+    )
+    assert not (place.home / ".cursor").exists()
+
+
+def test_a_file_with_comments_is_left_alone_and_the_message_says_how_to_add_the_entry(place: Place) -> None:
+    path = place.project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    text = '{\n  // my servers\n  "servers": {"a": {"command": "x", "url": "http://a//b"}} /* end */\n}\n'
+    path.write_text(text, encoding="utf-8")
+    run = place.install("vscode", "weather.py", "--project")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: {str(path)!r} has comments, which toolkit cannot keep: nothing was written; print the "
+        "entry with `toolkit install mcp-json weather.py` and paste it into the file\n"
+    )
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_replacing_an_entry_says_which_env_variables_it_drops(place: Place) -> None:
+    first = place.install("cursor", "weather.py", "--env", "KEY1=a", "--env", "KEY2=b", "--env", "KEY3=c")
+    again = place.install("cursor", "weather.py", "--env", "KEY2=z")
+    config = json.loads((place.home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))
+
+    assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
+    assert again.stdout.startswith(
+        f"replaced 'weather' (its env KEY1, KEY3 dropped: give --env again to keep them) in {place.home}/.cursor/"
+    )
+    assert config["mcpServers"]["weather"]["env"] == {"KEY2": "z"}
