@@ -149,8 +149,8 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
         "export_orders is not marked read-only or idempotent\n"
     )
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
-    assert bad.stderr == "toolkit: error: --call order_total=[1]: the arguments after '=' must be a JSON object\n"
-    assert broken.stderr.startswith("toolkit: error: --call order_total={: the arguments after '=' are not JSON: ")
+    assert bad.stderr == "toolkit: error: --call order_total=[1] (the arguments after '=') must be a JSON object\n"
+    assert broken.stderr.startswith("toolkit: error: --call order_total={ (the arguments after '=') is not valid JSON: ")
     assert (budget.returncode, budget.stderr.splitlines()[-1]) == (
         2,
         "toolkit lint: error: argument --budget: '0' is not a number of tokens above 0",
