@@ -454,3 +454,26 @@ def test_workers_without_http_is_refused_in_one_line(project: Path) -> None:
         2,
         "toolkit: error: --workers needs --http (without it, serve serves over stdio)\n",
     )
+
+
+HANGS_ON_IMPORT = """
+import sys
+import threading
+
+sys.stderr.write("toolkit: importing, and never done\\n")
+sys.stderr.flush()
+threading.Event().wait()  # an import that never ends: a module waiting on a resource that never comes
+"""
+
+
+async def test_stopping_waits_a_bounded_time_for_a_reload_that_never_ends_its_import(project: Path) -> None:
+    async with dev(str(project / "app.py")) as running:
+        await running.peer.initialize()
+        await running.said("watching ")
+        write(project / "app.py", HANGS_ON_IMPORT)
+        await running.said("importing, and never done")
+    # Leaving `dev` closed stdin: the process had to exit with status 0 (checked there), saying what it left behind.
+
+    assert running.stderr[-1] == (
+        f"toolkit: stopping without the reload in progress: importing {project / 'app.py'} took over 5 s"
+    )

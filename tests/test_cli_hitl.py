@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from served import Served
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = str(ROOT / "tests" / "servers" / "hitl_server.py")
@@ -130,6 +131,24 @@ def test_the_roots_are_the_current_directory_or_each_root_given(transport: str, 
     assert outcome(given) == (0, f"{tmp_path} {other}\n", "")
     missing = toolkit("--root", str(tmp_path / "nowhere"), *target, *command)
     assert outcome(missing) == (2, "", f"toolkit: error: --root {tmp_path / 'nowhere'}: no such file or directory\n")
+
+
+def test_a_server_at_a_url_gets_no_roots_unless_a_root_is_given(tmp_path: Path) -> None:
+    served = Served(Path(SERVER))
+    try:
+        without = toolkit(served.url, "sync_roots")
+        given = toolkit("--root", str(tmp_path), served.url, "sync_roots")
+    finally:
+        served.close()
+
+    # The client declares no roots: this machine's directory is not a remote server's to learn.
+    assert outcome(without) == (
+        2,
+        "",
+        "toolkit: error: the server refused the call: Server requires the roots capability for this request "
+        "(tool 'sync_roots' asks the client) (code -32021)\n",
+    )
+    assert outcome(given) == (0, f"{tmp_path}\n", "")
 
 
 def test_a_release_asks_its_form_and_confirmation_at_once_in_the_terminal() -> None:

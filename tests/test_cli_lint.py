@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,7 +151,9 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     )
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
     assert bad.stderr == "toolkit: error: --call order_total=[1] (the arguments after '=') must be a JSON object\n"
-    assert broken.stderr.startswith("toolkit: error: --call order_total={ (the arguments after '=') is not valid JSON: ")
+    assert broken.stderr.startswith(
+        "toolkit: error: --call order_total={ (the arguments after '=') is not valid JSON: "
+    )
     assert (budget.returncode, budget.stderr.splitlines()[-1]) == (
         2,
         "toolkit lint: error: argument --budget: '0' is not a number of tokens above 0",
@@ -266,6 +269,17 @@ def test_docs_show_each_tools_findings_as_a_badge(shop: Path) -> None:
     assert "| `delete_order` | `read-only` `open-world` `lint: TK201` | `order_id` |" in run.stdout
     assert "**Lint:** `TK201` is marked read-only, but its name or description says it does: delete" in run.stdout
     assert "`lint: TK301`" not in run.stdout  # silenced in the code
+
+
+def test_docs_without_lint_leave_out_every_badge_and_lint_line(shop: Path) -> None:
+    shown = toolkit("docs", "shop.py", cwd=shop)
+    run = toolkit("docs", "shop.py", "--no-lint", cwd=shop)
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert "| `delete_order` | `read-only` `open-world` | `order_id` |" in run.stdout
+    assert [line for line in run.stdout.splitlines() if "lint" in line.lower()] == []
+    # Only the findings differ: the badges and the **Lint:** lines are all that --no-lint leaves out.
+    assert run.stdout == re.sub(r" `lint: TK\d+`|\*\*Lint:\*\*[^\n]*\n\n", "", shown.stdout)
 
 
 def test_the_pytest_helper_fails_a_test_on_findings(shop: Path) -> None:

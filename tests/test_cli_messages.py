@@ -184,3 +184,38 @@ def test_an_installed_package_is_never_taken_for_a_users_file_that_shadows(
         shadowing_module()
         == f"{os.path.relpath(users.__file__)!r} shadows the standard library's 'colorsys' module: rename it"
     )
+
+
+DEEP = '''\
+from toolkit import tool
+
+
+@tool
+def deep(text: str) -> str:
+    """Answer,
+    and then
+    {indent}a line indented past the width of a docstring line.
+    """
+    return text
+'''
+
+
+def test_a_description_indented_past_the_line_width_gives_a_client_with_its_indent_cut(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text(DEEP.format(indent=" " * 130), encoding="utf-8")
+    status, out, err = toolkit("client", "deep.py", cwd=tmp_path)
+
+    assert (status, err) == (0, "")
+    compile(out, "deep_client.py", "exec")  # a module Python reads
+    deep = f"{' ' * 24}a line indented past the width of a docstring line."
+    assert f'        """Answer,\n        and then\n{deep}\n' in out
+
+
+def test_a_file_to_check_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "search.py").write_text(SEARCH.replace("qeury", "query"), encoding="utf-8")
+    (tmp_path / "TOOLS.md").write_bytes(b"# Tools caf\xe9\n")
+
+    assert toolkit("docs", "search.py", "--check", "TOOLS.md", cwd=tmp_path) == (
+        2,
+        "",
+        "toolkit: error: 'TOOLS.md' is not UTF-8 text (byte 11: invalid continuation byte)\n",
+    )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from toolkit import CallToolResult, ProtocolError, StartupError
 from toolkit._engine.server import Server, serve_process
-from toolkit._lint import lint
+from toolkit._lint import Finding, lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
 from toolkit._profiles.profiles import get_profile
@@ -151,8 +151,11 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     if args.format in ("openai", "anthropic", "gemini"):
         text = _definitions(tools, args.format, args.profile)
     else:
-        # A module's own tools are shown with what their code says (and silences) in their lint badges.
-        findings = None if args.stdio or is_url(args.target) else lint(load(args.target))
+        # Lint findings are shown unless --no-lint (a reference is read by the tools' authors and reviewers first); a
+        # module's own tools with what their code says (and silences), another server's as its definitions say.
+        findings: list[Finding] | None = []
+        if not args.no_lint:
+            findings = None if args.stdio or is_url(args.target) else lint(load(args.target))
         text = (
             render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
         )
@@ -249,10 +252,12 @@ def _suggestion(name: str, tools: Sequence[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(tools) or 'none'}"
 
 
-def _roots(given: list[str] | None) -> list[Path]:
-    """The client's roots for `ctx.list_roots()`: each `--root` (which must exist), or the current directory."""
+def _roots(given: list[str] | None, *, remote: bool) -> list[Path] | None:
+    """The client's roots for `ctx.list_roots()`: each `--root` (which must exist), or else the current directory;
+    none for a server at a URL (`None`: the client declares no roots), which runs on another machine, where this
+    directory means nothing and its path is not the server's to learn."""
     if not given:
-        return [Path.cwd()]
+        return None if remote else [Path.cwd()]
     missing = [root for root in given if not Path(root).exists()]
     if missing:
         raise CommandError(f"--root {missing[0]}: no such file or directory")
@@ -272,7 +277,11 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
 
     async def call() -> CallToolResult:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
-        options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample, roots=_roots(args.roots))
+        options.update(
+            elicitation_handler=prompt.elicit,
+            sampling_handler=prompt.sample,
+            roots=_roots(args.roots, remote=is_url(args.target)),
+        )
         async with connect(args, **options) as client:
             # The tools' schemas say which `key=value` texts are strings; the names, what an unknown tool was meant.
             tools = await client.list_tools()

@@ -286,6 +286,8 @@ def _compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) 
         current = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot read {str(path)!r}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:  # what toolkit writes is UTF-8: this file is not one it wrote
+        raise CommandError(f"{str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
     if current == text:
         return 0
     diff = difflib.unified_diff(

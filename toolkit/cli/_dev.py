@@ -49,6 +49,10 @@ _EXTRA = "install toolkit's reload extra (in a clone of toolkit: pip install '.[
 # How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
 # (every change from then on is seen), which is what a person, or a test, waits for before editing.
 _LOOK_UP_MS = 500
+# How long stopping waits for a reload that is importing the module (an import cannot be interrupted): one that is
+# still running then is left to its daemon thread, which ends with the process, so that a module that hangs while
+# it imports cannot keep `toolkit dev` from stopping.
+_STOP_WAIT = 5.0
 
 
 def run_dev(args: argparse.Namespace) -> int:
@@ -173,7 +177,10 @@ class _Reloader:
                         yield state
             finally:
                 stop.set()  # seen by the watcher within its `step` (50 ms), or once an import in progress ends
-                await anyio.to_thread.run_sync(watcher.join)  # the loop stays free for a swap the watcher hands it
+                # On a worker thread: the loop stays free for a swap the watcher hands it meanwhile.
+                await anyio.to_thread.run_sync(watcher.join, _STOP_WAIT)
+                if watcher.is_alive():
+                    say(f"stopping without the reload in progress: importing {self.target} took over {_STOP_WAIT:g} s")
 
         return lifespan
 

@@ -254,6 +254,10 @@ def _read(path: Path, target: str) -> str:
         return ""
     except OSError as exc:
         raise CommandError(f"cannot read {str(path)!r}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:  # JSON files are UTF-8 (RFC 8259), and the clients write theirs so
+        raise CommandError(
+            f"{str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); fix it first: nothing was written"
+        ) from exc
     if text.strip():
         try:
             json.loads(text)

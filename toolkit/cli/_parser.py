@@ -187,7 +187,8 @@ def _call_options(call: argparse.ArgumentParser) -> None:
         action="append",
         dest="roots",
         metavar="PATH",
-        help="a directory or file the tool may work on, for roots/list (repeatable; default: the current directory)",
+        help="a directory or file the tool may work on, for roots/list (repeatable; default: the current directory, "
+        "none for a URL)",
     )
     call.add_argument(
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
@@ -209,6 +210,9 @@ def _docs_options(docs: argparse.ArgumentParser) -> None:
     docs.add_argument("--profile", help="with --format openai|anthropic: the profile, e.g. openai-strict")
     docs.add_argument("--title", default="Tools", help="the top heading (default: Tools)")
     docs.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
+    docs.add_argument(
+        "--no-lint", action="store_true", help="leave out the tools' lint findings (shown by default, for a reviewer)"
+    )
     docs.set_defaults(run=write_docs, name="docs")
 
 

@@ -27,6 +27,7 @@ __all__ = ["render_client", "write_client"]
 _WIDTH = 120  # the line length ruff checks (pyproject.toml): every line written fits in it
 _INLINE_LITERAL = 60  # a longer Literal gets a name of its own
 _MAX_DEPTH = 32
+_MAX_INDENT = 16  # the most indent a docstring line keeps from a description
 _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
 _RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
@@ -426,7 +427,9 @@ def _docstring(text: str, indent: int) -> list[str]:
         if i:
             lines.append("")
         for raw in paragraph.splitlines():
-            lead = len(raw) - len(raw.lstrip())  # an Args entry's continuation keeps its indent
+            # An Args entry's continuation keeps its indent; a deeper one (a description's own layout) is cut to the
+            # most a docstring line has room for.
+            lead = min(len(raw) - len(raw.lstrip()), _MAX_INDENT)
             wrapped = textwrap.wrap(
                 _doc_text(raw.strip()),
                 width - lead,
