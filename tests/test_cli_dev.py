@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import cli_helpers
 import pytest
 import wire
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -124,19 +125,9 @@ async def dev(*args: str) -> AsyncIterator[Dev]:
 
 
 def toolkit(*args: str, cwd: Path, path: str | None = None, without: str = "") -> subprocess.CompletedProcess[str]:
-    """`toolkit ARGS` in a child process, run to its end; `without` names a module it cannot import there."""
-    hide = f"sys.modules[{without!r}] = None; " if without else ""
-    code = f"import sys; {hide}from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
-    env = {**os.environ, "PATH": path} if path is not None else None
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    """`toolkit ARGS` in a child process, run to its end; `path` is its PATH, `without` a module it cannot import."""
+    env = {"PATH": path} if path is not None else None
+    return cli_helpers.toolkit(*args, cwd=cwd, env=env, without=(without,) if without else ())
 
 
 def relative(path: Path) -> str:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import help_text
 
 from toolkit import Client, TextContent
-from toolkit.cli import main
 from toolkit.cli._install import config_path
 
 TIMEOUT = 60.0
@@ -308,11 +308,7 @@ def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, 
 def test_the_help_of_install_and_dev_fits_in_80_columns(
     command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    with pytest.raises(SystemExit) as exited:
-        main([command, "--help"])
-    text = capsys.readouterr().out
-    assert exited.value.code == 0
+    text = help_text(command, capsys, monkeypatch)
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert "TARGET is package.module, package.module:attr, path/to/file.py or\n" in text
 

@@ -4,17 +4,12 @@ server over stdio, the silences in code, `--call`, and the lint badge of `toolki
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from served import Served
-
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
+from cli_helpers import PYTHON, outcome, serving, toolkit
 
 SHOP = '''
 from typing import Annotated
@@ -57,17 +52,6 @@ server = Server("shop", tools=[delete_order, order_total, wait_for_order, export
 if __name__ == "__main__":
     server.run()
 '''
-
-
-def toolkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [PYTHON, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60, check=False
-    )
-
-
-def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
-    return (run.returncode, run.stdout, run.stderr)
 
 
 @pytest.fixture
@@ -311,8 +295,7 @@ def test_a_call_that_does_not_finish_within_the_timeout_exits_124(shop: Path) ->
 
 
 def test_a_server_at_a_url_is_linted_and_called_as_any_client_sees_it(shop: Path) -> None:
-    served = Served(shop / "shop.py")
-    try:
+    with serving(shop / "shop.py") as served:
         run = toolkit(
             "lint",
             served.url,
@@ -324,8 +307,6 @@ def test_a_server_at_a_url_is_linted_and_called_as_any_client_sees_it(shop: Path
             "10",
             cwd=shop,
         )
-    finally:
-        served.close()
 
     assert (run.returncode, run.stderr) == (1, "")
     assert run.stdout.splitlines() == [

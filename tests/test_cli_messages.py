@@ -11,21 +11,17 @@ import sysconfig
 import types
 from pathlib import Path
 
+import cli_helpers
 import pytest
+from cli_helpers import ROOT, TIMEOUT, outcome
 from test_prompt import CONTACT, Terminal
 
 from toolkit import ElicitRequest
 from toolkit._shadowing import shadowing_module
 
-ROOT = Path(__file__).resolve().parent.parent
-TIMEOUT = 60.0
-
 
 def toolkit(*args: str, cwd: Path = ROOT) -> tuple[int, str, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, timeout=TIMEOUT, check=False
-    )
-    return run.returncode, run.stdout, run.stderr
+    return outcome(cli_helpers.toolkit(*args, cwd=cwd))
 
 
 SEARCH = '''\
