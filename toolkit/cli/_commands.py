@@ -1,6 +1,7 @@
-"""The `toolkit` command's subcommands (serve, list, docs, check, call) and their connection to the tools.
+"""The `toolkit` command's first subcommands: serve, list, docs, check and call.
 
 Each takes the parsed arguments and returns the exit status; a problem to report in one line is a `CommandError`.
+What they share with the commands in modules of their own (loading, connecting, output) is in `_common`.
 """
 
 from __future__ import annotations
