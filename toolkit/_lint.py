@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolkit import Server, Tool
+from toolkit._definition.tool import Tool
+from toolkit._engine.server import Server  # moves to toolkit._server (issue 22)
 from toolkit._protocol.jsonrpc import URL_ELICITATION_REQUIRED
 
 __all__ = [

@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from cli_helpers import PYTHON, ROOT, outcome, toolkit
 
 from toolkit import Client
 from toolkit.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
-PYTHON = sys.executable
 
 PROGRESS_TOOLS = '''
 from toolkit import Context, ToolError, tool
@@ -46,17 +44,6 @@ def echo(value: object = None, text: str = "") -> dict[str, object]:
     """Return the arguments."""
     return {"value": value, "text": text}
 '''
-
-
-def toolkit(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [PYTHON, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60, check=False
-    )
-
-
-def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
-    return (run.returncode, run.stdout, run.stderr)
 
 
 @pytest.fixture

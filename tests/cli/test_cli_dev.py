@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import cli_helpers
 import pytest
 import wire
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -124,19 +125,9 @@ async def dev(*args: str) -> AsyncIterator[Dev]:
 
 
 def toolkit(*args: str, cwd: Path, path: str | None = None, without: str = "") -> subprocess.CompletedProcess[str]:
-    """`toolkit ARGS` in a child process, run to its end; `without` names a module it cannot import there."""
-    hide = f"sys.modules[{without!r}] = None; " if without else ""
-    code = f"import sys; {hide}from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
-    env = {**os.environ, "PATH": path} if path is not None else None
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    """`toolkit ARGS` in a child process, run to its end; `path` is its PATH, `without` a module it cannot import."""
+    env = {"PATH": path} if path is not None else None
+    return cli_helpers.toolkit(*args, cwd=cwd, env=env, without=(without,) if without else ())
 
 
 def relative(path: Path) -> str:
@@ -453,4 +444,27 @@ def test_workers_without_http_is_refused_in_one_line(project: Path) -> None:
     assert (run.returncode, run.stderr) == (
         2,
         "toolkit: error: --workers needs --http (without it, serve serves over stdio)\n",
+    )
+
+
+HANGS_ON_IMPORT = """
+import sys
+import threading
+
+sys.stderr.write("toolkit: importing, and never done\\n")
+sys.stderr.flush()
+threading.Event().wait()  # an import that never ends: a module waiting on a resource that never comes
+"""
+
+
+async def test_stopping_waits_a_bounded_time_for_a_reload_that_never_ends_its_import(project: Path) -> None:
+    async with dev(str(project / "app.py")) as running:
+        await running.peer.initialize()
+        await running.said("watching ")
+        write(project / "app.py", HANGS_ON_IMPORT)
+        await running.said("importing, and never done")
+    # Leaving `dev` closed stdin: the process had to exit with status 0 (checked there), saying what it left behind.
+
+    assert running.stderr[-1] == (
+        f"toolkit: stopping without the reload in progress: importing {project / 'app.py'} took over 5 s"
     )

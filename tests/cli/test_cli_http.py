@@ -4,32 +4,17 @@ SDK snippet of docs/http.md, run against that server."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from served import TIMEOUT, Served
+from cli_helpers import ROOT, outcome, toolkit
+from served import Served
 
-ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "tests" / "servers" / "http_demo.py"
 # A port nothing listens on: loopback refuses the connection at once.
 UNREACHABLE = "http://127.0.0.1:1/mcp"
 EXTRA = "install toolkit's http extra (in a clone of toolkit: pip install '.[http]')"
-
-
-def toolkit(*args: str, without: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    """`toolkit ARGS` in a child process; `without` names modules that cannot be imported there."""
-    hide = "".join(f"sys.modules[{name!r}] = None; " for name in without)
-    code = f"import sys; {hide}from toolkit.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT, check=False
-    )
-
-
-def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
-    return (run.returncode, run.stdout, run.stderr)
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,8 @@ from typing import Any, cast
 import jsonschema
 import pytest
 import wire
-from served import Served
-from test_cli import PROGRESS_TOOLS, PYTHON, ROOT, outcome, toolkit
-
-from toolkit.cli import main
+from cli_helpers import PYTHON, ROOT, help_text, outcome, serving, toolkit
+from test_cli import PROGRESS_TOOLS
 
 # Our own check of a Server Card's shape, hand-written from the draft's `ServerCard` definition (SEP-2127 revision
 # a6c26fa6, whose source of truth is schema.ts/schema.json of modelcontextprotocol/experimental-ext-server-card at
@@ -192,11 +190,8 @@ def test_a_server_without_namespace_or_description_still_gets_a_valid_card_and_a
 
 @pytest.mark.parametrize(("protocol", "spoken"), [("handshake", "2025-11-25"), ("2026-07-28", "2026-07-28")])
 def test_the_card_of_a_url_names_it_as_a_remote_with_the_revision_spoken(protocol: str, spoken: str) -> None:
-    served = Served(ROOT / "examples" / "notes.py")
-    try:
+    with serving(ROOT / "examples" / "notes.py") as served:
         run = toolkit("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
-    finally:
-        served.close()
 
     assert (run.returncode, run.stderr) == (0, "")
     assert valid_card(run.stdout)["remotes"] == [
@@ -234,12 +229,8 @@ def test_a_name_or_url_the_card_cannot_hold_is_refused(args: list[str], message:
 def test_the_help_of_inspect_and_client_fits_in_80_columns_and_says_what_its_targets_are(
     command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    with pytest.raises(SystemExit) as exited:
-        main([command, "--help"])
-    text = capsys.readouterr().out
+    text = help_text(command, capsys, monkeypatch)
 
-    assert exited.value.code == 0
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert "TARGET may also be the URL of a server" in text
     assert ("--format {card,tools}" in text) is (command == "inspect")

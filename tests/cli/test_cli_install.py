@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import help_text
 
 from toolkit import Client, TextContent
-from toolkit.cli import main
 from toolkit.cli._install import config_path
 
 TIMEOUT = 60.0
@@ -284,6 +284,10 @@ def test_a_target_that_cannot_load_is_reported_before_anything_is_written(place:
         ("[1, 2]", "{path!r} does not hold a JSON object; nothing was written"),
         ("directory", "cannot read {path!r}: Is a directory"),
         ("parent-is-a-file", "cannot read {path!r}: Not a directory"),
+        (
+            '{"mcpServers": {"caf\xe9": {}}}',  # written in Latin-1, not UTF-8
+            "{path!r} is not UTF-8 text (byte 20: invalid continuation byte); fix it first: nothing was written",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, setup: str, message: str) -> None:
@@ -294,7 +298,7 @@ def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, 
         path.parent.write_text("", encoding="utf-8")
     else:
         path.parent.mkdir()
-        path.write_text(setup, encoding="utf-8")
+        path.write_text(setup, encoding="latin-1")
     run = place.install("gemini", "weather.py")
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == "toolkit: error: " + message.format(path=str(path)) + "\n"
@@ -304,11 +308,7 @@ def test_a_file_that_cannot_be_read_written_or_merged_is_one_line(place: Place, 
 def test_the_help_of_install_and_dev_fits_in_80_columns(
     command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    with pytest.raises(SystemExit) as exited:
-        main([command, "--help"])
-    text = capsys.readouterr().out
-    assert exited.value.code == 0
+    text = help_text(command, capsys, monkeypatch)
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert "TARGET is package.module, package.module:attr, path/to/file.py or\n" in text
 

@@ -4,16 +4,12 @@ server over stdio, the silences in code, `--call`, and the lint badge of `toolki
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from served import Served
-
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = sys.executable
+from cli_helpers import PYTHON, outcome, serving, toolkit
 
 SHOP = '''
 from typing import Annotated
@@ -56,17 +52,6 @@ server = Server("shop", tools=[delete_order, order_total, wait_for_order, export
 if __name__ == "__main__":
     server.run()
 '''
-
-
-def toolkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [PYTHON, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60, check=False
-    )
-
-
-def outcome(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
-    return (run.returncode, run.stdout, run.stderr)
 
 
 @pytest.fixture
@@ -149,8 +134,10 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
         "export_orders is not marked read-only or idempotent\n"
     )
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
-    assert bad.stderr == "toolkit: error: --call order_total=[1]: the arguments after '=' must be a JSON object\n"
-    assert broken.stderr.startswith("toolkit: error: --call order_total={: the arguments after '=' are not JSON: ")
+    assert bad.stderr == "toolkit: error: --call order_total=[1] (the arguments after '=') must be a JSON object\n"
+    assert broken.stderr.startswith(
+        "toolkit: error: --call order_total={ (the arguments after '=') is not valid JSON: "
+    )
     assert (budget.returncode, budget.stderr.splitlines()[-1]) == (
         2,
         "toolkit lint: error: argument --budget: '0' is not a number of tokens above 0",
@@ -268,6 +255,17 @@ def test_docs_show_each_tools_findings_as_a_badge(shop: Path) -> None:
     assert "`lint: TK301`" not in run.stdout  # silenced in the code
 
 
+def test_docs_without_lint_leave_out_every_badge_and_lint_line(shop: Path) -> None:
+    shown = toolkit("docs", "shop.py", cwd=shop)
+    run = toolkit("docs", "shop.py", "--no-lint", cwd=shop)
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert "| `delete_order` | `read-only` `open-world` | `order_id` |" in run.stdout
+    assert [line for line in run.stdout.splitlines() if "lint" in line.lower()] == []
+    # Only the findings differ: the badges and the **Lint:** lines are all that --no-lint leaves out.
+    assert run.stdout == re.sub(r" `lint: TK\d+`|\*\*Lint:\*\*[^\n]*\n\n", "", shown.stdout)
+
+
 def test_the_pytest_helper_fails_a_test_on_findings(shop: Path) -> None:
     (shop / "test_shop.py").write_text(
         "from shop import server\nfrom toolkit.testing import assert_lint_clean\n\n\n"
@@ -297,8 +295,7 @@ def test_a_call_that_does_not_finish_within_the_timeout_exits_124(shop: Path) ->
 
 
 def test_a_server_at_a_url_is_linted_and_called_as_any_client_sees_it(shop: Path) -> None:
-    served = Served(shop / "shop.py")
-    try:
+    with serving(shop / "shop.py") as served:
         run = toolkit(
             "lint",
             served.url,
@@ -310,8 +307,6 @@ def test_a_server_at_a_url_is_linted_and_called_as_any_client_sees_it(shop: Path
             "10",
             cwd=shop,
         )
-    finally:
-        served.close()
 
     assert (run.returncode, run.stderr) == (1, "")
     assert run.stdout.splitlines() == [

@@ -11,21 +11,17 @@ import sysconfig
 import types
 from pathlib import Path
 
+import cli_helpers
 import pytest
+from cli_helpers import ROOT, TIMEOUT, outcome
 from test_prompt import CONTACT, Terminal
 
 from toolkit import ElicitRequest
 from toolkit._shadowing import shadowing_module
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 60.0
-
 
 def toolkit(*args: str, cwd: Path = ROOT) -> tuple[int, str, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolkit", *args], capture_output=True, text=True, cwd=cwd, timeout=TIMEOUT, check=False
-    )
-    return run.returncode, run.stdout, run.stderr
+    return outcome(cli_helpers.toolkit(*args, cwd=cwd))
 
 
 SEARCH = '''\
@@ -183,4 +179,39 @@ def test_an_installed_package_is_never_taken_for_a_users_file_that_shadows(
     assert (
         shadowing_module()
         == f"{os.path.relpath(users.__file__)!r} shadows the standard library's 'colorsys' module: rename it"
+    )
+
+
+DEEP = '''\
+from toolkit import tool
+
+
+@tool
+def deep(text: str) -> str:
+    """Answer,
+    and then
+    {indent}a line indented past the width of a docstring line.
+    """
+    return text
+'''
+
+
+def test_a_description_indented_past_the_line_width_gives_a_client_with_its_indent_cut(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text(DEEP.format(indent=" " * 130), encoding="utf-8")
+    status, out, err = toolkit("client", "deep.py", cwd=tmp_path)
+
+    assert (status, err) == (0, "")
+    compile(out, "deep_client.py", "exec")  # a module Python reads
+    deep = f"{' ' * 24}a line indented past the width of a docstring line."
+    assert f'        """Answer,\n        and then\n{deep}\n' in out
+
+
+def test_a_file_to_check_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "search.py").write_text(SEARCH.replace("qeury", "query"), encoding="utf-8")
+    (tmp_path / "TOOLS.md").write_bytes(b"# Tools caf\xe9\n")
+
+    assert toolkit("docs", "search.py", "--check", "TOOLS.md", cwd=tmp_path) == (
+        2,
+        "",
+        "toolkit: error: 'TOOLS.md' is not UTF-8 text (byte 11: invalid continuation byte)\n",
     )

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_helpers import ROOT, toolkit
 
 TOOLS = '''
 from toolkit import tool
@@ -36,19 +32,6 @@ def add(a: int, b: int) -> int:
     """Add."""
     return a + b
 '''
-
-
-def toolkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [sys.executable, "-m", "toolkit", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from test_cli import PYTHON, ROOT, outcome, toolkit
+from cli_helpers import PYTHON, ROOT, outcome, toolkit
 
 from toolkit import CallToolResult, Client, Server, ToolError
 from toolkit.cli._typed_client import render_client

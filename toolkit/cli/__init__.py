@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from toolkit._shadowing import shadowing_module
 
-from ._commands import CommandError, CommandTimeout
+from ._common import CommandError, CommandTimeout
 from ._parser import parse_arguments
 
 __all__ = ["main"]

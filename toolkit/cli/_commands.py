@@ -1,204 +1,54 @@
-"""The `toolkit` command's subcommands (serve, list, docs, check, call) and their connection to the tools.
+"""The `toolkit` command's first subcommands: serve, list, docs, check and call.
 
 Each takes the parsed arguments and returns the exit status; a problem to report in one line is a `CommandError`.
+What they share with the commands in modules of their own (loading, connecting, output) is in `_common`.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import functools
 import json
 import os
 import sys
-import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO
 
-import anyio
-
-from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
-from toolkit._engine.server import Server, definitions_only, serve_process
-from toolkit._lint import lint
+from toolkit import CallToolResult, ProtocolError, StartupError
+from toolkit._engine.server import Server, serve_process
+from toolkit._lint import Finding, lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
 from toolkit._profiles.profiles import get_profile
-from toolkit._protocol.jsonrpc import INVALID_REQUEST
 from toolkit._shadowing import shadowing_module
-from toolkit._target import TargetError, load_server, load_target
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 
 from ._breaking_changes import compare, format_changes
+from ._common import (
+    CommandError,
+    CommandTimeout,
+    check_headers,
+    connect,
+    data_on_stdout,
+    deliver,
+    is_url,
+    json_object,
+    load,
+    load_served,
+    output_kept_apart,
+    read_tools,
+    run,
+    say,
+    seconds,
+)
 from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 from ._prompt import TerminalPrompt
 
 if TYPE_CHECKING:
-    # Imported where a command connects: `toolkit serve` runs a server, which never needs the client.
-    from toolkit import Client, LogMessage
+    from toolkit import LogMessage
 
-__all__ = [
-    "CommandError",
-    "CommandTimeout",
-    "call_tool",
-    "check_tools",
-    "connect",
-    "data_on_stdout",
-    "deliver",
-    "list_tools",
-    "load",
-    "payload",
-    "read_server",
-    "run",
-    "seconds",
-    "serve_target",
-    "tools_payload",
-    "write_docs",
-]
-
-T = TypeVar("T")
-
-
-class CommandError(Exception):
-    """A problem to report in one line, exiting with status 2."""
-
-
-class CommandTimeout(CommandError):
-    """`--timeout` expired: reported in one line, exiting with status 124."""
-
-
-# -- connecting ------------------------------------------------------------------------------------------------
-
-
-def _load(target: str) -> Any:
-    try:
-        return load_server(target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from exc
-
-
-@asynccontextmanager
-async def _connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **options: Any) -> AsyncIterator[Client]:
-    from toolkit import Client
-
-    options["protocol"] = args.protocol
-    if args.max_message_size is not None:
-        options["max_message_size"] = args.max_message_size
-    if args.stdio:
-        client = Client.stdio(args.command, **options)
-    elif is_url(args.target):
-        try:
-            client = Client.http(args.target, headers=_headers(args.headers), **options)
-        except ImportError as exc:  # without the http extra: the message says what to install
-            raise CommandError(str(exc)) from exc
-    else:
-        # `call` loads the server itself first, to check the tool's name.
-        server = _load(args.target) if isinstance(args.target, str) else args.target
-        client = Client(server, lifespan=lifespan, **options)
-    connected = False
-    try:
-        async with client:
-            connected = True
-            yield client
-    except OSError as exc:
-        # Only while starting: later, a TimeoutError (an OSError) of --timeout or the block's own errors go on.
-        if connected or isinstance(exc, TimeoutError):
-            raise
-        raise CommandError(f"cannot start {' '.join(args.command)!r}: {exc}") from exc
-    except ProtocolError as exc:
-        if connected or isinstance(exc, ConnectionClosedError):
-            raise
-        raise CommandError(_not_connected(args, exc)) from exc
-
-
-def is_url(target: Any) -> bool:
-    return isinstance(target, str) and target.startswith(("http://", "https://"))
-
-
-def _check_headers(args: argparse.Namespace, target: Any) -> None:
-    if args.headers and (args.stdio or not is_url(target)):
-        what = "a server started with --stdio" if args.stdio else repr(target)
-        raise CommandError(f"-H applies to URL targets (http://... or https://...), not to {what}")
-
-
-def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
-    """Why the client could not connect: the HTTP client's failure to reach a URL, or the server's refusal."""
-    if not is_url(args.target):
-        return f"the server refused the connection: {exc.message} (code {exc.code})"
-    url = urllib.parse.urlsplit(args.target)
-    # Client.http answers a request that got no JSON-RPC reply with one of two messages (toolkit/_http_client.py).
-    failure = exc.message.removeprefix("HTTP request failed: ")
-    if failure != exc.message or exc.message.startswith("HTTP "):
-        hint = ""
-        if exc.message.startswith("HTTP 404") and url.path.rstrip("/") != "/mcp":
-            hint = f"; the endpoint is usually /mcp: {urllib.parse.urlunsplit((*url[:2], '/mcp', *url[3:]))}"
-        elif "WRONG_VERSION_NUMBER" in failure and url.scheme == "https":
-            hint = f"; is it a plain HTTP server? try {urllib.parse.urlunsplit(('http', *url[1:]))}"
-        return f"cannot connect to {args.target}: {failure}{hint}"
-    return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
-
-
-def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
-    headers = {}
-    for pair in pairs or ():
-        name, sep, value = pair.partition(":")
-        if not sep or not name.strip():
-            raise CommandError(f"a header is 'Name: value', got {pair!r}")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
-def _payload(args: argparse.Namespace) -> list[dict[str, Any]]:
-    return read_server(args, tools_payload)
-
-
-async def tools_payload(client: Client) -> list[dict[str, Any]]:
-    """The `tools` of the server's `tools/list` result, as JSON (every page)."""
-    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in await client.list_tools()]
-
-
-def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]]) -> T:
-    """Connect to the command's server for its definitions only (its lifespan does not run), within `--timeout`,
-    and return what `read` reads from it; a refusal or a timeout is reported in one line."""
-    _check_headers(args, args.target)
-
-    async def fetch() -> T:
-        with anyio.fail_after(args.timeout):
-            async with _connect(args, definitions_only) as client:
-                return await read(client)
-
-    try:
-        return _run(fetch)
-    except ProtocolError as exc:
-        raise CommandError(f"the server refused tools/list: {exc.message} (code {exc.code})") from exc
-    except TimeoutError as exc:
-        what = f"the server {' '.join(args.command)!r}" if args.stdio else repr(args.target)
-        raise CommandTimeout(f"{args.name}: {what} gave no tools within {_seconds(args.timeout)} (--timeout)") from exc
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g} second{'' if value == 1 else 's'}"
-
-
-def _run(fn: Callable[[], Awaitable[T]]) -> T:
-    """`anyio.run(fn)`, with the one error from inside a task group raised as itself, and the connection's
-    failures (the server exited, a reply too large) turned into a `CommandError`."""
-    try:
-        try:
-            return anyio.run(fn)
-        except Exception as exc:
-            inner: BaseException = exc
-            while isinstance(getattr(inner, "exceptions", None), tuple) and len(inner.exceptions) == 1:  # type: ignore[attr-defined]
-                inner = inner.exceptions[0]  # type: ignore[attr-defined]
-            if inner is exc:
-                raise
-            raise inner from exc
-    except ConnectionClosedError as exc:
-        raise CommandError(exc.message) from exc
-    except MessageError as exc:
-        hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
-        raise CommandError(f"{exc}{hint}") from exc
+__all__ = ["call_tool", "check_tools", "list_tools", "serve_target", "worker_app", "write_docs"]
 
 
 # -- commands --------------------------------------------------------------------------------------------------
@@ -207,8 +57,8 @@ def _run(fn: Callable[[], Awaitable[T]]) -> T:
 def serve_target(args: argparse.Namespace) -> int:
     """`toolkit serve`: serve the target over stdio until the client leaves, or over HTTP until interrupted."""
     # What the module prints as it loads goes to stderr: over stdio, stdout is the protocol's from the start.
-    with _output_kept_apart(in_memory=True):
-        found = _load_target(args.target)
+    with output_kept_apart(in_memory=True):
+        found = load_served(args.target)
     server: Server = found if isinstance(found, Server) else found.server
     try:
         if not args.http:
@@ -247,13 +97,6 @@ def serve_target(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_target(target: str) -> Any:
-    try:
-        return load_target(target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from exc
-
-
 def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
     """The options `toolkit serve --http` gives `http_app()`; none for an app the module made itself, whose
     settings (`auth=`, allowed hosts, its secret) are served as they are, never replaced or dropped."""
@@ -283,25 +126,10 @@ def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
     return {}
 
 
-def data_on_stdout(command: Callable[[argparse.Namespace, TextIO], int]) -> Callable[[argparse.Namespace], int]:
-    """A command whose standard output is data (a table, JSON, a result), written to the stream it is given.
-
-    Whatever else runs in this process meanwhile (the module printing as it loads, a tool's `print`) goes to
-    stderr, so `toolkit docs app.py --format json | jq` reads JSON only: see `_output_kept_apart`.
-    """
-
-    @functools.wraps(command)
-    def run(args: argparse.Namespace) -> int:
-        with _output_kept_apart(in_memory=not args.stdio) as out:
-            return command(args, out)
-
-    return run
-
-
 @data_on_stdout
 def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
-    tools = _payload(args)
+    tools = read_tools(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
     for tool in tools:
         schema = tool.get("inputSchema") or {}
@@ -320,44 +148,19 @@ def list_tools(args: argparse.Namespace, out: TextIO) -> int:
 @data_on_stdout
 def write_docs(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit docs`: write (or, with `--check`, compare) the Markdown or JSON reference of the tools."""
-    tools = _payload(args)
+    tools = read_tools(args)
     if args.format in ("openai", "anthropic", "gemini"):
         text = _definitions(tools, args.format, args.profile)
     else:
-        # A module's own tools are shown with what their code says (and silences) in their lint badges.
-        findings = None if args.stdio or is_url(args.target) else lint(_load(args.target))
+        # Lint findings are shown unless --no-lint (a reference is read by the tools' authors and reviewers first); a
+        # module's own tools with what their code says (and silences), another server's as its definitions say.
+        findings: list[Finding] | None = []
+        if not args.no_lint:
+            findings = None if args.stdio or is_url(args.target) else lint(load(args.target))
         text = (
             render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
         )
     return deliver(text, args, out)
-
-
-def deliver(text: str, args: argparse.Namespace, out: TextIO) -> int:
-    """A generated file: compared with `--check FILE` (1 and a diff when it differs), written to `-o FILE`, or
-    printed."""
-    if args.check:
-        return _compare_file(Path(args.check), text, args, out)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        out.write(text)
-    return 0
-
-
-def _compare_file(path: Path, text: str, args: argparse.Namespace, out: TextIO) -> int:
-    try:
-        current = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"cannot read {str(path)!r}: {exc.strerror}") from exc
-    if current == text:
-        return 0
-    diff = difflib.unified_diff(
-        current.splitlines(keepends=True), text.splitlines(keepends=True), f"{path} (on disk)", f"{path} (generated)"
-    )
-    out.writelines(diff)
-    source = f"--stdio -- {' '.join(args.command)}" if args.stdio else args.target
-    print(f"toolkit: {path} is out of date; update it with: toolkit {args.name} {source} -o {path}", file=sys.stderr)
-    return 1
 
 
 @data_on_stdout
@@ -365,7 +168,7 @@ def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
     if args.profile:
         return _check_profiles(args, out)
-    tools = _payload(args)
+    tools = read_tools(args)
     if args.write:
         Path(args.write).write_text(render_json(tools), encoding="utf-8")
         print(f"wrote {len(tools)} tool{'' if len(tools) == 1 else 's'} to {args.write}", file=sys.stderr)
@@ -389,7 +192,7 @@ def _check_profiles(args: argparse.Namespace, out: TextIO) -> int:
         profiles = expand_profiles(args.profile)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
-    tools = _payload(args)
+    tools = read_tools(args)
     problems = check_profiles(tools, profiles)
     out.write(problems_json(problems) if args.format == "json" else format_problems(problems, len(tools), profiles))
     return 1 if any(p.rejects for p in problems) else 0
@@ -406,7 +209,7 @@ def _definitions(tools: list[dict[str, Any]], provider: str, profile: str | None
     # provider would refuse them, so say so, while writing them as asked (`check --profile` is the gate).
     for problem in check_profiles(tools, [chosen.name]):
         if problem.rejects and not problem.fixable:
-            print(f"toolkit: warning: {chosen.name} would reject this definition: {problem}", file=sys.stderr)
+            say(f"warning: {chosen.name} would reject this definition: {problem}")
     return render_definitions(tools, chosen.name)
 
 
@@ -434,11 +237,11 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
         if len(words) < 2:
             raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
         args.target = words.pop(0)
-    _check_headers(args, args.target)
+    check_headers(args, args.target)
     name, pairs = words[0], _pairs(words[1:])
     given = _json_arguments(args.json_args)
     if not args.stdio and not is_url(args.target):
-        server = _load(args.target)
+        server = load(args.target)
         if name not in server.tools:
             raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
         args.target = server
@@ -450,10 +253,12 @@ def _suggestion(name: str, tools: Sequence[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else f"; tools: {', '.join(tools) or 'none'}"
 
 
-def _roots(given: list[str] | None) -> list[Path]:
-    """The client's roots for `ctx.list_roots()`: each `--root` (which must exist), or the current directory."""
+def _roots(given: list[str] | None, *, remote: bool) -> list[Path] | None:
+    """The client's roots for `ctx.list_roots()`: each `--root` (which must exist), or else the current directory;
+    none for a server at a URL (`None`: the client declares no roots), which runs on another machine, where this
+    directory means nothing and its path is not the server's to learn."""
     if not given:
-        return [Path.cwd()]
+        return None if remote else [Path.cwd()]
     missing = [root for root in given if not Path(root).exists()]
     if missing:
         raise CommandError(f"--root {missing[0]}: no such file or directory")
@@ -471,10 +276,14 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     # A tool that asks is answered by the person at the terminal (stderr and stdin; stdout is the result).
     prompt = TerminalPrompt(yes=args.yes)
 
-    async def run() -> CallToolResult:
+    async def call() -> CallToolResult:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
-        options.update(elicitation_handler=prompt.elicit, sampling_handler=prompt.sample, roots=_roots(args.roots))
-        async with _connect(args, **options) as client:
+        options.update(
+            elicitation_handler=prompt.elicit,
+            sampling_handler=prompt.sample,
+            roots=_roots(args.roots, remote=is_url(args.target)),
+        )
+        async with connect(args, **options) as client:
             # The tools' schemas say which `key=value` texts are strings; the names, what an unknown tool was meant.
             tools = await client.list_tools()
             listed.extend(t.name for t in tools)
@@ -487,45 +296,19 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             return await client.call_tool(name, arguments, progress=progress, timeout=args.timeout)
 
     try:
-        result = _run(run)
+        result = run(call)
     except ProtocolError as exc:
         if prompt.refused_sampling:  # 2026-07-28: the client's own answer ends the call, not the server
             raise CommandError(f"{name} asked for a completion from a model: {exc.message}") from exc
         hint = _suggestion(name, listed) if listed and name not in listed else ""
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code}){hint}") from exc
     except TimeoutError as exc:
-        raise CommandTimeout(f"call: {name} gave no result within {_seconds(args.timeout)} (--timeout)") from exc
+        raise CommandTimeout(f"call: {name} gave no result within {seconds(args.timeout)} (--timeout)") from exc
     except StartupError as exc:
         raise CommandError(str(exc)) from exc
     finally:
         bar.close()
     return print_result(result, raw=args.raw, out=out)
-
-
-@contextmanager
-def _output_kept_apart(*, in_memory: bool) -> Iterator[TextIO]:
-    """Standard output for the result alone: a tool served in this process writes to stderr meanwhile.
-
-    Over stdio, the server's own process keeps its tools' output off the protocol stream. In memory, the tool runs
-    here, so file descriptor 1 points at stderr while it may run (what `print`, `os.write(1, ...)` and child
-    processes write goes there), and the result is written through a duplicate of the real standard output.
-    """
-    if not in_memory:
-        yield sys.stdout
-        return
-    sys.stdout.flush()
-    real = os.dup(1)
-    os.dup2(2, 1)
-    out = open(real, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)  # noqa: SIM115
-    try:
-        yield out
-    finally:
-        try:
-            out.close()  # flushes; the descriptor stays open (closefd=False) until restored below
-        finally:
-            sys.stdout.flush()  # what the tools printed, to stderr
-            os.dup2(real, 1)
-            os.close(real)
 
 
 def _json_arguments(source: str | None) -> dict[str, Any]:
@@ -540,13 +323,7 @@ def _json_arguments(source: str | None) -> dict[str, Any]:
             where, source = f"--json {source}", Path(source[1:]).read_text(encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"cannot read {source[1:]!r} (--json {source}): {exc.strerror}") from exc
-    try:
-        value = json.loads(source)
-    except ValueError as exc:
-        raise CommandError(f"{where} is not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise CommandError(f"{where} must be a JSON object")
-    return value
+    return json_object(source, where)
 
 
 def _pairs(words: Sequence[str]) -> list[tuple[str, str]]:
@@ -602,18 +379,9 @@ def worker_app() -> Any:
     from toolkit import SqliteSessionStore
     from toolkit._http.serve import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
-    found = _load_target(os.environ[TARGET_ENV])
+    found = load_served(os.environ[TARGET_ENV])
     if not isinstance(found, Server):
         return found
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
     return found.http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
-
-
-# -- for the commands in modules of their own (cli/_lint.py) ---------------------------------------------------
-
-connect = _connect
-load = _load
-payload = _payload
-run = _run
-seconds = _seconds

@@ -40,7 +40,7 @@ import toolkit
 from toolkit import Lifespan, Server
 from toolkit._target import TargetError, absolute_target, load_server, source_folder
 
-from ._commands import CommandError
+from ._common import CommandError, load, say
 
 __all__ = ["run_dev"]
 
@@ -49,6 +49,10 @@ _EXTRA = "install toolkit's reload extra (in a clone of toolkit: pip install '.[
 # How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
 # (every change from then on is seen), which is what a person, or a test, waits for before editing.
 _LOOK_UP_MS = 500
+# How long stopping waits for a reload that is importing the module (an import cannot be interrupted): one that is
+# still running then is left to its daemon thread, which ends with the process, so that a module that hangs while
+# it imports cannot keep `toolkit dev` from stopping.
+_STOP_WAIT = 5.0
 
 
 def run_dev(args: argparse.Namespace) -> int:
@@ -61,7 +65,7 @@ def run_dev(args: argparse.Namespace) -> int:
         return _inspector(args)
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
-    server = _load(args.target)
+    server = load(args.target)
     watched = watched_files(default_filter(), args.watch_ext or [], own=(sys.stdout, sys.stderr))
     reloader = _Reloader(server, args.target, source_folder(args.target), watch, watched)
     server.lifespan = reloader.around(server.lifespan)
@@ -132,18 +136,6 @@ def _file_identity(stream: Any) -> tuple[int, int] | None:
     return None
 
 
-def _load(target: str) -> Server:
-    try:
-        return load_server(target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from exc
-
-
-def _say(text: str) -> None:
-    sys.stderr.write(f"toolkit: {text}\n")
-    sys.stderr.flush()
-
-
 def _one_line(text: str) -> str:
     return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
@@ -185,7 +177,10 @@ class _Reloader:
                         yield state
             finally:
                 stop.set()  # seen by the watcher within its `step` (50 ms), or once an import in progress ends
-                await anyio.to_thread.run_sync(watcher.join)  # the loop stays free for a swap the watcher hands it
+                # On a worker thread: the loop stays free for a swap the watcher hands it meanwhile.
+                await anyio.to_thread.run_sync(watcher.join, _STOP_WAIT)
+                if watcher.is_alive():
+                    say(f"stopping without the reload in progress: importing {self.target} took over {_STOP_WAIT:g} s")
 
         return lifespan
 
@@ -201,12 +196,12 @@ class _Reloader:
             )
             for changes in changes_seen:
                 if not watching:
-                    _say(f"watching {self.folder} for changes")
+                    say(f"watching {self.folder} for changes")
                     watching = True
                 if changes and not stop.is_set():
                     self._reload(token)
         except OSError as exc:  # no watch possible (inotify's limit reached, the folder gone): serve on, say why
-            _say(f"cannot watch {self.folder}, so it will not reload: {exc}")
+            say(f"cannot watch {self.folder}, so it will not reload: {exc}")
 
     def _reload(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
@@ -215,13 +210,13 @@ class _Reloader:
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
         except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
             why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
-            _say(f"reload failed, still serving the last good tools: {_one_line(why)}")
+            say(f"reload failed, still serving the last good tools: {_one_line(why)}")
             return
         names = ", ".join(self.server.tools) or "none"
         options = _server_options(loaded)
         differ = [option for option, value in self.options.items() if options[option] != value]
         restart = f"; the server's {', '.join(differ)} changed: restart toolkit dev to serve them" if differ else ""
-        _say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}{restart}")
+        say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}{restart}")
 
     def _import(self) -> Server:
         _forget_modules(self.folder)

@@ -12,19 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 from toolkit.docs import render_json
 
-from ._commands import CommandError, data_on_stdout, is_url, read_server, tools_payload
+from ._common import CommandError, data_on_stdout, is_url, read_server, say, tools_payload
 
 if TYPE_CHECKING:
     from toolkit import Client
 
-__all__ = ["CARD_SCHEMA", "inspect_server", "server_card"]
+__all__ = ["CARD_SCHEMA", "Described", "inspect_server", "server_card"]
 
 CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
 """The `$schema` every card names (the schema's own pattern allows only this URL)."""
@@ -53,21 +52,25 @@ def inspect_server(args: argparse.Namespace, out: TextIO) -> int:
         served = not args.stdio and not is_url(args.target)
         versions = [MODERN_VERSION, *HANDSHAKE_VERSIONS] if served else [client.protocol_version or MODERN_VERSION]
         urls = [*([args.target] if is_url(args.target) else []), *(args.urls or ())]
-        return server_card(info, client.instructions, tools, name=args.card_name, urls=urls, versions=versions)
+        described = Described(info, client.instructions, tools)
+        return server_card(described, name=args.card_name, urls=urls, versions=versions)
 
     card = read_server(args, describe)
     print(json.dumps(card, indent=2, ensure_ascii=False), file=out)
     return 0
 
 
+class Described(NamedTuple):
+    """What a server says of itself when a client connects, and lists."""
+
+    info: dict[str, Any]
+    """Its `serverInfo` (an `Implementation`), as JSON."""
+    instructions: str | None
+    tools: list[dict[str, Any]]
+
+
 def server_card(
-    info: dict[str, Any],
-    instructions: str | None,
-    tools: list[dict[str, Any]],
-    *,
-    name: str | None = None,
-    urls: Sequence[str] = (),
-    versions: list[str],
+    described: Described, *, name: str | None = None, urls: Sequence[str] = (), versions: list[str]
 ) -> dict[str, Any]:
     """The Server Card of a server: its `Implementation` (`serverInfo`), with a `streamable-http` remote per URL.
 
@@ -75,22 +78,22 @@ def server_card(
     lack: the name falls back to `local/<name>` (with a warning: a published card names its namespace, `--name`),
     and the description to the instructions' first line, else the tools' names.
     """
+    info = described.info
     server_name = str(info.get("name") or "server")
     if name is None:
         if _NAME.match(server_name):
             name = server_name
         else:
             name = "local/" + (re.sub(r"[^a-zA-Z0-9._-]+", "-", server_name).strip("-") or "server")
-            print(
-                f"toolkit: warning: the card is named {name!r}: give --name with your namespace, "
-                f"such as io.github.you/{name.partition('/')[2]}",
-                file=sys.stderr,
+            say(
+                f"warning: the card is named {name!r}: give --name with your namespace, "
+                f"such as io.github.you/{name.partition('/')[2]}"
             )
     card: dict[str, Any] = {
         "$schema": CARD_SCHEMA,
         "name": name,
         "version": str(info.get("version") or "0.0.0"),
-        "description": _short(_description(info, instructions, tools, server_name), "description"),
+        "description": _short(_description(described, server_name), "description"),
     }
     if info.get("title"):
         card["title"] = _short(info["title"], "title")
@@ -104,7 +107,8 @@ def server_card(
     return card
 
 
-def _description(info: dict[str, Any], instructions: str | None, tools: list[dict[str, Any]], name: str) -> str:
+def _description(described: Described, name: str) -> str:
+    info, instructions, tools = described
     for text in (info.get("description"), instructions):
         line = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
         if line:
@@ -117,9 +121,8 @@ def _short(text: str, field: str) -> str:
     """`text` within the schema's limit, saying on stderr when it had to be cut (the card would not say it)."""
     if len(text) <= _TEXT_LIMIT:
         return text
-    print(
-        f"toolkit: warning: the card's {field} is cut to {_TEXT_LIMIT} characters, the most the schema allows "
-        f"(it has {len(text)}); give the server a shorter {field}",
-        file=sys.stderr,
+    say(
+        f"warning: the card's {field} is cut to {_TEXT_LIMIT} characters, the most the schema allows "
+        f"(it has {len(text)}); give the server a shorter {field}"
     )
     return text[: _TEXT_LIMIT - 3].rstrip() + "..."

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__
-from toolkit._target import TargetError, absolute_target, load_server
+from toolkit._target import absolute_target
 
-from ._commands import CommandError
+from ._common import CommandError, load, say
 
-__all__ = ["CLIENTS", "config_path", "install_server", "server_entry"]
+__all__ = ["CLIENTS", "Runner", "config_path", "install_server", "server_entry"]
 
 
 @dataclass(frozen=True)
@@ -101,34 +101,37 @@ def config_path(
     return base.joinpath(*folder.split("/"), name)
 
 
-def server_entry(
-    client: str,
-    target: str,
-    *,
-    env: dict[str, str],
-    python: str | None = None,
-    uv: str | None = None,
-    packages: list[str] | None = None,
-    dev: bool = False,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Runner:
+    """How an entry starts the server."""
+
+    python: str | None = None
+    """The interpreter (default: this one, by its own path: a virtual environment's `bin/python`)."""
+    uv: str | None = None
+    """The `uv` program: run through `uv run --with mcp-toolkit --with PACKAGE ...` instead."""
+    packages: tuple[str, ...] = ()
+    """With `uv`, what else the server needs (`--with`)."""
+    dev: bool = False
+    """Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`."""
+
+
+def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runner = Runner()) -> dict[str, Any]:
     """The entry that starts `target` over stdio, in the shape `client` documents.
 
     Args:
         client: A name of `CLIENTS`.
         target: `path/to/file.py[:attr]` (made absolute here) or an importable module.
         env: Variables for the server's environment.
-        python: The interpreter (default: this one, by its own path: a virtual environment's `bin/python`).
-        uv: The `uv` program: run through `uv run --with mcp-toolkit --with PACKAGE ...` instead.
-        packages: With `uv`, what else the server needs (`--with`).
-        dev: Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`.
+        runner: How the entry starts it: which interpreter, or uv, and `toolkit dev` or `toolkit serve`.
     """
+    dev = runner.dev
     serve = ["-m", "toolkit", "dev" if dev else "serve", absolute_target(target)]
-    if uv is not None:
-        needed = [_toolkit_requirement(), *(["watchfiles"] if dev else []), *(packages or [])]  # dev: the reload extra
+    if runner.uv is not None:
+        needed = [_toolkit_requirement(), *(["watchfiles"] if dev else []), *runner.packages]  # dev: the reload extra
         withs = [word for package in needed for word in ("--with", package)]
-        command, args = uv, ["run", *withs, "python", *serve]
+        command, args = runner.uv, ["run", *withs, "python", *serve]
     else:
-        command, args = python or os.path.abspath(sys.executable), serve
+        command, args = runner.python or os.path.abspath(sys.executable), serve
     entry: dict[str, Any] = {"type": "stdio"} if CLIENTS[client].typed else {}
     entry.update(command=command, args=args)
     if env:
@@ -144,17 +147,13 @@ def install_server(args: argparse.Namespace) -> int:
             f"{args.target!r} is a URL: toolkit install writes a command that starts a server over stdio; add a remote "
             'server in the client\'s own settings (its entry with a "url"), or install the module that serves it'
         )
-    try:
-        # It must start: a target that cannot load is reported now. What it prints as it loads is not the entry.
-        with contextlib.redirect_stdout(sys.stderr):
-            server = load_server(args.target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from exc
+    # It must start: a target that cannot load is reported now. What it prints as it loads is not the entry.
+    with contextlib.redirect_stdout(sys.stderr):
+        server = load(args.target)
     name = args.server_name or server.name
     uv = _uv() if args.uv or args.packages else None
-    entry = server_entry(
-        args.client, args.target, env=env, python=args.python, uv=uv, packages=args.packages, dev=args.dev
-    )
+    runner = Runner(python=args.python, uv=uv, packages=tuple(args.packages or ()), dev=args.dev)
+    entry = server_entry(args.client, args.target, env=env, runner=runner)
     if uv is None:
         _check_interpreter(args.python, dev=args.dev)
     spec = CLIENTS[args.client]
@@ -176,7 +175,7 @@ def install_server(args: argparse.Namespace) -> int:
     if args.dry_run:
         shown = str(path)
         sys.stdout.writelines(difflib.unified_diff(before.splitlines(True), after.splitlines(True), shown, shown))
-        print(f"toolkit: --dry-run: {shown} was not changed", file=sys.stderr)
+        say(f"--dry-run: {shown} was not changed")
         return 0
     _write(path, after)
     print(f"{verb} {name!r}{dropped} in {path} (restart {spec.title} or reload its servers to start it)")
@@ -255,6 +254,10 @@ def _read(path: Path, target: str) -> str:
         return ""
     except OSError as exc:
         raise CommandError(f"cannot read {str(path)!r}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:  # JSON files are UTF-8 (RFC 8259), and the clients write theirs so
+        raise CommandError(
+            f"{str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); fix it first: nothing was written"
+        ) from exc
     if text.strip():
         try:
             json.loads(text)

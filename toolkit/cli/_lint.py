@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,18 @@ import anyio
 from toolkit import ProtocolError, Server
 from toolkit._lint import Finding, check_codes, lint, lint_definitions, location, measured_findings, select
 
-from ._commands import CommandError, CommandTimeout, connect, data_on_stdout, is_url, load, payload, run, seconds
+from ._common import (
+    CommandError,
+    CommandTimeout,
+    connect,
+    data_on_stdout,
+    is_url,
+    json_object,
+    load,
+    read_tools,
+    run,
+    seconds,
+)
 from ._output import findings_json, format_findings
 
 __all__ = ["lint_tools"]
@@ -34,7 +44,7 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     if args.stdio or is_url(args.target):
-        tools = payload(args)
+        tools = read_tools(args)
         findings = lint_definitions(tools)
     else:
         server = load(args.target)
@@ -57,13 +67,7 @@ def _call_of(text: str) -> tuple[str, dict[str, Any]]:
     name, sep, given = text.partition("=")
     if not sep:
         return name, {}
-    try:
-        arguments = json.loads(given)
-    except ValueError as exc:
-        raise CommandError(f"--call {text}: the arguments after '=' are not JSON: {exc}") from exc
-    if not isinstance(arguments, dict):
-        raise CommandError(f"--call {text}: the arguments after '=' must be a JSON object")
-    return name, arguments
+    return name, json_object(given, f"--call {text} (the arguments after '=')")
 
 
 def _codes(values: list[str] | None) -> list[str]:

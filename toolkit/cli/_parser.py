@@ -109,13 +109,55 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
-
-    serve = commands.add_parser(
-        "serve",
-        help="serve TARGET over stdio, or over HTTP with --http",
-        epilog=_SERVE_EPILOG,
-        formatter_class=_RAW,
+    _serve_options(
+        commands.add_parser(
+            "serve",
+            help="serve TARGET over stdio, or over HTTP with --http",
+            epilog=_SERVE_EPILOG,
+            formatter_class=_RAW,
+        )
     )
+    _loop_commands(commands)
+    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
+    _source(listing)
+    listing.set_defaults(run=list_tools, name="list")
+    _call_options(
+        commands.add_parser(
+            "call",
+            help="call a tool and print its result",
+            usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
+            "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
+            epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string\n"
+            '(text=123 is "123"), otherwise JSON when the value parses as JSON, else a\nstring.\n',
+            formatter_class=_RAW,
+        )
+    )
+    _docs_options(
+        commands.add_parser(
+            "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
+        )
+    )
+    _check_options(
+        commands.add_parser(
+            "check",
+            help="compare the tools with a snapshot, or check them against provider profiles",
+            epilog=_EPILOG,
+            formatter_class=_RAW,
+        )
+    )
+    _card_commands(commands)
+    _lint_options(
+        commands.add_parser(
+            "lint",
+            help="report the mistakes that make models misuse the tools; exit 1 on an error",
+            epilog=_EPILOG,
+            formatter_class=_RAW,
+        )
+    )
+    return parser
+
+
+def _serve_options(serve: argparse.ArgumentParser) -> None:
     _serving_options(serve)
     serve.add_argument(
         "--workers", type=int, default=None, help="with --http: worker processes sharing the port (default: 1)"
@@ -123,21 +165,8 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(serve)
     serve.set_defaults(run=serve_target, stdio=False, name="serve")
 
-    _loop_commands(commands)
 
-    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
-    _source(listing)
-    listing.set_defaults(run=list_tools, name="list")
-
-    call = commands.add_parser(
-        "call",
-        help="call a tool and print its result",
-        usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
-        "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
-        epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string\n"
-        '(text=123 is "123"), otherwise JSON when the value parses as JSON, else a\nstring.\n',
-        formatter_class=_RAW,
-    )
+def _call_options(call: argparse.ArgumentParser) -> None:
     call.add_argument("words", nargs="+", metavar="ARGUMENT", help="TARGET (unless --stdio), TOOL, key=value pairs")
     call.add_argument(
         "--json",
@@ -158,7 +187,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         dest="roots",
         metavar="PATH",
-        help="a directory or file the tool may work on, for roots/list (repeatable; default: the current directory)",
+        help="a directory or file the tool may work on, for roots/list (repeatable; default: the current directory, "
+        "none for a URL)",
     )
     call.add_argument(
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
@@ -167,9 +197,8 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(call)
     call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
 
-    docs = commands.add_parser(
-        "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
-    )
+
+def _docs_options(docs: argparse.ArgumentParser) -> None:
     _source(docs)
     docs.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     docs.add_argument(
@@ -181,14 +210,13 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--profile", help="with --format openai|anthropic: the profile, e.g. openai-strict")
     docs.add_argument("--title", default="Tools", help="the top heading (default: Tools)")
     docs.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
+    docs.add_argument(
+        "--no-lint", action="store_true", help="leave out the tools' lint findings (shown by default, for a reviewer)"
+    )
     docs.set_defaults(run=write_docs, name="docs")
 
-    check = commands.add_parser(
-        "check",
-        help="compare the tools with a snapshot, or check them against provider profiles",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
-    )
+
+def _check_options(check: argparse.ArgumentParser) -> None:
     _source(check)
     mode = check.add_mutually_exclusive_group(required=True)
     mode.add_argument("--against", metavar="SNAPSHOT", help="report changes since SNAPSHOT; exit 1 if any breaks")
@@ -202,17 +230,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(run=check_tools, name="check")
-
-    _card_commands(commands)
-    _lint_options(
-        commands.add_parser(
-            "lint",
-            help="report the mistakes that make models misuse the tools; exit 1 on an error",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
-        )
-    )
-    return parser
 
 
 def _loop_commands(commands: Any) -> None:

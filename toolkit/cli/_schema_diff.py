@@ -129,12 +129,7 @@ class _Step:
 def _compare_types(step: _Step) -> None:
     old_branches, new_branches = _branches(step.old), _branches(step.new)
     if old_branches is None or new_branches is None:
-        if old_branches is None and new_branches is None:
-            step.add("changed", "schema changed")  # keywords such as allOf or not, which are not analysed
-        elif old_branches is None:
-            step.add("narrowed", f"now restricted to {describe_type(step.new)} (was any value)")
-        elif new_branches is None and old_branches is not None:
-            step.add("widened", f"now accepts any value (was {describe_type(step.old)})")
+        _compare_unanalysed(step, old_branches is None, new_branches is None)
         return
     lost: list[str] = []
     matched = False
@@ -156,6 +151,16 @@ def _compare_types(step: _Step) -> None:
         step.add("narrowed", f"no longer accepts {' or '.join(lost)}")
     if gained:
         step.add("widened", f"now also accepts {' or '.join(gained)}")
+
+
+def _compare_unanalysed(step: _Step, old_any: bool, new_any: bool) -> None:
+    """One side (or both) has no branches by type: it accepts any value, or says so in keywords not analysed."""
+    if old_any and new_any:
+        step.add("changed", "schema changed")  # keywords such as allOf or not, which are not analysed
+    elif old_any:
+        step.add("narrowed", f"now restricted to {describe_type(step.new)} (was any value)")
+    else:
+        step.add("widened", f"now accepts any value (was {describe_type(step.old)})")
 
 
 _NUMERIC = {True: "now accepts any number (was integer)", False: "now accepts only integers (was number)"}

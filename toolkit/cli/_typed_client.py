@@ -17,7 +17,7 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._commands import CommandError, data_on_stdout, deliver, read_server, tools_payload
+from ._common import CommandError, data_on_stdout, deliver, read_server, tools_payload
 
 if TYPE_CHECKING:
     from toolkit import Client
@@ -27,6 +27,7 @@ __all__ = ["render_client", "write_client"]
 _WIDTH = 120  # the line length ruff checks (pyproject.toml): every line written fits in it
 _INLINE_LITERAL = 60  # a longer Literal gets a name of its own
 _MAX_DEPTH = 32
+_MAX_INDENT = 16  # the most indent a docstring line keeps from a description
 _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
 _RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
@@ -65,6 +66,11 @@ def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name
         module.method(tool, set(_METHODS))
     taken = set(_METHODS)
     methods = [module.method(tool, taken) for tool in tools]
+    return "\n".join([*_head(module, server), *_client_class(cls, server, methods)]) + "\n"
+
+
+def _head(module: _Module, server: str) -> list[str]:
+    """The module's docstring, its imports, and the types its methods use."""
     typing_names = sorted(module.typing | {"Any"} | ({"cast"} if module.casts else set()))
     extensions = sorted(module.extensions)
     header = (
@@ -86,7 +92,12 @@ def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name
     for i, block in enumerate(module.blocks):
         # After the imports, isort's one blank line before an assignment; two around a class.
         lines += ["", *block] if i == 0 and not block[0].startswith("class ") else ["", "", *block]
-    lines += [
+    return lines
+
+
+def _client_class(cls: str, server: str, methods: list[list[str]]) -> list[str]:
+    """The client class: one method a tool, then the two that call and check."""
+    lines = [
         "",
         "",
         f"class {cls}:",
@@ -97,22 +108,24 @@ def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name
     ]
     for method in methods:
         lines += ["", *method]
-    lines += [
-        "",
-        "    async def _call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:",
-        "        result = await self.client.call_tool(name, arguments)",
-        "        if result.is_error:",
-        '            raise ToolError(result.text or f"{name} failed")',
-        "        return result",
-        "",
-        "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
-        "        content = (await self._call(name, arguments)).structured_content",
-        "        if content is None:",
-        '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
-        '        # A value that is not an object comes as {"result": value} in the handshake era.',
-        '        return content["result"] if wrapped and not self.client.modern else content',
-    ]
-    return "\n".join(lines) + "\n"
+    return lines + _CALLING
+
+
+_CALLING = [
+    "",
+    "    async def _call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:",
+    "        result = await self.client.call_tool(name, arguments)",
+    "        if result.is_error:",
+    '            raise ToolError(result.text or f"{name} failed")',
+    "        return result",
+    "",
+    "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
+    "        content = (await self._call(name, arguments)).structured_content",
+    "        if content is None:",
+    '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
+    '        # A value that is not an object comes as {"result": value} in the handshake era.',
+    '        return content["result"] if wrapped and not self.client.modern else content',
+]
 
 
 class _Module:
@@ -414,7 +427,9 @@ def _docstring(text: str, indent: int) -> list[str]:
         if i:
             lines.append("")
         for raw in paragraph.splitlines():
-            lead = len(raw) - len(raw.lstrip())  # an Args entry's continuation keeps its indent
+            # An Args entry's continuation keeps its indent; a deeper one (a description's own layout) is cut to the
+            # most a docstring line has room for.
+            lead = min(len(raw) - len(raw.lstrip()), _MAX_INDENT)
             wrapped = textwrap.wrap(
                 _doc_text(raw.strip()),
                 width - lead,

@@ -109,13 +109,12 @@ class Plugin:
         toolkit_server: Server,
         toolkit_transport: str,
         toolkit_protocol: Any,
-        toolkit_elicitation: Any,
-        toolkit_sampling: Any,
         anyio_backend: Any,
     ) -> AsyncIterator[Client]:
         """A `toolkit.Client` connected to `toolkit_server` over `toolkit_transport` (use in `anyio` tests)."""
+        # The fixtures a test may override, asked for by name: what the client is and how it answers the server.
         toolkit_lifespan: Lifespan | None = request.getfixturevalue("toolkit_lifespan")
-        scripted = Scripted(toolkit_elicitation, toolkit_sampling)
+        scripted = Scripted(request.getfixturevalue("toolkit_elicitation"), request.getfixturevalue("toolkit_sampling"))
         handlers: dict[str, Any] = {
             "elicitation_handler": scripted.elicitation_handler,
             "sampling_handler": scripted.sampling_handler,
