@@ -42,7 +42,7 @@ def test_a_context_parameter_is_recognised_by_its_marker_in_every_spelling() -> 
     def optional(x: int, ctx: Context | None = None) -> int:
         return x
 
-    expected = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    expected: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
     expected["additionalProperties"] = False
     assert [t.definition.input_schema for t in (plain, typed, optional)] == [expected] * 3
     assert [t.may_ask for t in (plain, typed, optional)] == [True] * 3
