@@ -24,7 +24,15 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
-from .defs import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, expand_root_ref, inline_defs, merge_defs
+from toolkit._jsonschema import (
+    SCHEMA_KEYS,
+    SCHEMA_LIST_KEYS,
+    SCHEMA_MAP_KEYS,
+    expand_root_ref,
+    inline_defs,
+    merge_defs,
+)
+
 from .signature import Param, cache_key, first_sentence, type_name
 
 __all__ = [

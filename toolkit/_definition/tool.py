@@ -40,7 +40,8 @@ from .schema import input_schema, json_string_params
 from .signature import collect_params, in_class_body, signature_args, type_hints
 
 if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
-    from toolkit._profiles.profiles import AdaptedTool, Profile
+    from toolkit._profiles.adapter import AdaptedTool
+    from toolkit._profiles.profiles import Profile
 
 __all__ = ["Options", "Tool", "call_tool", "caller_locals", "check_bound", "tool"]
 
@@ -257,7 +258,7 @@ class Tool(Generic[P, R]):
         name = profile if isinstance(profile, str) else profile.name
         found = self._adapted.get(name)
         if found is None:
-            from toolkit._profiles.profiles import adapt  # deferred: most servers never adapt a tool
+            from toolkit._profiles.adapter import adapt  # deferred: most servers never adapt a tool
 
             found = self._adapted[name] = adapt(
                 self.definition.model_dump(mode="json", by_alias=True, exclude_none=True), profile
