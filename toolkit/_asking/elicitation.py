@@ -309,20 +309,26 @@ def _flatten(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems
         return None
     if "const" in prop and "enum" not in prop:
         prop["enum"] = [prop.pop("const")]
-    if prop.get("type") == "array":
-        prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
-        items = prop.get("items")
-        if isinstance(items, dict):
-            prop["items"] = items = _inline(items, defs)
-            if "const" in items and "enum" not in items:
-                items["enum"] = [items.pop("const")]
-        if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
-            problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
-            return None
+    if prop.get("type") == "array" and not _flatten_choices(prop, defs, where, problems):
+        return None
     if prop.get("type") == "object" or "properties" in prop:
         problems.append(f"{where}: nested objects cannot be form fields (the spec allows only flat forms)")
         return None
     return prop
+
+
+def _flatten_choices(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems: list[str]) -> bool:
+    """A multi-select's items inlined in place, `const` as a one-value `enum`; False (reported) without choices."""
+    prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
+    items = prop.get("items")
+    if isinstance(items, dict):
+        prop["items"] = items = _inline(items, defs)
+        if "const" in items and "enum" not in items:
+            items["enum"] = [items.pop("const")]
+    if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
+        problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
+        return False
+    return True
 
 
 def _inline(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:

@@ -41,30 +41,34 @@ class Restore:
     def apply(self, value: Any) -> Any:
         """`value` with the provider-only nulls removed; a new object where something changes."""
         if isinstance(value, dict):
-            if self.branches:
-                for branch in self.branches:
-                    if set(value) <= branch.names:
-                        return branch.apply(value)
-                return value
-            out: dict[str, Any] | None = None
-            for key, item in value.items():
-                if item is None and key in self.drop_null:
-                    new: Any = _DROP
-                else:
-                    sub = self.properties.get(key)
-                    new = sub.apply(item) if sub is not None else item
-                if new is not item:
-                    if out is None:
-                        out = dict(value)
-                    if new is _DROP:
-                        del out[key]
-                    else:
-                        out[key] = new
-            return out if out is not None else value
+            return self._apply_object(value)
         if isinstance(value, list) and self.items is not None:
             items = [self.items.apply(v) for v in value]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
+
+    def _apply_object(self, value: dict[str, Any]) -> dict[str, Any]:
+        if self.branches:  # a union of objects: the branch whose properties the value's keys are
+            for branch in self.branches:
+                if set(value) <= branch.names:
+                    restored: dict[str, Any] = branch.apply(value)
+                    return restored
+            return value
+        out: dict[str, Any] | None = None
+        for key, item in value.items():
+            if item is None and key in self.drop_null:
+                new: Any = _DROP
+            else:
+                sub = self.properties.get(key)
+                new = sub.apply(item) if sub is not None else item
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                if new is _DROP:
+                    del out[key]
+                else:
+                    out[key] = new
+        return out if out is not None else value
 
 
 _DROP = object()
@@ -180,17 +184,9 @@ class _Walk:
         self.literals(s, path, notes)
         plan: Restore | None = None
         if "anyOf" in s:
-            branches: list[Any] = []
-            plans: list[Restore] = []
-            for i, sub in enumerate(s["anyOf"]):
-                new, sub_plan = self.node(sub, f"{path}.anyOf[{i}]", stack, depth)
-                if new is not _DROP:
-                    branches.append(new)
-                    plans.append(sub_plan if sub_plan is not None else _names_only(new))
-            if not branches:
+            plan = self.branches(s, path, stack, depth)
+            if plan is None:
                 return _DROP, None
-            s["anyOf"] = branches
-            plan = Restore(branches=plans)
         if s.get("type") == "object" or "properties" in s:
             dropped, plan = self.object(s, path, stack, depth, notes)
             if dropped:
@@ -205,6 +201,20 @@ class _Walk:
             description = s.get("description")
             s["description"] = " ".join([description, *notes] if description else notes)
         return s, plan
+
+    def branches(self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int) -> Restore | None:
+        """Walk each branch of `s["anyOf"]` (kept in `s`); the union's plan, or None when every branch is cut."""
+        branches: list[Any] = []
+        plans: list[Restore] = []
+        for i, sub in enumerate(s["anyOf"]):
+            new, sub_plan = self.node(sub, f"{path}.anyOf[{i}]", stack, depth)
+            if new is not _DROP:
+                branches.append(new)
+                plans.append(sub_plan if sub_plan is not None else _names_only(new))
+        if not branches:
+            return None
+        s["anyOf"] = branches
+        return Restore(branches=plans)
 
     def reference(
         self, schema: dict[str, Any], name: str, path: str, stack: dict[str, int], depth: int
@@ -244,30 +254,22 @@ class _Walk:
                 merged = {**parts[0], **s}
                 s.clear()
                 s.update(merged)
+        self.null_union(s, path)
+
+    def null_union(self, s: dict[str, Any], path: str) -> None:
+        """`anyOf [X, null]` as the profile wants it: X with `nullable: true` (Gemini), `type: [X, "null"]` (Claude
+        Desktop), else as it is."""
         branches = s.get("anyOf")
         if not isinstance(branches, list) or {"type": "null"} not in branches:
             return
         rest = [b for b in branches if b != {"type": "null"}]
-        if "nullable" in self.has:
-            self.problem("nullable", path, "anyOf", "a union with null")
-            s["nullable"] = True
-        elif "null-union" in self.has:
-            simple = all(isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in rest)
-            if len(rest) == 1 and isinstance(rest[0].get("type"), str) and "enum" not in rest[0]:
-                self.problem("null-union", path, "anyOf", "a union with null")
-                del s["anyOf"]
-                merged = {**rest[0], **s, "type": [rest[0]["type"], "null"]}
-                s.clear()
-                s.update(merged)
-            elif simple and rest:
-                self.problem("null-union", path, "anyOf", "a union with null")
-                del s["anyOf"]
-                s["type"] = [*(b["type"] for b in rest), "null"]
-            else:
-                self.problem("null-union-complex", path, "anyOf", "a union of complex types with null")
+        if "null-union" in self.has and "nullable" not in self.has:
+            self.null_type_list(s, path, rest)
             return
-        else:
+        if "nullable" not in self.has:
             return
+        self.problem("nullable", path, "anyOf", "a union with null")
+        s["nullable"] = True
         del s["anyOf"]
         if len(rest) == 1 and isinstance(rest[0], dict):
             merged = {**rest[0], **s}
@@ -275,6 +277,22 @@ class _Walk:
             s.update(merged)
         elif rest:
             s["anyOf"] = rest
+
+    def null_type_list(self, s: dict[str, Any], path: str, rest: list[Any]) -> None:
+        """Claude Desktop: a union of simple types with null as a list of types; a complex one is reported."""
+        simple = all(isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in rest)
+        if len(rest) == 1 and isinstance(rest[0].get("type"), str) and "enum" not in rest[0]:
+            self.problem("null-union", path, "anyOf", "a union with null")
+            del s["anyOf"]
+            merged = {**rest[0], **s, "type": [rest[0]["type"], "null"]}
+            s.clear()
+            s.update(merged)
+        elif simple and rest:
+            self.problem("null-union", path, "anyOf", "a union with null")
+            del s["anyOf"]
+            s["type"] = [*(b["type"] for b in rest), "null"]
+        else:
+            self.problem("null-union-complex", path, "anyOf", "a union of complex types with null")
 
     def literals(self, s: dict[str, Any], path: str, notes: list[str]) -> None:
         if "const" in s and "const" in self.has:
