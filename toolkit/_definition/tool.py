@@ -81,7 +81,7 @@ class Tool(Generic[P, R]):
     """The `toolkit lint` findings silenced for this tool: code to the reason (`lint_ignore=`)."""
 
     def __init__(
-        self, fn: Callable[P, R], options: ToolOptions | None = None, localns: Mapping[str, Any] | None = None
+        self, fn: Callable[P, R], options: Mapping[str, Any] | None = None, localns: Mapping[str, Any] | None = None
     ) -> None:
         if isinstance(fn, classmethod):
             raise ToolDefinitionError(

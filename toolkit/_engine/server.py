@@ -303,10 +303,9 @@ class Server:
             ValueError: a tool with that name is already served.
         """
         localns = caller_locals()
-        opts = ToolOptions(**options)
 
         def decorate(func: Callable[P, R]) -> Tool[P, R]:
-            made: Tool[P, R] = Tool(func, opts, localns)
+            made: Tool[P, R] = Tool(func, options, localns)
             self.add_tool(made)
             return made
 
