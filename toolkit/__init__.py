@@ -135,7 +135,8 @@ if typing.TYPE_CHECKING:
     from ._client.client import Client, LogMessage, ProgressCallback, ProtocolMode
     from ._http.jwt import JWTVerifier
     from ._http.session_store import SessionStore, SqliteSessionStore
-    from ._profiles.profiles import PROFILES, AdaptedTool, Problem, Profile, Rule
+    from ._profiles.adapter import AdaptedTool
+    from ._profiles.profiles import PROFILES, Problem, Profile, Rule
     from ._transports.asgi import StreamingASGITransport
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
@@ -146,7 +147,8 @@ _LAZY["JWTVerifier"] = "._http.jwt"
 # The HTTP app's session stores: only a server that serves HTTP needs them.
 _LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._http.session_store")
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
-_LAZY |= dict.fromkeys(("PROFILES", "AdaptedTool", "Problem", "Profile", "Rule"), "._profiles.profiles")
+_LAZY |= dict.fromkeys(("PROFILES", "Problem", "Profile", "Rule"), "._profiles.profiles")
+_LAZY["AdaptedTool"] = "._profiles.adapter"
 
 
 def _public(obj: object) -> None:

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-from toolkit import CallToolResult, Context, TextContent, Tool, ToolDefinitionError, ToolError, tool
+from toolkit import CallToolResult, Context, Server, TextContent, Tool, ToolDefinitionError, ToolError, tool
 
 
 def wire(tool_obj: Tool[..., Any]) -> dict[str, Any]:
@@ -633,3 +633,16 @@ async def test_cancellation_propagates_out_of_a_running_tool() -> None:
         reached = True
     assert scope.cancelled_caught
     assert not reached
+
+
+def test_an_option_left_out_takes_its_default_and_an_unknown_option_is_a_type_error() -> None:
+    def add(a: int) -> int:
+        return a
+
+    made = tool(title="Add")(add)
+    assert (made.show_error_details, made.confirms, made.lint_ignore) == (False, False, {})
+    assert wire(made)["annotations"] == {"title": "Add"}
+    with pytest.raises(TypeError, match="unexpected keyword argument nme"):
+        tool(nme="add")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="unexpected keyword argument nme"):
+        Server("s").tool(nme="add")(add)  # type: ignore[call-overload]

@@ -541,7 +541,7 @@ def test_the_docs_tables_list_every_rule_of_every_profile_with_its_fix() -> None
 
 
 def adapted_schema(schema: dict[str, Any], profile: str) -> tuple[dict[str, Any], list[str]]:
-    from toolkit._profiles.profiles import adapt
+    from toolkit._profiles.adapter import adapt
 
     result = adapt({"name": "t", "inputSchema": schema}, profile)
     return result.tool["inputSchema"], [f"{p.path}: {p.rule.id}" for p in result.problems]

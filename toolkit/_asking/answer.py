@@ -7,7 +7,7 @@ import functools
 import uuid
 from collections.abc import Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import pydantic
 from pydantic import TypeAdapter
@@ -15,6 +15,7 @@ from typing_extensions import Self
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from toolkit._protocol.types import (
+    CallToolResult,
     Root,
     SamplingContent,
     SamplingMessage,
@@ -23,16 +24,34 @@ from toolkit._protocol.types import (
     ToolUseContent,
 )
 
-if TYPE_CHECKING:
-    from toolkit._definition.tool import Tool
-
-__all__ = ["ACTIONS", "Action", "Answer", "ElicitResult", "Roots", "SampleResult", "fill", "pending", "unanswered"]
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "Answer",
+    "ElicitResult",
+    "Roots",
+    "RunnableTool",
+    "SampleResult",
+    "fill",
+    "pending",
+    "unanswered",
+]
 
 T = DefaultTypeVar("T", default=Any)
 A = TypeVar("A", bound="Answer")
 Action = Literal["accept", "decline", "cancel"]
 ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
 Role = Literal["user", "assistant"]
+
+
+class RunnableTool(Protocol):
+    """What [`SampleResult.run_tools`][toolkit.SampleResult.run_tools] runs: a [`Tool`][toolkit.Tool] (a name, and
+    `run`). A protocol, so that asking the client never imports the tool definition (it imports this)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def run(self, arguments: Mapping[str, Any] | None = None) -> CallToolResult: ...
 
 
 class Answer:
@@ -302,7 +321,7 @@ class SampleResult(Answer):
         self._ready()
         return SamplingMessage(role=self._role, content=list(self._content))
 
-    async def run_tools(self, tools: Iterable[Tool[Any, Any]]) -> SamplingMessage:
+    async def run_tools(self, tools: Iterable[RunnableTool]) -> SamplingMessage:
         """Run every tool the model asked for, one after the other, and return the user message that answers them.
 
         Each tool use is looked up by name among `tools` and run as a server runs a call

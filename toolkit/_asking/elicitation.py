@@ -1,10 +1,9 @@
 """Elicitation forms: Python types to the spec's restricted `requestedSchema`, checked once; answers validated back.
 
-The spec (client/elicitation, `PrimitiveSchemaDefinition` in schema.ts) allows a flat object of string, number,
-integer and boolean fields, single-select enums (plain, titled with `oneOf` const/title per SEP-1330, or the legacy
-`enumNames`) and multi-select arrays of string choices (`items.enum`, or titled `items.anyOf`), each with an
-optional default (SEP-1034). Anything else (nesting, patterns, exclusive bounds, non-string choices) is refused when
-the form is built, every problem of a class in one error.
+A form is made from a pydantic model, a dataclass or a TypedDict of flat fields, or from a raw `requestedSchema`;
+either is held to the spec's subset (`toolkit._asking.requested_schema`), and anything outside it (nesting,
+patterns, exclusive bounds, non-string choices) is refused when the form is built, every problem of a class in one
+error.
 """
 
 from __future__ import annotations
@@ -27,35 +26,17 @@ from typing_extensions import TypeVar, is_typeddict
 from toolkit._errors import ElicitationError, ToolDefinitionError
 
 from .answer import ACTIONS, Action
+from .requested_schema import check_requested_schema
 
 __all__ = [
     "Choices",
     "ElicitationSchemaError",
     "Form",
-    "check_requested_schema",
     "empty_form",
     "form_of",
 ]
 
 T = TypeVar("T", default=Any)
-
-_FORMATS = frozenset({"email", "uri", "date", "date-time"})
-_COMMON = frozenset({"type", "title", "description"})
-# The keys each kind of field may have (schema.ts, 2025-11-25 = 2026-07-28; the JSON Schema does not close them).
-_STRING_KEYS = _COMMON | {"minLength", "maxLength", "format", "default"}
-_NUMBER_KEYS = _COMMON | {"minimum", "maximum", "default"}
-_BOOLEAN_KEYS = _COMMON | {"default"}
-_ENUM_KEYS = _COMMON | {"enum", "enumNames", "default"}
-_TITLED_KEYS = _COMMON | {"oneOf", "default"}
-_ARRAY_KEYS = _COMMON | {"minItems", "maxItems", "items", "default"}
-_ROOT_KEYS = frozenset({"$schema", "type", "properties", "required"})
-_HINTS = {
-    "pattern": "patterns are not part of the elicitation subset (the spec's StringSchema has no `pattern`)",
-    "exclusiveMinimum": "use ge= instead of gt=: the elicitation subset has only `minimum`",
-    "exclusiveMaximum": "use le= instead of lt=: the elicitation subset has only `maximum`",
-    "multipleOf": "`multipleOf` is not part of the elicitation subset",
-    "uniqueItems": "`uniqueItems` is not part of the elicitation subset",
-}
 
 
 class ElicitationSchemaError(ToolDefinitionError):
@@ -309,20 +290,26 @@ def _flatten(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems
         return None
     if "const" in prop and "enum" not in prop:
         prop["enum"] = [prop.pop("const")]
-    if prop.get("type") == "array":
-        prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
-        items = prop.get("items")
-        if isinstance(items, dict):
-            prop["items"] = items = _inline(items, defs)
-            if "const" in items and "enum" not in items:
-                items["enum"] = [items.pop("const")]
-        if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
-            problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
-            return None
+    if prop.get("type") == "array" and not _flatten_choices(prop, defs, where, problems):
+        return None
     if prop.get("type") == "object" or "properties" in prop:
         problems.append(f"{where}: nested objects cannot be form fields (the spec allows only flat forms)")
         return None
     return prop
+
+
+def _flatten_choices(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems: list[str]) -> bool:
+    """A multi-select's items inlined in place, `const` as a one-value `enum`; False (reported) without choices."""
+    prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
+    items = prop.get("items")
+    if isinstance(items, dict):
+        prop["items"] = items = _inline(items, defs)
+        if "const" in items and "enum" not in items:
+            items["enum"] = [items.pop("const")]
+    if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
+        problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
+        return False
+    return True
 
 
 def _inline(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -331,174 +318,6 @@ def _inline(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
         return dict(prop)
     target = {k: v for k, v in defs.get(ref.removeprefix("#/$defs/"), {}).items() if k != "title"}
     return {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
-
-
-# -- checking a requestedSchema ---------------------------------------------------------------------------
-
-
-def check_requested_schema(schema: Mapping[str, Any]) -> list[str]:
-    """Every way `schema` leaves the spec's restricted subset, one sentence each (empty: it is a valid form)."""
-    problems: list[str] = []
-    if schema.get("type") != "object":
-        problems.append('requestedSchema: "type" must be "object"')
-    extra = sorted(set(schema) - _ROOT_KEYS)
-    if extra:
-        problems.append(f"requestedSchema: {', '.join(extra)} not allowed (only $schema, type, properties, required)")
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        problems.append('requestedSchema: "properties" must be an object of fields')
-        return problems
-    for name, prop in properties.items():
-        where = f"field {name}"
-        if not isinstance(prop, Mapping):
-            problems.append(f"{where}: must be a schema object")
-            continue
-        _check_field(prop, where, problems)
-    required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        problems.append('requestedSchema: "required" must be a list of field names')
-    else:
-        missing = [r for r in required if r not in properties]
-        if missing:
-            problems.append(f"requestedSchema: required names unknown fields: {', '.join(missing)}")
-        if len(set(required)) != len(required):
-            problems.append("requestedSchema: required lists a field twice")
-    return problems
-
-
-def _check_field(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    kind = prop.get("type")
-    if kind == "string":
-        if "oneOf" in prop:
-            allowed = _TITLED_KEYS
-            _check_default(prop, where, _titled(prop["oneOf"], f"{where}: oneOf", problems), str, problems)
-        elif "enum" in prop:
-            allowed = _ENUM_KEYS
-            _check_enum(prop, where, problems)
-        else:
-            allowed = _STRING_KEYS
-            _check_string(prop, where, problems)
-    elif kind in ("number", "integer"):
-        allowed = _NUMBER_KEYS
-        _check_number(prop, where, problems)
-    elif kind == "boolean":
-        allowed = _BOOLEAN_KEYS
-        _check_default(prop, where, None, bool, problems)
-    elif kind == "array":
-        allowed = _ARRAY_KEYS
-        _check_array(prop, where, problems)
-    else:
-        problems.append(
-            f"{where}: type {kind!r} cannot be a form field (string, number, integer, boolean, or an array of choices)"
-        )
-        return
-    for key in sorted(set(prop) - allowed):
-        hint = _HINTS.get(key)
-        problems.append(f"{where}: {hint}" if hint else f"{where}: {key!r} is not allowed in a {kind} field")
-    for key in ("title", "description"):
-        if key in prop and not isinstance(prop[key], str):
-            problems.append(f"{where}: {key} must be a string")
-
-
-def _check_number(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    for key in ("minimum", "maximum"):
-        if key in prop and not _is_number(prop[key]):
-            problems.append(f"{where}: {key} must be a number")
-    _check_default(prop, where, None, int if prop["type"] == "integer" else (int, float), problems)
-
-
-def _check_enum(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    choices = _strings(prop["enum"], f"{where}: enum", problems)
-    names = prop.get("enumNames")
-    if names is not None and (
-        not isinstance(names, list)
-        or not all(isinstance(n, str) for n in names)
-        or choices is None
-        or len(names) != len(choices)
-    ):
-        problems.append(f"{where}: enumNames must be strings, one per enum value")
-    _check_default(prop, where, choices, str, problems)
-
-
-def _check_string(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    fmt = prop.get("format")
-    if fmt is not None and fmt not in _FORMATS:
-        problems.append(f"{where}: format {fmt!r} is not one of email, uri, date, date-time")
-    _check_ints(prop, ("minLength", "maxLength"), where, problems)
-    _check_default(prop, where, None, str, problems)
-
-
-def _check_array(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    choices = _array_choices(prop.get("items"), where, problems)
-    _check_ints(prop, ("minItems", "maxItems"), where, problems)
-    if "default" in prop:
-        default = prop["default"]
-        if not isinstance(default, list) or not all(isinstance(d, str) for d in default):
-            problems.append(f"{where}: default must be a list of choices")
-        elif choices is not None and not set(default) <= set(choices):
-            problems.append(f"{where}: default names values that are not among the choices")
-
-
-def _strings(value: Any, where: str, problems: list[str]) -> list[str] | None:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        problems.append(f"{where} must be a non-empty list of strings (choices are strings in elicitation)")
-        return None
-    if len(set(value)) != len(value):
-        problems.append(f"{where} lists a value twice")
-    return value
-
-
-def _titled(value: Any, where: str, problems: list[str]) -> list[str] | None:
-    if not isinstance(value, list) or not value:
-        problems.append(f"{where} must be a non-empty list of {{const, title}}")
-        return None
-    consts: list[str] = []
-    for option in value:
-        if (
-            not isinstance(option, Mapping)
-            or set(option) != {"const", "title"}
-            or not isinstance(option["const"], str)
-            or not isinstance(option["title"], str)
-        ):
-            problems.append(f"{where}: each option must be exactly {{const: string, title: string}}")
-            return None
-        consts.append(option["const"])
-    if len(set(consts)) != len(consts):
-        problems.append(f"{where} lists a value twice")
-    return consts
-
-
-def _array_choices(items: Any, where: str, problems: list[str]) -> list[str] | None:
-    if isinstance(items, Mapping) and set(items) == {"type", "enum"} and items["type"] == "string":
-        return _strings(items["enum"], f"{where}: items.enum", problems)
-    if isinstance(items, Mapping) and set(items) == {"anyOf"}:
-        return _titled(items["anyOf"], f"{where}: items.anyOf", problems)
-    problems.append(
-        f"{where}: a multi-select's items must be {{type: string, enum: [...]}} or {{anyOf: [{{const, title}}]}}"
-    )
-    return None
-
-
-def _check_default(
-    prop: Mapping[str, Any], where: str, choices: list[str] | None, kind: Any, problems: list[str]
-) -> None:
-    if "default" not in prop:
-        return
-    default = prop["default"]
-    if not isinstance(default, kind) or (kind is not bool and isinstance(default, bool)):
-        problems.append(f"{where}: default has the wrong type for a {prop.get('type')} field")
-    elif choices is not None and default not in choices:
-        problems.append(f"{where}: default is not among the choices")
-
-
-def _check_ints(prop: Mapping[str, Any], keys: tuple[str, ...], where: str, problems: list[str]) -> None:
-    for key in keys:
-        if key in prop and (not isinstance(prop[key], int) or isinstance(prop[key], bool) or prop[key] < 0):
-            problems.append(f"{where}: {key} must be a non-negative integer")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _model_of(schema: Mapping[str, Any]) -> type[pydantic.BaseModel]:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import pydantic
 from pydantic import Field
@@ -27,10 +27,8 @@ from toolkit._protocol.types import (
 
 from .answer import SampleResult
 
-if TYPE_CHECKING:
-    from toolkit._definition.tool import Tool
-
 __all__ = [
+    "DefinedTool",
     "ModelPreferences",
     "SampleOptions",
     "SampleResult",
@@ -51,6 +49,14 @@ class ModelPreferences(WireModel):
     cost_priority: float | None = Field(default=None, ge=0, le=1)
     speed_priority: float | None = Field(default=None, ge=0, le=1)
     intelligence_priority: float | None = Field(default=None, ge=0, le=1)
+
+
+class DefinedTool(Protocol):
+    """A tool offered to the model by its definition: a [`Tool`][toolkit.Tool]. A protocol, so that asking the
+    client never imports the tool definition."""
+
+    @property
+    def definition(self) -> ToolDefinition: ...
 
 
 MessagesInput = str | Sequence[str | SamplingMessage | Mapping[str, Any]]
@@ -110,7 +116,7 @@ class SampleOptions(TypedDict, total=False):
     """Where to stop."""
     model_preferences: ModelPreferences | Mapping[str, Any] | str | Sequence[str] | None
     """A model name, a list of names (hints, best first), or `ModelPreferences`."""
-    tools: Sequence[Tool[Any, Any] | ToolDefinition | Mapping[str, Any]] | None
+    tools: Sequence[DefinedTool | ToolDefinition | Mapping[str, Any]] | None
     """Tools the model may ask to call (2025-11-25 and later; the client must declare `sampling.tools`)."""
     tool_choice: ToolChoice | None
     """`"auto"` (the model decides), `"required"` (it must call a tool) or `"none"` (it must not)."""

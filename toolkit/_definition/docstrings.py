@@ -235,14 +235,7 @@ def _parse_sections(text: str, style: DocstringStyle) -> ParsedDocstring:
             return simple
     import griffe
 
-    if style == "google":
-        text = separate_google_sections(text)
-        sections = griffe.parse_google(griffe.Docstring(text), warnings=False)
-    elif style == "numpy":
-        sections = griffe.parse_numpy(griffe.Docstring(text), warnings=False)
-    else:
-        sections = griffe.parse_sphinx(griffe.Docstring(text), warnings=False)
-
+    sections = _griffe_sections(text, style)
     description: list[str] = []
     params: dict[str, str] = {}
     for section in sections:
@@ -256,6 +249,18 @@ def _parse_sections(text: str, style: DocstringStyle) -> ParsedDocstring:
             if body:
                 description.append(body)
     return ParsedDocstring(description="\n\n".join(part for part in description if part.strip()), params=params)
+
+
+def _griffe_sections(text: str, style: DocstringStyle) -> list[DocstringSection]:
+    """griffe's sections of the docstring, parsed in `style` (griffe loads on first use: `import toolkit` stays
+    light)."""
+    import griffe
+
+    if style == "google":
+        return griffe.parse_google(griffe.Docstring(separate_google_sections(text)), warnings=False)
+    if style == "numpy":
+        return griffe.parse_numpy(griffe.Docstring(text), warnings=False)
+    return griffe.parse_sphinx(griffe.Docstring(text), warnings=False)
 
 
 def _admonition_as_text(section: DocstringSection, style: DocstringStyle) -> str:

@@ -24,7 +24,15 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import is_typeddict
 
-from .defs import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, expand_root_ref, inline_defs, merge_defs
+from toolkit._jsonschema import (
+    SCHEMA_KEYS,
+    SCHEMA_LIST_KEYS,
+    SCHEMA_MAP_KEYS,
+    expand_root_ref,
+    inline_defs,
+    merge_defs,
+)
+
 from .signature import Param, cache_key, first_sentence, type_name
 
 __all__ = [
@@ -164,21 +172,15 @@ def input_schema(
             for definition in inner["definitions"]:
                 core_defs.setdefault(definition["ref"], definition)
             inner = inner["schema"]
-        schema, fields[p.name] = _property(
-            p, info, inner, compact=optional_style == "compact", as_ref=not inline, problems=problems
-        )
+        schema = info.schema(compact=optional_style == "compact")
+        if not inline:
+            schema = _as_ref(schema, inner)
+        schema, fields[p.name] = _property(p, schema, info.adapter, inner, problems)
         merge_defs(schema, defs)
         properties[p.name] = schema
         if fields[p.name]["required"]:
             required.append(p.name)
-    root: dict[str, Any] = {"type": "object"}
-    if properties:
-        root["properties"] = properties
-    if required:
-        root["required"] = required
-    root["additionalProperties"] = False
-    if defs:
-        root["$defs"] = defs
+    root = _object_schema(properties, required, defs)
     if optional_style == "compact":
         # Every property's own schema (and so every definition) is already compact: only the root's level is left.
         _compact_level(root)
@@ -236,13 +238,23 @@ def _json_types(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> f
     return frozenset(k for k in kinds if isinstance(k, str)) or None
 
 
+def _object_schema(properties: dict[str, Any], required: list[str], defs: dict[str, Any]) -> dict[str, Any]:
+    """The root of an `inputSchema`: an object of the parameters, closed to others."""
+    root: dict[str, Any] = {"type": "object"}
+    if properties:
+        root["properties"] = properties
+    if required:
+        root["required"] = required
+    root["additionalProperties"] = False
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
 def _property(
-    p: Param, info: TypeInfo, inner: CoreSchema, *, compact: bool, as_ref: bool, problems: list[str]
+    p: Param, schema: dict[str, Any], adapter: TypeAdapter[Any], inner: CoreSchema, problems: list[str]
 ) -> tuple[dict[str, Any], core_schema.TypedDictField]:
-    """One parameter's property schema and validator field."""
-    schema = info.schema(compact=compact)
-    if as_ref:
-        schema = _as_ref(schema, inner)
+    """One parameter's property schema (`schema`, a private copy of its type's, completed here) and validator field."""
     if p.description:
         schema["description"] = p.description
     if p.examples is not None:
@@ -254,7 +266,7 @@ def _property(
             core_schema.with_default_schema(inner, default_factory=p.factory), required=False
         )
     try:
-        schema["default"] = info.adapter.dump_python(p.default, mode="json", warnings=False)
+        schema["default"] = adapter.dump_python(p.default, mode="json", warnings=False)
     except Exception:
         problems.append(f"parameter {p.name}: default {p.default!r} is not JSON-serialisable")
     return schema, core_schema.typed_dict_field(

@@ -14,7 +14,7 @@ import pydantic
 import pydantic_core
 from pydantic.fields import FieldInfo
 
-from toolkit._engine.context import Context
+from toolkit._markers import ContextMarker
 
 __all__ = [
     "Arg",
@@ -228,10 +228,11 @@ def in_class_body(qualname: str) -> bool:
 
 
 def _is_context(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, Context):
+    """`Context`, `Context[AppState]` or either `| None`: recognised by its marker base (`toolkit._markers`)."""
+    if isinstance(annotation, type) and issubclass(annotation, ContextMarker):
         return True
     origin = get_origin(annotation)
-    if isinstance(origin, type) and issubclass(origin, Context):  # Context[AppState]
+    if isinstance(origin, type) and issubclass(origin, ContextMarker):  # Context[AppState]
         return True
     if origin is typing.Union or origin is types.UnionType:
         args = [a for a in get_args(annotation) if a is not type(None)]

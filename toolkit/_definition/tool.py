@@ -8,41 +8,40 @@ import inspect
 import json
 import logging
 import re
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, NamedTuple, TypeVar, overload
 
 import anyio.lowlevel
 import pydantic_core
-from typing_extensions import ParamSpec, Self, TypedDict, Unpack
+from typing_extensions import ParamSpec, Self, Unpack
 
-from toolkit._asking.asking import confirm_problems, confirm_text
+from toolkit._asking.asking import confirm_text
 from toolkit._asking.mrtr import Suspend
 from toolkit._engine.context import Context, bind_to_loop, confirm, mark_cancelled
 from toolkit._engine.threads import run_sync
 from toolkit._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
 from toolkit._profiles.function_calling import envelope
-from toolkit._protocol.meta import meta_key_problems
 from toolkit._protocol.revisions import shape_result
 from toolkit._protocol.types import (
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSION,
     CallToolResult,
     Icon,
-    ToolAnnotations,
     ToolDefinition,
 )
 
 from .content import converter, to_json_text, wire_converter
-from .docstrings import DocstringStyle, parse_docstring
-from .schema import input_schema, json_string_params
-from .signature import collect_params, in_class_body, signature_args, type_hints
+from .docstrings import parse_docstring
+from .options import ToolOptions, annotations_of, option_problems, with_defaults
+from .schema import OutputSchema, input_schema, json_string_params
+from .signature import Arg, collect_params, in_class_body, signature_args, type_hints
 
 if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
-    from toolkit._profiles.profiles import AdaptedTool, Profile
+    from toolkit._profiles.adapter import AdaptedTool
+    from toolkit._profiles.profiles import Profile
 
-__all__ = ["Options", "Tool", "call_tool", "caller_locals", "check_bound", "tool"]
+__all__ = ["CallSettings", "Tool", "ToolOptions", "call_tool", "caller_locals", "check_bound", "tool"]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -54,57 +53,6 @@ logger = logging.getLogger("toolkit")
 #: What `schema_dialect=True` puts in `$schema`: JSON Schema 2020-12, the dialect MCP assumes when none is named.
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-OptionalStyle = Literal["compact", "faithful"]
-
-
-class ToolOptions(TypedDict, total=False):
-    """The keyword options of `@tool` and `@server.tool` (documented on [`tool`][toolkit.tool])."""
-
-    name: str | None
-    title: str | None
-    description: str | None
-    read_only: bool | None
-    destructive: bool | None
-    idempotent: bool | None
-    open_world: bool | None
-    icons: Sequence[Icon | Mapping[str, Any]] | None
-    meta: Mapping[str, Any] | None
-    structured: bool | None
-    docstring_style: DocstringStyle | None
-    require_param_docs: bool
-    inline_defs: bool
-    schema_dialect: bool
-    input_schema_extra: Mapping[str, Any] | None
-    optional_style: OptionalStyle
-    show_error_details: bool
-    run_in_thread: bool
-    confirm: bool | str
-    lint_ignore: Mapping[str, str] | None
-
-
-class Options(typing.NamedTuple):
-    """The same options with their defaults, as the decorator stores them."""
-
-    name: str | None = None
-    title: str | None = None
-    description: str | None = None
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
-    icons: Sequence[Icon | Mapping[str, Any]] | None = None
-    meta: Mapping[str, Any] | None = None
-    structured: bool | None = None
-    docstring_style: DocstringStyle | None = None
-    require_param_docs: bool = False
-    inline_defs: bool = True
-    schema_dialect: bool = False
-    input_schema_extra: Mapping[str, Any] | None = None
-    optional_style: OptionalStyle = "compact"
-    show_error_details: bool = False
-    run_in_thread: bool = True
-    confirm: bool | str = False
-    lint_ignore: Mapping[str, str] | None = None
 
 
 class Tool(Generic[P, R]):
@@ -132,7 +80,9 @@ class Tool(Generic[P, R]):
     lint_ignore: Mapping[str, str]
     """The `toolkit lint` findings silenced for this tool: code to the reason (`lint_ignore=`)."""
 
-    def __init__(self, fn: Callable[P, R], options: Options, localns: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, fn: Callable[P, R], options: Mapping[str, Any] | None = None, localns: Mapping[str, Any] | None = None
+    ) -> None:
         if isinstance(fn, classmethod):
             raise ToolDefinitionError(
                 fn.__func__.__qualname__,
@@ -148,7 +98,7 @@ class Tool(Generic[P, R]):
         self._instance: object = None
         self._target: Callable[..., Any] = fn  # what a call calls: `fn`, or `fn` bound to `_instance`
         self._adapted: dict[str, AdaptedTool] = {}
-        self._build(fn, options, localns)
+        self._build(fn, with_defaults(options or {}), localns)
 
     @property
     def name(self) -> str:
@@ -191,7 +141,7 @@ class Tool(Generic[P, R]):
         """
         details = context.show_error_details if context is not None else False
         try:
-            wire = await call_tool(self, arguments, context, LATEST_HANDSHAKE_VERSION, details)
+            wire = await call_tool(self, arguments, context, CallSettings(LATEST_HANDSHAKE_VERSION, details))
         except URLElicitationRequired as exc:  # no server here to turn it into the protocol's answer
             wire = _error_wire(_safe_str(exc))
         return CallToolResult.model_validate(wire)
@@ -257,7 +207,7 @@ class Tool(Generic[P, R]):
         name = profile if isinstance(profile, str) else profile.name
         found = self._adapted.get(name)
         if found is None:
-            from toolkit._profiles.profiles import adapt  # deferred: most servers never adapt a tool
+            from toolkit._profiles.adapter import adapt  # deferred: most servers never adapt a tool
 
             found = self._adapted[name] = adapt(
                 self.definition.model_dump(mode="json", by_alias=True, exclude_none=True), profile
@@ -317,54 +267,28 @@ class Tool(Generic[P, R]):
 
     # -- deriving ----------------------------------------------------------------------------------
 
-    def _build(self, fn: Callable[..., Any], opts: Options, localns: Mapping[str, Any] | None) -> None:
+    def _build(self, fn: Callable[..., Any], opts: ToolOptions, localns: Mapping[str, Any] | None) -> None:
         qualname = getattr(fn, "__qualname__", repr(fn))
-        problems: list[str] = []
-        name = opts.name if opts.name is not None else getattr(fn, "__name__", "")
-        if not NAME_PATTERN.match(name):
-            problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
-        if opts.read_only and opts.destructive:
-            problems.append("read_only=True contradicts destructive=True")
-        try:
-            parameters = signature_args(fn)
-        except (TypeError, ValueError) as exc:
-            raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
-        self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and in_class_body(qualname)
-        if self._is_method:
-            parameters = parameters[1:]
+        name = opts["name"] if opts["name"] is not None else getattr(fn, "__name__", "")
+        problems = _name_problems(name, opts)
+        parameters = self._parameters(fn, qualname)
         hints = type_hints(fn, localns, problems)
         documented = fn.func if isinstance(fn, functools.partial) else fn  # not partial's own docstring
-        doc = parse_docstring(documented.__doc__, opts.docstring_style)
+        doc = parse_docstring(documented.__doc__, opts["docstring_style"])
         params, self._context_param = collect_params(parameters, hints, doc.params, problems)
-        if opts.require_param_docs:
+        if opts["require_param_docs"]:
             problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
         schema, validator = input_schema(
-            params, inline=opts.inline_defs, optional_style=opts.optional_style, problems=problems
+            params, inline=opts["inline_defs"], optional_style=opts["optional_style"], problems=problems
         )
-        self._convert, output = converter(
-            hints.get("return", inspect.Signature.empty), opts.structured, inline=opts.inline_defs, problems=problems
-        )
-        problems.extend(_option_problems(opts, [p.name for p in params]))
+        returns = hints.get("return", inspect.Signature.empty)
+        self._convert, output = converter(returns, opts["structured"], inline=opts["inline_defs"], problems=problems)
+        problems.extend(option_problems(opts, [p.name for p in params]))
         if problems:
             raise ToolDefinitionError(qualname, problems)
-        if opts.input_schema_extra is not None:
-            schema = {**schema, **json.loads(json.dumps(opts.input_schema_extra))}  # a private copy
-        if opts.schema_dialect:
-            schema = {"$schema": SCHEMA_DIALECT, **schema}
-
-        description = opts.description if opts.description is not None else doc.description
-        self.definition = ToolDefinition(
-            name=name,
-            title=opts.title,
-            description=description or None,
-            input_schema=schema,
-            output_schema=output.wire if output else None,
-            annotations=_annotations(opts),
-            icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in opts.icons]
-            if opts.icons is not None
-            else None,
-            meta=dict(opts.meta) if opts.meta is not None else None,
-        )
+        schema = _final_schema(schema, opts)
+        description = opts["description"] if opts["description"] is not None else doc.description
+        self.definition = _definition(name, description or None, schema, output, opts)
         self.output_schema = output.raw if output else None
         self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
         self._validator = validator
@@ -372,44 +296,87 @@ class Tool(Generic[P, R]):
         self._json_params = json_string_params(schema)
         call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
-        self._in_thread = opts.run_in_thread and not self._is_async
+        self._in_thread = opts["run_in_thread"] and not self._is_async
         self._wire = wire_converter(self._convert, output)
-        self.show_error_details = opts.show_error_details
-        self._confirm = opts.confirm
-        self.may_ask = self._context_param is not None or opts.confirm is not False
-        self.confirms = opts.confirm is not False
-        self.lint_ignore = MappingProxyType(dict(opts.lint_ignore or {}))
+        self.show_error_details = opts["show_error_details"]
+        self._confirm = opts["confirm"]
+        self.may_ask = self._context_param is not None or opts["confirm"] is not False
+        self.confirms = opts["confirm"] is not False
+        self.lint_ignore = MappingProxyType(dict(opts["lint_ignore"] or {}))
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
-        self._destructive = not (opts.read_only or opts.destructive is False)
+        self._destructive = not (opts["read_only"] or opts["destructive"] is False)
+
+    def _parameters(self, fn: Callable[..., Any], qualname: str) -> list[Arg]:
+        """The signature's parameters, without `self`/`cls` of a method defined in a class body (`_is_method`)."""
+        try:
+            parameters = signature_args(fn)
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(qualname, [f"no signature: {exc}"]) from None
+        self._is_method = bool(parameters) and parameters[0].name in ("self", "cls") and in_class_body(qualname)
+        return parameters[1:] if self._is_method else parameters
 
 
-def _option_problems(opts: Options, param_names: list[str]) -> list[str]:
-    """What the options that carry values of their own get wrong (the schema's extra keys, `_meta`, the confirmation
-    template, lint silences), in that order, after the signature's problems."""
+def _name_problems(name: str, opts: ToolOptions) -> list[str]:
+    """What is wrong with the tool's name, and with hints that contradict each other."""
     problems: list[str] = []
-    if opts.input_schema_extra is not None:
-        problems.extend(_extra_problems(opts.input_schema_extra))
-    if opts.meta is not None:
-        problems.extend(meta_key_problems(opts.meta))
-    problems.extend(confirm_problems(opts.confirm, param_names))
-    problems.extend(_lint_ignore_problems(opts.lint_ignore))
+    if not NAME_PATTERN.match(name):
+        problems.append(f"name {name!r} must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-' (SEP-986)")
+    if opts["read_only"] and opts["destructive"]:
+        problems.append("read_only=True contradicts destructive=True")
     return problems
+
+
+def _final_schema(schema: dict[str, Any], opts: ToolOptions) -> dict[str, Any]:
+    """The `inputSchema` as sent: the derived one, `input_schema_extra` added, the dialect named if asked."""
+    if opts["input_schema_extra"] is not None:
+        schema = {**schema, **json.loads(json.dumps(opts["input_schema_extra"]))}  # a private copy
+    if opts["schema_dialect"]:
+        schema = {"$schema": SCHEMA_DIALECT, **schema}
+    return schema
+
+
+def _definition(
+    name: str, description: str | None, schema: dict[str, Any], output: OutputSchema | None, opts: ToolOptions
+) -> ToolDefinition:
+    """The definition `tools/list` sends."""
+    icons = opts["icons"]
+    return ToolDefinition(
+        name=name,
+        title=opts["title"],
+        description=description,
+        input_schema=schema,
+        output_schema=output.wire if output else None,
+        annotations=annotations_of(opts),
+        icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
+        if icons is not None
+        else None,
+        meta=dict(opts["meta"]) if opts["meta"] is not None else None,
+    )
+
+
+class CallSettings(NamedTuple):
+    """How a server runs its tools' calls on one connection: what `call_tool` takes besides the call itself."""
+
+    version: str
+    """The protocol revision the result is shaped for."""
+    show_error_details: bool = False
+    """Send exception details to the client (the server's setting; a tool's own adds to it)."""
+    strict_arguments: bool = False
+    """Never parse an object or array argument sent as a JSON string."""
 
 
 async def call_tool(
     tool: Tool[Any, Any],
     arguments: Mapping[str, Any] | None,
     context: Context | Callable[[], Context] | None,
-    version: str,
-    show_error_details: bool,
-    *,
-    strict_arguments: bool = False,
+    settings: CallSettings,
 ) -> dict[str, Any]:
     """Run one `tools/call`: validate the arguments once, call the function, convert the value once to the wire
-    result for `version` (a new dict: the caller may add to it). The one path of every result, `Tool.run`'s too.
+    result for `settings.version` (a new dict: the caller may add to it). The one path of every result, `Tool.run`'s
+    too.
 
-    Unless `strict_arguments`, an object or array argument sent as a JSON string is parsed and validated again
-    (`json_string_params`); only on the error path, so a call whose arguments fit pays nothing for it.
+    Unless `settings.strict_arguments`, an object or array argument sent as a JSON string is parsed and validated
+    again (`json_string_params`); only on the error path, so a call whose arguments fit pays nothing for it.
 
     `context` is the request's Context, or a function that makes it, called only if the tool takes one. Never
     raises for a failing call: bad arguments, a failing tool and a value that cannot be sent are `isError` results.
@@ -418,11 +385,11 @@ async def call_tool(
     try:
         kwargs = tool._validator.validate_python(arguments if arguments is not None else {})
     except pydantic_core.ValidationError as exc:
-        kwargs, problem = _validate_json_strings(tool, arguments, exc, strict_arguments)
+        kwargs, problem = _validate_json_strings(tool, arguments, exc, settings.strict_arguments)
         if problem is not None:
             return _error_wire(problem)
     ctx = None
-    if tool._context_param is not None or tool._confirm is not False:
+    if tool.may_ask:  # takes a Context, or confirms its calls
         ctx, refusal = await _prepare(tool, kwargs, context)
         if refusal is not None:
             return _error_wire(refusal)
@@ -433,19 +400,15 @@ async def call_tool(
             value = await tool._target(**kwargs)
         else:
             value = tool._target(**kwargs)
-    except (URLElicitationRequired, Suspend):
-        # The call's answer says so (-32042, or an input request of 2026-07-28), not its error text.
-        raise
-    except ToolError as exc:
-        return _error_wire(_safe_str(exc) or f"tool {tool.name!r} failed")
     except BaseException as exc:
-        return _error_wire(await _failure(tool, exc, ctx, show_error_details))
+        return _error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
     try:
         wire = tool._wire(value)
     except Exception as exc:
         return _error_wire(tool._conversion_error(exc))
     # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
     # non-object structured result.
+    version = settings.version
     if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
         wire = shape_result(wire, version, tool._wraps_result)
     return wire
@@ -490,7 +453,12 @@ def _first_line(error: BaseException) -> str:
 
 
 async def _failure(tool: Tool[Any, Any], exc: BaseException, ctx: Context | None, show_error_details: bool) -> str:
-    """The error text for what the function raised; re-raises a cancellation, or a round of 2026-07-28 that ends."""
+    """The error text for what the function raised; re-raises what is not a failure: a cancellation, a question
+    that ends the call (-32042, or a round of 2026-07-28)."""
+    if isinstance(exc, (URLElicitationRequired, Suspend)):
+        raise exc  # the call's answer says so, not its error text
+    if isinstance(exc, ToolError):
+        return _safe_str(exc) or f"tool {tool.name!r} failed"
     if isinstance(exc, _RaisedInThread):
         exc = exc.raised
         if isinstance(exc, Suspend):  # a sync tool's question without an answer yet
@@ -557,62 +525,6 @@ def check_bound(tool: Tool[Any, Any]) -> None:
             f"server.add_tool(instance.{name}) or Server(tools=[instance.{name}]); or serve tool(instance.{name})"
         )
     raise ToolDefinitionError(qualname, [f"a method cannot be served without an instance to call it on: {fix}"])
-
-
-#: What `input_schema_extra` cannot set: toolkit derives these from the signature, and validates calls by them.
-_DERIVED_KEYS = ("type", "properties", "required", "additionalProperties", "$defs", "$schema")
-
-
-def _extra_problems(extra: object) -> list[str]:
-    """What is wrong with `input_schema_extra`, checked when the tool is defined."""
-    if not isinstance(extra, Mapping):
-        return [f"input_schema_extra must be a mapping of JSON Schema keywords, not {type(extra).__name__}"]
-    problems = [
-        f"input_schema_extra cannot set {key!r}: toolkit derives it from the signature"
-        + (" (use schema_dialect=True)" if key == "$schema" else "")
-        for key in _DERIVED_KEYS
-        if key in extra
-    ]
-    try:
-        json.dumps(extra, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        problems.append(f"input_schema_extra is not JSON: {exc}")
-    return problems
-
-
-#: A lint code: letters then digits (`TK301`); the codes themselves are `toolkit lint`'s (docs/lint.md).
-_LINT_CODE = re.compile(r"^[A-Z]+[0-9]+$")
-
-
-def _lint_ignore_problems(silenced: object) -> list[str]:
-    """What is wrong with `lint_ignore`: each entry is a lint code and the reason it does not apply."""
-    if silenced is None:
-        return []
-    if not isinstance(silenced, Mapping):
-        return [f"lint_ignore must map lint codes to reasons, e.g. {{'TK301': 'why'}}, not {type(silenced).__name__}"]
-    return [
-        f"lint_ignore[{code!r}]: "
-        + (
-            "the reason must be a non-empty string"
-            if isinstance(code, str) and _LINT_CODE.match(code)
-            else "not a lint code such as 'TK301'"
-        )
-        for code, reason in silenced.items()
-        if not (isinstance(code, str) and _LINT_CODE.match(code) and isinstance(reason, str) and reason.strip())
-    ]
-
-
-def _annotations(opts: Options) -> ToolAnnotations | None:
-    flags = (opts.read_only, opts.destructive, opts.idempotent, opts.open_world)
-    if all(flag is None for flag in flags) and opts.title is None:
-        return None
-    return ToolAnnotations(
-        title=opts.title,
-        read_only_hint=opts.read_only,
-        destructive_hint=opts.destructive,
-        idempotent_hint=opts.idempotent,
-        open_world_hint=opts.open_world,
-    )
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -689,7 +601,7 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             [lint](lint.md). Not sent to clients.
     """
     localns = caller_locals()
-    opts = Options(**options)
+    opts = with_defaults(options)  # an unknown option fails here, before a function is given
     if fn is not None:
         return Tool(fn, opts, localns)
 

@@ -33,7 +33,7 @@ import pydantic
 
 from toolkit._asking.asking import Asker, finish_asking, start_asking, url_required
 from toolkit._asking.mrtr import Suspend, bind_for
-from toolkit._definition.tool import call_tool
+from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import (
     ClientRequestError,
     ConnectionClosedError,
@@ -888,14 +888,8 @@ class Connection:
         context = functools.partial(self._context, request_id, params, state, asker)
         timeout = server.tool_timeout
         try:
-            call = call_tool(
-                tool,
-                arguments,
-                context,
-                state.version,
-                server.show_error_details,
-                strict_arguments=server.strict_arguments,
-            )
+            settings = CallSettings(state.version, server.show_error_details, server.strict_arguments)
+            call = call_tool(tool, arguments, context, settings)
             if timeout is None:
                 wire = await call
             else:

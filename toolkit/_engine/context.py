@@ -16,6 +16,7 @@ from typing_extensions import TypeVar, Unpack
 from toolkit._asking.asking import Asker, CallThread, confirm_call
 from toolkit._asking.elicitation import empty_form
 from toolkit._http.auth import Identity, current_identity
+from toolkit._markers import ContextMarker
 from toolkit._protocol.types import Implementation
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ _NO_STATE: Any = object()
 _NO_CAPABILITIES: Mapping[str, Any] = MappingProxyType({})
 
 
-class Context(Generic[StateT]):
+class Context(ContextMarker, Generic[StateT]):
     """What a tool can ask of the request it serves: progress, logging, cancellation, who is calling, the server's
     state.
 

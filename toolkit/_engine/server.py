@@ -17,7 +17,7 @@ from typing_extensions import ParamSpec, Unpack
 
 from toolkit._asking.asking import ConfirmFallback
 from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
-from toolkit._definition.tool import Options, Tool, ToolOptions, caller_locals, check_bound
+from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
 from toolkit._errors import StartupError
 from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
@@ -303,10 +303,9 @@ class Server:
             ValueError: a tool with that name is already served.
         """
         localns = caller_locals()
-        opts = Options(**options)
 
         def decorate(func: Callable[P, R]) -> Tool[P, R]:
-            made: Tool[P, R] = Tool(func, opts, localns)
+            made: Tool[P, R] = Tool(func, options, localns)
             self.add_tool(made)
             return made
 

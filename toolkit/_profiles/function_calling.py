@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # `_profiles` loads when a tool is first adapted, not with the server API
-    from .profiles import AdaptedTool
+    from .adapter import AdaptedTool
 
 __all__ = ["envelope"]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .profiles import PROFILES, Problem, check, get_profile
+from .adapter import adapt
+from .profiles import PROFILES, Problem, get_profile
 
 __all__ = ["ALL", "check_tools", "expand_profiles"]
 
@@ -36,5 +37,7 @@ def expand_profiles(names: Sequence[str]) -> list[str]:
 
 
 def check_tools(tools: Sequence[Mapping[str, Any]], profiles: Sequence[str]) -> list[Problem]:
-    """Every problem of the tools (wire form) under the profiles (names, `all` allowed)."""
-    return check(tools, expand_profiles(profiles))
+    """Every problem of the tools (wire form) under the profiles (names, `all` allowed): each tool under each
+    profile, in that order."""
+    chosen = [get_profile(name) for name in expand_profiles(profiles)]
+    return [problem for tool in tools for profile in chosen for problem in adapt(tool, profile).problems]

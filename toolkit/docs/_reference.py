@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 from toolkit import PROFILES
 from toolkit._lint import Finding, lint_definitions
+from toolkit._profiles.adapter import adapt
 from toolkit._profiles.function_calling import envelope
-from toolkit._profiles.profiles import adapt
 
 from ._schema_text import code_span, constraints, describe_type, example_arguments
 

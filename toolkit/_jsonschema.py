@@ -1,5 +1,7 @@
 """`$defs` and `$ref` in JSON schemas: inlining definitions, merging the definitions of several schemas.
 
+A leaf (the standard library only): the tool definition wing and the provider profiles both walk schemas with it.
+
 Many clients (Claude Desktop, several IDEs) cannot follow `$ref`, so toolkit inlines every definition it can;
 recursive types cannot be inlined and keep theirs.
 """

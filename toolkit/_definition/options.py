@@ -1,0 +1,152 @@
+"""A tool's options, declared once: the keyword options of `@tool` and `@server.tool`, their defaults, and what is
+checked of them when the tool is defined.
+
+`ToolOptions` is the one declaration (names and types): `tool(**options: Unpack[ToolOptions])` gives type checkers
+and IDEs every keyword, and `Tool` reads the same dict once its defaults are filled in (`with_defaults`). Each option
+is documented on [`tool`][toolkit.tool].
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
+
+from typing_extensions import TypedDict
+
+from toolkit._asking.asking import confirm_problems
+from toolkit._protocol.meta import meta_key_problems
+from toolkit._protocol.types import Icon, ToolAnnotations
+
+from .docstrings import DocstringStyle
+
+__all__ = ["OptionalStyle", "ToolOptions", "annotations_of", "option_problems", "with_defaults"]
+
+OptionalStyle = Literal["compact", "faithful"]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of `@tool` and `@server.tool` (documented on [`tool`][toolkit.tool])."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
+    icons: Sequence[Icon | Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    structured: bool | None
+    docstring_style: DocstringStyle | None
+    require_param_docs: bool
+    inline_defs: bool
+    schema_dialect: bool
+    input_schema_extra: Mapping[str, Any] | None
+    optional_style: OptionalStyle
+    show_error_details: bool
+    run_in_thread: bool
+    confirm: bool | str
+    lint_ignore: Mapping[str, str] | None
+
+
+#: The options whose default is not None (an option left out is None unless named here).
+_DEFAULTS: ToolOptions = {
+    "require_param_docs": False,
+    "inline_defs": True,
+    "schema_dialect": False,
+    "optional_style": "compact",
+    "show_error_details": False,
+    "run_in_thread": True,
+    "confirm": False,
+}
+
+
+def with_defaults(options: Mapping[str, Any]) -> ToolOptions:
+    """The options given, every one left out at its default (None unless `_DEFAULTS` says otherwise).
+
+    Raises:
+        TypeError: an option that is not one of `ToolOptions` (a type checker sees it; at run time it would
+            otherwise be ignored without a word).
+    """
+    unknown = sorted(set(options) - _NAMES)
+    if unknown:
+        raise TypeError(f"tool() got unexpected keyword argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+    full: dict[str, Any] = dict.fromkeys(_NAMES)
+    full.update(_DEFAULTS)
+    full.update(options)
+    return cast("ToolOptions", full)
+
+
+_NAMES = frozenset(ToolOptions.__annotations__)
+
+
+def annotations_of(options: ToolOptions) -> ToolAnnotations | None:
+    """The definition's `annotations`: the hints given, and the title; None when there is none of them."""
+    flags = (options["read_only"], options["destructive"], options["idempotent"], options["open_world"])
+    if all(flag is None for flag in flags) and options["title"] is None:
+        return None
+    return ToolAnnotations(
+        title=options["title"],
+        read_only_hint=options["read_only"],
+        destructive_hint=options["destructive"],
+        idempotent_hint=options["idempotent"],
+        open_world_hint=options["open_world"],
+    )
+
+
+def option_problems(options: ToolOptions, param_names: list[str]) -> list[str]:
+    """What the options that carry values of their own get wrong (the schema's extra keys, `_meta`, the confirmation
+    template, lint silences), in that order, after the signature's problems."""
+    problems: list[str] = []
+    if options["input_schema_extra"] is not None:
+        problems.extend(_extra_problems(options["input_schema_extra"]))
+    if options["meta"] is not None:
+        problems.extend(meta_key_problems(options["meta"]))
+    problems.extend(confirm_problems(options["confirm"], param_names))
+    problems.extend(_lint_ignore_problems(options["lint_ignore"]))
+    return problems
+
+
+#: What `input_schema_extra` cannot set: toolkit derives these from the signature, and validates calls by them.
+_DERIVED_KEYS = ("type", "properties", "required", "additionalProperties", "$defs", "$schema")
+
+
+def _extra_problems(extra: object) -> list[str]:
+    """What is wrong with `input_schema_extra`, checked when the tool is defined."""
+    if not isinstance(extra, Mapping):
+        return [f"input_schema_extra must be a mapping of JSON Schema keywords, not {type(extra).__name__}"]
+    problems = [
+        f"input_schema_extra cannot set {key!r}: toolkit derives it from the signature"
+        + (" (use schema_dialect=True)" if key == "$schema" else "")
+        for key in _DERIVED_KEYS
+        if key in extra
+    ]
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"input_schema_extra is not JSON: {exc}")
+    return problems
+
+
+#: A lint code: letters then digits (`TK301`); the codes themselves are `toolkit lint`'s (docs/lint.md).
+_LINT_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+def _lint_ignore_problems(silenced: object) -> list[str]:
+    """What is wrong with `lint_ignore`: each entry is a lint code and the reason it does not apply."""
+    if silenced is None:
+        return []
+    if not isinstance(silenced, Mapping):
+        return [f"lint_ignore must map lint codes to reasons, e.g. {{'TK301': 'why'}}, not {type(silenced).__name__}"]
+    return [
+        f"lint_ignore[{code!r}]: "
+        + (
+            "the reason must be a non-empty string"
+            if isinstance(code, str) and _LINT_CODE.match(code)
+            else "not a lint code such as 'TK301'"
+        )
+        for code, reason in silenced.items()
+        if not (isinstance(code, str) and _LINT_CODE.match(code) and isinstance(reason, str) and reason.strip())
+    ]
