@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from toolkit._protocol.jsonrpc import decode
+
 __all__ = ["MIN_SECRET_BYTES", "Opened", "SealError", "Sealer", "digest", "secret_keys"]
 
 MIN_SECRET_BYTES = 32
@@ -102,7 +104,7 @@ class Sealer:
     def __init__(self, secrets: Sequence[bytes], purpose: bytes, *, clock: Callable[[], float] = time.time) -> None:
         keys: dict[str, bytes] = {}
         for secret in secrets:
-            key = hmac.new(secret, purpose, hashlib.sha256).digest()
+            key = hmac.digest(secret, purpose, "sha256")
             keys.setdefault(_b64(hashlib.sha256(key).digest()[:4]), key)
         if not keys:
             raise ValueError("a Sealer needs at least one secret")
@@ -161,8 +163,8 @@ class Sealer:
         if not hmac.compare_digest(self._mac(key, f"{_VERSION}.{kid}.{body}"), mac):
             raise SealError("bad_mac")
         try:
-            payload = json.loads(_unb64(body))
-        except (ValueError, UnicodeDecodeError):
+            payload = decode(_unb64(body))
+        except ValueError:
             raise SealError("malformed") from None
         if not isinstance(payload, dict) or not isinstance(payload.get("x"), int):
             raise SealError("malformed")
@@ -172,11 +174,11 @@ class Sealer:
     def _binding(key: bytes, bind: Mapping[str, Any]) -> str:
         # Apart from the MAC's input, which always starts with the version ("v1."), by its first byte.
         text = json.dumps(bind, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-        return _b64(hmac.new(key, b"\0bind" + text.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
+        return _b64(hmac.digest(key, b"\0bind" + text.encode(), "sha256")[:_MAC_BYTES])
 
     @staticmethod
     def _mac(key: bytes, head: str) -> str:
-        return _b64(hmac.new(key, head.encode("ascii"), hashlib.sha256).digest()[:_MAC_BYTES])
+        return _b64(hmac.digest(key, head.encode("ascii"), "sha256")[:_MAC_BYTES])
 
 
 def _b64(data: bytes) -> str:

@@ -20,8 +20,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from toolkit._engine.connection import SessionState
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
@@ -74,19 +73,17 @@ S = TypeVar("S", bound=Stream)
 class SessionRecord(Generic[S]):
     """What one process knows of a session beyond its signed id: live, mutable, not shared."""
 
-    __slots__ = ("asks", "calls", "expires", "log_level", "stream")
+    __slots__ = ("asks", "calls", "log_level", "stream")
 
-    def __init__(self, expires: float) -> None:
-        self.expires = expires
+    def __init__(self) -> None:
         self.log_level: Any = UNSET  # set by logging/setLevel on this process
         self.calls: dict[Any, S | Call] = {}  # requests in flight, for notifications/cancelled
         self.stream: S | None = None  # the GET stream, if open on this process
         self.asks: dict[str, S] = {}  # the server's requests awaiting the client's POSTed answer, by id
 
 
-@dataclass(frozen=True, slots=True)
-class SessionId:
-    """What a verified session id says."""
+class SessionId(NamedTuple):
+    """What a verified session id says (a tuple: made on every request of a session, it costs the least)."""
 
     token: str
     """The id itself, as sent in `Mcp-Session-Id`."""
@@ -162,7 +159,7 @@ class Sessions(Generic[S]):
         records = self._records
         record = records.get(session.nonce)
         if record is None:
-            record = records[session.nonce] = SessionRecord(session.expires)
+            record = records[session.nonce] = SessionRecord()
             if len(records) > _RECORDS:  # bounded: the oldest idle records go
                 for nonce in list(records)[:_RECORDS_SWEPT]:
                     if not records[nonce].calls and records[nonce].stream is None:
