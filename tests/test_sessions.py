@@ -174,3 +174,18 @@ async def test_an_id_signed_with_another_key_is_logged_once(caplog: pytest.LogCa
     warnings = [r.getMessage() for r in caplog.records if "signed with another key" in r.getMessage()]
     assert len(warnings) == 1
     assert "http_app(secret=...)" in warnings[0]
+
+
+def test_an_id_with_every_field_at_its_bound_still_fits() -> None:
+    """The bounds keep every id under the size a worker accepts: four capabilities of 256 characters each (kept),
+    a name and a version of 21 escaped characters each (128 once escaped), with a user."""
+    capabilities = {key: {"p": "x" * 248} for key in ("sampling", "elicitation", "roots", "tasks")}
+    state = SessionState("2025-11-25", capabilities, {"name": "\u00e9" * 21, "version": "\u00e9" * 21})
+    sessions: Sessions[Any] = Sessions([OLD], 24 * 3600.0)
+    session = sessions.mint(state, "someone@example.com")
+    assert TOKEN.fullmatch(session.token)
+    assert len(session.token) <= MAX_ID_SIZE
+    opened = sessions.open(session.token, "someone@example.com")
+    assert opened is not None
+    assert opened.state.client_capabilities == capabilities
+    assert opened.state.client_info == state.client_info

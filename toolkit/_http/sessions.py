@@ -120,10 +120,7 @@ class Sessions(Generic[S]):
     ) -> None:
         if store is not None and not isinstance(store, SessionStore):
             raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {store!r}")
-        keys = secrets_ if secrets_ is not None else secret_keys(None)
-        if not keys:
-            raise ValueError("sessions need at least one secret")
-        self._sealer = Sealer(keys, PURPOSE, clock=clock)
+        self._sealer = Sealer(secrets_ if secrets_ is not None else secret_keys(None), PURPOSE, clock=clock)
         self.ttl = ttl
         self.store: SessionStore = store if store is not None else ProcessSessionStore()
         """Which sessions `DELETE` ended (consulted by 2025-11-25 requests only)."""
