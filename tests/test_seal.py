@@ -122,3 +122,25 @@ def test_the_binding_is_a_keyed_digest_that_rotation_keeps() -> None:
     with pytest.raises(SealError) as caught:
         rotated.open(token, bind={**BIND, "sub": "bob@example.com"})
     assert caught.value.reason == "mismatch"
+
+
+def test_a_token_bound_to_nothing_carries_no_binding_and_is_refused_where_one_is_expected() -> None:
+    """A session id without authentication is bound to no user: it carries no binding (shorter), and neither kind
+    passes for the other."""
+    sealer = Sealer([OLD], PURPOSE)
+    unbound = sealer.seal("x", bind={}, ttl=60)
+    assert b'"b"' not in base64.urlsafe_b64decode(unbound.split(".")[2] + "==")
+    assert sealer.open(unbound, bind={}) == "x"
+    bound = sealer.seal("x", bind={"sub": "alice"}, ttl=60)
+    for token, bind in [(unbound, {"sub": "alice"}), (bound, {})]:
+        with pytest.raises(SealError) as caught:
+            sealer.open(token, bind=bind)
+        assert caught.value.reason == "mismatch"
+
+
+def test_unseal_says_until_when_a_token_is_valid() -> None:
+    clock = Clock()
+    sealer = Sealer([OLD], PURPOSE, clock=clock)
+    opened = sealer.unseal(sealer.seal([1], bind=BIND, ttl=90.5), bind=BIND)
+    assert opened.data == [1]
+    assert opened.expires == int(clock.now + 90.5)

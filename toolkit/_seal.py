@@ -1,17 +1,19 @@
 """Sealed tokens: JSON a client carries for us and hands back unchanged, with its integrity and expiry checked.
 
-2026-07-28's `requestState` (basic/patterns/mrtr) is such a token: "servers **MUST** treat `requestState` as an
-attacker-controlled input ... **MUST** protect its integrity (e.g. HMAC or AEAD) and **MUST** reject state that
-fails verification". The standard library has HMAC but no AEAD, so a token is signed, not encrypted: a client can
-read what it carries (its own answers), never change it.
+Every signed token of toolkit is one of these, each kind with a purpose of its own: 2026-07-28's `requestState`
+(basic/patterns/mrtr: "servers **MUST** treat `requestState` as an attacker-controlled input ... **MUST** protect
+its integrity (e.g. HMAC or AEAD) and **MUST** reject state that fails verification"), and the `Mcp-Session-Id` of a
+2025-11-25 session over HTTP (`_http/sessions.py`). The standard library has HMAC but no AEAD, so a token is signed,
+not encrypted: a client can read what it carries (its own answers, its own capabilities), never change it.
 
-A token is `v1.<key id>.<payload>.<mac>`, each part unpadded base64url. The payload is compact JSON with sorted
-keys, holding the caller's data, an expiry and a keyed digest of the fields it is bound to (`bind`: the tool, a
-digest of its arguments, the caller's subject); the MAC is HMAC-SHA256 over everything before it, cut to 16 bytes
-(128 bits, as HMAC truncation guidance allows). The binding is keyed with the key that signs the token, so that it
-never shows what it is bound to (a user's name), and a token signed before a rotation is checked with its own key.
-Each purpose derives its own key from the secret, so one secret can serve several kinds of token without one kind
-ever being accepted as another.
+A token is `v1.<key id>.<payload>.<mac>`, each part unpadded base64url (visible ASCII, so a token is a valid header
+value). The payload is compact JSON with sorted keys, holding the caller's data, an expiry and a keyed digest of
+the fields it is bound to (`bind`: the tool, a digest of its arguments, the caller's subject; none when there are
+no such fields); the MAC is HMAC-SHA256 over everything before it, cut to 16 bytes (128 bits, as HMAC truncation
+guidance allows). The binding is keyed with the key that signs the token, so that it never shows what it is bound
+to (a user's name), and a token signed before a rotation is checked with its own key. Each purpose derives its own
+key (and so its own key ids) from the secret, so one secret can serve several kinds of token without one kind ever
+being accepted as another.
 
 Rotation: the first secret signs; every secret verifies. Deploy `[old, new]` everywhere, then `[new, old]`, then,
 after one time-to-live, `[new]`.
@@ -27,9 +29,11 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["MIN_SECRET_BYTES", "SealError", "Sealer", "digest", "secret_keys"]
+from toolkit._protocol.jsonrpc import decode
+
+__all__ = ["MIN_SECRET_BYTES", "Opened", "SealError", "Sealer", "digest", "secret_keys"]
 
 MIN_SECRET_BYTES = 32
 _VERSION = "v1"
@@ -46,6 +50,13 @@ class SealError(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"sealed token rejected: {reason}")
         self.reason = reason
+
+
+class Opened(NamedTuple):
+    """What a verified token holds: its data, and until when it is valid (Unix time, whole seconds)."""
+
+    data: Any
+    expires: int
 
 
 SecretOption = bytes | str | Sequence[bytes | str] | None
@@ -93,7 +104,7 @@ class Sealer:
     def __init__(self, secrets: Sequence[bytes], purpose: bytes, *, clock: Callable[[], float] = time.time) -> None:
         keys: dict[str, bytes] = {}
         for secret in secrets:
-            key = hmac.new(secret, purpose, hashlib.sha256).digest()
+            key = hmac.digest(secret, purpose, "sha256")
             keys.setdefault(_b64(hashlib.sha256(key).digest()[:4]), key)
         if not keys:
             raise ValueError("a Sealer needs at least one secret")
@@ -102,20 +113,44 @@ class Sealer:
         self._clock = clock
 
     def seal(self, data: Any, *, bind: Mapping[str, Any], ttl: float) -> str:
-        """A token carrying `data` (any JSON value), valid for `ttl` seconds, for the fields in `bind` only."""
+        """A token carrying `data` (any JSON value), valid for `ttl` seconds, for the fields in `bind` only (with no
+        fields, bound to nothing: the token carries no binding at all)."""
         key = self._keys[self._signing]
-        payload = {"d": data, "b": self._binding(key, bind), "x": int(self._clock() + ttl)}
+        payload = {"d": data, "x": int(self._clock() + ttl)}
+        if bind:
+            payload["b"] = self._binding(key, bind)
         body = _b64(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode())
         head = f"{_VERSION}.{self._signing}.{body}"
         return f"{head}.{self._mac(key, head)}"
 
     def open(self, token: Any, *, bind: Mapping[str, Any], max_size: int = 1 << 20) -> Any:
-        """The data sealed in `token`, once every check passes.
+        """The data sealed in `token`, once every check passes (`unseal` also says until when it is valid).
 
         Raises:
             SealError: the token is not a string of our format, its key is unknown, its MAC is wrong, it has
                 expired, or it was sealed for other `bind` fields.
         """
+        return self.unseal(token, bind=bind, max_size=max_size).data
+
+    def unseal(self, token: Any, *, bind: Mapping[str, Any], max_size: int = 1 << 20) -> Opened:
+        """`open`, with the token's expiry.
+
+        Raises:
+            SealError: as `open`.
+        """
+        key, payload = self._verified(token, max_size)
+        if payload["x"] < self._clock():
+            raise SealError("expired")
+        bound = payload.get("b")
+        if not bind:
+            if bound is not None:
+                raise SealError("mismatch")
+        elif not isinstance(bound, str) or not hmac.compare_digest(bound, self._binding(key, bind)):
+            raise SealError("mismatch")
+        return Opened(payload.get("d"), payload["x"])
+
+    def _verified(self, token: Any, max_size: int) -> tuple[bytes, dict[str, Any]]:
+        """The signing key and the payload of a token whose MAC is right (nothing is parsed before)."""
         if not isinstance(token, str) or len(token) > max_size:
             raise SealError("malformed")
         parts = token.split(".")
@@ -128,27 +163,22 @@ class Sealer:
         if not hmac.compare_digest(self._mac(key, f"{_VERSION}.{kid}.{body}"), mac):
             raise SealError("bad_mac")
         try:
-            payload = json.loads(_unb64(body))
-        except (ValueError, UnicodeDecodeError):
+            payload = decode(_unb64(body))
+        except ValueError:
             raise SealError("malformed") from None
         if not isinstance(payload, dict) or not isinstance(payload.get("x"), int):
             raise SealError("malformed")
-        if payload["x"] < self._clock():
-            raise SealError("expired")
-        bound = payload.get("b")
-        if not isinstance(bound, str) or not hmac.compare_digest(bound, self._binding(key, bind)):
-            raise SealError("mismatch")
-        return payload.get("d")
+        return key, payload
 
     @staticmethod
     def _binding(key: bytes, bind: Mapping[str, Any]) -> str:
         # Apart from the MAC's input, which always starts with the version ("v1."), by its first byte.
         text = json.dumps(bind, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-        return _b64(hmac.new(key, b"\0bind" + text.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
+        return _b64(hmac.digest(key, b"\0bind" + text.encode(), "sha256")[:_MAC_BYTES])
 
     @staticmethod
     def _mac(key: bytes, head: str) -> str:
-        return _b64(hmac.new(key, head.encode("ascii"), hashlib.sha256).digest()[:_MAC_BYTES])
+        return _b64(hmac.digest(key, head.encode("ascii"), "sha256")[:_MAC_BYTES])
 
 
 def _b64(data: bytes) -> str:

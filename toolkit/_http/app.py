@@ -23,10 +23,10 @@ import math
 import os
 import secrets
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 from urllib.parse import urlsplit
 
 import anyio
@@ -54,7 +54,8 @@ from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 from .auth import BearerAuth, Identity, Refusal, TokenVerifier, current_identity, to_verifier
 from .limits import RateLimit, RateLimiter
 from .session_store import ProcessSessionStore, SessionStore
-from .sessions import SessionCodec, SessionId
+from .sessions import UNSET as _UNSET
+from .sessions import SessionId, SessionRecord, Sessions
 from .sse import EventStream, ReplayStore, retry_field
 
 if TYPE_CHECKING:
@@ -101,7 +102,6 @@ _SSE_HEADERS = [
 ]
 _ALLOW_LEGACY = (b"allow", b"GET, POST, DELETE")
 _ALLOW_MODERN = (b"allow", b"POST")
-_UNSET: Any = object()
 # The ids of the server's requests over HTTP: the app's tag in this process (`HttpApp._ask_prefix`), then a number.
 _ask_numbers = itertools.count(1)
 _TAG_SIZE = 8  # hex digits of the tag (`HttpApp._ask_prefix`)
@@ -168,17 +168,7 @@ def _accepts(value: str | None) -> tuple[bool, bool]:
     return json_ok, sse_ok
 
 
-class _Record:
-    """What one process knows of a handshake-era session beyond its signed id: live, mutable, not shared."""
-
-    __slots__ = ("asks", "calls", "expires", "log_level", "stream")
-
-    def __init__(self, expires: float) -> None:
-        self.expires = expires
-        self.log_level: Any = _UNSET  # set by logging/setLevel on this process (None is a level: "none")
-        self.calls: dict[Any, _Exchange | _Direct] = {}  # requests in flight, for notifications/cancelled
-        self.stream: _Exchange | None = None  # the GET stream, if open on this process
-        self.asks: dict[str, _Exchange] = {}  # the server's requests awaiting the client's POSTed answer, by id
+_Record: TypeAlias = "SessionRecord[_Exchange]"  # what this process keeps of a session (sessions.py)
 
 
 class _Exchange:
@@ -538,15 +528,11 @@ class HttpApp:
         self._hosts = frozenset(h for h in hosts if not h.startswith("*"))
         self._origins = frozenset(allowed_origins) if allowed_origins is not None else None
         # One secret for what the workers must trust from each other: session ids here, and the server's requestState.
-        self._codec = SessionCodec(server.share_secret(secret), session_ttl)
-        self._records: OrderedDict[str, _Record] = OrderedDict()
-        if session_store is not None and not isinstance(session_store, SessionStore):
-            raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {session_store!r}")
+        self._sessions: Sessions[_Exchange] = Sessions(server.share_secret(secret), session_ttl, session_store)
         self.session_store = session_store
         """The store shared by the processes serving this app (`session_store=`), or None: each process keeps what
         `DELETE` ended, and the misrouted answers it saw, to itself."""
-        # Which sessions DELETE ended: consulted by 2025-11-25 requests only.
-        self._store = session_store if session_store is not None else ProcessSessionStore()
+        self._store = self._sessions.store
         self._live: set[_Exchange] = set()
         self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
         self._allow = _ALLOW_LEGACY if legacy else _ALLOW_MODERN
@@ -1130,22 +1116,13 @@ class HttpApp:
     def _initialized(self, connection: Connection, writer: _Writer, caller: _Caller) -> None:
         state = connection.session
         if state is not None:  # initialize succeeded: a fresh id, whatever the client sent (no fixation)
-            session = self._codec.mint(state, caller.identity.subject if caller.identity is not None else None)
-            self._record(session)
+            session = self._sessions.mint(state, caller.identity.subject if caller.identity is not None else None)
             writer.headers.append((b"mcp-session-id", session.token.encode()))
 
     # -- sessions ------------------------------------------------------------------------------------
 
     def _session(self, token: str, caller: _Caller) -> SessionId | None:
-        session = self._codec.verify(token)
-        if session is None:
-            return None
-        # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
-        subject = caller.identity.subject if caller.identity is not None else None
-        expected = self._codec.subject_hash(subject, session.key_id) if subject is not None else None
-        if session.subject_hash != expected or self._store.is_ended(session.nonce):
-            return None
-        return session
+        return self._sessions.open(token, caller.identity.subject if caller.identity is not None else None)
 
     async def _session_of(self, headers: dict[str, str], send: Send, caller: _Caller) -> SessionId | None:
         """The session a GET or DELETE names; None when it was answered here (400 without the header, else 404)."""
@@ -1160,17 +1137,7 @@ class HttpApp:
         return session
 
     def _record(self, session: SessionId) -> _Record:
-        records = self._records
-        record = records.get(session.nonce)
-        if record is None:
-            record = records[session.nonce] = _Record(session.expires)
-            if len(records) > 10_000:  # bounded: the oldest idle records go (their sessions keep working)
-                for nonce in list(records)[:1000]:
-                    if not records[nonce].calls and records[nonce].stream is None:
-                        del records[nonce]
-        else:
-            records.move_to_end(session.nonce)
-        return record
+        return self._sessions.record(session)
 
     # -- GET and DELETE (2025-11-25) -----------------------------------------------------------------
 
@@ -1294,14 +1261,8 @@ class HttpApp:
         session = await self._session_of(headers, send, caller)
         if session is None:
             return
-        self._store.end(session.nonce, session.expires)
+        self._sessions.end(session)
         self._replay.drop_session(session.nonce)
-        record = self._records.pop(session.nonce, None)
-        if record is not None:
-            for call in record.calls.values():
-                call.scope.cancel()
-            if record.stream is not None:
-                record.stream.close()
         await _plain(send, 204)
 
 

@@ -1,157 +1,215 @@
-"""Signed session ids for handshake-era (2025-11-25) HTTP sessions: any worker with the key serves any request.
+"""The 2025-11-25 sessions of an HTTP app, in one place: their signed ids, what this process keeps of each, and the
+store of the ended ones.
 
-An id is `v1.<payload>.<mac>` (base64url, visible ASCII as the transport page requires). The payload holds what a
-connection needs to serve the session without having seen its `initialize` (negotiated revision, the client
-capabilities the server uses, the client's name and version), a random nonce (so the id is unguessable), an expiry
-and, with authentication, a keyed hash of the identity it belongs to. The MAC (HMAC-SHA256 under a key derived for
-this purpose only) makes it tamper-proof; nothing secret is in it. Pure code: no I/O.
+A session id is a sealed token (`_seal.py`, a purpose of its own: `v1.<key id>.<payload>.<mac>`, visible ASCII as
+the transport page requires), so any worker with the key serves any request. Its payload holds what a connection
+needs to serve the session without having seen its `initialize` (negotiated revision, the client capabilities the
+server uses, the client's name and version) and a random nonce (so the id is unguessable); the sealer adds the
+expiry and, with authentication, binds it to its user (a keyed digest of the subject, checked with the key that
+signed the id, so a rotation keeps sessions). Nothing secret is in it.
+
+What is not in the id stays in this process (`SessionRecord`: calls in flight, the GET stream, the log level), in a
+bounded table; which sessions `DELETE` ended is the one fact the workers share, through the `SessionStore`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
+import json
 import logging
 import secrets
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from toolkit._engine.connection import SessionState
-from toolkit._protocol.jsonrpc import decode, encode
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
+from toolkit._seal import Opened, Sealer, SealError, secret_keys
 
-__all__ = ["SessionCodec", "SessionId"]
+from .session_store import ProcessSessionStore, SessionStore
+
+if TYPE_CHECKING:
+    import anyio
+
+__all__ = ["UNSET", "Call", "SessionId", "SessionRecord", "Sessions", "Stream"]
 
 logger = logging.getLogger("toolkit.http")
 
-_PREFIX = "v1."
-_PURPOSE = b"toolkit/session/v1"
-_MAC_BYTES = 16
+PURPOSE = b"toolkit/session/v1"
+# Refused before any work; a minted id always fits (the bounds below keep its payload under about 1,500 bytes).
+MAX_ID_SIZE = 2048
 # The client capabilities a server acts on (server-to-client requests check them); anything else a client
 # declares (`experimental`, extensions) is unbounded and stays out of a header.
 _CAPABILITY_KEYS = ("sampling", "elicitation", "roots", "tasks")
-_CAPABILITY_SIZE = 256
-_INFO_SIZE = 64
+_CAPABILITY_SIZE = 256  # JSON characters, as sealed (non-ASCII escaped)
+_INFO_SIZE = 64  # characters of the client's name and version kept
+_INFO_ESCAPED = 128  # and at most this many once escaped
+# Records kept before the oldest idle ones go (their sessions keep working: a record is made again on demand).
+_RECORDS = 10_000
+_RECORDS_SWEPT = 1000
+
+UNSET: Any = object()
+"""A record's `log_level` before `logging/setLevel` (None is a level: "none")."""
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+class Call(Protocol):
+    """A call in flight, as its session's record knows it: `notifications/cancelled` ends its input (`end_input`),
+    `DELETE` cancels its scope."""
+
+    scope: anyio.CancelScope
+
+    def end_input(self, last: str) -> None: ...
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+class Stream(Call, Protocol):
+    """The transport of a session's request on this process: a call, or the GET stream (`close` ends it)."""
+
+    def close(self) -> None: ...
 
 
-class SessionId:
-    """What a verified session id says."""
-
-    __slots__ = ("expires", "key_id", "nonce", "state", "subject_hash", "token")
-
-    def __init__(
-        self, token: str, nonce: str, state: SessionState, expires: float, subject_hash: str | None, *, key_id: str
-    ) -> None:
-        self.token = token
-        """The id itself, as sent in `Mcp-Session-Id`."""
-        self.nonce = nonce
-        """Its random part: the key of what a process keeps about the session."""
-        self.state = state
-        self.expires = expires
-        self.subject_hash = subject_hash
-        """The keyed hash of the user it belongs to (with authentication), made with the key `key_id` names."""
-        self.key_id = key_id
+S = TypeVar("S", bound=Stream)
 
 
-class SessionCodec:
-    """Mints and verifies session ids with a key ring: the first key signs, every key verifies (rotation).
+class SessionRecord(Generic[S]):
+    """What one process knows of a session beyond its signed id: live, mutable, not shared."""
+
+    __slots__ = ("asks", "calls", "log_level", "stream")
+
+    def __init__(self) -> None:
+        self.log_level: Any = UNSET  # set by logging/setLevel on this process
+        self.calls: dict[Any, S | Call] = {}  # requests in flight, for notifications/cancelled
+        self.stream: S | None = None  # the GET stream, if open on this process
+        self.asks: dict[str, S] = {}  # the server's requests awaiting the client's POSTed answer, by id
+
+
+class SessionId(NamedTuple):
+    """What a verified session id says (a tuple: made on every request of a session, it costs the least)."""
+
+    token: str
+    """The id itself, as sent in `Mcp-Session-Id`."""
+    nonce: str
+    """Its random part: the key of what a process keeps about the session, and of what the store remembers."""
+    state: SessionState
+    expires: int
+    """Unix time, whole seconds."""
+
+
+class Sessions(Generic[S]):
+    """The sessions of one app: mints and opens their ids, keeps this process's record of each, ends them.
 
     Args:
-        secrets_: The shared key(s), checked (`Server.share_secret`); `None` makes one random key for this process.
+        secrets_: The shared key(s), checked (`Server.share_secret`); the first signs, every one verifies (rotation).
+            `None` makes one random key for this process.
         ttl: Seconds a session id stays valid after `initialize`.
+        store: Where the ended sessions are remembered (`http_app(session_store=...)`); None: this process only.
+        clock: Seconds since the epoch; tests inject one instead of sleeping.
+
+    Raises:
+        TypeError: `store` is not a `SessionStore`.
     """
 
-    def __init__(self, secrets_: Sequence[bytes] | None, ttl: float) -> None:
-        if secrets_ is None:
-            ring: Sequence[bytes] = [secrets.token_bytes(32)]
-            self.shared = False
-        else:
-            ring = secrets_
-            if not ring:
-                raise ValueError("a SessionCodec needs at least one secret")
-            self.shared = True
+    __slots__ = ("_records", "_sealer", "_warned", "store", "ttl")
+
+    def __init__(
+        self,
+        secrets_: Sequence[bytes] | None,
+        ttl: float,
+        store: SessionStore | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if store is not None and not isinstance(store, SessionStore):
+            raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {store!r}")
+        self._sealer = Sealer(secrets_ if secrets_ is not None else secret_keys(None), PURPOSE, clock=clock)
         self.ttl = ttl
-        # Per-purpose keys: a session MAC can never be replayed as a MAC of anything else made from the secret.
-        self._keys = {
-            hashlib.sha256(s).digest()[:4].hex(): hmac.new(s, _PURPOSE, hashlib.sha256).digest() for s in ring
-        }
-        self._signing = next(iter(self._keys))
+        self.store: SessionStore = store if store is not None else ProcessSessionStore()
+        """Which sessions `DELETE` ended (consulted by 2025-11-25 requests only)."""
+        self._records: OrderedDict[str, SessionRecord[S]] = OrderedDict()
         self._warned = False
 
-    def subject_hash(self, subject: str, key_id: str | None = None) -> str:
-        """`subject`'s hash under the key `key_id` (default: the signing key). A session's user is checked with the
-        key that signed its id: after a rotation (`[new, old]`) the old sessions go on (docs/deploy.md#keys)."""
-        key = self._keys[key_id if key_id is not None else self._signing]
-        return _b64(hmac.new(key, subject.encode(), hashlib.sha256).digest()[:8])
-
     def mint(self, state: SessionState, subject: str | None = None) -> SessionId:
-        nonce = _b64(secrets.token_bytes(16))
-        expires = time.time() + self.ttl
-        payload: dict[str, Any] = {
-            "k": self._signing,
-            "n": nonce,
-            "e": int(expires),
+        """A new session for a connection that `initialize` set up (for the user `subject`, with authentication),
+        recorded here: the id says what any worker reads from it."""
+        data: dict[str, Any] = {
+            "n": secrets.token_urlsafe(16),
             "v": state.version,
             "c": _bounded_capabilities(state.client_capabilities),
         }
         if state.client_info is not None:
-            payload["i"] = [str(state.client_info.get(key, ""))[:_INFO_SIZE] for key in ("name", "version")]
-        subject_hash = self.subject_hash(subject) if subject is not None else None
-        if subject_hash is not None:
-            payload["u"] = subject_hash
-        body = _PREFIX + _b64(encode(payload).encode())
-        mac = hmac.new(self._keys[self._signing], body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
-        token = f"{body}.{_b64(mac)}"
-        return SessionId(token, nonce, state, int(expires), subject_hash, key_id=self._signing)
+            data["i"] = [_clip(str(state.client_info.get(key, ""))) for key in ("name", "version")]
+        token = self._sealer.seal(data, bind=_bind(subject), ttl=self.ttl)
+        # Read back as any worker reads it: one way from an id to a session.
+        session = _read(token, self._sealer.unseal(token, bind=_bind(subject)))
+        self.record(session)
+        return session
 
-    def verify(self, token: str) -> SessionId | None:
-        """The session an id names, or None when it is malformed, forged, signed with an unknown key, or expired."""
-        body, _, mac_text = token.rpartition(".")
-        try:
-            if not body.startswith(_PREFIX) or len(token) > 2048:
-                raise ValueError(token)
-            payload = decode(_unb64(body[len(_PREFIX) :]))
-            mac = _unb64(mac_text)
-            key = self._keys.get(payload["k"]) if isinstance(payload, dict) else None
-        except (ValueError, binascii.Error, KeyError, TypeError):
+    def open(self, token: str, subject: str | None) -> SessionId | None:
+        """The session an id names, or None when it is malformed, forged, signed with an unknown key, expired,
+        another user's (security best practices: such an id is as unknown as a forged one), or ended."""
+        session = self._open(token, subject)
+        if session is None or self.store.is_ended(session.nonce):
             return None
-        if key is None:
-            if isinstance(payload, dict) and not self._warned:
+        return session
+
+    def record(self, session: SessionId) -> SessionRecord[S]:
+        """What this process keeps of `session`, made on first use (by a request this process serves)."""
+        records = self._records
+        record = records.get(session.nonce)
+        if record is None:
+            record = records[session.nonce] = SessionRecord()
+            if len(records) > _RECORDS:  # bounded: the oldest idle records go
+                for nonce in list(records)[:_RECORDS_SWEPT]:
+                    if not records[nonce].calls and records[nonce].stream is None:
+                        del records[nonce]
+        else:
+            records.move_to_end(session.nonce)
+        return record
+
+    def end(self, session: SessionId) -> None:
+        """`DELETE`: the session is ended on every worker that shares the store; its calls on this process are
+        cancelled and its GET stream closed."""
+        self.store.end(session.nonce, session.expires)
+        record = self._records.pop(session.nonce, None)
+        if record is not None:
+            for call in record.calls.values():
+                call.scope.cancel()
+            if record.stream is not None:
+                record.stream.close()
+
+    def _open(self, token: str, subject: str | None) -> SessionId | None:
+        try:
+            return _read(token, self._sealer.unseal(token, bind=_bind(subject), max_size=MAX_ID_SIZE))
+        except SealError as error:
+            if error.reason == "unknown_key" and not self._warned:
                 self._warned = True
                 logger.warning(
                     "a session id signed with another key reached this process: give every worker the same secret "
                     "(Server(secret=...) or http_app(secret=...), see docs/deploy.md#keys); such sessions get 404"
                 )
             return None
-        expected = hmac.new(key, body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
-        expires, version, nonce = payload.get("e"), payload.get("v"), payload.get("n")
-        if (
-            not hmac.compare_digest(mac, expected)
-            or not isinstance(expires, int)
-            or expires < time.time()
-            or version not in HANDSHAKE_VERSIONS
-        ):
-            return None
-        info = payload.get("i")
-        client_info = {"name": info[0], "version": info[1]} if isinstance(info, list) and len(info) == 2 else None
-        capabilities = payload.get("c")
-        # A valid id means initialize succeeded; `initialized` may have gone to another worker: take it as sent.
-        caps = capabilities if isinstance(capabilities, dict) else {}
-        state = SessionState(str(version), caps, client_info, initialized=True)
-        subject_hash = payload.get("u")
-        subject_hash = subject_hash if isinstance(subject_hash, str) else None
-        return SessionId(token, str(nonce), state, expires, subject_hash, key_id=payload["k"])
+
+
+def _bind(subject: str | None) -> Mapping[str, str]:
+    """What a session id is bound to: its user, with authentication; nothing without."""
+    return {"sub": subject} if subject is not None else {}
+
+
+def _read(token: str, opened: Opened) -> SessionId:
+    """The session a verified token describes.
+
+    Raises:
+        SealError: it is not one this version serves.
+    """
+    data = opened.data
+    if not isinstance(data, dict) or data.get("v") not in HANDSHAKE_VERSIONS or not isinstance(data.get("n"), str):
+        raise SealError("malformed")
+    info = data.get("i")
+    client_info = {"name": info[0], "version": info[1]} if isinstance(info, list) and len(info) == 2 else None
+    capabilities = data.get("c")
+    # A valid id means initialize succeeded; `initialized` may have gone to another worker: take it as sent.
+    caps = capabilities if isinstance(capabilities, dict) else {}
+    state = SessionState(str(data["v"]), caps, client_info, initialized=True)
+    return SessionId(token, data["n"], state, opened.expires)
 
 
 def _bounded_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -159,5 +217,17 @@ def _bounded_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
     for key in _CAPABILITY_KEYS:
         value = capabilities.get(key)
         if isinstance(value, dict):
-            kept[key] = value if len(encode(value)) <= _CAPABILITY_SIZE else {}
+            kept[key] = value if len(_sealed_json(value)) <= _CAPABILITY_SIZE else {}
     return kept
+
+
+def _clip(text: str) -> str:
+    """`text` cut to what a session id keeps of a name: `_INFO_SIZE` characters, `_INFO_ESCAPED` once sealed."""
+    text = text[:_INFO_SIZE]
+    while len(_sealed_json(text)) > _INFO_ESCAPED + 2:  # 2: the quotes
+        text = text[:-1]
+    return text
+
+
+def _sealed_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
