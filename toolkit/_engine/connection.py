@@ -19,10 +19,9 @@ import functools
 import itertools
 import logging
 import threading
-import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -62,25 +61,18 @@ from toolkit._protocol.meta import (
     SUBSCRIPTION_KEY,
     VERSION_KEY,
 )
-from toolkit._protocol.revisions import negotiate, shape_implementation, shape_tool
+from toolkit._protocol.revisions import negotiate
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
 
-from .context import LOG_LEVELS, Context, LogLevel
+from .context import Context
+from .session import LOG_LEVELS, LogLevel, SessionState
 
-if TYPE_CHECKING:  # annotations only: `_server` imports this module (docs/architecture.md, "Imports")
+if TYPE_CHECKING:
     from toolkit._transports.base import Transport
 
-    from .server import Server
+    from .registry import Registry
 
-__all__ = [
-    "CAPABILITIES",
-    "Connection",
-    "SessionState",
-    "running_connections",
-    "server_info",
-    "tool_payloads",
-    "tools_changed",
-]
+__all__ = ["CAPABILITIES", "Connection"]
 
 logger = logging.getLogger("toolkit")
 
@@ -91,95 +83,6 @@ _UNSCOPED = contextlib.nullcontext()
 _OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
 
 Handler = Callable[[Any, dict[str, Any], "SessionState"], Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class SessionState:
-    """What a connection knows about its client: the handshake's outcome, or one 2026-07-28 request's `_meta`.
-
-    A handshake-era connection holds one from `initialize` on (or from the start, when made with
-    `Connection(server, transport, session=...)` for a session another worker negotiated); it replaces it, never
-    changes it, so a copy read once stays true to that moment.
-    """
-
-    version: str
-    """The negotiated protocol revision."""
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    """The client's capabilities, as it declared them."""
-    client_info: dict[str, Any] | None = None
-    """The client's `clientInfo`, as sent (`None` when missing)."""
-    initialized: bool = False
-    """The client sent `notifications/initialized`."""
-    log_level: LogLevel | None = "info"
-    """The least severe log level the client wants (`None`: none at all)."""
-
-
-class _Catalog:
-    """What every connection of one server sends alike, prepared once: tool JSON and server info per revision."""
-
-    __slots__ = ("infos", "payloads", "tools")
-
-    def __init__(self, tools: object) -> None:
-        self.tools = tools  # the server's tool view this was prepared from: a new one means the list changed
-        self.payloads: dict[str, list[str]] = {}
-        self.infos: dict[str, dict[str, Any]] = {}
-
-
-# One catalog per live server, dropped with it (weak keys): never more entries than servers in use.
-_catalogs: weakref.WeakKeyDictionary[Server, _Catalog] = weakref.WeakKeyDictionary()
-
-
-def _catalog(server: Server) -> _Catalog:
-    found = _catalogs.get(server)
-    if found is None or found.tools is not server.tools:
-        found = _catalogs[server] = _Catalog(server.tools)
-    return found
-
-
-# The connections running for each live server, which `tools_changed` tells of a new tool list.
-_running: weakref.WeakKeyDictionary[Server, set[Connection]] = weakref.WeakKeyDictionary()
-
-
-def tools_changed(server: Server) -> None:
-    """Tell every connection `server` runs that its tool list changed (called by the server)."""
-    for connection in list(_running.get(server, ())):
-        connection.tools_changed()
-
-
-def running_connections(server: Server) -> int:
-    """How many connections of `server` are running now."""
-    return len(_running.get(server, ()))
-
-
-def tool_payloads(server: Server, version: str) -> list[str]:
-    """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
-    catalog = _catalog(server)
-    payloads = catalog.payloads.get(version)
-    if payloads is None:
-        profile = server.schema_profile
-        payloads = catalog.payloads[version] = [
-            encode(
-                shape_tool(
-                    t.adapted(profile).tool
-                    if profile is not None
-                    else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
-                    version,
-                    t.output_schema,
-                )
-            )
-            for t in server.tools.values()
-        ]
-    return payloads
-
-
-def server_info(server: Server, version: str) -> dict[str, Any]:
-    """The server's `serverInfo` for `version`."""
-    catalog = _catalog(server)
-    info = catalog.infos.get(version)
-    if info is None:
-        wire = server.info.model_dump(mode="json", by_alias=True, exclude_none=True)
-        info = catalog.infos[version] = shape_implementation(wire, version)
-    return info
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -333,7 +236,7 @@ class Connection:
     """The state of one client connection, the dispatch of its messages, and the requests sent to its client.
 
     Args:
-        server: The server whose tools this connection serves.
+        server: The server whose tools this connection serves (its `Registry`: the connection never sees the facade).
         transport: Moves the messages.
         session: Start in the handshake era's operating state (a session negotiated elsewhere, e.g. by another
             HTTP worker); `None` waits for `initialize` or 2026-07-28 requests.
@@ -343,7 +246,7 @@ class Connection:
 
     def __init__(
         self,
-        server: Server,
+        server: Registry,
         transport: Transport,
         *,
         session: SessionState | None = None,
@@ -359,7 +262,7 @@ class Connection:
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
         self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
-        self._modern_info = server_info(server, MODERN_VERSION)
+        self._modern_info = server.server_info(MODERN_VERSION)
         self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
         self._idle = anyio.Event()
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
@@ -397,7 +300,7 @@ class Connection:
 
     async def run(self) -> None:
         """Serve until the peer ends its input, every call has answered and every reply is written."""
-        running = _running.setdefault(self.server, set())
+        running = self.server.connections
         running.add(self)
         try:
             async with anyio.create_task_group() as tg:
@@ -808,7 +711,7 @@ class Connection:
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": CAPABILITIES,
-            "serverInfo": server_info(self.server, version),
+            "serverInfo": self.server.server_info(version),
         }
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
@@ -842,7 +745,7 @@ class Connection:
     async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
         """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded)."""
         server = self.server
-        payloads = tool_payloads(server, state.version)
+        payloads = server.tool_payloads(state.version)
         cursor = params.get("cursor")
         start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
         size = server.page_size

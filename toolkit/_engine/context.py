@@ -18,6 +18,8 @@ from toolkit._asking.elicitation import empty_form
 from toolkit._http.auth import Identity, current_identity
 from toolkit._protocol.types import Implementation
 
+from .session import LOG_LEVELS, LogLevel
+
 if TYPE_CHECKING:
     from types import TracebackType
 
@@ -37,9 +39,6 @@ __all__ = [
     "sse_closer",
 ]
 
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-#: RFC 5424 severities, least severe first, as MCP names them.
-LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING}
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from toolkit._engine.connection import SessionState
+from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import decode, encode
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 
 from toolkit import CallToolResult, ConnectionClosedError, Lifespan, MessageError, ProtocolError, StartupError
-from toolkit._engine.server import Server, definitions_only, serve_process
 from toolkit._lint import lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
 from toolkit._profiles.profiles import get_profile
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
+from toolkit._server import Server, definitions_only, serve_process
 from toolkit._shadowing import shadowing_module
 from toolkit._target import TargetError, load_server, load_target
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown

@@ -1,4 +1,9 @@
-"""Server: a registry of tools and the prepared payloads that serve them to any number of connections."""
+"""Server: the public facade of a server: its options, registering tools, and the ways to serve it (a transport,
+stdio, HTTP, a process).
+
+Its state lives in the `Registry` it is (`toolkit._engine.registry`), which is all the engine below sees; HTTP is
+imported inside the methods that serve it, as this module sits above `toolkit._http`.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,20 @@ import contextlib
 import logging
 import sys
 import threading
-import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
-from toolkit._asking.asking import ConfirmFallback
-from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
 from toolkit._definition.tool import Options, Tool, ToolOptions, caller_locals, check_bound
+from toolkit._engine.connection import Connection
+from toolkit._engine.registry import Registry, ServerOptions
+from toolkit._engine.threads import running_calls
 from toolkit._errors import StartupError
-from toolkit._protocol.types import Icon, Implementation
-from toolkit._seal import Sealer, SecretOption, secret_keys
 from toolkit._transports.base import Transport
-from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
-
-from .connection import Connection, tools_changed
-from .threads import running_calls
+from toolkit._transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from toolkit._http.app import HttpApp, HttpOptions
@@ -40,8 +39,6 @@ Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 tools read as `ctx.lifespan_context` (an `@asynccontextmanager` function that takes the server and yields)."""
 
 logger = logging.getLogger("toolkit")
-_NOT_RUNNING: Any = object()
-_MAX_PENDING_ELICITATIONS = 10_000
 
 
 def _listed(tool: Tool[Any, Any]) -> tuple[Any, ...]:
@@ -56,7 +53,7 @@ async def definitions_only(server: Server) -> AsyncIterator[None]:
     yield
 
 
-class Server:
+class Server(Registry):
     """An MCP server: tools, plus what it tells clients about itself.
 
     One `Server` serves any number of connections at once, over any [`Transport`][toolkit.Transport]; each
@@ -121,113 +118,15 @@ class Server:
         self,
         name: str,
         *,
-        version: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Icon | Mapping[str, Any]] | None = None,
-        website_url: str | None = None,
-        instructions: str | None = None,
         tools: Iterable[Tool[Any, Any]] = (),
-        page_size: int | None = None,
-        show_error_details: bool = False,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        max_concurrent_requests: int = 1000,
-        max_queued_messages: int = 10_000,
-        max_queued_bytes: int = 64 * 1024 * 1024,
-        tool_timeout: float | None = None,
-        shutdown_grace: float = 5.0,
-        ttl_ms: int = 0,
-        cache_scope: Literal["public", "private"] = "public",
-        schema_profile: str | None = None,
         lifespan: Lifespan | None = None,
-        confirm_fallback: ConfirmFallback = "auto",
-        client_request_timeout: float | None = None,
-        secret: SecretOption = None,
-        request_state_ttl: float = 900.0,
-        strict_arguments: bool = False,
+        **options: Unpack[ServerOptions],
     ) -> None:
-        if page_size is not None and page_size < 1:
-            raise ValueError("page_size must be at least 1")
-        if max_queued_messages < 1 or max_queued_bytes < 1:
-            raise ValueError("max_queued_messages and max_queued_bytes must be at least 1")
-        self.name = name
-        self.version = version or "0.0.0"
-        self.title = title
-        self.instructions = instructions
-        self.page_size = page_size
-        self.show_error_details = show_error_details
-        self.strict_arguments = strict_arguments
-        self.max_message_size = max_message_size
-        self.max_concurrent_requests = max_concurrent_requests
-        self.max_queued_messages = max_queued_messages
-        self.max_queued_bytes = max_queued_bytes
-        self.tool_timeout = tool_timeout
-        self.shutdown_grace = shutdown_grace
-        self.ttl_ms = ttl_ms
-        self.cache_scope = cache_scope
-        self.schema_profile: str | None = None
-        if schema_profile is not None:
-            from toolkit._profiles.profiles import get_profile  # deferred: most servers serve no profile
-
-            self.schema_profile = get_profile(schema_profile).name
-        if confirm_fallback not in ("auto", "refuse", "run"):
-            raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
-        self.confirm_fallback: ConfirmFallback = confirm_fallback
-        self.client_request_timeout = client_request_timeout
-        self.request_state_ttl = request_state_ttl
-        keys = secret_keys(secret)
-        self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
-        """Signs and verifies the requestState of 2026-07-28 multi-round calls."""
-        self.secret: tuple[bytes, ...] | None = tuple(keys) if secret is not None else None
-        """The shared secret(s) of `secret=` (also given by `http_app(secret=...)`); None: a key of this process."""
-        # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
-        # closed connection is forgotten; bounded, so ids never completed cannot pile up.
-        self._elicitations: weakref.WeakValueDictionary[str, Connection] = weakref.WeakValueDictionary()
-        self.info = Implementation(
-            name=name,
-            version=self.version,
-            title=title,
-            description=description,
-            website_url=website_url,
-            icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
-            if icons is not None
-            else None,
-        )
-        self._tools: dict[str, Tool[Any, Any]] = {}
-        self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType(self._tools)
-        """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
-        self.lifespan = lifespan
-        """The server's lifespan factory, or `None`."""
-        # The one running lifespan of this server: its value, its context manager, the factory it came from,
-        # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
-        self._state: Any = _NOT_RUNNING
-        self._lifespan_cm: AbstractAsyncContextManager[Any] | None = None
-        self._running_with: Lifespan | None = None
-        self._users = 0
-        self._changing: anyio.Event | None = None
+        super().__init__(name, lifespan, options)
         for t in tools:
             self.add_tool(t)
 
-    # -- registry ------------------------------------------------------------------------------------
-
-    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
-        """The one secret this server's workers share, checked: `secret`, else the `Server(secret=...)` (`None`
-        when neither was given: each process then signs with a random key of its own).
-
-        `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
-        (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
-        server made with a secret of its own keeps it for its requestState.
-
-        Raises:
-            ValueError: a secret shorter than 32 bytes.
-        """
-        if secret is None:
-            return self.secret
-        keys = tuple(secret_keys(secret))
-        if self.secret is None:
-            self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
-            self.secret = keys
-        return keys
+    # -- tools ---------------------------------------------------------------------------------------
 
     def add_tool(self, tool: Tool[Any, Any]) -> None:
         """Serve `tool`; connected clients are told the list changed.
@@ -237,8 +136,8 @@ class Server:
                 instance, so no call could succeed.
             ValueError: a tool with that name is already served.
         """
-        self._check_new(tool, self._tools)
-        self._changed({**self._tools, tool.name: tool})
+        self._check_new(tool, self.tools)
+        self.set_tools({**self.tools, tool.name: tool})
 
     def replace_tools(self, tools: Iterable[Tool[Any, Any]]) -> bool:
         """Serve `tools`, in this order, instead of the tools served now, all at once.
@@ -259,13 +158,9 @@ class Server:
         for tool in tools:
             self._check_new(tool, new)
             new[tool.name] = tool
-        old = self._tools
+        old = self.tools
         changed = list(old) != list(new) or any(_listed(old[name]) != _listed(new[name]) for name in new)
-        if changed:
-            self._changed(new)
-        else:
-            self._tools = new
-            self.tools = MappingProxyType(new)
+        self.set_tools(new, announce=changed)
         return changed
 
     def _check_new(self, tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
@@ -283,9 +178,9 @@ class Server:
         Raises:
             KeyError: no tool has that name.
         """
-        tools = dict(self._tools)
+        tools = dict(self.tools)
         tool = tools.pop(name)
-        self._changed(tools)
+        self.set_tools(tools)
         return tool
 
     @overload
@@ -311,117 +206,6 @@ class Server:
             return made
 
         return decorate(fn) if fn is not None else decorate
-
-    def elicitation_complete(self, elicitation_id: str) -> bool:
-        """Tell the client that asked for a URL-mode elicitation that its out-of-band flow is complete.
-
-        Sends `notifications/elicitation/complete` to that client only (client/elicitation: "**MUST** only send the
-        notification to the client that initiated the elicitation request"), which may then retry what needed it.
-        Safe to call from any thread, such as a web handler's. 2025-11-25 only: 2026-07-28 has no such
-        notification (its clients retry, and the tool checks again).
-
-        Args:
-            elicitation_id: The id, from `ElicitResult.elicitation_id`.
-
-        Returns:
-            Whether a connection was waiting for it (False for an unknown id, a closed connection, or a repeat).
-        """
-        connection = self._elicitations.pop(elicitation_id, None)
-        if connection is None:
-            return False
-        connection.elicitation_complete(elicitation_id)
-        return True
-
-    def track_elicitation(self, elicitation_id: str, *, connection: Connection) -> None:
-        """Remember which connection sent a URL-mode elicitation (called by the connection, not by users)."""
-        if len(self._elicitations) >= _MAX_PENDING_ELICITATIONS:
-            self._elicitations.pop(next(iter(self._elicitations)), None)  # the oldest goes first
-        self._elicitations[elicitation_id] = connection
-
-    def _changed(self, tools: dict[str, Tool[Any, Any]]) -> None:
-        # A new dict and view, never one changed in place: a call iterating the old one is not disturbed, and the
-        # prepared payloads (`_connection`) know they are stale by the view's identity.
-        self._tools = tools
-        self.tools = MappingProxyType(tools)
-        tools_changed(self)
-
-    # -- the lifespan --------------------------------------------------------------------------------
-
-    @property
-    def lifespan_context(self) -> Any:
-        """What the lifespan yielded (`None` without a lifespan), while the server is running.
-
-        Raises:
-            RuntimeError: the server is not running.
-        """
-        if self._state is _NOT_RUNNING:
-            raise RuntimeError(f"server {self.name!r} is not running: use it inside `async with server.running()`")
-        return self._state
-
-    @contextlib.asynccontextmanager
-    async def running(self, *, lifespan: Lifespan | None = None) -> AsyncIterator[Any]:
-        """Run the server's lifespan around the block, or join it if it already runs; yield its value.
-
-        The entry point every way of serving goes through: [`serve`][toolkit.Server.serve] (so stdio and
-        [`run`][toolkit.Server.run]), [`Client(server)`][toolkit.Client] and the testing tools enter it, and an
-        HTTP server would enter it once per worker, at ASGI lifespan startup. Blocks that overlap share one
-        lifespan: the first to enter starts it, the last to leave shuts it down (after its connections have
-        sent their last replies). A server that accepts many connections (over TCP, say) enters it once around
-        its accept loop, so that the lifespan starts before the first client and is not restarted when the
-        connections come and go. A lifespan that holds task-bound objects (an anyio task group, a cancel scope)
-        must be left by the task that entered it: nested blocks do that; overlapping ones may not.
-
-        Shutdown runs the code after the lifespan's `yield` whatever ended the block (end of input,
-        cancellation, an error), shielded from cancellation; an exception it raises is logged (logger
-        `toolkit`), not raised.
-
-        Args:
-            lifespan: Run this lifespan instead of the server's own (a fake in a test, for example).
-
-        Raises:
-            StartupError: the lifespan failed to start; nothing is served.
-            RuntimeError: `lifespan` was given while the server runs another one.
-        """
-        factory = lifespan if lifespan is not None else self.lifespan
-        while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
-            await self._changing.wait()
-        if self._users:
-            if lifespan is not None and lifespan is not self._running_with:
-                raise RuntimeError(f"server {self.name!r} is already running with another lifespan")
-            self._users += 1
-        else:
-            changing = self._changing = anyio.Event()
-            try:
-                cm = factory(self) if factory is not None else None
-                state = await cm.__aenter__() if cm is not None else None
-            except Exception as exc:
-                raise StartupError(self.name, exc) from exc
-            finally:
-                self._changing = None
-                changing.set()
-            self._state, self._lifespan_cm, self._running_with, self._users = state, cm, factory, 1
-        try:
-            yield self._state
-        finally:
-            await self._leave()
-
-    async def _leave(self) -> None:
-        self._users -= 1
-        if self._users:
-            return
-        cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
-        if cm is None:
-            return
-        changing = self._changing = anyio.Event()
-        try:
-            with anyio.CancelScope(shield=True):
-                # Told nothing of why the block ended: the code after `yield` runs, as after a clean end.
-                await cm.__aexit__(None, None, None)
-        except Exception:
-            logger.exception("server %r: the lifespan failed to shut down", self.name)
-        finally:
-            self._changing = None
-            changing.set()
 
     # -- serving -------------------------------------------------------------------------------------
 
@@ -598,11 +382,9 @@ async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grac
             if transport.ended:
                 scope.cancel()
                 return
-            sys.stderr.write(
-                f"toolkit: stopping: calls in flight have {grace:g} s to answer "
-                "(Ctrl-C or SIGTERM again stops at once)\n"
-            )
-            sys.stderr.flush()
+            from toolkit._http.serve import say_stopping  # deferred, downward: the one line every way of serving says
+
+            say_stopping(grace)
             transport.stop()
 
 
