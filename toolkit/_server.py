@@ -61,45 +61,60 @@ class Server(Registry):
 
     Args:
         name: The server's name, as clients display it.
-        version: The server's version.
-        title: A human-readable name.
-        description: What the server does, for people choosing or inspecting servers (2025-11-25 and later).
-        icons: Icons a client may show for the server (2025-11-25 and later).
-        website_url: The server's website (2025-11-25 and later).
-        instructions: Guidance for the model on how to use the server (clients may add it to the prompt).
         tools: Tools to serve from the start.
-        page_size: Tools per `tools/list` page; `None` sends all tools in one page.
-        show_error_details: Send exception types and messages of failing tools to the client.
-        max_message_size: Largest message (bytes) the stdio transport accepts.
-        max_concurrent_requests: Calls one connection may have in flight; more are answered with an error.
-        max_queued_messages: Messages (replies and notifications) one connection may hold while the client is
-            slow to read them; once it holds this many, the server stops reading that client until it has room.
-        max_queued_bytes: The same bound in bytes of JSON text (characters): the server stops reading once it
-            holds this much (one message of any size is always accepted, so the bound may be passed by one).
-        tool_timeout: Seconds a tool call may take before it is cancelled and reported as an error.
-        shutdown_grace: Seconds calls still running when the client closes the connection may take to finish
-            (and answer) before they are cancelled.
-        ttl_ms: How long (milliseconds) 2026-07-28 clients may cache `tools/list` and `server/discover`.
-        cache_scope: `"public"` (no user-specific data) or `"private"` for those cached results.
-        schema_profile: Serve every tool adapted to this [schema profile](profiles.md) (`"gemini"`,
-            `"openai-strict"`, ...), for clients that hand the tools to one provider; arguments coming back are
-            mapped to the tools' own shape before validation.
         lifespan: Opens what the tools share (a database, an HTTP client) before the first message is read and
             closes it after the last reply; see [`running`][toolkit.Server.running].
-        confirm_fallback: What a tool made with `@tool(confirm=...)` does for a client that cannot elicit:
-            `"auto"` (default) refuses destructive tools (all but `read_only=True` or `destructive=False` ones, as
-            MCP's `destructiveHint` defaults to true) and runs the rest; `"refuse"` refuses all; `"run"` runs all.
-        client_request_timeout: Seconds a question to the client (elicitation, sampling) may wait for its answer
-            in the handshake era; `None` (default) waits as long as the call may run (people are slow).
-        secret: What the processes serving this server share to trust each other: it signs the `requestState`
-            of 2026-07-28 multi-round calls and, over HTTP, the session ids (each use derives its own key). One
-            secret of 32 bytes or more, or several (the first signs, all verify: rotation). `None` makes a random
-            one per process, so a server run as several workers needs one (or `http_app(secret=...)`): see
-            [deploy](deploy.md#keys).
-        request_state_ttl: Seconds a `requestState` stays valid (a user fills a form between two rounds).
-        strict_arguments: Refuse an object or array argument sent as a JSON string. By default such a string is
-            parsed when the parameter's schema asks for an object or array (and admits no string), as several
-            widely used clients send them so: see [arguments as JSON strings](tools.md#arguments-sent-as-json-strings).
+
+    Keyword Args:
+        version (str | None): The server's version (default `"0.0.0"`).
+        title (str | None): A human-readable name.
+        description (str | None): What the server does, for people choosing or inspecting servers (2025-11-25 and
+            later).
+        icons (Sequence[Icon | Mapping[str, Any]] | None): Icons a client may show for the server (2025-11-25 and
+            later).
+        website_url (str | None): The server's website (2025-11-25 and later).
+        instructions (str | None): Guidance for the model on how to use the server (clients may add it to the
+            prompt).
+        page_size (int | None): Tools per `tools/list` page; `None` (default) sends all tools in one page.
+        show_error_details (bool): Send exception types and messages of failing tools to the client (default
+            `False`).
+        max_message_size (int): Largest message (bytes) the stdio transport accepts (default 16 MiB).
+        max_concurrent_requests (int): Calls one connection may have in flight; more are answered with an error
+            (default 1000).
+        max_queued_messages (int): Messages (replies and notifications) one connection may hold while the client is
+            slow to read them; once it holds this many, the server stops reading that client until it has room
+            (default 10,000).
+        max_queued_bytes (int): The same bound in bytes of JSON text (characters): the server stops reading once it
+            holds this much (one message of any size is always accepted, so the bound may be passed by one; default
+            64 MiB).
+        tool_timeout (float | None): Seconds a tool call may take before it is cancelled and reported as an error
+            (default `None`: no limit).
+        shutdown_grace (float): Seconds calls still running when the client closes the connection may take to
+            finish (and answer) before they are cancelled (default 5).
+        ttl_ms (int): How long (milliseconds) 2026-07-28 clients may cache `tools/list` and `server/discover`
+            (default 0).
+        cache_scope (Literal["public", "private"]): `"public"` (default: no user-specific data) or `"private"` for
+            those cached results.
+        schema_profile (str | None): Serve every tool adapted to this [schema profile](profiles.md) (`"gemini"`,
+            `"openai-strict"`, ...), for clients that hand the tools to one provider; arguments coming back are
+            mapped to the tools' own shape before validation.
+        confirm_fallback (Literal["auto", "refuse", "run"]): What a tool made with `@tool(confirm=...)` does for a
+            client that cannot elicit: `"auto"` (default) refuses destructive tools (all but `read_only=True` or
+            `destructive=False` ones, as MCP's `destructiveHint` defaults to true) and runs the rest; `"refuse"`
+            refuses all; `"run"` runs all.
+        client_request_timeout (float | None): Seconds a question to the client (elicitation, sampling) may wait for
+            its answer in the handshake era; `None` (default) waits as long as the call may run (people are slow).
+        secret (bytes | str | Sequence[bytes | str] | None): What the processes serving this server share to trust
+            each other: it signs the `requestState` of 2026-07-28 multi-round calls and, over HTTP, the session ids
+            (each use derives its own key). One secret of 32 bytes or more, or several (the first signs, all verify:
+            rotation). `None` makes a random one per process, so a server run as several workers needs one (or
+            `http_app(secret=...)`): see [deploy](deploy.md#keys).
+        request_state_ttl (float): Seconds a `requestState` stays valid (a user fills a form between two rounds;
+            default 900).
+        strict_arguments (bool): Refuse an object or array argument sent as a JSON string. By default (`False`)
+            such a string is parsed when the parameter's schema asks for an object or array (and admits no string),
+            as several widely used clients send them so: see
+            [arguments as JSON strings](tools.md#arguments-sent-as-json-strings).
 
     Example:
         ```python
