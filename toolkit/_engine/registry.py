@@ -14,7 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 import anyio
 
@@ -30,9 +30,7 @@ from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
 
-    from .connection import Connection
-
-__all__ = ["AnyLifespan", "Registry", "ServerOptions"]
+__all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
 
 AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """A lifespan factory, called with the server that runs it (`toolkit.Lifespan` names the server's type)."""
@@ -40,6 +38,14 @@ AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 logger = logging.getLogger("toolkit")
 _NOT_RUNNING: Any = object()
 _MAX_PENDING_ELICITATIONS = 10_000
+
+
+class Running(Protocol):
+    """What the registry tells a running connection (the connection, a floor above, adds itself while it runs)."""
+
+    def tools_changed(self) -> None: ...
+
+    def elicitation_complete(self, elicitation_id: str) -> None: ...
 
 
 class ServerOptions(TypedDict, total=False):
@@ -94,7 +100,7 @@ class Registry:
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
         self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
-        self.connections: set[Connection] = set()
+        self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
         self.lifespan: AnyLifespan | None = lifespan
         """The server's lifespan factory, or `None`."""
@@ -135,7 +141,7 @@ class Registry:
         """The shared secret(s) of `secret=` (also given by `http_app(secret=...)`); None: a key of this process."""
         # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
         # closed connection is forgotten; bounded, so ids never completed cannot pile up.
-        self._elicitations: weakref.WeakValueDictionary[str, Connection] = weakref.WeakValueDictionary()
+        self._elicitations: weakref.WeakValueDictionary[str, Running] = weakref.WeakValueDictionary()
 
     # -- tools and what is prepared from them ---------------------------------------------------------
 
@@ -196,7 +202,7 @@ class Registry:
             self.secret = keys
         return keys
 
-    def track_elicitation(self, elicitation_id: str, *, connection: Connection) -> None:
+    def track_elicitation(self, elicitation_id: str, *, connection: Running) -> None:
         """Remember which connection sent a URL-mode elicitation (called by the connection, not by users)."""
         if len(self._elicitations) >= _MAX_PENDING_ELICITATIONS:
             self._elicitations.pop(next(iter(self._elicitations)), None)  # the oldest goes first
