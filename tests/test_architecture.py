@@ -143,7 +143,7 @@ def _wing(module: str) -> str | None:
 
 def _upward(graph: dict[str, set[str]]) -> list[str]:
     """Every import from a wing to one it may not reach, and every import of the package from the core."""
-    found = []
+    found: list[str] = []
     for module, deps in sorted(graph.items()):
         wing = _wing(module)
         if wing is not None:
@@ -243,7 +243,7 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
     assert "_getframe" not in own
     source = "def f():\n    from ._tool import _hidden\n"
     node = next(n for n in _runtime_nodes(ast.parse(source)) if isinstance(n, ast.ImportFrom))
-    assert _target("toolkit._engine.server", node, is_package=False) == "toolkit._engine._tool"
+    assert _target("toolkit._engine.connection", node, is_package=False) == "toolkit._engine._tool"
     guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .._server import Server\n"
     assert not any(isinstance(n, ast.ImportFrom) and n.module == "_server" for n in _runtime_nodes(ast.parse(guarded)))
     assert _imports("toolkit._engine.connection", ast.parse(guarded), is_package=False) == {"toolkit._server"}

@@ -8,7 +8,6 @@ import weakref
 
 from toolkit import Server, tool
 from toolkit._definition import schema as _schema
-from toolkit._engine.connection import server_info, tool_payloads
 
 
 @tool
@@ -27,11 +26,11 @@ def test_the_type_cache_keeps_at_most_its_bound_oldest_out_first() -> None:
 
 def test_prepared_payloads_are_dropped_with_their_server_and_rebuilt_after_a_change() -> None:
     server = Server("gone", tools=[echo])
-    before = tool_payloads(server, "2025-11-25")
-    assert tool_payloads(server, "2025-11-25") is before  # prepared once
-    assert server_info(server, "2024-11-05") == {"name": "gone", "version": "0.0.0"}
+    before = server.tool_payloads("2025-11-25")
+    assert server.tool_payloads("2025-11-25") is before  # prepared once
+    assert server.server_info("2024-11-05") == {"name": "gone", "version": "0.0.0"}
     server.remove_tool("echo")
-    assert tool_payloads(server, "2025-11-25") == []
+    assert server.tool_payloads("2025-11-25") == []
     alive = weakref.ref(server)
     del server
     gc.collect()

@@ -12,7 +12,6 @@ from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
 from ._definition.tool import Tool, ToolOptions, tool
 from ._engine.context import Context, LogLevel
-from ._engine.server import Lifespan, Server
 from ._errors import (
     ClientCapabilityError,
     ClientRequestError,
@@ -48,6 +47,7 @@ from ._protocol.types import (
     ToolResultContent,
     ToolUseContent,
 )
+from ._server import Lifespan, Server
 from ._transports.base import Transport
 from ._transports.memory import MemoryTransport
 from ._transports.stdio import StdioTransport, StreamTransport

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolkit._definition.tool import Tool
-from toolkit._engine.server import Server  # moves to toolkit._server (issue 22)
 from toolkit._protocol.jsonrpc import URL_ELICITATION_REQUIRED
+from toolkit._server import Server
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from toolkit._definition.tool import Tool
-from toolkit._engine.server import Server  # moves to toolkit._server (issue 22)
 from toolkit._errors import ToolDefinitionError
+from toolkit._server import Server
 from toolkit._shadowing import shadowing_module
 
 __all__ = ["TargetError", "absolute_target", "load_server", "load_target", "source_folder"]

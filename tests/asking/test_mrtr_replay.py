@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -25,7 +26,9 @@ def run_round(replay: Replay, body: list[str]) -> list[Any]:
 
 
 def retry(result: dict[str, Any], answers: dict[str, Any]) -> Replay:
-    replay = open_round(SEALER, {"inputResponses": answers, "requestState": result["requestState"]}, BIND, 1 << 20)
+    replay = open_round(
+        SEALER, {"inputResponses": answers, "requestState": result["requestState"]}, lambda: BIND, 1 << 20
+    )
     assert replay is not None
     return replay
 
@@ -61,7 +64,9 @@ def test_a_changed_question_is_asked_again() -> None:
 
 
 def test_without_a_state_an_answer_for_a_matching_key_is_taken_and_extra_keys_ignored() -> None:
-    replay = open_round(SEALER, {"inputResponses": {"elicitation1": {"action": "accept"}, "other": 1}}, BIND, 1 << 20)
+    replay = open_round(
+        SEALER, {"inputResponses": {"elicitation1": {"action": "accept"}, "other": 1}}, lambda: BIND, 1 << 20
+    )
     assert replay is not None
     assert run_round(replay, ["A?"]) == [{"action": "accept"}]
 
@@ -105,7 +110,7 @@ def test_explicit_keys_and_duplicates() -> None:
 )
 def test_bad_input_responses_and_states_are_invalid_params(params: dict[str, Any]) -> None:
     with pytest.raises(ProtocolError) as caught:
-        open_round(SEALER, params, BIND, 1 << 20)
+        open_round(SEALER, params, lambda: BIND, 1 << 20)
     assert caught.value.code == -32602
 
 
@@ -116,9 +121,9 @@ def test_a_state_for_other_arguments_or_another_server_is_refused() -> None:
     token = input_required(first, SEALER, BIND, 60)["requestState"]
     for bind in (bind_for("demo", "book", {"n": 2}), bind_for("other", "book", {"n": 1})):
         with pytest.raises(ProtocolError) as caught:
-            open_round(SEALER, {"requestState": token}, bind, 1 << 20)
+            open_round(SEALER, {"requestState": token}, functools.partial(dict, bind), 1 << 20)
         assert caught.value.data == {"reason": "invalid_request_state", "detail": "mismatch"}
 
 
 def test_a_call_without_mrtr_params_needs_no_replay() -> None:
-    assert open_round(SEALER, {"name": "book"}, BIND, 1 << 20) is None
+    assert open_round(SEALER, {"name": "book"}, lambda: BIND, 1 << 20) is None

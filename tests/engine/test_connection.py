@@ -17,7 +17,8 @@ import pytest
 
 import toolkit
 from toolkit import Client, ConnectionClosedError, Context, MemoryTransport, ProtocolError, Server, tool
-from toolkit._engine.connection import Connection, SessionState
+from toolkit._engine.connection import Connection
+from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND
 
 pytestmark = pytest.mark.anyio

@@ -22,7 +22,6 @@ from servers.http_demo import build as make_server  # the demo server: tests/ser
 from test_http import ACCEPT, http_client, initialize, legacy_headers, modern_headers, modern_message, post
 
 from toolkit import Client, Context, Server
-from toolkit._engine.connection import running_connections
 
 pytestmark = pytest.mark.anyio
 
@@ -85,7 +84,7 @@ async def test_hundreds_of_concurrent_calls_in_both_eras_get_exact_answers() -> 
             await anyio.wait_all_tasks_blocked()
     assert {i: a["result"]["content"][0]["text"] for i, a in answers.items()} == {i: str(i + 1) for i in range(400)}
     assert all(a["id"] == i for i, a in answers.items())
-    assert running_connections(server) == 0
+    assert not server.connections
 
 
 async def test_clients_that_leave_mid_stream_leave_nothing_behind_and_the_server_serves_on() -> None:
@@ -120,7 +119,7 @@ async def test_clients_that_leave_mid_stream_leave_nothing_behind_and_the_server
             # 2026-07-28 calls were cancelled; 2025-11-25 ones ran to their end, unheard (the spec: not a cancel).
             await finished.all.wait()
             await anyio.wait_all_tasks_blocked()
-        assert running_connections(server) == 0
+        assert not server.connections
         message = modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
         _, [reply] = await post(client, message, modern_headers(message))
     assert reply["result"]["content"] == [{"type": "text", "text": "2"}]

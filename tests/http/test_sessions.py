@@ -22,7 +22,7 @@ import wire
 from test_session_store import ACCEPT, ANSWER, GONE, INITIALIZE, SECRET, call, open_session
 
 from toolkit import Context, Form, Identity, Server, StreamingASGITransport
-from toolkit._engine.connection import SessionState
+from toolkit._engine.session import SessionState
 from toolkit._http.sessions import MAX_ID_SIZE, Sessions
 
 pytestmark = pytest.mark.anyio

@@ -14,36 +14,42 @@ import threading
 import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, TypeVar
 
 import anyio
 import anyio.from_thread
 
-from toolkit._errors import ClientCapabilityError, ClientRequestError, ProtocolError, URLElicitationRequired
+from toolkit._errors import (
+    ClientCapabilityError,
+    ClientRequestError,
+    ConnectionClosedError,
+    ProtocolError,
+    URLElicitationRequired,
+)
 from toolkit._protocol.jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
 from toolkit._protocol.types import MODERN_VERSION
 from toolkit._seal import Sealer
 
 from .answer import Answer, ElicitResult, Roots, SampleResult, fill, pending, unanswered
 from .elicitation import Form, empty_form, form_of, parse_answer
-from .mrtr import Replay, Suspend, input_required, open_round
+from .mrtr import Replay, Suspend, bind_for, input_required, open_round
 from .sampling import SampleOptions, sampling_params
 
 if TYPE_CHECKING:
     import anyio.lowlevel
 
 __all__ = [
+    "AskedCall",
     "Asker",
+    "AskingServer",
     "CallThread",
     "ConfirmFallback",
+    "Peer",
     "SendRequest",
     "confirm_call",
     "confirm_problems",
     "confirm_text",
     "elicitation_modes",
-    "finish_asking",
-    "start_asking",
-    "url_required",
 ]
 
 A = TypeVar("A", bound=Answer)
@@ -73,17 +79,19 @@ class Asker:
     """The questions of one call: checked against the client's capabilities, sent through this era's channel.
 
     Args:
-        version: The call's protocol revision.
-        capabilities: What the client declared (at `initialize`, or in this request's `_meta`).
-        send: The connection's server-to-client request (handshake era).
+        call: The call: its tool and raw arguments, its revision, and what the client declared (at `initialize`, or
+            in this request's `_meta`).
+        channel: The connection's server-to-client request (handshake era), or the round's recorded answers
+            (2026-07-28).
+        server: The server's `client_request_timeout` (for a question without its own) and `confirm_fallback`.
         on_url: Told the id of each URL-mode elicitation sent (2025-11-25), for its completion notification.
-        replay: The round's recorded answers (2026-07-28).
-        timeout: The server's `client_request_timeout`, for a question without its own.
     """
 
     __slots__ = (
+        "_call",
         "_cancelled",
         "_scopes",
+        "_server",
         "_timeout",
         "_together",
         "capabilities",
@@ -97,27 +105,89 @@ class Asker:
 
     def __init__(
         self,
-        version: str,
-        capabilities: Mapping[str, Any],
-        *,
-        send: SendRequest | None = None,
-        replay: Replay | None = None,
-        timeout: float | None = None,
-        confirm_fallback: ConfirmFallback = "auto",
+        call: AskedCall,
+        channel: SendRequest | Replay,
+        server: AskingServer,
         on_url: Callable[[str], None] | None = None,
     ) -> None:
-        self.version = version
-        self.confirm_fallback = confirm_fallback
+        self._call = call
+        self._server = server
+        self.version = call["version"]
+        capabilities = call["capabilities"]
+        self.confirm_fallback = server.confirm_fallback
         self.on_url = on_url
         self.capabilities = capabilities
-        self.send = send
-        self.replay = replay
-        self._timeout = timeout
+        self.replay = channel if isinstance(channel, Replay) else None
+        self.send = None if isinstance(channel, Replay) else channel
+        self._timeout = server.client_request_timeout
         self._scopes: set[anyio.CancelScope] = set()
         self._cancelled = False
-        self._together: list[tuple[_Question, Answer]] | None = None  # the questions of a `together()` block
+        self._together: list[tuple[_Question[Any], Answer]] | None = None  # the questions of a `together()` block
         self.missing: dict[str, Any] | None = None
         """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
+
+    # -- the lifecycle: started before the tool runs, finished with its result ------------------------------
+
+    @classmethod
+    def start(cls, server: AskingServer, peer: Peer, related: Any, call: AskedCall) -> Asker:
+        """The asking of a `tools/call` whose tool may ask: live requests through `peer` (handshake era), or this
+        round's replay (2026-07-28, with the answers of the requestState and `inputResponses`, verified first).
+
+        Raises:
+            ProtocolError: -32602 for a requestState that fails verification, or an `inputResponses` not an object.
+        """
+        if call["version"] == MODERN_VERSION:
+            params = call["params"]
+            replay = open_round(server.sealer, params, lambda: _bind(server, call), server.max_message_size)
+            return cls(call, replay or Replay(), server)
+
+        async def send(method: str, params: dict[str, Any], wait: float | None) -> Any:
+            return await _ask_peer(peer, method, params, wait, related)
+
+        def on_url(elicitation_id: str) -> None:
+            server.track_elicitation(elicitation_id, connection=peer)
+
+        return cls(call, send, server, on_url)
+
+    def finish(self, wire: dict[str, Any]) -> dict[str, Any]:
+        """What the call answers: its result, or the round's `InputRequiredResult` (2026-07-28).
+
+        Raises:
+            ProtocolError: -32021 (2026-07-28) when the call failed for a capability the client did not declare.
+        """
+        replay, server = self.replay, self._server
+        if replay is not None and replay.pending:
+            return input_required(replay, server.sealer, _bind(server, self._call), server.request_state_ttl)
+        if replay is not None and self.missing is not None and wire.get("isError"):
+            # basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError` (-32021)".
+            names, tool = ", ".join(_capability_names(self.missing)), self._call["tool"]
+            raise ProtocolError(
+                MISSING_CLIENT_CAPABILITY,
+                f"Server requires the {names} capability for this request (tool {tool!r} asks the client)",
+                {"requiredCapabilities": self.missing},
+            )
+        return wire
+
+    def url_required(self, exc: URLElicitationRequired) -> dict[str, Any]:
+        """The result of a tool that cannot go on until a URL flow completes (client/elicitation,
+        URLElicitationRequiredError), for `finish` in 2026-07-28 (an input request, or a capability error).
+
+        Raises:
+            ProtocolError: -32042 (2025-11-25), listing the URL elicitation.
+        """
+        try:
+            check_url(exc.url)
+            self._require_elicitation("url")
+        except (ValueError, ClientCapabilityError) as problem:
+            return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
+        params, _ = url_params(exc.message, exc.url, self.version)
+        if self.replay is not None:
+            # Not recorded: each retry runs the tool again, and the tool checks again whether the flow completed.
+            self.replay.ask_later("url_required", "elicitation/create", params)
+            return {"content": [], "isError": True}
+        raise ProtocolError(
+            URL_ELICITATION_REQUIRED, "This request requires more information.", {"elicitations": [params]}
+        )
 
     # -- what the client can do -----------------------------------------------------------------------
 
@@ -160,7 +230,7 @@ class Asker:
             params = form.params(message, self.version)
         except ValueError as exc:
             raise self.refused(ClientCapabilityError(str(exc), {"elicitation": {"form": {}}})) from None
-        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=_form_answer(form))
+        return self._ask(ctx_thread, _Question("elicitation/create", params, key, timeout, _form_answer(form)))
 
     def elicit_url(
         self, ctx_thread: CallThread, message: str, url: str, key: str | None, timeout: float | None
@@ -175,7 +245,7 @@ class Asker:
             action, _ = _parsed(raw)
             return ElicitResult(action, elicitation_id=elicitation_id)
 
-        return self._ask(ctx_thread, "elicitation/create", params, key=key, timeout=timeout, finish=finish)
+        return self._ask(ctx_thread, _Question("elicitation/create", params, key, timeout, finish))
 
     def sample(
         self, ctx_thread: CallThread, messages: Any, key: str | None, timeout: float | None, options: SampleOptions
@@ -185,13 +255,7 @@ class Asker:
         except ClientCapabilityError as exc:
             raise self.refused(exc) from None
         return self._ask(
-            ctx_thread,
-            "sampling/createMessage",
-            params,
-            key=key,
-            timeout=timeout,
-            finish=_sample_answer,
-            kind=SampleResult,
+            ctx_thread, _Question("sampling/createMessage", params, key, timeout, _sample_answer), SampleResult
         )
 
     def list_roots(self, ctx_thread: CallThread, key: str | None, timeout: float | None) -> Roots:
@@ -199,27 +263,20 @@ class Asker:
             raise self.refused(
                 ClientCapabilityError("the client cannot list its roots (it did not declare roots)", {"roots": {}})
             )
-        return self._ask(ctx_thread, "roots/list", {}, key=key, timeout=timeout, finish=_roots_answer, kind=Roots)
+        return self._ask(ctx_thread, _Question("roots/list", {}, key, timeout, _roots_answer), Roots)
 
-    def _ask(
-        self,
-        where: CallThread,
-        method: str,
-        params: dict[str, Any],
-        *,
-        key: str | None,
-        timeout: float | None,
-        finish: Callable[[Any], A],
-        kind: type[Answer] = ElicitResult,
-    ) -> A:
-        question = _Question(method, params, key, timeout if timeout is not None else self._timeout, finish)
+    def _ask(self, where: CallThread, question: _Question[A], kind: type[Answer] = ElicitResult) -> A:
+        """Ask `question`: its answer (a replay's, or the client's, awaited or waited for on a worker thread)."""
+        if question.timeout is None:
+            question.timeout = self._timeout
+        method, params, finish = question.method, question.params, question.finish
         if self._together is not None:
             waiting: A = unanswered(kind)  # type: ignore[assignment]
             self._together.append((question, waiting))
             return waiting
         if self.replay is not None:
             # Pure bookkeeping, no waiting: the same on the loop and on a sync tool's worker thread.
-            return finish(self.replay.answer(method.partition("/")[0], method, params, key))
+            return finish(self.replay.answer(method.partition("/")[0], method, params, question.key))
         send = self._sender()
 
         async def ask() -> A:
@@ -305,7 +362,7 @@ class Asker:
         self._refuse_on_loop(where)
         return self._on_loop(ask_all, what)
 
-    def _replay_together(self, asked: list[tuple[_Question, Answer]]) -> None:
+    def _replay_together(self, asked: list[tuple[_Question[Any], Answer]]) -> None:
         assert self.replay is not None
         unanswered_yet = False
         for question, waiting in asked:
@@ -328,13 +385,13 @@ class Asker:
             scope.cancel()
 
 
-class _Question:
+class _Question(Generic[A]):
     """One question: what to send, and how to read the answer."""
 
     __slots__ = ("finish", "key", "method", "params", "timeout")
 
     def __init__(
-        self, method: str, params: dict[str, Any], key: str | None, timeout: float | None, finish: Callable[[Any], Any]
+        self, method: str, params: dict[str, Any], key: str | None, timeout: float | None, finish: Callable[[Any], A]
     ) -> None:
         self.method = method
         self.params = params
@@ -343,13 +400,13 @@ class _Question:
         self.finish = finish
 
 
-async def _send_all(send: SendRequest, questions: Sequence[_Question]) -> list[Any]:
+async def _send_all(send: SendRequest, questions: Sequence[_Question[Any]]) -> list[Any]:
     """Send every question at once and read each answer as it comes; the first failure (in the questions' order)
     is raised once all have ended, so no answer is left waiting on a request nobody reads."""
     answers: list[Any] = [None] * len(questions)
     failures: list[BaseException | None] = [None] * len(questions)
 
-    async def one(index: int, question: _Question) -> None:
+    async def one(index: int, question: _Question[Any]) -> None:
         try:
             answers[index] = question.finish(await send(question.method, question.params, question.timeout))
         except Exception as exc:
@@ -434,62 +491,63 @@ def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], st
     return params, elicitation_id
 
 
-# -- the tools/call driver ------------------------------------------------------------------------------
+# -- the lifecycle of one call's asking ---------------------------------------------------------------------
 
 
-def start_asking(
-    params: Mapping[str, Any],
-    *,
-    version: str,
-    capabilities: Mapping[str, Any],
-    send: SendRequest | None,
-    sealer: Sealer,
-    bind: Mapping[str, str],
-    max_size: int,
-    question_timeout: float | None = None,
-    confirm_fallback: ConfirmFallback = "auto",
-    on_url: Callable[[str], None] | None = None,
-) -> Asker:
-    """The Asker of a `tools/call` whose tool may ask: live requests (handshake era), or this round's replay
-    (2026-07-28, with the answers of the requestState and `inputResponses`, verified first).
+class AskingServer(Protocol):
+    """What asking needs of the server (its registry): its name, its sealer and limits, and who sent a URL flow."""
+
+    name: str
+    sealer: Sealer
+    max_message_size: int
+    client_request_timeout: float | None
+    confirm_fallback: ConfirmFallback
+    request_state_ttl: float
+
+    def track_elicitation(self, elicitation_id: str, *, connection: Any) -> None: ...
+
+
+class Peer(Protocol):
+    """The connection a call is served on: it sends the client requests (handshake era)."""
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related: Any = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - the connection's signature
+    ) -> Any: ...
+
+
+class AskedCall(TypedDict):
+    """The call whose asking starts: its tool, its raw arguments, its params, and what its client declared."""
+
+    tool: str
+    arguments: Any
+    params: Mapping[str, Any]
+    version: str
+    capabilities: Mapping[str, Any]
+
+
+def _bind(server: AskingServer, call: AskedCall) -> dict[str, str]:
+    """What the call's requestState is bound to, made only when a round is opened or ended (2026-07-28)."""
+    return bind_for(server.name, call["tool"], call["arguments"])
+
+
+async def _ask_peer(peer: Peer, method: str, params: dict[str, Any], wait: float | None, related: Any) -> Any:
+    """A question to the client (elicitation, sampling): its result; an error answer fails the tool readably.
 
     Raises:
-        ProtocolError: -32602 for a requestState that fails verification, or an `inputResponses` not an object.
+        ClientRequestError: the client answered with an error, or its input ended first.
+        TimeoutError: no answer within `wait` seconds.
     """
-    replay = None
-    if version == MODERN_VERSION:
-        replay = open_round(sealer, params, bind, max_size) or Replay()
-    return Asker(
-        version,
-        capabilities,
-        send=send if replay is None else None,
-        replay=replay,
-        timeout=question_timeout,
-        confirm_fallback=confirm_fallback,
-        on_url=on_url,
-    )
-
-
-def finish_asking(
-    asker: Asker, wire: dict[str, Any], *, tool: str, sealer: Sealer, bind: Mapping[str, str], ttl: float
-) -> dict[str, Any]:
-    """What a call whose tool asked answers: its result, or the round's `InputRequiredResult` (2026-07-28).
-
-    Raises:
-        ProtocolError: -32021 (2026-07-28) when the call failed for a capability the client did not declare.
-    """
-    replay = asker.replay
-    if replay is not None and replay.pending:
-        return input_required(replay, sealer, bind, ttl)
-    if replay is not None and asker.missing is not None and wire.get("isError"):
-        # basic/index: "the server **MUST** return a `MissingRequiredClientCapabilityError` (-32021)".
-        names = ", ".join(_capability_names(asker.missing))
-        raise ProtocolError(
-            MISSING_CLIENT_CAPABILITY,
-            f"Server requires the {names} capability for this request (tool {tool!r} asks the client)",
-            {"requiredCapabilities": asker.missing},
-        )
-    return wire
+    try:
+        return await peer.request(method, params, related=related, timeout=wait)
+    except ConnectionClosedError:  # a ToolError: the call fails readably, and it is no bug of the tool's
+        raise ClientRequestError(0, "the client's input ended before it answered") from None
+    except ProtocolError as exc:
+        raise ClientRequestError(exc.code, exc.message) from None
 
 
 def _capability_names(required: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -498,26 +556,6 @@ def _capability_names(required: Mapping[str, Any], prefix: str = "") -> list[str
         inner = _capability_names(sub, f"{prefix}{name}.") if isinstance(sub, Mapping) and sub else []
         names.extend(inner or [f"{prefix}{name}"])
     return names
-
-
-def url_required(asker: Asker, exc: URLElicitationRequired) -> dict[str, Any]:
-    """The answer to a tool that cannot go on until a URL flow completes (client/elicitation,
-    URLElicitationRequiredError): for `finish_asking` in 2026-07-28 (an input request, or a capability error).
-
-    Raises:
-        ProtocolError: -32042 (2025-11-25), listing the URL elicitation.
-    """
-    try:
-        check_url(exc.url)
-        asker._require_elicitation("url")
-    except (ValueError, ClientCapabilityError) as problem:
-        return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
-    params, _ = url_params(exc.message, exc.url, asker.version)
-    if asker.replay is not None:
-        # Not recorded: each retry runs the tool again, and the tool checks again whether the flow completed.
-        asker.replay.ask_later("url_required", "elicitation/create", params)
-        return {"content": [], "isError": True}
-    raise ProtocolError(URL_ELICITATION_REQUIRED, "This request requires more information.", {"elicitations": [params]})
 
 
 # -- @tool(confirm=...) -----------------------------------------------------------------------------------

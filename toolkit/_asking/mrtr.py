@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolkit._errors import ProtocolError
@@ -132,8 +132,11 @@ def bind_for(server_name: str, tool_name: str, arguments: Any) -> dict[str, str]
     return bind
 
 
-def open_round(sealer: Sealer, params: Mapping[str, Any], bind: Mapping[str, str], max_size: int) -> Replay | None:
-    """The replay for a `tools/call`, or None when the call carries neither `inputResponses` nor `requestState`.
+def open_round(
+    sealer: Sealer, params: Mapping[str, Any], bind: Callable[[], Mapping[str, str]], max_size: int
+) -> Replay | None:
+    """The replay for a `tools/call`, or None when the call carries neither `inputResponses` nor `requestState`
+    (`bind` gives what the state is bound to, called only for a state to open).
 
     Raises:
         ProtocolError: -32602 for a requestState that fails verification (tampered, expired, for another call or
@@ -149,7 +152,7 @@ def open_round(sealer: Sealer, params: Mapping[str, Any], bind: Mapping[str, str
     if token is None:
         return Replay(None, None, responses)
     try:
-        state = sealer.open(token, bind=bind, max_size=max_size)
+        state = sealer.open(token, bind=bind(), max_size=max_size)
     except SealError as exc:
         problem = (
             # Most likely workers that do not share a secret: say so, as the deployment is what needs the fix.

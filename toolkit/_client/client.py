@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import httpx
 
     from toolkit._engine.context import LogLevel
-    from toolkit._engine.server import Lifespan, Server
+    from toolkit._server import Lifespan, Server
 
 __all__ = ["Client", "LogMessage", "ProgressCallback", "ProtocolMode"]
 
@@ -276,7 +276,7 @@ class Client:
     # -- connection ----------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        from toolkit._engine.server import Server
+        from toolkit._server import Server
 
         stack = AsyncExitStack()
         await stack.__aenter__()

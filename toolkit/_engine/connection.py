@@ -12,17 +12,14 @@ that routes per request (HTTP) implements `send_related(text, related)` and gets
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import functools
 import itertools
 import logging
 import threading
-import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -31,11 +28,10 @@ import anyio.from_thread
 import anyio.lowlevel
 import pydantic
 
-from toolkit._asking.asking import Asker, finish_asking, start_asking, url_required
-from toolkit._asking.mrtr import Suspend, bind_for
+from toolkit._asking.asking import AskedCall, Asker
+from toolkit._asking.mrtr import Suspend
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import (
-    ClientRequestError,
     ConnectionClosedError,
     MessageError,
     ProtocolError,
@@ -62,124 +58,27 @@ from toolkit._protocol.meta import (
     SUBSCRIPTION_KEY,
     VERSION_KEY,
 )
-from toolkit._protocol.revisions import negotiate, shape_implementation, shape_tool
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
 
-from .context import LOG_LEVELS, Context, LogLevel
+from . import methods
+from .context import Context
+from .session import LOG_LEVELS, LogLevel, SessionState
 
-if TYPE_CHECKING:  # annotations only: `_server` imports this module (docs/architecture.md, "Imports")
+if TYPE_CHECKING:
     from toolkit._transports.base import Transport
 
-    from .server import Server
+    from .registry import Registry
 
-__all__ = [
-    "CAPABILITIES",
-    "Connection",
-    "SessionState",
-    "running_connections",
-    "server_info",
-    "tool_payloads",
-    "tools_changed",
-]
+__all__ = ["Connection"]
 
 logger = logging.getLogger("toolkit")
 
-CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _UNSCOPED = contextlib.nullcontext()
 _OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
 
 Handler = Callable[[Any, dict[str, Any], "SessionState"], Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class SessionState:
-    """What a connection knows about its client: the handshake's outcome, or one 2026-07-28 request's `_meta`.
-
-    A handshake-era connection holds one from `initialize` on (or from the start, when made with
-    `Connection(server, transport, session=...)` for a session another worker negotiated); it replaces it, never
-    changes it, so a copy read once stays true to that moment.
-    """
-
-    version: str
-    """The negotiated protocol revision."""
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    """The client's capabilities, as it declared them."""
-    client_info: dict[str, Any] | None = None
-    """The client's `clientInfo`, as sent (`None` when missing)."""
-    initialized: bool = False
-    """The client sent `notifications/initialized`."""
-    log_level: LogLevel | None = "info"
-    """The least severe log level the client wants (`None`: none at all)."""
-
-
-class _Catalog:
-    """What every connection of one server sends alike, prepared once: tool JSON and server info per revision."""
-
-    __slots__ = ("infos", "payloads", "tools")
-
-    def __init__(self, tools: object) -> None:
-        self.tools = tools  # the server's tool view this was prepared from: a new one means the list changed
-        self.payloads: dict[str, list[str]] = {}
-        self.infos: dict[str, dict[str, Any]] = {}
-
-
-# One catalog per live server, dropped with it (weak keys): never more entries than servers in use.
-_catalogs: weakref.WeakKeyDictionary[Server, _Catalog] = weakref.WeakKeyDictionary()
-
-
-def _catalog(server: Server) -> _Catalog:
-    found = _catalogs.get(server)
-    if found is None or found.tools is not server.tools:
-        found = _catalogs[server] = _Catalog(server.tools)
-    return found
-
-
-# The connections running for each live server, which `tools_changed` tells of a new tool list.
-_running: weakref.WeakKeyDictionary[Server, set[Connection]] = weakref.WeakKeyDictionary()
-
-
-def tools_changed(server: Server) -> None:
-    """Tell every connection `server` runs that its tool list changed (called by the server)."""
-    for connection in list(_running.get(server, ())):
-        connection.tools_changed()
-
-
-def running_connections(server: Server) -> int:
-    """How many connections of `server` are running now."""
-    return len(_running.get(server, ()))
-
-
-def tool_payloads(server: Server, version: str) -> list[str]:
-    """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
-    catalog = _catalog(server)
-    payloads = catalog.payloads.get(version)
-    if payloads is None:
-        profile = server.schema_profile
-        payloads = catalog.payloads[version] = [
-            encode(
-                shape_tool(
-                    t.adapted(profile).tool
-                    if profile is not None
-                    else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
-                    version,
-                    t.output_schema,
-                )
-            )
-            for t in server.tools.values()
-        ]
-    return payloads
-
-
-def server_info(server: Server, version: str) -> dict[str, Any]:
-    """The server's `serverInfo` for `version`."""
-    catalog = _catalog(server)
-    info = catalog.infos.get(version)
-    if info is None:
-        wire = server.info.model_dump(mode="json", by_alias=True, exclude_none=True)
-        info = catalog.infos[version] = shape_implementation(wire, version)
-    return info
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -333,7 +232,7 @@ class Connection:
     """The state of one client connection, the dispatch of its messages, and the requests sent to its client.
 
     Args:
-        server: The server whose tools this connection serves.
+        server: The server whose tools this connection serves (its `Registry`: the connection never sees the facade).
         transport: Moves the messages.
         session: Start in the handshake era's operating state (a session negotiated elsewhere, e.g. by another
             HTTP worker); `None` waits for `initialize` or 2026-07-28 requests.
@@ -343,7 +242,7 @@ class Connection:
 
     def __init__(
         self,
-        server: Server,
+        server: Registry,
         transport: Transport,
         *,
         session: SessionState | None = None,
@@ -359,7 +258,7 @@ class Connection:
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
         self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
-        self._modern_info = server_info(server, MODERN_VERSION)
+        self._modern_info = server.server_info(MODERN_VERSION)
         self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
         self._idle = anyio.Event()
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
@@ -397,7 +296,7 @@ class Connection:
 
     async def run(self) -> None:
         """Serve until the peer ends its input, every call has answered and every reply is written."""
-        running = _running.setdefault(self.server, set())
+        running = self.server.connections
         running.add(self)
         try:
             async with anyio.create_task_group() as tg:
@@ -499,7 +398,7 @@ class Connection:
             else:  # a valid request after all (params null, say)
                 await self._on_request(message)
             return
-        # `_on_request`, inlined for the common case: a call, admitted.
+        # `_on_request`, inlined for the common case: a call that `_admit` would admit (the hop figure counts a call).
         in_flight = self.in_flight
         if (
             method in _LONG_RUNNING
@@ -512,18 +411,27 @@ class Connection:
             return
         await self._on_request(message)
 
+    def _admit(self, request_id: Any, method: str) -> anyio.CancelScope | dict[str, Any] | None:
+        """The admission rule: the error response of a request refused, the counted scope of a call admitted in
+        flight (`tools/call`, `subscriptions/listen`), or None for a request answered at once."""
+        in_flight = self.in_flight
+        if request_id in in_flight:  # any method: a second reply with that id would be ambiguous
+            return _id_in_use(request_id)
+        if method not in _LONG_RUNNING:
+            return None
+        if len(in_flight) >= self.server.max_concurrent_requests:
+            return error_response(request_id, INTERNAL_ERROR, "Too many requests in flight")
+        scope = in_flight[request_id] = anyio.CancelScope()
+        return scope
+
     async def _on_request(self, message: dict[str, Any]) -> None:
-        request_id = message["id"]
-        if request_id in self.in_flight:  # any method: a second reply with that id would be ambiguous
-            await self._send(_id_in_use(request_id))
-        elif message["method"] not in _LONG_RUNNING:
+        admitted = self._admit(message["id"], message["method"])
+        if isinstance(admitted, dict):
+            await self._send(admitted)
+        elif admitted is None:
             await self._respond(message, None)
-        elif len(self.in_flight) >= self.server.max_concurrent_requests:
-            await self._send(error_response(request_id, INTERNAL_ERROR, "Too many requests in flight"))
         else:
-            scope = self.in_flight[request_id] = anyio.CancelScope()
-            assert self._tg is not None
-            self._tg.start_soon(self._respond, message, scope)
+            self._spawn(self._respond, message, admitted)
 
     async def answer(self, message: dict[str, Any]) -> str | None:
         """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text.
@@ -658,15 +566,12 @@ class Connection:
                 self._on_response(message)
             elif "id" not in message:
                 await self._on_notification(message)
-            elif message["id"] in self.in_flight:
-                replies.append(encode(_id_in_use(message["id"])))
-            elif message["method"] not in _LONG_RUNNING:
-                await self._respond(message, None, replies)
-            elif len(self.in_flight) >= self.server.max_concurrent_requests:  # counted, as outside a batch
-                replies.append(encode(error_response(message["id"], INTERNAL_ERROR, "Too many requests in flight")))
             else:
-                scope = self.in_flight[message["id"]] = anyio.CancelScope()
-                await self._respond(message, scope, replies)
+                admitted = self._admit(message["id"], message["method"])  # counted, as outside a batch
+                if isinstance(admitted, dict):
+                    replies.append(encode(admitted))
+                else:
+                    await self._respond(message, admitted, replies)
 
         async with anyio.create_task_group() as tg:
             for message in messages:
@@ -790,71 +695,22 @@ class Connection:
     # -- the methods ---------------------------------------------------------------------------------
 
     async def _initialize(self, request_id: Any, params: dict[str, Any], state: None) -> dict[str, Any]:
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
-        if self._session is not None:
-            raise ProtocolError(INVALID_REQUEST, "Invalid request: the connection is already initialized")
-        version = negotiate(requested)
-        info = params.get("clientInfo")
-        capabilities = params.get("capabilities")
-        self._session = SessionState(
-            version,
-            capabilities if isinstance(capabilities, dict) else {},
-            info if isinstance(info, dict) else None,
-            self._initialized,
-        )
-        self._client_info = _client_info(info)
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": CAPABILITIES,
-            "serverInfo": server_info(self.server, version),
-        }
-        if self.server.instructions is not None:
-            result["instructions"] = self.server.instructions
+        self._session, result = methods.initialize(self.server, params, self._session, self._initialized)
+        self._client_info = _client_info(params.get("clientInfo"))
         return result
 
     async def _ping(self, request_id: Any, params: dict[str, Any], state: SessionState | None) -> dict[str, Any]:
         return {}
 
     async def _set_level(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
-        self._session = replace(state, log_level=level)
+        self._session = methods.set_level(params, state)
         return {}
 
     async def _discover(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        server = self.server
-        result: dict[str, Any] = {
-            # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
-            "supportedVersions": [MODERN_VERSION],
-            "capabilities": CAPABILITIES,
-            "ttlMs": server.ttl_ms,
-            "cacheScope": server.cache_scope,
-            "resultType": "complete",
-            "_meta": {SERVER_INFO_KEY: self._modern_info},
-        }
-        if server.instructions is not None:
-            result["instructions"] = server.instructions
-        return result
+        return methods.discover(self.server, self._modern_info)
 
     async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded)."""
-        server = self.server
-        payloads = tool_payloads(server, state.version)
-        cursor = params.get("cursor")
-        start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
-        size = server.page_size
-        end = len(payloads) if size is None else min(start + size, len(payloads))
-        parts = ['{"tools":[', ",".join(payloads[start:end]), "]"]
-        if end < len(payloads):
-            parts.append(f',"nextCursor":"{_encode_cursor(end)}"')
-        if state.version == MODERN_VERSION:
-            parts.append(f',"ttlMs":{server.ttl_ms},"cacheScope":"{server.cache_scope}"')
-            parts.append(f',"resultType":"complete","_meta":{self._modern_meta}')
-        parts.append("}")
-        return "".join(parts)
+        return methods.tools_page(self.server, params, state.version, self._modern_meta)
 
     async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """`tools/call`: the result's wire object for the request's revision.
@@ -865,53 +721,31 @@ class Connection:
         """
         server = self.server
         name = params.get("name")
-        if not isinstance(name, str):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
-        tool = server.tools.get(name)
+        tool = server.tools.get(name) if type(name) is str else None
         if tool is None:
-            # A typo is the usual cause, as for arguments (`_tool`); difflib loads on this error path only.
-            import difflib
-
-            close = difflib.get_close_matches(name, list(server.tools), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
-        arguments = params.get("arguments")
+            raise _unknown_tool(name, server.tools)
+        assert isinstance(name, str)  # found by it
+        arguments = raw_arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        raw_arguments = arguments
         if server.schema_profile is not None:
             arguments = tool.arguments_from(server.schema_profile, arguments)
-        # A tool that may ask the client (a Context, or confirm=) gets an Asker; a 2026-07-28 retry's requestState
-        # is verified here, before the tool runs. Nothing of this for the others (docs/human-in-the-loop.md).
-        asker = self._asker(request_id, params, state, name, raw_arguments) if tool.may_ask else None
+        # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
+        # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md).
+        asking = self._start_asking(request_id, params, state, name, raw_arguments) if tool.may_ask else None
         # Made only if the tool takes a Context: most do not, and they save its cost.
-        context = functools.partial(self._context, request_id, params, state, asker)
-        timeout = server.tool_timeout
+        context = functools.partial(self._context, request_id, params, state, asking)
         try:
             settings = CallSettings(state.version, server.show_error_details, server.strict_arguments)
             call = call_tool(tool, arguments, context, settings)
-            if timeout is None:
-                wire = await call
-            else:
-                with anyio.move_on_after(timeout) as scope:
-                    wire = await call
-                if scope.cancelled_caught:
-                    wire = {"content": [{"type": "text", "text": f"tool {name!r} timed out after {timeout:g} s"}]}
-                    wire["isError"] = True
+            wire = await (call if server.tool_timeout is None else _timed(call, server.tool_timeout, name))
         except Suspend:  # 2026-07-28: a question without an answer yet ends this round
             wire = {}
         except URLElicitationRequired as exc:  # also from a tool without a Context
-            asker = asker or self._asker(request_id, params, state, name, raw_arguments)
-            wire = url_required(asker, exc)
-        if asker is not None:
-            wire = finish_asking(
-                asker,
-                wire,
-                tool=name,
-                sealer=server.sealer,
-                bind=bind_for(server.name, name, raw_arguments),
-                ttl=server.request_state_ttl,
-            )
+            asking = asking or self._start_asking(request_id, params, state, name, raw_arguments)
+            wire = asking.url_required(exc)
+        if asking is not None:
+            wire = asking.finish(wire)
             if wire.get("resultType") == "input_required":
                 wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
                 return wire
@@ -920,35 +754,17 @@ class Connection:
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
 
-    def _asker(self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, arguments: Any) -> Asker:
-        """How this call's tool asks the client: server-to-client requests, or (2026-07-28) input requests."""
-        server = self.server
-        return start_asking(
-            params,
-            version=state.version,
-            capabilities=state.client_capabilities,
-            send=functools.partial(self._ask, related=request_id),
-            sealer=server.sealer,
-            bind=bind_for(server.name, name, arguments),
-            max_size=server.max_message_size,
-            question_timeout=server.client_request_timeout,
-            confirm_fallback=server.confirm_fallback,
-            on_url=functools.partial(server.track_elicitation, connection=self),
-        )
-
-    async def _ask(self, method: str, params: dict[str, Any], wait: float | None, *, related: Any) -> Any:
-        """A question to the client (elicitation, sampling): its result; an error answer fails the tool readably.
-
-        Raises:
-            ClientRequestError: the client answered with an error, or its input ended first.
-            TimeoutError: no answer within `wait` seconds.
-        """
-        try:
-            return await self.request(method, params, related=related, timeout=wait)
-        except ConnectionClosedError:  # a ToolError: the call fails readably, and it is no bug of the tool's
-            raise ClientRequestError(0, "the client's input ended before it answered") from None
-        except ProtocolError as exc:
-            raise ClientRequestError(exc.code, exc.message) from None
+    def _start_asking(
+        self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, arguments: Any
+    ) -> Asker:
+        call: AskedCall = {
+            "tool": name,
+            "arguments": arguments,
+            "params": params,
+            "version": state.version,
+            "capabilities": state.client_capabilities,
+        }
+        return Asker.start(self.server, self, request_id, call)
 
     def elicitation_complete(self, elicitation_id: str) -> None:
         """Send `notifications/elicitation/complete` (from any thread): a URL-mode elicitation's flow is done."""
@@ -1019,17 +835,19 @@ class Connection:
         )
 
 
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"toolkit:{offset}".encode()).decode()
+def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:
+    if type(name) is not str:
+        return ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
+    # A typo is the usual cause, as for arguments (`_tool`); difflib loads on this error path only.
+    import difflib
+
+    close = difflib.get_close_matches(name, list(tools), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
 
 
-def _decode_cursor(cursor: Any, total: int) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
-        prefix, _, number = text.partition(":")
-        offset = int(number)
-        if prefix != "toolkit" or not 0 <= offset <= total:
-            raise ValueError(cursor)
-    except (AttributeError, ValueError, binascii.Error, UnicodeError):
-        raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor") from None
-    return offset
+async def _timed(call: Awaitable[dict[str, Any]], seconds: float, name: str) -> dict[str, Any]:
+    """`call`'s result, or a timeout's error result once `seconds` (the server's `tool_timeout`) passed."""
+    with anyio.move_on_after(seconds):
+        return await call
+    return {"content": [{"type": "text", "text": f"tool {name!r} timed out after {seconds:g} s"}], "isError": True}

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from contextvars import ContextVar
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, overload
 
 import anyio.from_thread
 import anyio.lowlevel
@@ -18,6 +18,8 @@ from toolkit._asking.elicitation import empty_form
 from toolkit._http.auth import Identity, current_identity
 from toolkit._markers import ContextMarker
 from toolkit._protocol.types import Implementation
+
+from .session import LOG_LEVELS, LogLevel
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -31,6 +33,7 @@ __all__ = [
     "Context",
     "LogLevel",
     "Notify",
+    "ServedRequest",
     "Together",
     "bind_to_loop",
     "confirm",
@@ -38,13 +41,24 @@ __all__ = [
     "sse_closer",
 ]
 
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-#: RFC 5424 severities, least severe first, as MCP names them.
-LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING}
 
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+class ServedRequest(TypedDict, total=False):
+    """What the connection tells a Context of the request it serves (a detached Context has none of it)."""
+
+    request_id: str | int | None
+    client_info: Implementation | None
+    protocol_version: str | None
+    progress_token: str | int | None
+    log_level: Callable[[], LogLevel | None] | None
+    notify: Notify | None
+    show_error_details: bool
+    asker: Asker | None
+
 
 #: How the call being served ends its HTTP response early (2025-11-25 Streamable HTTP, SEP-1699); None elsewhere.
 #: Set by the HTTP app for the call's task, which its worker thread inherits; read by `Context.close_sse_stream`.
@@ -113,36 +127,25 @@ class Context(ContextMarker, Generic[StateT]):
         "request_id",
     )
 
-    def __init__(
-        self,
-        *,
-        request_id: str | int | None = None,
-        client_info: Implementation | None = None,
-        protocol_version: str | None = None,
-        progress_token: str | int | None = None,
-        log_level: Callable[[], LogLevel | None] | None = None,
-        notify: Notify | None = None,
-        show_error_details: bool = False,
-        lifespan_context: StateT = _NO_STATE,
-        asker: Asker | None = None,
-    ) -> None:
-        self.request_id = request_id
+    def __init__(self, *, lifespan_context: StateT = _NO_STATE, **served: Unpack[ServedRequest]) -> None:
+        self.request_id = served.get("request_id")
         """The JSON-RPC id of the request being served (`None` when detached)."""
-        self.client_info = client_info
+        self.client_info = served.get("client_info")
         """The client's name and version, as it reported them."""
-        self.protocol_version = protocol_version
+        self.protocol_version = served.get("protocol_version")
         """The protocol revision of this request."""
-        self._progress_token = progress_token
-        self._log_level = log_level
-        self._notify = notify
-        self._show_error_details = show_error_details  # the server's opt-in: exception details reach the client
+        self._progress_token = served.get("progress_token")
+        self._log_level = served.get("log_level")
+        self._notify = served.get("notify")
+        # The server's opt-in: exception details reach the client.
+        self._show_error_details = served.get("show_error_details", False)
         self._last_progress: float | None = None
         self._loop_thread = threading.get_ident()  # where the event loop runs: elsewhere, calls are sent from there
         self._token: anyio.lowlevel.EventLoopToken | None = None  # the way back to the loop, for sync tools
         self._sync_on_loop = False  # a sync tool running on the loop itself (run_in_thread=False)
         self._cancelled = False
         self._lifespan_context = lifespan_context
-        self._asker = asker  # how this call asks the client; None when detached
+        self._asker = served.get("asker")  # how this call asks the client; None when detached
 
     @property
     def lifespan_context(self) -> StateT:

@@ -33,8 +33,9 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
-from toolkit._engine.connection import Connection, SessionState
+from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
+from toolkit._engine.session import SessionState
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -59,7 +60,7 @@ from .sessions import SessionId, SessionRecord, Sessions
 from .sse import EventStream, ReplayStore, retry_field
 
 if TYPE_CHECKING:
-    from toolkit._engine.server import Server
+    from toolkit._engine.registry import Registry
 
 __all__ = ["HttpApp", "HttpOptions"]
 
@@ -487,7 +488,7 @@ class HttpApp:
 
     def __init__(
         self,
-        server: Server,
+        server: Registry,
         path: str = "/mcp",
         *,
         allowed_hosts: Sequence[str] | None = None,

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit._errors import StartupError
 
 if TYPE_CHECKING:
-    from toolkit._engine.server import Server
+    from toolkit._engine.registry import Registry
 
     from .app import HttpApp
 
@@ -224,7 +224,7 @@ def _uvicorn_server(
 def serve_workers(
     factory: str,
     target: str,
-    server: Server,
+    server: Registry,
     *,
     host: str,
     port: int,
@@ -267,7 +267,7 @@ def serve_workers(
 class _Supervisor:
     """Starts the workers, says where they serve once all have started, restarts one that dies, and stops them."""
 
-    def __init__(self, sock: socket.socket, workers: int, path: str, server: Server) -> None:
+    def __init__(self, sock: socket.socket, workers: int, path: str, server: Registry) -> None:
         self.name = server.name
         self.sock = sock
         self.grace = server.shutdown_grace

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
-from toolkit._engine.connection import SessionState
+from toolkit._engine.session import SessionState
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
 from toolkit._seal import Opened, Sealer, SealError, secret_keys
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolkit import CallToolResult, ProtocolError, StartupError
-from toolkit._engine.server import Server, serve_process
 from toolkit._lint import Finding, lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
 from toolkit._profiles.profiles import get_profile
+from toolkit._server import Server, serve_process
 from toolkit._shadowing import shadowing_module
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 
 from toolkit import ConnectionClosedError, Lifespan, MessageError, ProtocolError
-from toolkit._engine.server import Server, definitions_only
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
+from toolkit._server import Server, definitions_only
 from toolkit._target import TargetError, load_server, load_target
 
 if TYPE_CHECKING:

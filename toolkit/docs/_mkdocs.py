@@ -41,7 +41,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from toolkit import Client
-from toolkit._engine.server import definitions_only
+from toolkit._server import definitions_only
 from toolkit._target import load_server
 
 from ._reference import render_markdown

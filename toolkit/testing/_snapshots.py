@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from toolkit import Server, Tool, ToolDefinition
-from toolkit._engine.connection import tool_payloads
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
@@ -66,7 +65,7 @@ def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dic
         if definitions:
             raise TypeError("pass either tools or tool definitions, not a mix")
         server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
-    tools = [json.loads(payload) for payload in tool_payloads(server, version)]
+    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
     return {"tools": tools}
 
 

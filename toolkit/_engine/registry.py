@@ -1,0 +1,324 @@
+"""Registry: a server as the engine sees it: its options, its tools, the payloads prepared from them, the connections
+running for it, and its lifespan.
+
+The `Server` facade (`toolkit._server`) is a `Registry` with the public ways in (registering tools, serving over a
+transport, HTTP, a process); everything below it (the connection, the HTTP app) takes a `Registry` and never imports
+the facade. State kept here lives and dies with its server: no module global is keyed by a server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+
+import anyio
+
+from toolkit._asking.asking import ConfirmFallback
+from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
+from toolkit._errors import StartupError
+from toolkit._protocol.jsonrpc import encode
+from toolkit._protocol.revisions import shape_implementation, shape_tool
+from toolkit._protocol.types import Icon, Implementation
+from toolkit._seal import Sealer, SecretOption, secret_keys
+from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
+
+if TYPE_CHECKING:
+    from toolkit._definition.tool import Tool
+
+__all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
+
+AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+"""A lifespan factory, called with the server that runs it (`toolkit.Lifespan` names the server's type)."""
+
+logger = logging.getLogger("toolkit")
+_NOT_RUNNING: Any = object()
+_MAX_PENDING_ELICITATIONS = 10_000
+
+
+class Running(Protocol):
+    """What the registry tells a running connection (the connection, a floor above, adds itself while it runs)."""
+
+    def tools_changed(self) -> None: ...
+
+    def elicitation_complete(self, elicitation_id: str) -> None: ...
+
+
+class ServerOptions(TypedDict, total=False):
+    """The options of `Server(name, ...)`, declared once (each is documented on [`Server`][toolkit.Server])."""
+
+    version: str | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Icon | Mapping[str, Any]] | None
+    website_url: str | None
+    instructions: str | None
+    page_size: int | None
+    show_error_details: bool
+    max_message_size: int
+    max_concurrent_requests: int
+    max_queued_messages: int
+    max_queued_bytes: int
+    tool_timeout: float | None
+    shutdown_grace: float
+    ttl_ms: int
+    cache_scope: Literal["public", "private"]
+    schema_profile: str | None
+    confirm_fallback: ConfirmFallback
+    client_request_timeout: float | None
+    secret: SecretOption
+    request_state_ttl: float
+    strict_arguments: bool
+
+
+class Registry:
+    """A server's state, as every connection of it reads it (see the module docstring)."""
+
+    def __init__(self, name: str, lifespan: AnyLifespan | None, options: ServerOptions) -> None:
+        self.name = name
+        self.version = options.get("version") or "0.0.0"
+        self.title = options.get("title")
+        self.instructions = options.get("instructions")
+        self._limits(options)
+        self.ttl_ms = options.get("ttl_ms", 0)
+        self.cache_scope: Literal["public", "private"] = options.get("cache_scope", "public")
+        self.schema_profile: str | None = None
+        profile = options.get("schema_profile")
+        if profile is not None:
+            from toolkit._profiles.profiles import get_profile  # deferred: most servers serve no profile
+
+            self.schema_profile = get_profile(profile).name
+        self.show_error_details = options.get("show_error_details", False)
+        self.strict_arguments = options.get("strict_arguments", False)
+        self._asking(options)
+        self.info = _implementation(name, self.version, options)
+        self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
+        """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
+        self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
+        self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
+        self.connections: set[Running] = set()
+        """The connections running for this server now (each adds itself while it runs)."""
+        self.lifespan: AnyLifespan | None = lifespan
+        """The server's lifespan factory, or `None`."""
+        # The one running lifespan of this server: its value, its context manager, the factory it came from,
+        # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
+        self._state: Any = _NOT_RUNNING
+        self._lifespan_cm: AbstractAsyncContextManager[Any] | None = None
+        self._running_with: AnyLifespan | None = None
+        self._users = 0
+        self._changing: anyio.Event | None = None
+
+    def _limits(self, options: ServerOptions) -> None:
+        page_size = options.get("page_size")
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self.page_size = page_size
+        self.max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
+        self.max_concurrent_requests = options.get("max_concurrent_requests", 1000)
+        self.max_queued_messages = options.get("max_queued_messages", 10_000)
+        self.max_queued_bytes = options.get("max_queued_bytes", 64 * 1024 * 1024)
+        if self.max_queued_messages < 1 or self.max_queued_bytes < 1:
+            raise ValueError("max_queued_messages and max_queued_bytes must be at least 1")
+        self.tool_timeout = options.get("tool_timeout")
+        self.shutdown_grace = options.get("shutdown_grace", 5.0)
+
+    def _asking(self, options: ServerOptions) -> None:
+        confirm_fallback = options.get("confirm_fallback", "auto")
+        if confirm_fallback not in ("auto", "refuse", "run"):
+            raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
+        self.confirm_fallback: ConfirmFallback = confirm_fallback
+        self.client_request_timeout = options.get("client_request_timeout")
+        self.request_state_ttl = options.get("request_state_ttl", 900.0)
+        secret = options.get("secret")
+        keys = secret_keys(secret)
+        self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
+        """Signs and verifies the requestState of 2026-07-28 multi-round calls."""
+        self.secret: tuple[bytes, ...] | None = tuple(keys) if secret is not None else None
+        """The shared secret(s) of `secret=` (also given by `http_app(secret=...)`); None: a key of this process."""
+        # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
+        # closed connection is forgotten; bounded, so ids never completed cannot pile up.
+        self._elicitations: weakref.WeakValueDictionary[str, Running] = weakref.WeakValueDictionary()
+
+    # -- tools and what is prepared from them ---------------------------------------------------------
+
+    def set_tools(self, tools: dict[str, Tool[Any, Any]], *, announce: bool = True) -> None:
+        """Serve `tools` from now on; with `announce`, tell every running connection that the list changed."""
+        # A new view, never one changed in place: a call iterating the old one is not disturbed.
+        self.tools = MappingProxyType(tools)
+        self._payloads = {}
+        if announce:
+            for connection in list(self.connections):
+                connection.tools_changed()
+
+    def tool_payloads(self, version: str) -> list[str]:
+        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
+        payloads = self._payloads.get(version)
+        if payloads is None:
+            profile = self.schema_profile
+            payloads = self._payloads[version] = [
+                encode(
+                    shape_tool(
+                        t.adapted(profile).tool
+                        if profile is not None
+                        else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
+                        version,
+                        t.output_schema,
+                    )
+                )
+                for t in self.tools.values()
+            ]
+        return payloads
+
+    def server_info(self, version: str) -> dict[str, Any]:
+        """The server's `serverInfo` for `version`."""
+        info = self._infos.get(version)
+        if info is None:
+            wire = self.info.model_dump(mode="json", by_alias=True, exclude_none=True)
+            info = self._infos[version] = shape_implementation(wire, version)
+        return info
+
+    # -- secrets and URL elicitations -----------------------------------------------------------------
+
+    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
+        """The one secret this server's workers share, checked: `secret`, else the `Server(secret=...)` (`None`
+        when neither was given: each process then signs with a random key of its own).
+
+        `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
+        (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
+        server made with a secret of its own keeps it for its requestState.
+
+        Raises:
+            ValueError: a secret shorter than 32 bytes.
+        """
+        if secret is None:
+            return self.secret
+        keys = tuple(secret_keys(secret))
+        if self.secret is None:
+            self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
+            self.secret = keys
+        return keys
+
+    def track_elicitation(self, elicitation_id: str, *, connection: Running) -> None:
+        """Remember which connection sent a URL-mode elicitation (called by the connection, not by users)."""
+        if len(self._elicitations) >= _MAX_PENDING_ELICITATIONS:
+            self._elicitations.pop(next(iter(self._elicitations)), None)  # the oldest goes first
+        self._elicitations[elicitation_id] = connection
+
+    def elicitation_complete(self, elicitation_id: str) -> bool:
+        """Tell the client that asked for a URL-mode elicitation that its out-of-band flow is complete.
+
+        Sends `notifications/elicitation/complete` to that client only (client/elicitation: "**MUST** only send the
+        notification to the client that initiated the elicitation request"), which may then retry what needed it.
+        Safe to call from any thread, such as a web handler's. 2025-11-25 only: 2026-07-28 has no such
+        notification (its clients retry, and the tool checks again).
+
+        Args:
+            elicitation_id: The id, from `ElicitResult.elicitation_id`.
+
+        Returns:
+            Whether a connection was waiting for it (False for an unknown id, a closed connection, or a repeat).
+        """
+        connection = self._elicitations.pop(elicitation_id, None)
+        if connection is None:
+            return False
+        connection.elicitation_complete(elicitation_id)
+        return True
+
+    # -- the lifespan --------------------------------------------------------------------------------
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded (`None` without a lifespan), while the server is running.
+
+        Raises:
+            RuntimeError: the server is not running.
+        """
+        if self._state is _NOT_RUNNING:
+            raise RuntimeError(f"server {self.name!r} is not running: use it inside `async with server.running()`")
+        return self._state
+
+    @contextlib.asynccontextmanager
+    async def running(self, *, lifespan: AnyLifespan | None = None) -> AsyncIterator[Any]:
+        """Run the server's lifespan around the block, or join it if it already runs; yield its value.
+
+        The entry point every way of serving goes through: [`serve`][toolkit.Server.serve] (so stdio and
+        [`run`][toolkit.Server.run]), [`Client(server)`][toolkit.Client] and the testing tools enter it, and an
+        HTTP server would enter it once per worker, at ASGI lifespan startup. Blocks that overlap share one
+        lifespan: the first to enter starts it, the last to leave shuts it down (after its connections have
+        sent their last replies). A server that accepts many connections (over TCP, say) enters it once around
+        its accept loop, so that the lifespan starts before the first client and is not restarted when the
+        connections come and go. A lifespan that holds task-bound objects (an anyio task group, a cancel scope)
+        must be left by the task that entered it: nested blocks do that; overlapping ones may not.
+
+        Shutdown runs the code after the lifespan's `yield` whatever ended the block (end of input,
+        cancellation, an error), shielded from cancellation; an exception it raises is logged (logger
+        `toolkit`), not raised.
+
+        Args:
+            lifespan: Run this lifespan instead of the server's own (a fake in a test, for example).
+
+        Raises:
+            StartupError: the lifespan failed to start; nothing is served.
+            RuntimeError: `lifespan` was given while the server runs another one.
+        """
+        factory = lifespan if lifespan is not None else self.lifespan
+        while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
+            await self._changing.wait()
+        if self._users:
+            if lifespan is not None and lifespan is not self._running_with:
+                raise RuntimeError(f"server {self.name!r} is already running with another lifespan")
+            self._users += 1
+        else:
+            await self._start(factory)
+        try:
+            yield self._state
+        finally:
+            await self._leave()
+
+    async def _start(self, factory: AnyLifespan | None) -> None:
+        changing = self._changing = anyio.Event()
+        try:
+            cm = factory(self) if factory is not None else None
+            state = await cm.__aenter__() if cm is not None else None
+        except Exception as exc:
+            raise StartupError(self.name, exc) from exc
+        finally:
+            self._changing = None
+            changing.set()
+        self._state, self._lifespan_cm, self._running_with, self._users = state, cm, factory, 1
+
+    async def _leave(self) -> None:
+        self._users -= 1
+        if self._users:
+            return
+        cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
+        if cm is None:
+            return
+        changing = self._changing = anyio.Event()
+        try:
+            with anyio.CancelScope(shield=True):
+                # Told nothing of why the block ended: the code after `yield` runs, as after a clean end.
+                await cm.__aexit__(None, None, None)
+        except Exception:
+            logger.exception("server %r: the lifespan failed to shut down", self.name)
+        finally:
+            self._changing = None
+            changing.set()
+
+
+def _implementation(name: str, version: str, options: ServerOptions) -> Implementation:
+    icons = options.get("icons")
+    return Implementation(
+        name=name,
+        version=version,
+        title=options.get("title"),
+        description=options.get("description"),
+        website_url=options.get("website_url"),
+        icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
+        if icons is not None
+        else None,
+    )

@@ -1,0 +1,410 @@
+"""Server: the public facade of a server: its options, registering tools, and the ways to serve it (a transport,
+stdio, HTTP, a process).
+
+Its state lives in the `Registry` it is (`toolkit._engine.registry`), which is all the engine below sees; HTTP is
+imported inside the methods that serve it, as this module sits above `toolkit._http`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+import anyio
+from typing_extensions import ParamSpec, Unpack
+
+from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
+from toolkit._engine.connection import Connection
+from toolkit._engine.registry import Registry, ServerOptions
+from toolkit._engine.threads import running_calls
+from toolkit._errors import StartupError
+from toolkit._transports.base import Transport
+from toolkit._transports.stdio import StdioTransport
+
+if TYPE_CHECKING:
+    from toolkit._http.app import HttpApp, HttpOptions
+
+__all__ = ["Lifespan", "Server", "definitions_only", "serve_process"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+"""What `Server(lifespan=...)` takes: called with the server, it gives an async context manager whose value
+tools read as `ctx.lifespan_context` (an `@asynccontextmanager` function that takes the server and yields)."""
+
+logger = logging.getLogger("toolkit")
+
+
+def _listed(tool: Tool[Any, Any]) -> tuple[Any, ...]:
+    """What a client's `tools/list` shows of `tool` (its wire JSON derives from these alone)."""
+    return (tool.definition, tool.output_schema)
+
+
+@contextlib.asynccontextmanager
+async def definitions_only(server: Server) -> AsyncIterator[None]:
+    """The lifespan of what only reads definitions (`toolkit list/docs/check`, the mkdocs plugin): documenting a
+    server never opens its database."""
+    yield
+
+
+class Server(Registry):
+    """An MCP server: tools, plus what it tells clients about itself.
+
+    One `Server` serves any number of connections at once, over any [`Transport`][toolkit.Transport]; each
+    connection keeps its own state (negotiated revision, log level, calls in flight).
+
+    Args:
+        name: The server's name, as clients display it.
+        tools: Tools to serve from the start.
+        lifespan: Opens what the tools share (a database, an HTTP client) before the first message is read and
+            closes it after the last reply; see [`running`][toolkit.Server.running].
+
+    Keyword Args:
+        version (str | None): The server's version (default `"0.0.0"`).
+        title (str | None): A human-readable name.
+        description (str | None): What the server does, for people choosing or inspecting servers (2025-11-25 and
+            later).
+        icons (Sequence[Icon | Mapping[str, Any]] | None): Icons a client may show for the server (2025-11-25 and
+            later).
+        website_url (str | None): The server's website (2025-11-25 and later).
+        instructions (str | None): Guidance for the model on how to use the server (clients may add it to the
+            prompt).
+        page_size (int | None): Tools per `tools/list` page; `None` (default) sends all tools in one page.
+        show_error_details (bool): Send exception types and messages of failing tools to the client (default
+            `False`).
+        max_message_size (int): Largest message (bytes) the stdio transport accepts (default 16 MiB).
+        max_concurrent_requests (int): Calls one connection may have in flight; more are answered with an error
+            (default 1000).
+        max_queued_messages (int): Messages (replies and notifications) one connection may hold while the client is
+            slow to read them; once it holds this many, the server stops reading that client until it has room
+            (default 10,000).
+        max_queued_bytes (int): The same bound in bytes of JSON text (characters): the server stops reading once it
+            holds this much (one message of any size is always accepted, so the bound may be passed by one; default
+            64 MiB).
+        tool_timeout (float | None): Seconds a tool call may take before it is cancelled and reported as an error
+            (default `None`: no limit).
+        shutdown_grace (float): Seconds calls still running when the client closes the connection may take to
+            finish (and answer) before they are cancelled (default 5).
+        ttl_ms (int): How long (milliseconds) 2026-07-28 clients may cache `tools/list` and `server/discover`
+            (default 0).
+        cache_scope (Literal["public", "private"]): `"public"` (default: no user-specific data) or `"private"` for
+            those cached results.
+        schema_profile (str | None): Serve every tool adapted to this [schema profile](profiles.md) (`"gemini"`,
+            `"openai-strict"`, ...), for clients that hand the tools to one provider; arguments coming back are
+            mapped to the tools' own shape before validation.
+        confirm_fallback (Literal["auto", "refuse", "run"]): What a tool made with `@tool(confirm=...)` does for a
+            client that cannot elicit: `"auto"` (default) refuses destructive tools (all but `read_only=True` or
+            `destructive=False` ones, as MCP's `destructiveHint` defaults to true) and runs the rest; `"refuse"`
+            refuses all; `"run"` runs all.
+        client_request_timeout (float | None): Seconds a question to the client (elicitation, sampling) may wait for
+            its answer in the handshake era; `None` (default) waits as long as the call may run (people are slow).
+        secret (bytes | str | Sequence[bytes | str] | None): What the processes serving this server share to trust
+            each other: it signs the `requestState` of 2026-07-28 multi-round calls and, over HTTP, the session ids
+            (each use derives its own key). One secret of 32 bytes or more, or several (the first signs, all verify:
+            rotation). `None` makes a random one per process, so a server run as several workers needs one (or
+            `http_app(secret=...)`): see [deploy](deploy.md#keys).
+        request_state_ttl (float): Seconds a `requestState` stays valid (a user fills a form between two rounds;
+            default 900).
+        strict_arguments (bool): Refuse an object or array argument sent as a JSON string. By default (`False`)
+            such a string is parsed when the parameter's schema asks for an object or array (and admits no string),
+            as several widely used clients send them so: see
+            [arguments as JSON strings](tools.md#arguments-sent-as-json-strings).
+
+    Example:
+        ```python
+        from toolkit import Server
+
+        server = Server("demo", version="1.0.0")
+
+        @server.tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+        ```
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        tools: Iterable[Tool[Any, Any]] = (),
+        lifespan: Lifespan | None = None,
+        **options: Unpack[ServerOptions],
+    ) -> None:
+        super().__init__(name, lifespan, options)
+        for t in tools:
+            self.add_tool(t)
+
+    # -- tools ---------------------------------------------------------------------------------------
+
+    def add_tool(self, tool: Tool[Any, Any]) -> None:
+        """Serve `tool`; connected clients are told the list changed.
+
+        Raises:
+            ToolDefinitionError: `tool` is a method taken from its class (`SomeClass.method`), not bound to an
+                instance, so no call could succeed.
+            ValueError: a tool with that name is already served.
+        """
+        self._check_new(tool, self.tools)
+        self.set_tools({**self.tools, tool.name: tool})
+
+    def replace_tools(self, tools: Iterable[Tool[Any, Any]]) -> bool:
+        """Serve `tools`, in this order, instead of the tools served now, all at once.
+
+        Connected clients are told the list changed, once, when what they would list changed: a tool added,
+        removed, renamed or moved, or a definition changed. Tools with the same definitions and new functions behind
+        them (a module reloaded by `toolkit dev`) replace the old ones silently; calls already running finish with
+        the old ones.
+
+        Returns:
+            Whether what clients list changed.
+
+        Raises:
+            ToolDefinitionError: a tool is a method taken from its class, not bound to an instance.
+            ValueError: two tools have the same name (nothing is replaced).
+        """
+        new: dict[str, Tool[Any, Any]] = {}
+        for tool in tools:
+            self._check_new(tool, new)
+            new[tool.name] = tool
+        old = self.tools
+        changed = list(old) != list(new) or any(_listed(old[name]) != _listed(new[name]) for name in new)
+        self.set_tools(new, announce=changed)
+        return changed
+
+    def _check_new(self, tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
+        if not isinstance(tool, Tool):
+            raise TypeError(f"a server serves toolkit.Tool objects (decorate the function with @tool), got {tool!r}")
+        check_bound(tool)
+        if tool.name in tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        if self.schema_profile is not None:
+            tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
+
+    def remove_tool(self, name: str) -> Tool[Any, Any]:
+        """Stop serving the tool called `name` and return it; connected clients are told the list changed.
+
+        Raises:
+            KeyError: no tool has that name.
+        """
+        tools = dict(self.tools)
+        tool = tools.pop(name)
+        self.set_tools(tools)
+        return tool
+
+    @overload
+    def tool(self, fn: Callable[P, R], /) -> Tool[P, R]: ...
+    @overload
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+    def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Decorate a function to make it a tool of this server: `@server.tool` or `@server.tool(...)`.
+
+        Takes the same options as [`@tool`][toolkit.tool]. For a method, decorate it with `@tool` in the class body
+        and serve the bound method of an instance instead: the class has no instance yet when this runs.
+
+        Raises:
+            ToolDefinitionError: the function cannot be a tool, or is a method in a class body.
+            ValueError: a tool with that name is already served.
+        """
+        localns = caller_locals()
+
+        def decorate(func: Callable[P, R]) -> Tool[P, R]:
+            made: Tool[P, R] = Tool(func, options, localns)
+            self.add_tool(made)
+            return made
+
+        return decorate(fn) if fn is not None else decorate
+
+    # -- serving -------------------------------------------------------------------------------------
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection over `transport` until the peer closes it, inside [`running`][toolkit.Server.running].
+
+        Calls still running when the peer goes away are cancelled. The transport is closed on return.
+
+        Raises:
+            StartupError: the lifespan failed to start; nothing was read from the transport.
+        """
+        try:
+            async with self.running():
+                await Connection(self, transport).run()
+                # Closed before the lifespan shuts down: the peer has every reply and need not wait for cleanup.
+                await transport.aclose()
+        finally:
+            await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
+
+    async def _serve_stdio_until_terminated(self, watch: bool) -> None:
+        """`serve_stdio`, ended by SIGTERM as by the end of input; a failed startup comes out as is, not in a group."""
+        failed: StartupError | None = None
+        transport = _Stoppable(StdioTransport(max_message_size=self.max_message_size))
+        async with anyio.create_task_group() as tg:
+            if watch:
+                tg.start_soon(_stop_on_sigterm, transport, tg.cancel_scope, self.shutdown_grace)
+            try:
+                await self.serve(transport)
+            except StartupError as exc:
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+
+    async def serve_stdio(self) -> None:
+        """Serve MCP's stdio transport until stdin closes."""
+        await self.serve(StdioTransport(max_message_size=self.max_message_size))
+
+    def http_app(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> HttpApp:
+        """This server as a plain ASGI application: MCP Streamable HTTP at `path`, both protocol eras.
+
+        Serve it with any ASGI server (`uvicorn module:app`), or mount it in Starlette or FastAPI. See
+        [HTTP](http.md) for the options: allowed hosts and origins, the body limit, the session key, and
+        [resumption](http.md#resumption) (`sse_retry`, `sse_close_after`, `replay_window`, `replay_size`).
+        """
+        from toolkit._http.app import HttpApp
+
+        return HttpApp(self, path, **options)
+
+    def run(
+        self,
+        *,
+        backend: Literal["asyncio", "trio"] = "asyncio",
+        transport: Literal["stdio", "http"] = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        **options: Any,
+    ) -> None:
+        """Serve over stdio until stdin closes, or over HTTP on uvicorn: the entry point of a server script.
+
+        `transport="http"` serves [`http_app(**options)`][toolkit.Server.http_app] on `host:port` (loopback by
+        default) until interrupted; it needs the `http` extra.
+
+        Over stdio, SIGTERM ends the input as the client closing stdin would: no request is read any more, calls in
+        flight get `shutdown_grace` seconds to answer, then the lifespan's cleanup runs, `run()` returns and the
+        process exits with status 0. Ctrl-C (SIGINT), a second SIGTERM, or a SIGTERM after stdin has closed (what a
+        client sends a server that did not exit once it closed stdin) stop at once: calls still running are
+        cancelled, and the cleanup runs. (The SIGTERM handler is installed for the run only, and the previous one
+        restored.) Over HTTP, uvicorn does the same on SIGTERM or Ctrl-C: calls get `shutdown_grace` seconds, a second
+        Ctrl-C stops at once. When the lifespan fails to start, nothing is served, in either transport: one line
+        on stderr, and the process exits with status 1.
+
+        Example:
+            ```python
+            if __name__ == "__main__":
+                server.run()
+            ```
+        """
+        try:
+            serve_process(self, backend=backend, transport=transport, host=host, port=port, **options)
+        except StartupError as exc:
+            logger.debug("startup failed", exc_info=exc)
+            sys.stderr.write(f"toolkit: error: {exc}\n")
+            sys.stderr.flush()
+            raise SystemExit(1) from None
+
+
+def serve_process(
+    server: Server,
+    *,
+    backend: Literal["asyncio", "trio"] = "asyncio",
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    **options: Any,
+) -> None:
+    """[`Server.run`][toolkit.Server.run] without its exit status: a failed start raises, for `toolkit serve`'s own.
+
+    Raises:
+        StartupError: the lifespan failed to start; nothing was served.
+    """
+    if transport == "http":
+        from toolkit._http.serve import serve_http
+
+        serve_http(server.http_app(**options), host=host, port=port)
+        return
+    import signal  # the process entry point owns the process's signals, for the run only
+
+    # The main thread only (signals are delivered there); not on Windows, where the event loop cannot watch them.
+    watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if watch else None
+    try:
+        anyio.run(server._serve_stdio_until_terminated, watch, backend=backend)
+    except StartupError:
+        raise
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+    finally:
+        if previous is not None:  # asyncio's loop leaves SIG_DFL behind, not what was there before
+            signal.signal(signal.SIGTERM, previous)
+    # A sync tool still running is cancelled but, Python being unable to stop a thread, goes on: its worker is a
+    # daemon thread (toolkit's pool on asyncio, trio's cache), so the interpreter exits without joining it; the
+    # process is left to the host, never ended from here (no `os._exit`).
+    stuck = running_calls()
+    if stuck:  # say so rather than leave silently
+        logging.getLogger("toolkit").warning(
+            "exiting with %d sync tool call%s still running on a worker thread (cancelled at end of input; "
+            "a thread cannot be stopped, so it is abandoned)",
+            stuck,
+            "" if stuck == 1 else "s",
+        )
+
+
+class _Stoppable:
+    """A transport whose input can be ended from outside, as if the peer had closed it (SIGTERM under `run()`)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+        self._receiving: anyio.CancelScope | None = None
+        self.ended = False
+        """No more messages will be read: the input ended, or `stop()` was called."""
+
+    async def send(self, message: str, /) -> None:
+        await self._transport.send(message)
+
+    async def receive(self) -> str:
+        if not self.ended:
+            with anyio.CancelScope() as self._receiving:
+                try:
+                    return await self._transport.receive()
+                except anyio.EndOfStream:
+                    self.ended = True
+                    raise
+        raise anyio.EndOfStream
+
+    def stop(self) -> None:
+        self.ended = True
+        if self._receiving is not None:
+            self._receiving.cancel()
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+
+async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grace: float) -> None:
+    """The first SIGTERM ends the input as the client closing it would: the calls in flight get `grace` seconds to
+    answer (basic/lifecycle's shutdown, and the promise of docs/server.md). A second one, or one that comes once
+    the input has ended (the client already waited for the calls, closing stdin, before sending it), stops at once."""
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            if transport.ended:
+                scope.cancel()
+                return
+            from toolkit._http.serve import say_stopping  # deferred, downward: the one line every way of serving says
+
+            say_stopping(grace)
+            transport.stop()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """`KeyboardInterrupt`, or exception groups of nothing else (trio raises Ctrl-C through its nursery)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)  # a BaseExceptionGroup (the `exceptiongroup` backport on 3.10)
+    return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)
