@@ -19,11 +19,10 @@ from typing_extensions import TypedDict, Unpack
 
 from toolkit._asking.handlers import (
     ElicitationHandler,
+    Handlers,
     RootsOption,
     SamplingHandler,
-    answer_request,
     call_with_input,
-    client_capabilities,
 )
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
@@ -167,19 +166,16 @@ class Client:
         if unknown:
             raise TypeError(f"Client() got an unexpected keyword argument: {', '.join(sorted(unknown))}")
         self._target = target
-        self._elicitation_handler = options.get("elicitation_handler")
-        self._sampling_handler = options.get("sampling_handler")
-        self._elicitation_modes = tuple(options.get("elicitation_modes", ("form", "url")))
-        self._max_input_rounds = options.get("max_input_rounds", 10)
-        self._roots = options.get("roots")
-        # Declared once, and only what a handler answers: a server may rely on every capability declared.
-        self._capabilities = client_capabilities(
-            self._elicitation_handler,
-            self._sampling_handler,
-            elicitation_modes=self._elicitation_modes,
-            sampling_tools=options.get("sampling_tools", False),
-            roots=self._roots,
+        self._handlers = Handlers(
+            options.get("elicitation_handler"),
+            options.get("sampling_handler"),
+            tuple(options.get("elicitation_modes", ("form", "url"))),
+            options.get("sampling_tools", False),
+            options.get("roots"),
         )
+        self._max_input_rounds = options.get("max_input_rounds", 10)
+        # Declared once, and only what a handler answers: a server may rely on every capability declared.
+        self._capabilities = self._handlers.capabilities()
         self._max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
         self._lifespan = options.get("lifespan")
         self._protocol = options.get("protocol", "auto")
@@ -301,7 +297,7 @@ class Client:
                 transport,
                 self._on_notification,
                 max_message_size=self._max_message_size,
-                on_request=self._answer if self._capabilities else None,
+                on_request=self._handlers.answer if self._capabilities else None,
             )
             tg.start_soon(self._peer.run)
             self._stack = stack
@@ -421,18 +417,6 @@ class Client:
             meta[LOG_LEVEL_KEY] = self._log_level
         return meta
 
-    async def _answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
-        """A server's request (handshake era) or input request (2026-07-28, `key` given), through the handlers."""
-        return await answer_request(
-            method,
-            params,
-            elicitation=self._elicitation_handler,
-            sampling=self._sampling_handler,
-            elicitation_modes=self._elicitation_modes,
-            key=key,
-            roots=self._roots,
-        )
-
     async def _request(
         self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
     ) -> Any:
@@ -540,7 +524,7 @@ class Client:
             if not self.modern:
                 return await send(params)
             # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
-            return await call_with_input(send, params, self._answer, max_rounds=self._max_input_rounds)
+            return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
 
         try:
             if timeout is None:
