@@ -858,3 +858,24 @@ async def test_an_exception_in_the_block_comes_out_of_async_with_as_raised(
         with pytest.raises(ValueError, match="the block's own"):
             async with connected() as client:
                 raise ValueError("the block's own")
+
+
+# -- a transport the client opens (Client.stdio, Client.http) ---------------------------------------------------
+
+
+async def test_a_client_of_an_endpoint_opens_anew_each_time_but_not_twice_at_once() -> None:
+    app = wire.load_demo().build().http_app()
+    with anyio.fail_after(wire.TIMEOUT):
+        async with httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http:
+            client = Client.http("http://127.0.0.1/mcp", http_client=http, protocol="handshake")
+            versions = []
+            for _ in range(2):  # each `async with` opens a new session (initialize), and ends it on exit
+                async with client:
+                    versions.append(client.protocol_version)
+                    with pytest.raises(RuntimeError, match="already open"):
+                        async with client:
+                            pass  # pragma: no cover (entering fails)
+                    result = await client.call_tool("echo", {"text": "still here"})
+
+    assert versions == ["2025-11-25", "2025-11-25"]
+    assert result.text == "still here"
