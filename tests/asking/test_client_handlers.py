@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolkit import ClientRequestError, ElicitRequest, ElicitResult, ProtocolError, SampleRequest, SampleResult
-from toolkit._asking.handlers import answer_request, client_capabilities
+from toolkit._asking.handlers import Handlers
 from toolkit.testing._scripts import Scripted
 
 pytestmark = pytest.mark.anyio
@@ -29,22 +29,22 @@ def accept_ada(request: ElicitRequest) -> ElicitResult[Any]:
 
 
 def test_capabilities_are_declared_only_with_their_handlers() -> None:
-    assert client_capabilities(None, None) == {}
-    assert client_capabilities(accept_ada, None) == {"elicitation": {"form": {}, "url": {}}}
-    assert client_capabilities(accept_ada, str, elicitation_modes=("form",), sampling_tools=True) == {
+    assert Handlers().capabilities() == {}
+    assert Handlers(accept_ada).capabilities() == {"elicitation": {"form": {}, "url": {}}}
+    assert Handlers(accept_ada, str, elicitation_modes=("form",), sampling_tools=True).capabilities() == {
         "elicitation": {"form": {}},
         "sampling": {"tools": {}},
     }
 
 
 async def test_handlers_answer_in_the_spec_shape() -> None:
-    answer = await answer_request("elicitation/create", FORM, elicitation=accept_ada, sampling=None)
+    answer = await Handlers(accept_ada, None).answer("elicitation/create", FORM)
     assert answer == {"action": "accept", "content": {"name": "Ada"}}
 
     async def reply(request: SampleRequest) -> str:
         return f"{request.messages[0].blocks[0].text}! ({request.max_tokens})"
 
-    assert await answer_request("sampling/createMessage", SAMPLE, elicitation=None, sampling=reply) == {
+    assert await Handlers(None, reply).answer("sampling/createMessage", SAMPLE) == {
         "role": "assistant",
         "content": {"type": "text", "text": "Hi! (5)"},
         "model": "toolkit-client",
@@ -57,7 +57,7 @@ async def test_handlers_answer_in_the_spec_shape() -> None:
         seen.append(request)
         return ElicitResult.accept()
 
-    assert await answer_request("elicitation/create", url, elicitation=consent, sampling=None) == {"action": "accept"}
+    assert await Handlers(consent, None).answer("elicitation/create", url) == {"action": "accept"}
     assert (seen[0].mode, seen[0].url, seen[0].elicitation_id) == ("url", "https://x.example", "e1")
 
 
@@ -73,7 +73,7 @@ async def test_handlers_answer_in_the_spec_shape() -> None:
 )
 async def test_what_cannot_be_answered_gets_its_error_code(method: str, params: Any, code: int) -> None:
     with pytest.raises(ProtocolError) as caught:
-        await answer_request(method, params, elicitation=accept_ada, sampling=None, elicitation_modes=("form",))
+        await Handlers(accept_ada, None, elicitation_modes=("form",)).answer(method, params)
     assert caught.value.code == code
 
 
@@ -82,14 +82,14 @@ async def test_a_handler_chooses_its_error_or_fails_with_internal_error() -> Non
         raise ClientRequestError(-1, "User rejected sampling request")
 
     with pytest.raises(ProtocolError) as caught:
-        await answer_request("sampling/createMessage", SAMPLE, elicitation=None, sampling=reject)
+        await Handlers(None, reject).answer("sampling/createMessage", SAMPLE)
     assert (caught.value.code, caught.value.message) == (-1, "User rejected sampling request")
 
     def broken(request: ElicitRequest) -> ElicitResult[Any]:
         raise KeyError("oops")
 
     with pytest.raises(ProtocolError) as caught:
-        await answer_request("elicitation/create", FORM, elicitation=broken, sampling=None)
+        await Handlers(broken, None).answer("elicitation/create", FORM)
     assert caught.value.code == -32603
 
 
@@ -100,16 +100,16 @@ async def test_scripts_answer_in_order_and_keep_what_they_could_not_answer() -> 
     assert ask is not None
     assert sample is not None
     with pytest.raises(ProtocolError):  # accept with a required field that has no default
-        await answer_request("elicitation/create", FORM, elicitation=ask, sampling=None)
+        await Handlers(ask, None).answer("elicitation/create", FORM)
     assert "required field 'name' has no default" in scripted.problems[0]
-    second = await answer_request("elicitation/create", FORM, elicitation=ask, sampling=None)
+    second = await Handlers(ask, None).answer("elicitation/create", FORM)
     assert second == {"action": "accept", "content": {"name": "Bo"}}
-    assert (await answer_request("elicitation/create", FORM, elicitation=ask, sampling=None))["action"] == "decline"
+    assert (await Handlers(ask, None).answer("elicitation/create", FORM))["action"] == "decline"
     with pytest.raises(ProtocolError):
-        await answer_request("elicitation/create", FORM, elicitation=ask, sampling=None)
+        await Handlers(ask, None).answer("elicitation/create", FORM)
     assert "'Name?'" in scripted.problems[1]
     assert "the script has 3" in scripted.problems[1]
-    replies = [await answer_request("sampling/createMessage", SAMPLE, elicitation=None, sampling=sample) for _ in "ab"]
+    replies = [await Handlers(None, sample).answer("sampling/createMessage", SAMPLE) for _ in "ab"]
     assert [r["content"]["text"] for r in replies] == ["one", "two"]
     assert [len(scripted.elicitations), len(scripted.samplings)] == [4, 2]
     scripted.reset()
@@ -122,5 +122,5 @@ async def test_accept_fills_in_the_defaults() -> None:
     optional = {**FORM, "requestedSchema": {**FORM["requestedSchema"], "required": []}}  # type: ignore[dict-item]
     handler = scripted.elicitation_handler
     assert handler is not None
-    answer = await answer_request("elicitation/create", optional, elicitation=handler, sampling=None)
+    answer = await Handlers(handler, None).answer("elicitation/create", optional)
     assert answer == {"action": "accept", "content": {"n": 2}}

@@ -197,6 +197,58 @@ async def test_pinning_2026_07_28_against_a_handshake_only_server_fails_with_its
     assert fake.received == [DISCOVER]
 
 
+class WrappedTransport:
+    """A transport as a user writes one: `send`, `receive` and `aclose`, nothing else (here around a memory end)."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.sent: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []
+        self.closed = False
+
+    async def send(self, message: str, /) -> None:
+        self.sent.append(json.loads(message))
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        message = await self.inner.receive()
+        self.received.append(json.loads(message))
+        return message
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await self.inner.aclose()
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def test_a_transport_written_by_the_user_drives_the_client_against_a_server(era: str) -> None:
+    mine, theirs = MemoryTransport.pair()
+    transport = WrappedTransport(mine)
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(Server("wrapped", tools=[add]).serve, theirs)
+            async with Client(transport, protocol=era, validate_output=False) as client:  # type: ignore[arg-type]
+                result = await client.call_tool("add", {"a": 1, "b": 2})
+                version = client.protocol_version
+
+    assert result.text == "3"
+    assert version == ("2026-07-28" if era == "2026-07-28" else "2025-11-25")
+    assert transport.closed  # the client closes the transport it was given
+    opening = ["server/discover"] if era == "2026-07-28" else ["initialize", "notifications/initialized"]
+    assert [m["method"] for m in transport.sent] == [*opening, "tools/call"]
+    assert [m["id"] for m in transport.received] == [m["id"] for m in transport.sent if "id" in m]
+
+
+def test_an_option_the_client_does_not_have_is_refused() -> None:
+    with pytest.raises(TypeError, match="protocl"):
+        Client(Server("typo"), protocl="handshake")  # type: ignore[call-arg]
+
+
 # -- the API in both eras ---------------------------------------------------------------------------------------
 
 
@@ -204,7 +256,7 @@ async def test_list_tools_follows_every_page(transport: str, era: str, anyio_bac
     if transport == "memory":
         client = Client(wire.load_demo().build(page_size=3), protocol=era)  # type: ignore[arg-type]
     else:
-        client = Client.stdio(wire.demo_command(anyio_backend, "--page-size", "3"), protocol=era)
+        client = Client.stdio(wire.demo_command(anyio_backend, "--page-size", "3"), protocol=era)  # type: ignore[arg-type]
     async with client:
         tools = await client.list_tools()
 
@@ -806,3 +858,24 @@ async def test_an_exception_in_the_block_comes_out_of_async_with_as_raised(
         with pytest.raises(ValueError, match="the block's own"):
             async with connected() as client:
                 raise ValueError("the block's own")
+
+
+# -- a transport the client opens (Client.stdio, Client.http) ---------------------------------------------------
+
+
+async def test_a_client_of_an_endpoint_opens_anew_each_time_but_not_twice_at_once() -> None:
+    app = wire.load_demo().build().http_app()
+    with anyio.fail_after(wire.TIMEOUT):
+        async with httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http:
+            client = Client.http("http://127.0.0.1/mcp", http_client=http, protocol="handshake")
+            versions = []
+            for _ in range(2):  # each `async with` opens a new session (initialize), and ends it on exit
+                async with client:
+                    versions.append(client.protocol_version)
+                    with pytest.raises(RuntimeError, match="already open"):
+                        async with client:
+                            pass  # pragma: no cover (entering fails)
+                    result = await client.call_tool("echo", {"text": "still here"})
+
+    assert versions == ["2025-11-25", "2025-11-25"]
+    assert result.text == "still here"

@@ -24,12 +24,11 @@ from .sampling import messages_of
 __all__ = [
     "ElicitRequest",
     "ElicitationHandler",
+    "Handlers",
     "RootsOption",
     "SampleRequest",
     "SamplingHandler",
-    "answer_request",
     "call_with_input",
-    "client_capabilities",
 ]
 
 
@@ -84,72 +83,79 @@ RootsOption = Sequence[RootLike] | Callable[[], Sequence[RootLike] | Awaitable[S
 or a function (sync or async) that returns them when the server asks."""
 
 
-def client_capabilities(
-    elicitation: ElicitationHandler | None,
-    sampling: SamplingHandler | None,
-    *,
-    elicitation_modes: Sequence[str] = ("form", "url"),
-    sampling_tools: bool = False,
-    roots: RootsOption | None = None,
-) -> dict[str, Any]:
-    """What a client declares: each capability only with its handler (a server may rely on what is declared)."""
-    capabilities: dict[str, Any] = {}
-    if roots is not None:
-        capabilities["roots"] = {}  # no `listChanged`: this client does not tell when they change
-    if elicitation is not None:
-        capabilities["elicitation"] = {mode: {} for mode in elicitation_modes}
-    if sampling is not None:
-        capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
-    return capabilities
+@dataclass(frozen=True)
+class Handlers:
+    """How a client answers the server's questions: a handler per method, and the capabilities they declare.
 
-
-async def answer_request(
-    method: str,
-    params: Any,
-    *,
-    elicitation: ElicitationHandler | None,
-    sampling: SamplingHandler | None,
-    elicitation_modes: Sequence[str] = ("form", "url"),
-    key: str | None = None,
-    roots: RootsOption | None = None,
-) -> dict[str, Any]:
-    """The result a client sends for a server's request, through the handler of its method.
-
-    Raises:
-        ProtocolError: -32601 for a method without a handler, -32602 for malformed params or an undeclared
-            elicitation mode (client/elicitation, Error Handling), -32603 when the handler fails; the code a
-            handler's `ClientRequestError` gives.
+    A capability is declared only with its handler: a server may rely on every capability declared.
     """
-    if not isinstance(params, Mapping):
-        raise ProtocolError(INVALID_PARAMS, "Invalid params: params must be an object")
-    try:
-        if method == "elicitation/create" and elicitation is not None:
-            request = _elicit_request(params, elicitation_modes, key)
-            answer = await _call(elicitation, request)
-            if not isinstance(answer, ElicitResult):
-                raise TypeError(f"an elicitation handler returns an ElicitResult, not {type(answer).__name__}")
-            return answer.to_wire(form=request.mode == "form")
-        if method == "sampling/createMessage" and sampling is not None:
-            reply = await _call(sampling, _sample_request(params, key))
-            if isinstance(reply, str):
-                reply = SampleResult.reply(reply)
-            if not isinstance(reply, SampleResult):
-                raise TypeError(f"a sampling handler returns a SampleResult or a str, not {type(reply).__name__}")
-            return reply.to_wire()
-        if method == "roots/list" and roots is not None:
-            listed = roots() if callable(roots) else roots
-            if inspect.isawaitable(listed):
-                listed = await listed
-            if isinstance(listed, (str, os.PathLike, Root)):  # one root: a str is a sequence of its characters
-                listed = [listed]
-            return Roots(Root.of(where) for where in listed).to_wire()
-    except ClientRequestError as exc:
-        raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
-    except ProtocolError:
-        raise
-    except Exception as exc:
-        raise ProtocolError(INTERNAL_ERROR, f"the client's {method} handler failed: {type(exc).__name__}") from exc
-    raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    elicitation: ElicitationHandler | None = None
+    sampling: SamplingHandler | None = None
+    elicitation_modes: Sequence[str] = ("form", "url")
+    sampling_tools: bool = False
+    roots: RootsOption | None = None
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the client declares (`initialize`'s `capabilities`, 2026-07-28's `_meta`)."""
+        capabilities: dict[str, Any] = {}
+        if self.roots is not None:
+            capabilities["roots"] = {}  # no `listChanged`: this client does not tell when they change
+        if self.elicitation is not None:
+            capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        if self.sampling is not None:
+            capabilities["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        return capabilities
+
+    async def answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
+        """The result a client sends for a server's request (or, `key` given, a 2026-07-28 input request).
+
+        Raises:
+            ProtocolError: -32601 for a method without a handler, -32602 for malformed params or an undeclared
+                elicitation mode (client/elicitation, Error Handling), -32603 when the handler fails; the code a
+                handler's `ClientRequestError` gives.
+        """
+        if not isinstance(params, Mapping):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: params must be an object")
+        try:
+            if method == "elicitation/create" and self.elicitation is not None:
+                return await self._elicit(self.elicitation, params, key)
+            if method == "sampling/createMessage" and self.sampling is not None:
+                return await self._sample(self.sampling, params, key)
+            if method == "roots/list" and self.roots is not None:
+                return await self._list_roots(self.roots)
+        except ClientRequestError as exc:
+            raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
+        except ProtocolError:
+            raise
+        except Exception as exc:
+            raise ProtocolError(INTERNAL_ERROR, f"the client's {method} handler failed: {type(exc).__name__}") from exc
+        raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _elicit(self, handler: ElicitationHandler, params: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+        request = _elicit_request(params, self.elicitation_modes, key)
+        answer = await _call(handler, request)
+        if not isinstance(answer, ElicitResult):
+            raise TypeError(f"an elicitation handler returns an ElicitResult, not {type(answer).__name__}")
+        return answer.to_wire(form=request.mode == "form")
+
+    @staticmethod
+    async def _sample(handler: SamplingHandler, params: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+        reply = await _call(handler, _sample_request(params, key))
+        if isinstance(reply, str):
+            reply = SampleResult.reply(reply)
+        if not isinstance(reply, SampleResult):
+            raise TypeError(f"a sampling handler returns a SampleResult or a str, not {type(reply).__name__}")
+        return reply.to_wire()
+
+    @staticmethod
+    async def _list_roots(roots: RootsOption) -> dict[str, Any]:
+        listed = roots() if callable(roots) else roots
+        if inspect.isawaitable(listed):
+            listed = await listed
+        if isinstance(listed, (str, os.PathLike, Root)):  # one root: a str is a sequence of its characters
+            listed = [listed]
+        return Roots(Root.of(where) for where in listed).to_wire()
 
 
 async def _call(handler: Callable[[Any], Any], request: Any) -> Any:

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.abc
 from pydantic import TypeAdapter
+from typing_extensions import TypedDict, Unpack
 
 from toolkit._asking.handlers import (
     ElicitationHandler,
+    Handlers,
     RootsOption,
     SamplingHandler,
-    answer_request,
     call_with_input,
-    client_capabilities,
 )
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
@@ -34,6 +34,7 @@ from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
 from toolkit._version import __version__
 
+from .opened import OpenedTransport
 from .peer import Peer
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from toolkit._engine.context import LogLevel
     from toolkit._server import Lifespan, Server
 
-__all__ = ["Client", "LogMessage", "ProgressCallback", "ProtocolMode"]
+__all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode"]
 
 logger = logging.getLogger("toolkit.client")
 
@@ -67,43 +68,71 @@ class LogMessage:
     """The name of the component that logged it, if given."""
 
 
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of [`Client`][toolkit.Client], `Client.stdio` and `Client.http` (documented on `Client`)."""
+
+    protocol: ProtocolMode
+    client_info: Implementation | None
+    on_log: Callable[[LogMessage], Awaitable[None] | None] | None
+    on_tools_changed: Callable[[], Awaitable[None] | None] | None
+    validate_output: bool
+    max_message_size: int
+    lifespan: Lifespan | None
+    elicitation_handler: ElicitationHandler | None
+    sampling_handler: SamplingHandler | None
+    elicitation_modes: Sequence[Literal["form", "url"]]
+    sampling_tools: bool
+    max_input_rounds: int
+    roots: RootsOption | None
+
+
 class Client:
     """An MCP client, used as an async context manager.
 
     `Client(server)` connects to a toolkit [`Server`][toolkit.Server] in memory, through the same JSON
-    encoding and protocol as stdio. `Client(transport)` speaks over any [`Transport`][toolkit.Transport], and
-    [`Client.stdio`][toolkit.Client.stdio] starts a server process of any implementation.
+    encoding and protocol as stdio. `Client(transport)` speaks over any [`Transport`][toolkit.Transport] (one that is
+    also an async context manager is entered for the connection's lifetime, else closed with `aclose` on exit);
+    [`Client.stdio`][toolkit.Client.stdio] starts a server process of any implementation, and
+    [`Client.http`][toolkit.Client.http] connects to a Streamable HTTP endpoint, each a transport of that kind.
 
     By default it speaks 2026-07-28 and falls back to the `initialize` handshake when the server does not
     (it probes with `server/discover`). `protocol="handshake"` or `protocol="2026-07-28"` pins an era.
 
     Args:
-        target: A toolkit `Server` (in memory) or a connected `Transport`.
-        protocol: `"auto"`, `"2026-07-28"` or `"handshake"`.
-        client_info: How the client introduces itself.
-        on_log: Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
-        on_tools_changed: Called when the server says its tool list changed.
-        validate_output: Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`).
-        max_message_size: The largest message accepted from the server, in bytes (default 16 MiB, as the server's).
-            A larger reply is skipped without being held, and the call waiting for it fails at once with a
+        target: A toolkit `Server` (in memory) or a `Transport`.
+
+    Keyword Args:
+        protocol (ProtocolMode): `"auto"` (default), `"2026-07-28"` or `"handshake"`.
+        client_info (Implementation | None): How the client introduces itself.
+        on_log (Callable | None): Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
+        on_tools_changed (Callable | None): Called when the server says its tool list changed.
+        validate_output (bool): Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`;
+            default `True`).
+        max_message_size (int): The largest message accepted from the server, in bytes (default 16 MiB, as the
+            server's). A larger reply is skipped without being held, and the call waiting for it fails at once with a
             [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
-        lifespan: With a `Server`, run this lifespan instead of the server's own (a fake, in a test). Either
-            way the client runs the lifespan around the connection (see [`Server.running`][toolkit.Server.running]),
-            so a startup that fails raises [`StartupError`][toolkit.StartupError] from `async with`.
-        elicitation_handler: Answers the server's questions to the user (elicitation); declares the capability.
-            Called with an [`ElicitRequest`][toolkit.ElicitRequest], returns an
+        lifespan (Lifespan | None): With a `Server`, run this lifespan instead of the server's own (a fake, in a
+            test). Either way the client runs the lifespan around the connection (see
+            [`Server.running`][toolkit.Server.running]), so a startup that fails raises
+            [`StartupError`][toolkit.StartupError] from `async with`.
+        elicitation_handler (ElicitationHandler | None): Answers the server's questions to the user (elicitation);
+            declares the capability. Called with an [`ElicitRequest`][toolkit.ElicitRequest], returns an
             [`ElicitResult`][toolkit.ElicitResult] (or an awaitable of one). See
             [human in the loop](human-in-the-loop.md).
-        sampling_handler: Answers the server's requests for a completion (sampling); declares the capability.
-            Called with a [`SampleRequest`][toolkit.SampleRequest], returns a [`SampleResult`][toolkit.SampleResult]
-            or a `str` (or an awaitable of either).
-        elicitation_modes: The elicitation modes declared with `elicitation_handler`: `"form"`, `"url"`.
-        sampling_tools: Declare `sampling.tools`: the handler answers requests that offer the model tools.
-        max_input_rounds: In 2026-07-28, how many times one call may ask for input before the client gives up
-            (the client answers each `InputRequiredResult` and retries the call itself).
-        roots: The directories and files the server may work on, for `roots/list` (declares `roots`): paths
-            (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or async) that returns
-            them when asked.
+        sampling_handler (SamplingHandler | None): Answers the server's requests for a completion (sampling);
+            declares the capability. Called with a [`SampleRequest`][toolkit.SampleRequest], returns a
+            [`SampleResult`][toolkit.SampleResult] or a `str` (or an awaitable of either).
+        elicitation_modes (Sequence[str]): The elicitation modes declared with `elicitation_handler`: `"form"`,
+            `"url"` (default both).
+        sampling_tools (bool): Declare `sampling.tools`: the handler answers requests that offer the model tools.
+        max_input_rounds (int): In 2026-07-28, how many times one call may ask for input before the client gives up
+            (the client answers each `InputRequiredResult` and retries the call itself; default 10).
+        roots (RootsOption | None): The directories and files the server may work on, for `roots/list` (declares
+            `roots`): paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or
+            async) that returns them when asked.
+
+    Raises:
+        TypeError: an option this client does not have.
 
     Example:
         ```python
@@ -132,48 +161,29 @@ class Client:
     instructions: str | None
     """The server's instructions for the model, if any."""
 
-    def __init__(
-        self,
-        target: Server | Transport,
-        *,
-        protocol: ProtocolMode = "auto",
-        client_info: Implementation | None = None,
-        on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None,
-        on_tools_changed: Callable[[], Awaitable[None] | None] | None = None,
-        validate_output: bool = True,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        lifespan: Lifespan | None = None,
-        elicitation_handler: ElicitationHandler | None = None,
-        sampling_handler: SamplingHandler | None = None,
-        elicitation_modes: Sequence[Literal["form", "url"]] = ("form", "url"),
-        sampling_tools: bool = False,
-        max_input_rounds: int = 10,
-        roots: RootsOption | None = None,
-    ) -> None:
+    def __init__(self, target: Server | Transport, **options: Unpack[ClientOptions]) -> None:
+        unknown = options.keys() - ClientOptions.__optional_keys__
+        if unknown:
+            raise TypeError(f"Client() got an unexpected keyword argument: {', '.join(sorted(unknown))}")
         self._target = target
-        self._elicitation_handler = elicitation_handler
-        self._sampling_handler = sampling_handler
-        self._elicitation_modes = tuple(elicitation_modes)
-        self._max_input_rounds = max_input_rounds
-        self._roots = roots
-        # Declared once, and only what a handler answers: a server may rely on every capability declared.
-        self._capabilities = client_capabilities(
-            elicitation_handler,
-            sampling_handler,
-            elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools,
-            roots=roots,
+        self._handlers = Handlers(
+            options.get("elicitation_handler"),
+            options.get("sampling_handler"),
+            tuple(options.get("elicitation_modes", ("form", "url"))),
+            options.get("sampling_tools", False),
+            options.get("roots"),
         )
-        self._max_message_size = max_message_size
-        self._lifespan = lifespan
-        self._protocol = protocol
-        self._client_info = (client_info or _CLIENT_INFO).model_dump(mode="json", by_alias=True, exclude_none=True)
-        self._on_log = on_log
-        self._on_tools_changed = on_tools_changed
-        self._validate_output = validate_output
-        self._process_args: tuple[Sequence[str], Mapping[str, str] | None, str | os.PathLike[str] | None] | None = None
-        self._open: Callable[[], AbstractAsyncContextManager[Transport]] | None = None  # Client.http
-        self._shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT
+        self._max_input_rounds = options.get("max_input_rounds", 10)
+        # Declared once, and only what a handler answers: a server may rely on every capability declared.
+        self._capabilities = self._handlers.capabilities()
+        self._max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
+        self._lifespan = options.get("lifespan")
+        self._protocol = options.get("protocol", "auto")
+        client_info = options.get("client_info") or _CLIENT_INFO
+        self._client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._on_log = options.get("on_log")
+        self._on_tools_changed = options.get("on_tools_changed")
+        self._validate_output = options.get("validate_output", True)
         self._peer: Peer | None = None
         self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
@@ -195,7 +205,7 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client for a server process started with `command`, spoken to over its stdin and stdout.
 
@@ -221,11 +231,15 @@ class Client:
             OSError: the command cannot be started (raised by `async with`).
             ConnectionClosedError: the process ended before it answered (raised by `async with`).
         """
-        client = cls.__new__(cls)
-        cls.__init__(client, MemoryTransport.pair()[0], **options)
-        client._process_args = (list(command), env, cwd)
-        client._shutdown_timeout = shutdown_timeout
-        return client
+        spawn = functools.partial(
+            spawn_stdio,
+            list(command),
+            env,
+            cwd,
+            max_message_size=options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
+            shutdown_timeout=shutdown_timeout,
+        )
+        return cls(OpenedTransport(spawn), **options)
 
     @classmethod
     def http(
@@ -235,7 +249,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         http_client: httpx.AsyncClient | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client for an MCP server's Streamable HTTP endpoint (needs the `http` extra: httpx), in either era.
 
@@ -264,10 +278,8 @@ class Client:
                 " (in a clone of toolkit: pip install '.[http]')"
             ) from None
 
-        client = cls.__new__(cls)
-        cls.__init__(client, MemoryTransport.pair()[0], **options)
-        client._open = functools.partial(open_http, url, headers, timeout, http_client)
-        return client
+        connect = functools.partial(open_http, url, headers, timeout, http_client)
+        return cls(OpenedTransport(connect, always_answers=True), **options)
 
     @property
     def modern(self) -> bool:
@@ -276,46 +288,16 @@ class Client:
     # -- connection ----------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        from toolkit._server import Server
-
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
-            if isinstance(self._target, Server):
-                # Entered here, in the task that opens the client, so that it is left by the same task.
-                await stack.enter_async_context(self._target.running(lifespan=self._lifespan))
-            elif self._lifespan is not None:
-                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
-            tg = await stack.enter_async_context(anyio.create_task_group())
-            transport: Transport
-            if self._open is not None:
-                transport = await stack.enter_async_context(self._open())
-                stack.callback(tg.cancel_scope.cancel)
-            elif self._process_args is not None:
-                # Cancelled after the process is stopped, not before: until it exits, its stderr is copied (the
-                # last lines of a shutdown say most) and its stdout read (a server blocked writing never exits).
-                stack.callback(tg.cancel_scope.cancel)
-                spawn = spawn_stdio(
-                    *self._process_args,
-                    max_message_size=self._max_message_size,
-                    shutdown_timeout=self._shutdown_timeout,
-                )
-                transport = await stack.enter_async_context(spawn)
-            else:
-                if isinstance(self._target, Server):
-                    transport, theirs = MemoryTransport.pair()
-                    tg.start_soon(self._target.serve, theirs)
-                    stack.push_async_callback(transport.aclose)
-                else:
-                    transport = self._target
-                    stack.push_async_callback(self._target.aclose)
-                stack.callback(tg.cancel_scope.cancel)
+            transport, tg = await self._open(stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
             self._peer = Peer(
                 transport,
                 self._on_notification,
                 max_message_size=self._max_message_size,
-                on_request=self._answer if self._capabilities else None,
+                on_request=self._handlers.answer if self._capabilities else None,
             )
             tg.start_soon(self._peer.run)
             self._stack = stack
@@ -327,6 +309,31 @@ class Client:
             await stack.__aexit__(None, None, None)
             raise
         return self
+
+    async def _open(self, stack: AsyncExitStack) -> tuple[Transport, anyio.abc.TaskGroup]:
+        """The transport to speak over, and the task group the client reads in, both left by `stack`."""
+        target = self._target
+        if isinstance(target, Transport):
+            if self._lifespan is not None:
+                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            # The transport is closed before the tasks stop: until then the client reads (a process's last words and
+            # its exit status; a server blocked writing to its stdout never exits).
+            stack.callback(tg.cancel_scope.cancel)
+            if isinstance(target, AbstractAsyncContextManager):
+                await stack.enter_async_context(target)
+            else:
+                stack.push_async_callback(target.aclose)
+            return target, tg
+        # A toolkit Server, in memory: its lifespan is entered here, in the task that opens the client, so that the
+        # same task leaves it; the server is stopped at once on exit (no grace for calls nobody waits for).
+        await stack.enter_async_context(target.running(lifespan=self._lifespan))
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        transport, theirs = MemoryTransport.pair()
+        tg.start_soon(target.serve, theirs)
+        stack.push_async_callback(transport.aclose)
+        stack.callback(tg.cancel_scope.cancel)
+        return transport, tg
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -342,7 +349,8 @@ class Client:
             try:
                 # A server that ignores an unknown method stays silent on stdio; over HTTP every request gets an
                 # answer, so a slow one (a busy server) is waited for rather than taken for an older server.
-                silent = 10 if self._protocol == "auto" and self._open is None else math.inf
+                answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
+                silent = 10 if self._protocol == "auto" and not answers else math.inf
                 with anyio.fail_after(silent):
                     result = await self._request("server/discover", {}, modern=True)
             except (ProtocolError, TimeoutError) as exc:
@@ -408,18 +416,6 @@ class Client:
         if self._log_level is not None:
             meta[LOG_LEVEL_KEY] = self._log_level
         return meta
-
-    async def _answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
-        """A server's request (handshake era) or input request (2026-07-28, `key` given), through the handlers."""
-        return await answer_request(
-            method,
-            params,
-            elicitation=self._elicitation_handler,
-            sampling=self._sampling_handler,
-            elicitation_modes=self._elicitation_modes,
-            key=key,
-            roots=self._roots,
-        )
 
     async def _request(
         self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
@@ -528,7 +524,7 @@ class Client:
             if not self.modern:
                 return await send(params)
             # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
-            return await call_with_input(send, params, self._answer, max_rounds=self._max_input_rounds)
+            return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
 
         try:
             if timeout is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,13 +11,13 @@ import anyio
 import anyio.abc
 
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
+from toolkit._matcher import RequestMatcher, error_of
+from toolkit._protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
 
 __all__ = ["Peer"]
 
-_CANCEL_NOTICE_SECONDS = 1.0
 # A server that stopped reading its input is exiting: the end of its output, soon after, says why.
 _CLOSE_WAIT_SECONDS = 5.0
 
@@ -30,22 +29,6 @@ OnRequest = Callable[[str, Any], Awaitable[dict[str, Any]]]
 
 
 _METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
-
-
-class _Pending:
-    __slots__ = ("done", "error", "failure", "method", "result", "stream")
-
-    def __init__(self, method: str, stream: bool) -> None:
-        self.method = method
-        self.stream = stream
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: dict[str, Any] | None = None
-        self.failure: Exception | None = None
-
-    def fail(self, failure: Exception) -> None:
-        self.failure = failure
-        self.done.set()
 
 
 class Peer:
@@ -70,15 +53,13 @@ class Peer:
         self._tg: anyio.abc.TaskGroup | None = None
         self._max = max_message_size
         self._lock = anyio.Lock(fast_acquire=True)
-        self._ids = itertools.count(1)
-        self._pending: dict[Any, _Pending] = {}
-        self._closed: ConnectionClosedError | None = None
+        self._requests = RequestMatcher("server")
         self._ended = anyio.Event()
         self._answered = False  # a first valid message came: junk after it is logged, junk before it is reported
         self._junk: str | None = None
 
-    def next_id(self) -> int:
-        return next(self._ids)
+    def next_id(self) -> int | str:
+        return self._requests.next_id()
 
     def _encode(self, message: dict[str, Any]) -> str:
         """The message as text, refused when larger than `max_message_size` (a server would skip it unread)."""
@@ -100,8 +81,9 @@ class Peer:
             ConnectionClosedError: the connection is closed, or the server stopped reading.
             MessageError: the message is larger than `max_message_size`.
         """
-        if self._closed is not None:
-            raise self._closed_error()
+        closed = self._requests.closed()
+        if closed is not None:
+            raise closed
         text = message if isinstance(message, str) else self._encode(message)
         try:
             async with self._lock:  # requests come from many tasks; a transport's send is never entered twice at once
@@ -109,9 +91,7 @@ class Peer:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
                 await self._ended.wait()
-            if self._closed is None:
-                raise ConnectionClosedError("the server stopped reading its input") from None
-            raise self._closed_error() from None
+            raise self._requests.closed() or ConnectionClosedError("the server stopped reading its input") from None
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -132,35 +112,7 @@ class Peer:
             MessageError: the request is larger than `max_message_size` (it is not sent), or the answer could not be
                 read (larger than `max_message_size`, or not UTF-8).
         """
-        if self._closed is not None:
-            raise self._closed_error()
-        request_id = next(self._ids)
-        text = self._encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        pending = self._pending[request_id] = _Pending(method, stream)
-        answered = False
-        try:
-            await self.send(text)
-            await pending.done.wait()
-            answered = True
-        except ConnectionClosedError:
-            answered = True  # nobody is left to tell
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-            if not answered:
-                # Shielded, so that the notice goes out although the caller is being cancelled; bounded, so that a
-                # peer which stopped reading cannot hold a timed-out caller forever (the notice is advisory).
-                with anyio.move_on_after(_CANCEL_NOTICE_SECONDS, shield=True):
-                    with contextlib.suppress(ConnectionClosedError):
-                        await self.notify("notifications/cancelled", {"requestId": request_id})
-        if pending.failure is not None:
-            raise pending.failure
-        if pending.error is not None:
-            error = pending.error
-            raise ProtocolError(
-                int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data")
-            )
-        return pending.result
+        return await self._requests.request(method, params, self.send, stream=stream)
 
     async def run(self) -> None:
         """Read until the connection closes, then fail every request still waiting, and every later one.
@@ -198,10 +150,8 @@ class Peer:
             if self._junk is not None:
                 closed.message += f"; before that, it wrote what is not JSON-RPC to its output: {self._junk!r}"
                 closed.args = (closed.message,)
-            self._closed = closed
+            self._requests.close(closed)
             self._ended.set()
-            for pending in self._pending.values():
-                pending.fail(self._closed_error())
 
     async def _on_text(self, text: str) -> None:
         try:
@@ -217,12 +167,6 @@ class Peer:
         for item in message if isinstance(message, list) else [message]:
             if isinstance(item, dict):
                 await self._on_message(item)
-
-    def _closed_error(self) -> ConnectionClosedError:
-        """A new exception for each caller: one raised in several tasks would collect all their tracebacks."""
-        assert self._closed is not None
-        closed = self._closed
-        return ConnectionClosedError(closed.message, returncode=closed.returncode, stderr=closed.stderr)
 
     def _on_junk(self, text: str) -> None:
         # The spec forbids anything but messages on a stdio server's stdout. Before the first message, junk is kept
@@ -241,24 +185,21 @@ class Peer:
         if "method" in head:  # a request or notification from the server, not a reply
             logger.warning("skipped a message from the server: %s", exc)
             return
+
+        def failure(method: str) -> MessageError:
+            if exc.code == INVALID_REQUEST:
+                text = f"the reply to {method} is larger than max_message_size ({self._max:,} bytes), so it was skipped"
+            else:
+                text = f"the reply to {method} could not be read: {exc}"
+            return MessageError(text, exc.code, head=head)
+
         request_id = head.get("id")
         if is_valid_id(request_id):
-            pending = self._pending.pop(request_id, None)
-            waiting = [pending] if pending is not None else []
+            failed = self._requests.fail(request_id, failure)
         else:
-            waiting = list(self._pending.values())
-            self._pending.clear()
-        if not waiting:
+            failed = self._requests.fail_all(failure)
+        if not failed:
             logger.warning("skipped a message from the server: %s", exc)
-        for pending in waiting:
-            if exc.code == INVALID_REQUEST:
-                text = (
-                    f"the reply to {pending.method} is larger than max_message_size ({self._max:,} bytes), "
-                    "so it was skipped"
-                )
-            else:
-                text = f"the reply to {pending.method} could not be read: {exc}"
-            pending.fail(MessageError(text, exc.code, head=head))
 
     def _on_unattributed_error(self, error: dict[str, Any]) -> None:
         """An error with id null: the server could not read the id of something we sent (JSON-RPC 2.0, 5.1).
@@ -267,13 +208,8 @@ class Peer:
         it, most likely), and that request will never be answered. Which one cannot be known: every request waiting
         fails with the error, as for a reply whose id cannot be read, rather than one of them hang for ever.
         """
-        waiting = list(self._pending.values())
-        self._pending.clear()
-        if not waiting:
+        if not self._requests.fail_all(lambda method: error_of(error)):
             logger.warning("the server sent an error about no request: %s", error.get("message"))
-        for pending in waiting:
-            pending.error = error
-            pending.done.set()
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         if "method" not in message:
@@ -281,11 +217,7 @@ class Peer:
             if request_id is None and isinstance(message.get("error"), dict):
                 self._on_unattributed_error(message["error"])
                 return
-            pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
-            if pending is not None:
-                pending.result = message.get("result")
-                pending.error = message.get("error") if "error" in message else None
-                pending.done.set()
+            self._requests.resolve(message)
             return
         if "id" in message:  # a request from the server: ping is answered here, the rest by `on_request`
             if message["method"] == "ping":
@@ -303,7 +235,7 @@ class Peer:
             scope = self._serving.get(request_id) if is_valid_id(request_id) else None
             if scope is not None:  # the server stopped waiting: so does the handler (basic/utilities/cancellation)
                 scope.cancel()
-            elif self._on_cancelled(params):
+            elif self._requests.cancelled(request_id, params.get("reason")):  # the server ended one of ours
                 return
         await self._on_notification(str(message["method"]), params)
 
@@ -328,16 +260,3 @@ class Peer:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
             async with self._lock:
                 await self.transport.send(encode(message))
-
-    def _on_cancelled(self, params: dict[str, Any]) -> bool:
-        """The server ended one of our requests without an answer (basic/utilities/cancellation): stop waiting."""
-        request_id = params.get("requestId")
-        pending = self._pending.pop(request_id, None) if is_valid_id(request_id) else None
-        if pending is None:
-            return False
-        if not pending.stream:
-            reason = params.get("reason")
-            text = f"the server cancelled {pending.method}" + (f": {reason}" if isinstance(reason, str) else "")
-            pending.error = {"code": INTERNAL_ERROR, "message": text}
-        pending.done.set()
-        return True

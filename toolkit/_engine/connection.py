@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import logging
 import threading
 from collections import deque
@@ -37,6 +36,7 @@ from toolkit._errors import (
     ProtocolError,
     URLElicitationRequired,
 )
+from toolkit._matcher import RequestMatcher
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -217,17 +217,6 @@ class _Outbox:
             self._empty = None
 
 
-class _Waiting:
-    """A request this server sent, waiting for the client's response."""
-
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: ProtocolError | None = None
-
-
 class Connection:
     """The state of one client connection, the dispatch of its messages, and the requests sent to its client.
 
@@ -264,10 +253,9 @@ class Connection:
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
         self._tg: anyio.abc.TaskGroup | None = None
-        # Ids of the requests this server sends (the client's are its own); a transport that routes answers gives its
-        # own, unique beyond this connection.
-        self._ids: Iterator[int | str] = itertools.count(1) if request_ids is None else request_ids
-        self._waiting: dict[int | str, _Waiting] = {}
+        # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
+        # its own, unique beyond this connection.
+        self._requests = RequestMatcher("client", request_ids)
         # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
         self._handshake_methods: dict[str, Handler] = {
             "tools/call": self._tools_call,
@@ -346,9 +334,7 @@ class Connection:
     def _end_requests(self) -> None:
         """End of input: no response can come any more, so every request sent to the client fails now."""
         self._closed = True
-        for waiting in self._waiting.values():
-            waiting.error = ConnectionClosedError("the client's input ended before it answered")
-            waiting.done.set()
+        self._requests.close(ConnectionClosedError("the client's input has ended"))
 
     async def _drain(self) -> None:
         """At end of input, let running calls finish and answer (a client may close stdin and still read).
@@ -600,23 +586,8 @@ class Connection:
         # Anything else (roots/list_changed, progress for requests we never sent...) needs no action.
 
     def _on_response(self, message: dict[str, Any]) -> None:
-        request_id = message.get("id")
-        # The server's ids are ints, or strings a transport chose (never floats, lists or objects: unhashable).
-        waiting = self._waiting.get(request_id) if type(request_id) is int or type(request_id) is str else None
-        if waiting is None:  # not ours, or it came after the request timed out or was cancelled
+        if not self._requests.resolve(message):  # not ours, or it came after the request timed out or was cancelled
             logger.debug("skipped a response to no request in flight: id %r", message.get("id"))
-            return
-        error = message.get("error")
-        if "error" in message:
-            if not isinstance(error, dict):
-                error = {}
-            code = error.get("code")
-            waiting.error = ProtocolError(
-                code if type(code) is int else INTERNAL_ERROR, str(error.get("message", "")), error.get("data")
-            )
-        else:
-            waiting.result = message.get("result")
-        waiting.done.set()
 
     async def flush(self) -> None:
         """Wait until the transport has taken every message sent so far (HTTP: before a response closes early)."""
@@ -659,28 +630,9 @@ class Connection:
             ConnectionClosedError: the client's input ended before it answered.
             TimeoutError: no response came in time (the client is told, with `notifications/cancelled`).
         """
-        if self._closed:
-            raise ConnectionClosedError("the client's input has ended")
-        request_id = next(self._ids)
-        waiting = self._waiting[request_id] = _Waiting()
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        try:
-            await self._send(message, related)
-            with anyio.fail_after(timeout):
-                await waiting.done.wait()
-        except BaseException:
-            if not waiting.done.is_set():  # cancelled or timed out: the client may stop working on it (basic/utilities)
-                with anyio.CancelScope(shield=True):
-                    reason = "timed out" if timeout is not None and not self._closed else "cancelled"
-                    await self._notify("notifications/cancelled", {"requestId": request_id, "reason": reason}, related)
-            raise
-        finally:
-            del self._waiting[request_id]
-        if waiting.error is not None:
-            raise waiting.error
-        return waiting.result
+        return await self._requests.request(
+            method, params, functools.partial(self._send, related=related), timeout=timeout
+        )
 
     async def ping(self, *, related: Any = None, timeout: float | None = None) -> None:  # noqa: ASYNC109 - as request
         """Ping the client (handshake era) and wait for its answer.
