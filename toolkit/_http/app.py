@@ -157,9 +157,14 @@ class HttpApp:
             status, body = problem
             await plain(send, status, body, [JSON])
             return
-        caller = await self._identify(scope, headers, send, metadata)
-        if caller is None:
-            return
+        if self._auth is None:
+            client = scope.get("client")
+            caller = Caller(None, client[0] if client else "", "")
+        else:
+            identified = await self._identify(scope, headers, send, metadata)
+            if identified is None:
+                return
+            caller = identified
         method = scope["method"]
         if method == "POST":
             await self._posts.post(headers, repeated, receive, send, caller)
@@ -171,10 +176,8 @@ class HttpApp:
             await plain(send, 405, headers=[self._allow])
 
     async def _identify(self, scope: Scope, headers: dict[str, str], send: Send, metadata: bool) -> Caller | None:
-        """Who is calling; None when the request was answered here (401, or the RFC 9728 metadata)."""
-        if self._auth is None:
-            client = scope.get("client")
-            return Caller(None, client[0] if client else "", "")
+        """Who is calling, with `auth=`; None when the request was answered here (401, or the RFC 9728 metadata)."""
+        assert self._auth is not None
         # Checked on every request (security best practices: sessions are never authentication); after the Host
         # and Origin checks, so that rebinding probes never reach the verifier.
         base = f"{scope.get('scheme', 'http')}://{headers['host']}{scope.get('root_path', '')}"

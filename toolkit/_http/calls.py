@@ -23,7 +23,7 @@ from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out, Post, SessionRecord
 from .gate import CallGate
-from .response import Receive, Writer, status_of
+from .response import JSON, Receive, Writer, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
 from .sse import ReplayStore
 
@@ -97,6 +97,7 @@ class Calls:
         "_initialized",
         "_replay",
         "_retry",
+        "_stateless",
         "_store",
         "close_after",
         "live",
@@ -121,7 +122,13 @@ class Calls:
         self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
         self.close_after = close_after  # sse_close_after=
         self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
-        self.tag = AskTag()  # the prefix of the ids of the server's requests in this process
+        self.tag = AskTag()
+        # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
+        # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
+        # nothing in flight), so requests answered at the same time do not meet.
+        self._stateless = Connection(
+            server, ANSWER_ONLY
+        )  # the prefix of the ids of the server's requests in this process
         self._alone: dict[str, tuple[Any, bool]] = {}
 
     def answers_alone(self, message: dict[str, Any]) -> bool:
@@ -151,7 +158,7 @@ class Calls:
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
             return
         if session is None:
-            reply = await Connection(self.server, ANSWER_ONLY).answer(message)
+            reply = await self._stateless.answer(message)
         else:
             connection = Connection(self.server, ANSWER_ONLY, session=session.state)
             call = session.record.calls[message["id"]] = Direct()
@@ -167,7 +174,7 @@ class Calls:
         text, kind = reply
         # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
         status = status_of(text) if session is None and kind is MessageKind.ERROR else 200
-        await Writer(post.send, True, False).final(text, status)
+        await plain(post.send, status, text.encode(), [JSON])
 
     async def serve(self, post: Post, session: InSession | None, *, modern: bool = False) -> None:
         """Serve one request on a connection of its own; its messages go on this request's response.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._protocol.meta import VERSION_KEY
 from toolkit._protocol.types import MODERN_VERSION
@@ -86,7 +87,9 @@ def header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated: 
         checks.append(("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version))
     if isinstance(name, str):
         sent = headers.get("mcp-name")
-        checks.append(("Mcp-Name", decode_header_value(sent) if sent is not None else None, name))
+        if sent is not None and sent.startswith("=?"):
+            sent = decode_header_value(sent)
+        checks.append(("Mcp-Name", sent, name))
     for header, sent, value in checks:
         if sent is None:
             return f"the {header} header is required"
@@ -95,34 +98,53 @@ def header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated: 
     return None
 
 
+class HasTools(Protocol):
+    """A server, as far as its tools go."""
+
+    @property
+    def tools(self) -> Mapping[str, Tool[Any, Any]]: ...
+
+
 class ParamHeaders:
-    """The `Mcp-Param-*` headers of tool calls (2026-07-28 `x-mcp-header`), worked out once per tool."""
+    """The `Mcp-Param-*` headers of a server's tool calls (2026-07-28 `x-mcp-header`), worked out once per tool."""
 
-    __slots__ = ("_tools",)
+    __slots__ = ("_known", "_server")
 
-    def __init__(self) -> None:
-        self._tools: dict[str, tuple[Tool[..., Any], tuple[tuple[str, str, str], ...]]] = {}
+    def __init__(self, server: HasTools) -> None:
+        self._server = server  # its tools, as they change
+        self._known: dict[str, tuple[Tool[Any, Any], tuple[tuple[str, str, str], ...]]] = {}
 
-    def mismatch(self, tool: Tool[..., Any], arguments: Any, headers: dict[str, str]) -> str | None:
-        """Why a call's `Mcp-Param-*` headers disagree with its arguments, or None when they agree."""
-        cached = self._tools.get(tool.name)
-        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
-            cached = self._tools[tool.name] = (tool, _param_headers(tool.definition.input_schema))
-        if not cached[1]:
+    def mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments, or None when they agree (or it is
+        no tool call)."""
+        if message["method"] != "tools/call":
             return None
-        arguments = arguments if isinstance(arguments, dict) else {}
-        for prop, header, kind in cached[1]:
-            value = arguments.get(prop)
-            sent = headers.get(header)
-            if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
-                return f"the {header} header has characters a header value cannot carry"
-            if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
-                continue
-            if sent is None:
-                return f"the {header} header is required (the body has {prop})"
-            if not _same_value(decode_header_value(sent), value, kind):
-                return f"{header} header value does not match body value of {prop}"
-        return None
+        params = message.get("params") or {}
+        name = params.get("name")
+        tool = self._server.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return None
+        cached = self._known.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            cached = self._known[tool.name] = (tool, _param_headers(tool.definition.input_schema))
+        return None if not cached[1] else _params_mismatch(cached[1], params.get("arguments"), headers)
+
+
+def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, headers: dict[str, str]) -> str | None:
+    """Why the `Mcp-Param-*` headers `wanted` (property, header, type) disagree with a call's arguments."""
+    arguments = arguments if isinstance(arguments, dict) else {}
+    for prop, header, kind in wanted:
+        value = arguments.get(prop)
+        sent = headers.get(header)
+        if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+            return f"the {header} header has characters a header value cannot carry"
+        if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
+            continue
+        if sent is None:
+            return f"the {header} header is required (the body has {prop})"
+        if not _same_value(decode_header_value(sent), value, kind):
+            return f"{header} header value does not match body value of {prop}"
+    return None
 
 
 def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:

@@ -43,7 +43,7 @@ class Posts:
         self._max_body = max_body_size
         self._legacy = legacy  # 2025-11-25 served too
         self._unset = unset  # a session's log level no request of this process set
-        self._params = ParamHeaders()
+        self._params = ParamHeaders(calls.server)
 
     async def post(
         self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: Caller
@@ -110,7 +110,7 @@ class Posts:
         if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
             await plain(post.send, 202)
             return
-        mismatch = header_mismatch(message, post.headers, repeated) or self._param_mismatch(message, post.headers)
+        mismatch = header_mismatch(message, post.headers, repeated) or self._params.mismatch(message, post.headers)
         if mismatch is not None:
             body = error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
             await plain(post.send, 400, body, [JSON])
@@ -125,15 +125,6 @@ class Posts:
             await self._calls.answer(post)
         else:
             await self._calls.serve(post, None, modern=True)
-
-    def _param_mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
-        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments (2026-07-28 `x-mcp-header`)."""
-        if message["method"] != "tools/call":
-            return None
-        params = message.get("params") or {}
-        name = params.get("name")
-        tool = self._calls.server.tools.get(name) if isinstance(name, str) else None
-        return None if tool is None else self._params.mismatch(tool, params.get("arguments"), headers)
 
     def _refusal(self, post: Post) -> tuple[int, int, str] | None:
         """Why a request that is not 2026-07-28 cannot be served here: (status, code, message); None to serve it."""
