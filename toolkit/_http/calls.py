@@ -67,25 +67,32 @@ async def _disconnected(receive: Receive) -> None:
 
 
 async def watch(
-    receive: Receive, writer: Writer, cancel: anyio.CancelScope | None, close: Closer | None, close_after: float | None
+    receive: Receive,
+    writer: Writer,
+    cancel: anyio.CancelScope | None,
+    closing: tuple[Closer, float] | None = None,
+    scope: anyio.CancelScope | None = None,
 ) -> None:
-    """Watch for the client leaving. 2026-07-28 (`cancel`): closing the stream cancels the request. 2025-11-25:
-    "Disconnection SHOULD NOT be interpreted as the client cancelling its request": the call goes on, unheard.
+    """Watch for the client leaving, in `scope` (which ends the watch). 2026-07-28 (`cancel`): closing the stream
+    cancels the request. 2025-11-25: "Disconnection SHOULD NOT be interpreted as the client cancelling its
+    request": the call goes on, unheard.
 
-    `close`: how to close the response early; with `sse_close_after=` (`close_after`, SEP-1699 polling) it is closed
-    after that long, and the client resumes it with GET.
+    `closing`: with `sse_close_after=` (SEP-1699 polling), how to close the response early and after how long; the
+    client resumes it with GET.
     """
-    if close is not None and close_after is not None:
-        with anyio.move_on_after(close_after) as timer:
+    with scope if scope is not None else anyio.CancelScope():
+        if closing is not None:
+            close, close_after = closing
+            with anyio.move_on_after(close_after) as timer:
+                await _disconnected(receive)
+            if timer.cancelled_caught:
+                await close()
+                await _disconnected(receive)
+        else:
             await _disconnected(receive)
-        if timer.cancelled_caught:
-            await close()
-            await _disconnected(receive)
-    else:
-        await _disconnected(receive)
-    writer.leave()
-    if cancel is not None:
-        cancel.cancel()
+        writer.leave()
+        if cancel is not None:
+            cancel.cancel()
 
 
 class Calls:
@@ -188,8 +195,12 @@ class Calls:
         out, messages = anyio.create_memory_object_stream[Out](16)
         exchange = Exchange(post.message, request_id, out)
         record = session.record if session is not None else None
-        asks = self._ask_ids(session, exchange)
-        connection = Connection(self.server, exchange, session=session.state if session else None, request_ids=asks)
+        if session is None:
+            connection = Connection(self.server, exchange)
+        else:
+            connection = Connection(
+                self.server, exchange, session=session.state, request_ids=self._ask_ids(session, exchange)
+            )
         exchange.idle = connection.wait_idle
         writer, closer = self._writer(post, session, connection, out)
 
@@ -208,9 +219,11 @@ class Calls:
                         record.calls[request_id] = exchange
                     tg.start_soon(run_connection)
                     watcher = anyio.CancelScope()
-                    tg.start_soon(
-                        self._watch, post.receive, watcher, writer, tg.cancel_scope if modern else None, closer
+                    cancel = tg.cancel_scope if modern else None
+                    closing = (
+                        (closer, self.close_after) if closer is not None and self.close_after is not None else None
                     )
+                    tg.start_soon(watch, post.receive, writer, cancel, closing, watcher)
                     answered = await self._relay(messages, writer, post, connection, session)
                     watcher.cancel()
             if not answered:
@@ -250,17 +263,6 @@ class Calls:
                 return True
         return False
 
-    async def _watch(
-        self,
-        receive: Receive,
-        scope: anyio.CancelScope,
-        writer: Writer,
-        cancel: anyio.CancelScope | None,
-        close: Closer | None,
-    ) -> None:
-        with scope:
-            await watch(receive, writer, cancel, close, self.close_after)
-
     def _writer(
         self, post: Post, session: InSession | None, connection: Connection, out: MemoryObjectSendStream[Out]
     ) -> tuple[Writer, Closer | None]:
@@ -298,11 +300,9 @@ class Calls:
             MISROUTED,
         )
 
-    def _ask_ids(self, session: InSession | None, exchange: Exchange) -> AskIds | None:
-        """The ids of the requests a session's call sends its client (None outside a session). With a shared store,
-        the call also learns when an answer to one reached another worker (the default keeps to this process)."""
-        if session is None:
-            return None
+    def _ask_ids(self, session: InSession, exchange: Exchange) -> AskIds:
+        """The ids of the requests a session's call sends its client. With a shared store, the call also learns when
+        an answer to one reached another worker (the default keeps to this process)."""
         lost = None
         if not isinstance(self._store, ProcessSessionStore):
             lost = functools.partial(self._end_lost, exchange, session.record, session.nonce)

@@ -99,7 +99,7 @@ class Streams:
             with messages, out:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(run_connection)
-                    tg.start_soon(watch, receive, writer, tg.cancel_scope, None, None)
+                    tg.start_soon(watch, receive, writer, tg.cancel_scope)
                     await writer.start_sse(after)
                     for _, frame in stream.since(after):  # what the client missed, then the stream goes on
                         await writer.send({"type": "http.response.body", "body": frame, "more_body": True})
@@ -139,7 +139,7 @@ class Streams:
         writer = Writer(send, False, True, retry=retry)
         writer.attach(stream, owner)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(watch, receive, writer, tg.cancel_scope, None, None)
+            tg.start_soon(watch, receive, writer, tg.cancel_scope)
             await writer.start_sse(after)
             close_at = anyio.current_time() + (self._close_after if self._close_after is not None else math.inf)
             while stream.owner == owner:
