@@ -37,7 +37,7 @@ from .post import Posts
 from .response import JSON, Receive, Scope, Send, Writer, error_body, plain, session_gone
 from .session_store import ProcessSessionStore
 from .sessions import SessionCodec, SessionId
-from .sse import ReplayStore, retry_field
+from .sse import ReplayStore, Resumption, retry_field
 from .streams import Streams
 
 if TYPE_CHECKING:
@@ -93,14 +93,15 @@ class HttpApp:
         self._auth = _bearer(server, self.path, settings)
         limit = settings["rate_limit"]
         gate = CallGate(self._auth, RateLimiter(limit) if limit is not None else None)
-        replay = (ReplayStore(settings["replay_window"], settings["replay_size"]), retry_field(settings["sse_retry"]))
-        close_after = settings["sse_close_after"]
-        self._calls = Calls(server, gate, replay, self._store, initialized=self._initialized, close_after=close_after)
+        store = ReplayStore(settings["replay_window"], settings["replay_size"])
+        retry = retry_field(settings["sse_retry"])
+        resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
+        self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
         sessions = SessionAccess(self._session, self._session_of, self._record, self._end)
         max_body = settings["max_body_size"]
         max_body = max_body if max_body is not None else server.max_message_size
         self._posts = Posts(self._calls, sessions, max_body, self.legacy, _UNSET)
-        self._streams = Streams(server, replay, sessions, self._calls.live, (settings["sse_ping"], close_after))
+        self._streams = Streams(server, resumption, sessions, self._calls.live)
 
     # -- ASGI ----------------------------------------------------------------------------------------
 

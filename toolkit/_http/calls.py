@@ -25,7 +25,7 @@ from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out
 from .gate import CallGate
 from .response import JSON, Receive, Writer, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
-from .sse import ReplayStore
+from .sse import Resumption
 
 if TYPE_CHECKING:
     from toolkit._engine.server import Server
@@ -102,8 +102,7 @@ class Calls:
         "_alone",
         "_gate",
         "_initialized",
-        "_replay",
-        "_retry",
+        "_resumption",
         "_stateless",
         "_store",
         "close_after",
@@ -116,18 +115,17 @@ class Calls:
         self,
         server: Server,
         gate: CallGate,
-        replay: tuple[ReplayStore, bytes],
+        resumption: Resumption,
         store: SessionStore,
         *,
         initialized: Callable[[Connection, Writer, Caller], None],
-        close_after: float | None,
     ) -> None:
         self.server = server
         self._gate = gate
-        self._replay, self._retry = replay
+        self._resumption = resumption
         self._store = store
         self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
-        self.close_after = close_after  # sse_close_after=
+        self.close_after = resumption.close_after  # sse_close_after=
         self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
         self.tag = AskTag()
         # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
@@ -269,8 +267,9 @@ class Calls:
         """The response of a request, and how its call closes it early (None: it cannot, outside a session)."""
         if session is None:
             return Writer(post.send, post.json_ok, post.sse_ok), None
-        retry = self._retry if session.state.version >= _PRIMING_SINCE else None
-        writer = Writer(post.send, post.json_ok, post.sse_ok, (self._replay, session.nonce), retry)
+        resumption = self._resumption
+        retry = resumption.retry if session.state.version >= _PRIMING_SINCE else None
+        writer = Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
 
         async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
             await connection.flush()

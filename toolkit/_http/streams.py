@@ -15,7 +15,7 @@ from .calls import watch
 from .exchange import Caller, Exchange, Out, SessionAccess, SessionRecord
 from .headers import accepts
 from .response import JSON, Receive, Send, Writer, error_body, plain
-from .sse import EventStream, ReplayStore
+from .sse import EventStream, Resumption
 
 if TYPE_CHECKING:
     from toolkit._engine.server import Server
@@ -33,16 +33,15 @@ class Streams:
     def __init__(
         self,
         server: Server,
-        replay: tuple[ReplayStore, bytes],
+        resumption: Resumption,
         sessions: SessionAccess,
         live: set[Exchange],
-        timing: tuple[float, float | None],
     ) -> None:
         self._server = server
-        self._replay, self._retry = replay
+        self._replay, self._retry = resumption.store, resumption.retry
         self._sessions = sessions
         self._live = live  # open exchanges: they end when the server closes
-        self._ping, self._close_after = timing  # sse_ping=, sse_close_after=
+        self._ping, self._close_after = resumption.ping, resumption.close_after
 
     async def get(self, headers: dict[str, str], receive: Receive, send: Send, caller: Caller) -> None:
         _, sse_ok = accepts(headers.get("accept"))
