@@ -25,7 +25,7 @@ from toolkit._engine.connection import Connection
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
-from .auth import BearerAuth, Refusal, current_identity, to_verifier
+from .auth import BearerAuth, Refusal, Resource, current_identity, to_verifier
 from .calls import Calls
 from .exchange import Caller, Direct, Exchange, SessionAccess
 from .gate import CallGate
@@ -248,13 +248,12 @@ def _bearer(server: Server, path: str, options: HttpOptions) -> BearerAuth | Non
     auth = options["auth"]
     if auth is None:
         return None
-    return BearerAuth(
-        to_verifier(auth),
-        path,
-        resource_url=options["resource_url"],
+    resource = Resource(
+        name=server.title or server.name,
+        url=options["resource_url"],
         authorization_servers=options["authorization_servers"],
         scopes_supported=options["scopes_supported"],
         required_scopes=options["required_scopes"] or {},
-        resource_name=server.title or server.name,
         scope_implies=options["scope_implies"],
     )
+    return BearerAuth(to_verifier(auth), path, resource)
