@@ -25,7 +25,7 @@ from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out
 from .gate import CallGate
 from .response import JSON, Receive, Writer, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
-from .sse import Resumption
+from .sse import PRIMING_SINCE, Resumption
 
 if TYPE_CHECKING:
     from toolkit._engine.server import Server
@@ -36,9 +36,6 @@ logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
 _ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
-# SEP-1699 (2025-11-25): the revision whose clients expect priming events (an id, empty data); older clients would
-# read the empty data as a message.
-_PRIMING_SINCE = "2025-11-25"
 # What both workers say when a 2025-11-25 answer reaches the one that did not ask (issue 26 would route it instead).
 MISROUTED = (
     "route each session's requests to one process by its Mcp-Session-Id, or use protocol 2026-07-28 "
@@ -268,7 +265,7 @@ class Calls:
         if session is None:
             return Writer(post.send, post.json_ok, post.sse_ok), None
         resumption = self._resumption
-        retry = resumption.retry if session.state.version >= _PRIMING_SINCE else None
+        retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
         writer = Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
 
         async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it

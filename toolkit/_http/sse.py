@@ -22,7 +22,11 @@ from dataclasses import dataclass
 
 import anyio
 
-__all__ = ["EventStream", "ReplayStore", "Resumption", "retry_field"]
+__all__ = ["PRIMING_SINCE", "EventStream", "ReplayStore", "Resumption", "retry_field"]
+
+# SEP-1699 (2025-11-25): the revision whose clients expect priming events (an id, empty data); older clients would
+# read the empty data as a message.
+PRIMING_SINCE = "2025-11-25"
 
 
 def retry_field(seconds: float) -> bytes:

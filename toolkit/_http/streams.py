@@ -15,14 +15,12 @@ from .calls import watch
 from .exchange import Caller, Exchange, Out, SessionAccess, SessionRecord
 from .headers import accepts
 from .response import JSON, Receive, Send, Writer, error_body, plain
-from .sse import EventStream, Resumption
+from .sse import PRIMING_SINCE, EventStream, Resumption
 
 if TYPE_CHECKING:
     from toolkit._engine.server import Server
 
 __all__ = ["Streams"]
-
-_PRIMING_SINCE = "2025-11-25"  # SEP-1699: clients of this revision on expect priming events
 
 
 class Streams:
@@ -52,7 +50,7 @@ class Streams:
         if session is None:
             return
         record = self._sessions.record(session)
-        retry = self._retry if session.state.version >= _PRIMING_SINCE else None
+        retry = self._retry if session.state.version >= PRIMING_SINCE else None
         last = headers.get("last-event-id") or None  # empty: no id, as HTML's EventSource sends none
         found = self._replay.find(session.nonce, last) if last is not None else None
         if found is not None and found[0].id.startswith("p"):
