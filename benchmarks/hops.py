@@ -1,7 +1,8 @@
 """Count the distinct toolkit functions (and modules) that one `tools/call` runs on the server side.
 
 `python -m benchmarks.hops [-v]` prints the figure for a sync and an async tool, in both protocol eras, on asyncio
-and trio; `tests/test_hops.py` pins the bound (docs/architecture.md). A raw client writes JSON-RPC text to one end of
+and trio, then one HTTP POST (`http_count`) for a plain sync tool and a tool that takes a Context; `tests/test_hops.py`
+pins the bounds (docs/architecture.md). A raw client writes JSON-RPC text to one end of
 an in-memory transport, so every toolkit function the profiler hook sees belongs to the server; the transports
 themselves are not counted. A function counts once however often it runs, and a coroutine counts when it is
 resumed, so a long-lived loop (the connection's reader) counts too. Code that runs on a worker thread started
@@ -19,7 +20,7 @@ from typing import Any
 import anyio
 
 import toolkit
-from toolkit import MemoryTransport, Server, tool
+from toolkit import Context, MemoryTransport, Server, tool
 
 PACKAGE = Path(toolkit.__file__).resolve().parent
 TRANSPORTS = "_transports"
@@ -30,6 +31,7 @@ MODERN_META = {
 ERAS = ("modern", "handshake")
 TOOLS = ("add", "add_async")
 BACKENDS = ("asyncio", "trio")
+HTTP_TOOLS = ("add", "add_context")
 
 
 @tool
@@ -44,9 +46,14 @@ async def add_async(a: int, b: int) -> int:
     return a + b
 
 
-def count(name: str, backend: str, era: str) -> set[str]:
-    """The `module:qualname` of every toolkit function one warm `tools/call` of tool `name` runs."""
-    seen: set[str] = set()
+@tool
+async def add_context(a: int, b: int, ctx: Context) -> int:
+    """Add two integers (and take a Context, which makes the call a stream of its own over HTTP)."""
+    return a + b
+
+
+def _profile(seen: set[str], skip: str | None) -> Any:
+    """A profiler hook that adds each toolkit function it sees called to `seen` (not those of the `skip` wing)."""
 
     def hook(frame: Any, event: str, arg: Any) -> None:
         if event != "call":
@@ -57,9 +64,17 @@ def count(name: str, backend: str, era: str) -> set[str]:
         except ValueError:
             return
         module = ".".join(relative.with_suffix("").parts)
-        if module.split(".", 1)[0] == TRANSPORTS:
+        if module.split(".", 1)[0] == skip:
             return
         seen.add(f"{module}:{getattr(code, 'co_qualname', code.co_name)}")
+
+    return hook
+
+
+def count(name: str, backend: str, era: str) -> set[str]:
+    """The `module:qualname` of every toolkit function one warm `tools/call` of tool `name` runs."""
+    seen: set[str] = set()
+    hook = _profile(seen, TRANSPORTS)
 
     async def main() -> None:
         server = Server("hops", tools=[add, add_async])
@@ -98,6 +113,117 @@ def count(name: str, backend: str, era: str) -> set[str]:
     return seen
 
 
+class _Asgi:
+    """A minimal ASGI server in process: one request at a time, its whole body, its response collected."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def post(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        raw = json.dumps(body).encode()
+        listed = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        listed += [(b"accept", b"application/json, text/event-stream"), (b"content-length", str(len(raw)).encode())]
+        listed += [(k.encode(), v.encode()) for k, v in headers.items()]
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": listed, "client": ("127.0.0.1", 1)}
+        scope |= {
+            "scheme": "http",
+            "root_path": "",
+            "query_string": b"",
+            "http_version": "1.1",
+            "asgi": {"version": "3.0"},
+        }
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            await anyio.sleep_forever()  # the client stays until the response is complete
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        names = {k.decode(): v.decode() for k, v in start["headers"]}
+        return start["status"], names, b"".join(chunks)
+
+
+def _reply(body: bytes) -> Any:
+    """The JSON-RPC reply in a response body: JSON, or the last `data:` line of an SSE stream."""
+    text = body.decode()
+    if text.startswith("{"):
+        return json.loads(text)
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(data[-1])
+
+
+def http_count(name: str, backend: str, era: str) -> set[str]:
+    """The `module:qualname` of every toolkit function one warm HTTP POST `tools/call` of tool `name` runs, server
+    side: the ASGI app driven in process (its lifespan running, as under uvicorn), no client code counted."""
+    seen: set[str] = set()
+    hook = _profile(seen, None)
+
+    async def main() -> None:
+        server = Server("hops", tools=[add, add_context])
+        app: Any = server.http_app()
+        lifespan_in = [{"type": "lifespan.startup"}]
+        started, stop = anyio.Event(), anyio.Event()
+
+        async def lifespan_receive() -> dict[str, Any]:
+            if lifespan_in:
+                return lifespan_in.pop()
+            await stop.wait()
+            return {"type": "lifespan.shutdown"}
+
+        async def lifespan_send(message: dict[str, Any]) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                started.set()
+
+        asgi = _Asgi(app)
+        ids = iter(range(1, 100))
+        headers: dict[str, str] = {}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app, {"type": "lifespan"}, lifespan_receive, lifespan_send)
+            await started.wait()
+            if era == "handshake":
+                info = {"name": "hops", "version": "1"}
+                params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}
+                _, got, _ = await asgi.post(
+                    {"jsonrpc": "2.0", "id": next(ids), "method": "initialize", "params": params}, {}
+                )
+                headers = {"mcp-session-id": got["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+                await asgi.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+            else:
+                headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name}
+            call: dict[str, Any] = {"name": name, "arguments": {"a": 1, "b": 2}}
+            if era == "modern":
+                call["_meta"] = MODERN_META
+            for _ in range(3):  # warm
+                await asgi.post({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": call}, headers)
+            message = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": call}
+            sys.setprofile(hook)
+            threading.setprofile(hook)
+            try:
+                status, _, body = await asgi.post(message, headers)
+            finally:
+                sys.setprofile(None)
+                threading.setprofile(None)  # type: ignore[arg-type]
+            reply = _reply(body)
+            assert status == 200, (status, body)
+            assert reply["result"]["content"][0]["text"] == "3", reply
+            stop.set()
+
+    anyio.run(main, backend=backend)
+    return seen
+
+
 def modules(functions: set[str]) -> set[str]:
     return {function.split(":")[0] for function in functions}
 
@@ -108,6 +234,15 @@ def main(argv: list[str]) -> None:
             for backend in BACKENDS:
                 functions = count(name, backend, era)
                 print(f"{era:9} {name:9} {backend:7}: {len(functions)} functions in {len(modules(functions))} modules")
+                if "-v" in argv:
+                    for function in sorted(functions):
+                        print("   ", function)
+    for era in ERAS:
+        for name in HTTP_TOOLS:
+            for backend in BACKENDS:
+                functions = http_count(name, backend, era)
+                figure = f"{len(functions)} functions in {len(modules(functions))} modules"
+                print(f"http {era:9} {name:11} {backend:7}: {figure}")
                 if "-v" in argv:
                     for function in sorted(functions):
                         print("   ", function)

@@ -20,6 +20,7 @@ from toolkit import Client, ConnectionClosedError, Context, MemoryTransport, Pro
 from toolkit._engine.connection import Connection
 from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND
+from toolkit._transports.base import MessageKind
 
 pytestmark = pytest.mark.anyio
 
@@ -42,20 +43,25 @@ def late() -> str:
 
 
 class Recording:
-    """A transport that routes per request: it records the tag of every message the connection writes."""
+    """A transport that routes per request (a `RoutingTransport`): it records the tag and kind of every message the
+    connection writes, and hands the connection decoded messages."""
 
     def __init__(self, inner: MemoryTransport) -> None:
         self.inner = inner
-        self.sent: list[tuple[dict[str, Any], Any]] = []
+        self.sent: list[tuple[dict[str, Any], Any, MessageKind]] = []
 
-    # No `send`: a transport with `send_related` gets every message through it.
+    async def send(self, message: str, /) -> None:
+        raise AssertionError("a routing transport gets every message through send_related")
 
-    async def send_related(self, message: str, related: str | int | None, /) -> None:
-        self.sent.append((json.loads(message), related))
+    async def send_related(self, message: str, related: str | int | None, kind: MessageKind, /) -> None:
+        self.sent.append((json.loads(message), related, kind))
         await self.inner.send(message)
 
     async def receive(self) -> str:
-        return await self.inner.receive()
+        raise AssertionError("a routing transport is read with receive_message")
+
+    async def receive_message(self) -> Any:
+        return json.loads(await self.inner.receive())
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -88,7 +94,7 @@ async def served(
 ) -> AsyncIterator[tuple[Connection, Raw, Recording | None]]:
     mine, theirs = MemoryTransport.pair()
     transport = Recording(theirs) if recording else theirs
-    connection = Connection(server, transport, session=session)  # type: ignore[arg-type]
+    connection = Connection(server, transport, session=session)
     async with server.running(), anyio.create_task_group() as tg:
         tg.start_soon(connection.run)
         yield connection, Raw(mine), transport if isinstance(transport, Recording) else None
@@ -239,17 +245,18 @@ async def test_every_message_is_tagged_with_the_request_it_relates_to() -> None:
         await raw.send({"id": None, "method": "tools/list"})  # an id that cannot be read: relates to nothing
         await raw.receive()
 
-    tags = [(message.get("method") or message.get("id"), related) for message, related in recording.sent]
+    tags = [(message.get("method") or message.get("id"), related, kind) for message, related, kind in recording.sent]
+    result, error, other = MessageKind.RESULT, MessageKind.ERROR, MessageKind.MESSAGE
     assert tags == [
-        ("init", "init"),
-        (1, 1),
-        ("notifications/progress", "call"),
-        ("notifications/message", "call"),
-        ("call", "call"),
-        ("ping", "call"),
-        ("notifications/tools/list_changed", None),
-        (2, 2),
-        (None, None),
+        ("init", "init", result),
+        (1, 1, result),
+        ("notifications/progress", "call", other),
+        ("notifications/message", "call", other),
+        ("call", "call", result),
+        ("ping", "call", other),
+        ("notifications/tools/list_changed", None, other),
+        (2, 2, error),
+        (None, None, other),
     ]
 
 
@@ -266,7 +273,7 @@ async def test_subscription_notifications_relate_to_the_listen_request() -> None
         assert (await raw.receive())["method"] == "notifications/subscriptions/acknowledged"
         server.add_tool(late)
         assert (await raw.receive())["method"] == "notifications/tools/list_changed"
-    assert [related for _, related in recording.sent] == ["sub", "sub", "sub"]
+    assert [related for _, related, _ in recording.sent] == ["sub", "sub", "sub"]
     assert recording.sent[-1][0]["method"] == "notifications/cancelled"
 
 

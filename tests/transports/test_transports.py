@@ -12,7 +12,8 @@ import pytest
 import servers
 import wire
 
-from toolkit import MemoryTransport, MessageError, StreamTransport
+from toolkit import MemoryTransport, MessageError, Server, StreamTransport, Transport, tool
+from toolkit._transports.base import RoutingTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -27,6 +28,46 @@ async def test_a_memory_pair_carries_text_both_ways_in_order() -> None:
     await right.send("back")
 
     assert [await right.receive(), await right.receive(), await left.receive()] == ['{"a":1}', '{"a":2}', "back"]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class ThreeMethods:
+    """A user-written transport: only the three methods of the contract, no base class, no routing."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+
+    async def send(self, message: str, /) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_transport_of_only_send_receive_and_aclose_serves_a_call() -> None:
+    mine, theirs = MemoryTransport.pair()
+    transport = ThreeMethods(theirs)
+    assert isinstance(transport, Transport)
+    assert not isinstance(transport, RoutingTransport)  # the optional capability is declared, not guessed
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(Server("three", tools=[add]).serve, transport)
+        await mine.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        with anyio.fail_after(10):
+            reply = json.loads(await mine.receive())
+        await mine.aclose()
+    wire.check_server_message(reply, "2026-07-28", "tools/call")
+    assert reply["id"] == 1
+    assert reply["result"]["content"] == [{"type": "text", "text": "3"}]
 
 
 async def test_closing_one_end_lets_the_other_read_what_was_sent_then_end() -> None:

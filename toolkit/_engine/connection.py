@@ -6,8 +6,9 @@ and is served with a `SessionState` of its own. Each handler is `handler(request
 rest from the connection. The core reads no file and opens no socket: the transport moves text, this module decides
 what to say.
 
-Every message written is tagged with the id of the client request it belongs to (`None` for none): a transport
-that routes per request (HTTP) implements `send_related(text, related)` and gets the tag.
+Every message written is tagged with the id of the client request it belongs to (`None` for none) and its kind (the
+answer that ends the request, or not): a transport that routes per request (HTTP) implements `RoutingTransport`
+(`_transports/base.py`) and gets both, and hands the connection the messages it already decoded.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
@@ -59,6 +60,7 @@ from toolkit._protocol.meta import (
     VERSION_KEY,
 )
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
+from toolkit._transports.base import MessageKind, RoutingTransport
 
 from . import methods
 from .context import Context
@@ -95,6 +97,11 @@ def _client_info(info: Any) -> Implementation | None:
         return None
 
 
+#: Whether a transport's type implements `RoutingTransport`: worked out once per type (a runtime protocol check is
+#: slow, and HTTP makes a connection per request).
+routes: Callable[[type], bool] = functools.cache(lambda kind: issubclass(kind, RoutingTransport))
+
+
 class _Outbox:
     """The messages of one connection on their way out, in order, bounded; a writer task hands them to the transport.
 
@@ -102,7 +109,7 @@ class _Outbox:
     while the peer is slow (JSON-RPC lets a client write all its requests before it reads a reply) and stops only
     when the outbox is full. The bounds are high-water marks, so that a message of any size fits: the outbox holds
     at most `max_messages` messages, and `max_bytes` characters of JSON plus one message. Each message travels with
-    the id of the request it relates to, for a transport that has `send_related`.
+    the id of the request it relates to and its kind, for a `RoutingTransport`.
     """
 
     __slots__ = (
@@ -121,9 +128,11 @@ class _Outbox:
 
     def __init__(self, transport: Transport, max_messages: int, max_bytes: int) -> None:
         self._transport = transport
-        # The optional per-request route of the transport contract (docs/architecture.md), looked up once.
-        self._send_related: Callable[[str, Any], Awaitable[None]] | None = getattr(transport, "send_related", None)
-        self._queue: deque[tuple[str, Any]] = deque()
+        # The optional per-request route of the transport contract (`RoutingTransport`), checked once.
+        self._send_related: Callable[[str, Any, MessageKind], Awaitable[None]] | None = (
+            cast("RoutingTransport", transport).send_related if routes(type(transport)) else None
+        )
+        self._queue: deque[tuple[str, Any, MessageKind]] = deque()
         self._size = 0  # characters queued; a message counts until the transport has taken all of it
         self._max_messages = max_messages
         self._max_bytes = max_bytes
@@ -143,26 +152,26 @@ class _Outbox:
                 self._room = anyio.Event()
             await self._room.wait()
 
-    async def put(self, text: str, related: Any) -> None:
+    async def put(self, text: str, related: Any, kind: MessageKind = MessageKind.MESSAGE) -> None:
         """Queue `text` behind everything put before it, once there is room (uncontended: without a checkpoint)."""
         async with self._lock:
             await self.wait_for_room()
-            self._queue.append((text, related))
+            self._queue.append((text, related, kind))
             self._size += len(text)
             self._wake()
 
-    async def send(self, text: str, related: Any) -> None:
+    async def send(self, text: str, related: Any, kind: MessageKind = MessageKind.MESSAGE) -> None:
         """Write `text` now if nothing is ahead of it, else `put` it: a task that may wait for the peer saves the
         writer a wake-up (a tenth of an in-memory call). Never from the connection's reader, nor from inside a
         cancel scope of a call (a cancelled write could leave half a line on a byte stream).
         """
         if self._writing or self._queue or self._lock.locked():
-            await self.put(text, related)
+            await self.put(text, related, kind)
             return
         self._writing = True
         try:  # `_write`, inlined: this is every call's reply
             if self._send_related is not None:
-                await self._send_related(text, related)
+                await self._send_related(text, related, kind)
             else:
                 await self._transport.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -185,10 +194,10 @@ class _Outbox:
             while self._writing or not queue:
                 self._ready = anyio.Event()
                 await self._ready.wait()
-            text, related = queue[0]
+            text, related, kind = queue[0]
             self._writing = True
             try:
-                await self._write(text, related)
+                await self._write(text, related, kind)
             finally:
                 self._writing = False
             queue.popleft()
@@ -198,10 +207,10 @@ class _Outbox:
                 self._room = None
             self._wake()
 
-    async def _write(self, text: str, related: Any) -> None:
+    async def _write(self, text: str, related: Any, kind: MessageKind) -> None:
         try:
             if self._send_related is not None:
-                await self._send_related(text, related)
+                await self._send_related(text, related, kind)
             else:
                 await self._transport.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -298,7 +307,9 @@ class Connection:
 
     async def _read(self) -> None:
         outbox = self._outbox
-        receive = self.transport.receive
+        transport = self.transport
+        decoded = routes(type(transport))  # it hands over the messages it decoded to route them
+        receive = cast("RoutingTransport", transport).receive_message if decoded else transport.receive
         while True:
             if outbox._queue and outbox.full:  # a peer that does not read: stop reading until it does
                 await outbox.wait_for_room()
@@ -311,10 +322,10 @@ class Connection:
                 # caller fails at once. Bytes that are not UTF-8 are not JSON text: a parse error, id null (JSON-RPC).
                 head = exc.head if exc.code == INVALID_REQUEST else {}
                 request_id = head.get("id") if "method" in head and is_valid_id(head.get("id")) else None
-                await self._send(error_response(request_id, exc.code, str(exc)), request_id)
+                await self._send(error_response(request_id, exc.code, str(exc)), request_id, MessageKind.ERROR)
                 continue
             try:
-                message = decode(text)
+                message = text if decoded else decode(text)
             except ValueError as exc:
                 await self._send(error_response(None, PARSE_ERROR, "Parse error", str(exc)))
                 continue
@@ -355,8 +366,10 @@ class Connection:
             self._idle = anyio.Event()
             await self._idle.wait()
 
-    async def _send(self, message: dict[str, Any] | list[Any], related: Any = None) -> None:
-        await self._outbox.put(encode(message), related)
+    async def _send(
+        self, message: dict[str, Any] | list[Any], related: Any = None, kind: MessageKind = MessageKind.MESSAGE
+    ) -> None:
+        await self._outbox.put(encode(message), related, kind)
 
     async def _notify(self, method: str, params: dict[str, Any] | None, related: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -419,22 +432,28 @@ class Connection:
         else:
             self._spawn(self._respond, message, admitted)
 
-    async def answer(self, message: dict[str, Any]) -> str | None:
-        """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text.
+    async def answer(self, message: dict[str, Any]) -> tuple[str, MessageKind] | None:
+        """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text and
+        kind (a result or an error), or None when it was cancelled.
 
         For a transport that knows the request sends nothing but its answer (HTTP's JSON replies to `tools/list`,
         or to a tool that cannot ask the client); the answer is the one `run` would write.
         """
         replies: list[str] = []
-        await self._respond(message, None, replies)
-        return replies[0] if replies else None
+        kinds: list[MessageKind] = []
+        await self._respond(message, None, replies, kinds)
+        return (replies[0], kinds[0]) if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None
         self._tg.start_soon(func, *args)
 
     async def _respond(
-        self, message: dict[str, Any], scope: anyio.CancelScope | None, batch: list[str] | None = None
+        self,
+        message: dict[str, Any],
+        scope: anyio.CancelScope | None,
+        batch: list[str] | None = None,
+        kinds: list[MessageKind] | None = None,
     ) -> None:
         """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply.
 
@@ -463,16 +482,19 @@ class Connection:
                     try:
                         text = encode({"jsonrpc": "2.0", "id": request_id, "result": result})
                     except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
+                        result = None  # the answer is an error
                         logger.exception("cannot encode the result of %r", method)
                         text = encode(
                             error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
                         )
             if text is None or (scope is not None and scope.cancel_called):
                 return
-            if batch is not None:
+            kind = MessageKind.ERROR if result is None else MessageKind.RESULT
+            if batch is not None:  # a batch's reply, or `answer`'s (which takes its kind too)
                 batch.append(text)
+                (kinds if kinds is not None else []).append(kind)
             else:  # from the reader, `put`: it must not wait for the peer
-                await (self._outbox.put if scope is None else self._outbox.send)(text, request_id)
+                await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
         finally:
             if scope is not None:
                 self.in_flight.pop(request_id, None)

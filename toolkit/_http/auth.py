@@ -22,6 +22,7 @@ __all__ = [
     "BearerAuth",
     "Identity",
     "Refusal",
+    "Resource",
     "ResourceBound",
     "StaticTokenVerifier",
     "TokenVerifier",
@@ -176,21 +177,25 @@ def _implied(hierarchy: Mapping[str, Collection[str]]) -> dict[str, frozenset[st
     return closure
 
 
+@dataclass(frozen=True)
+class Resource:
+    """The protected resource an HTTP app describes (RFC 9728), from its options: where it is, who issues its
+    tokens, and the scopes its tools need."""
+
+    name: str
+    url: str | None
+    authorization_servers: Collection[str]
+    scopes_supported: Collection[str] | None
+    required_scopes: Mapping[str, Collection[str]]
+    scope_implies: Mapping[str, Collection[str]] | None = None
+
+
 class BearerAuth:
     """What the HTTP app does with `auth=`: check each request's token, describe the resource (RFC 9728)."""
 
-    def __init__(
-        self,
-        verifier: TokenVerifier,
-        path: str,
-        *,
-        resource_url: str | None,
-        authorization_servers: Collection[str],
-        scopes_supported: Collection[str] | None,
-        required_scopes: Mapping[str, Collection[str]],
-        resource_name: str,
-        scope_implies: Mapping[str, Collection[str]] | None = None,
-    ) -> None:
+    def __init__(self, verifier: TokenVerifier, path: str, described: Resource) -> None:
+        resource_url, authorization_servers = described.url, described.authorization_servers
+        scopes_supported, scope_implies = described.scopes_supported, described.scope_implies
         if not authorization_servers:
             # authorization: the metadata "MUST include the authorization_servers field containing at least one".
             raise ValueError("auth= needs authorization_servers=[...]: where clients get tokens (RFC 9728)")
@@ -198,9 +203,9 @@ class BearerAuth:
         self.verifier = verifier.for_resource(self.resource_url) if isinstance(verifier, ResourceBound) else verifier
         self.authorization_servers = list(authorization_servers)
         self.scopes_supported = sorted(scopes_supported) if scopes_supported is not None else None
-        self.required_scopes = {name: frozenset(scopes) for name, scopes in required_scopes.items()}
+        self.required_scopes = {name: frozenset(scopes) for name, scopes in described.required_scopes.items()}
         self.implied = _implied(scope_implies or {})
-        self.resource_name = resource_name
+        self.resource_name = described.name
         # RFC 9728 section 3.1: the well-known path is inserted before the resource's path; the root form too.
         self.metadata_paths = frozenset({_WELL_KNOWN + (path if path != "/" else ""), _WELL_KNOWN})
         self._path = path

@@ -28,13 +28,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._errors import StartupError
 
 if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry
-
     from .app import HttpApp
 
 __all__ = [
@@ -43,6 +41,7 @@ __all__ = [
     "STORE_ENV",
     "TARGET_ENV",
     "ServeError",
+    "Served",
     "say_stopping",
     "serve_http",
     "serve_workers",
@@ -115,6 +114,17 @@ def _announce(sock: socket.socket, path: str) -> None:
 def say_stopping(grace: float) -> None:
     """What a server says when a signal starts its graceful shutdown (stdio, HTTP, workers alike)."""
     _say(f"stopping: calls in flight have {grace:g} s to answer (Ctrl-C or SIGTERM again stops at once)")
+
+
+class Served(Protocol):
+    """What serving needs of the server it serves (the `Server` facade sits above this module): its name, for what
+    it says, and the grace its calls in flight get at shutdown."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def shutdown_grace(self) -> float: ...
 
 
 def _say(text: str) -> None:
@@ -224,7 +234,7 @@ def _uvicorn_server(
 def serve_workers(
     factory: str,
     target: str,
-    server: Registry,
+    server: Served,
     *,
     host: str,
     port: int,
@@ -267,7 +277,7 @@ def serve_workers(
 class _Supervisor:
     """Starts the workers, says where they serve once all have started, restarts one that dies, and stops them."""
 
-    def __init__(self, sock: socket.socket, workers: int, path: str, server: Registry) -> None:
+    def __init__(self, sock: socket.socket, workers: int, path: str, server: Served) -> None:
         self.name = server.name
         self.sock = sock
         self.grace = server.shutdown_grace

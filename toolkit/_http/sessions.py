@@ -58,7 +58,7 @@ class Call(Protocol):
 
     scope: anyio.CancelScope
 
-    def end_input(self, last: str) -> None: ...
+    def end_input(self, last: dict[str, Any]) -> None: ...
 
 
 class Stream(Call, Protocol):

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict, deque
+from dataclasses import dataclass
 
 import anyio
 
-__all__ = ["EventStream", "ReplayStore", "retry_field"]
+__all__ = ["PRIMING_SINCE", "EventStream", "ReplayStore", "Resumption", "retry_field"]
+
+# SEP-1699 (2025-11-25): the revision whose clients expect priming events (an id, empty data); older clients would
+# read the empty data as a message.
+PRIMING_SINCE = "2025-11-25"
 
 
 def retry_field(seconds: float) -> bytes:
@@ -175,3 +180,14 @@ class ReplayStore:
             self.size -= stream.size
             if not streams:
                 del self._sessions[stream.nonce]
+
+
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """How an app's SSE streams are kept and resumed: the store of their events, the `retry` line, how long a
+    response stays open before the client must resume it (`sse_close_after=`), and the idle GET stream's ping."""
+
+    store: ReplayStore
+    retry: bytes
+    close_after: float | None
+    ping: float

@@ -13,12 +13,14 @@ import pydantic_core
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "check_message",
@@ -42,6 +44,11 @@ MISSING_CLIENT_CAPABILITY = -32021  # basic/index: a request needs a client capa
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 # 2025-11-25 (client/elicitation): the request cannot go on until a URL-mode elicitation is completed.
 URL_ELICITATION_REQUIRED = -32042
+# 2026-07-28 (schema.ts `HEADER_MISMATCH`, streamable-http): an HTTP request's metadata headers disagree with its body.
+HEADER_MISMATCH = -32020
+# Too many tool calls (an application error: outside the range JSON-RPC and MCP reserve, basic/index); HTTP sends
+# it with 429 and Retry-After.
+RATE_LIMITED = -31001
 
 
 def encode(message: Any) -> str:

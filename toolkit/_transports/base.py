@@ -1,10 +1,16 @@
-"""The transport contract: move one JSON-RPC message, as text, at a time."""
+"""The transport contract: move one JSON-RPC message, as text, at a time.
+
+`Transport` is all a transport must do. A transport that serves each request apart (HTTP: one response per request)
+also implements `RoutingTransport`: the connection, which checks for it once, then tells it which request each
+message relates to and which message ends it, and reads the messages it already decoded.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import enum
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Transport"]
+__all__ = ["MessageKind", "RoutingTransport", "Transport"]
 
 
 @runtime_checkable
@@ -30,4 +36,37 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         """Release the transport's resources. Calling it twice is harmless."""
+        ...
+
+
+class MessageKind(enum.Enum):
+    """What a message the server sends is, as the connection tells a `RoutingTransport`."""
+
+    MESSAGE = "message"
+    """A notification, or a request of the server: more may follow for the same request."""
+    RESULT = "result"
+    """The answer to the request it relates to, a result: nothing follows it for that request."""
+    ERROR = "error"
+    """The answer to the request it relates to, an error: nothing follows it for that request."""
+
+
+@runtime_checkable
+class RoutingTransport(Transport, Protocol):
+    """A transport that routes each message by the client request it relates to (HTTP: that request's response).
+
+    The connection checks for this capability once; a transport without it gets every message through `send` and
+    is read with `receive`.
+    """
+
+    async def send_related(self, message: str, related: Any, kind: MessageKind, /) -> None:
+        """Send one message that relates to the client request `related` (None: to none); `kind` says whether it
+        is that request's answer."""
+        ...
+
+    async def receive_message(self) -> Any:
+        """Wait for the next message, already decoded from JSON (the transport read it once, to route it).
+
+        Raises:
+            anyio.EndOfStream: the peer is done; no more messages will come.
+        """
         ...

@@ -68,27 +68,40 @@ async def _sse_data(response: httpx.Response, resume: _Resume) -> AsyncGenerator
     event = "message"
     async with contextlib.aclosing(cast(AsyncGenerator[str, None], response.aiter_lines())) as lines:
         async for line in lines:
-            if not line:
-                if data and event == "message":
-                    text = "\n".join(data)
-                    if text.strip():
-                        yield text
+            if not line:  # the end of an event
+                text = _message(data, event)
+                if text is not None:
+                    yield text
                 data, event = [], "message"
-                continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                event = value
-            elif field == "id" and "\0" not in value:
-                resume.last_id = value
-            elif field == "retry" and value.isdigit():
-                resume.retry = int(value) / 1000
-    if data and event == "message" and "\n".join(data).strip():
-        yield "\n".join(data)
+            elif not line.startswith(":"):  # a comment otherwise
+                field, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if field == "data":
+                    data.append(value)
+                elif field == "event":
+                    event = value
+                else:
+                    _note(field, value, resume)
+    text = _message(data, event)
+    if text is not None:
+        yield text
+
+
+def _message(data: list[str], event: str) -> str | None:
+    """The message an SSE event carries: its data lines, if it is a `message` event with any."""
+    if data and event == "message":
+        text = "\n".join(data)
+        if text.strip():
+            return text
+    return None
+
+
+def _note(field: str, value: str, resume: _Resume) -> None:
+    """Note an `id` or `retry` field in `resume`."""
+    if field == "id" and "\0" not in value:
+        resume.last_id = value
+    elif field == "retry" and value.isdigit():
+        resume.retry = int(value) / 1000
 
 
 def _request_id(text: str) -> Any:
@@ -166,18 +179,7 @@ class HttpTransport:
         headers = {"accept": _ACCEPT, "content-type": "application/json"}
         if isinstance(meta, dict) and modern:
             headers["mcp-protocol-version"] = str(meta[VERSION_KEY])
-            headers["mcp-method"] = str(method)
-            key = _NAME_PARAM.get(str(method))
-            name = params.get(key) if key is not None else None
-            if isinstance(name, str):
-                headers["mcp-name"] = header_value(name)
-            arguments = params.get("arguments")
-            if method == "tools/call" and isinstance(name, str) and isinstance(arguments, dict):
-                for prop, header in self._param_headers.get(name, ()):
-                    value = arguments.get(prop)
-                    if value is not None:  # streamable-http: no header for an absent or null value
-                        text = value if isinstance(value, str) else json.dumps(value)
-                        headers[header] = header_value(text)
+            self._add_metadata_headers(headers, str(method), params)
         else:
             if self.protocol_version is not None:
                 headers["mcp-protocol-version"] = self.protocol_version
@@ -190,6 +192,22 @@ class HttpTransport:
         answered = parsed.get("id") if method is None else None
         call = self._asked_by.pop(answered, None) if is_valid_id(answered) else None
         self._tg.start_soon(functools.partial(self._post, message, headers, request_id, method, scope, answering=call))
+
+    def _add_metadata_headers(self, headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
+        """2026-07-28: the headers that repeat what the body says (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`)."""
+        headers["mcp-method"] = method
+        key = _NAME_PARAM.get(method)
+        name = params.get(key) if key is not None else None
+        if not isinstance(name, str):
+            return
+        headers["mcp-name"] = header_value(name)
+        arguments = params.get("arguments")
+        if method == "tools/call" and isinstance(arguments, dict):
+            for prop, header in self._param_headers.get(name, ()):
+                value = arguments.get(prop)
+                if value is not None:  # streamable-http: no header for an absent or null value
+                    text = value if isinstance(value, str) else json.dumps(value)
+                    headers[header] = header_value(text)
 
     async def _post(
         self,

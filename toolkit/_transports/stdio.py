@@ -102,42 +102,57 @@ class StreamTransport:
 
     async def receive(self) -> str:
         while True:
-            newline = self._buffer.find(b"\n", self._scanned)
-            if newline >= 0:
-                line = bytes(self._buffer[:newline])
-                del self._buffer[: newline + 1]
-                self._scanned = 0
-                if self._discarding:
-                    self._discarding = False
-                    continue
-                if newline > self._max:  # came whole in one read: as over the limit as one read in many
-                    raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(line))
+            line = self._next_line()
+            if line is not None:
                 text = self._text(line)
                 if text is not None:
                     return text
-                continue
+                continue  # a blank line
             if self._eof:
-                if self._buffer and not self._discarding:
-                    line = bytes(self._buffer)
-                    self._buffer.clear()
-                    text = self._text(line)
-                    if text is not None:
-                        return text
+                text = self._rest()
+                if text is not None:
+                    return text
                 raise anyio.EndOfStream
-            self._scanned = len(self._buffer)
-            if len(self._buffer) > self._max:
-                head = read_head(self._buffer) if not self._discarding else {}
-                self._buffer.clear()
-                self._scanned = 0
-                if not self._discarding:
-                    self._discarding = True
-                    raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=head)
+            self._bound()
             try:
                 chunk = await self._reader.receive(_CHUNK)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._eof = True
                 continue
             self._buffer += chunk
+
+    def _next_line(self) -> bytes | None:
+        """The next whole line in the buffer (None: none yet), past the end of a message that was too large."""
+        while (newline := self._buffer.find(b"\n", self._scanned)) >= 0:
+            line = bytes(self._buffer[:newline])
+            del self._buffer[: newline + 1]
+            self._scanned = 0
+            if self._discarding:
+                self._discarding = False
+                continue
+            if newline > self._max:  # came whole in one read: as over the limit as one read in many
+                raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=read_head(line))
+            return line
+        return None
+
+    def _rest(self) -> str | None:
+        """At end of input, the last message if it has no newline."""
+        if not self._buffer or self._discarding:
+            return None
+        line = bytes(self._buffer)
+        self._buffer.clear()
+        return self._text(line)
+
+    def _bound(self) -> None:
+        """Before reading more: a partial line over the limit is dropped (and its message refused once)."""
+        self._scanned = len(self._buffer)
+        if len(self._buffer) > self._max:
+            head = read_head(self._buffer) if not self._discarding else {}
+            self._buffer.clear()
+            self._scanned = 0
+            if not self._discarding:
+                self._discarding = True
+                raise MessageError(f"message larger than {self._max} bytes", INVALID_REQUEST, head=head)
 
     def _text(self, line: bytes) -> str | None:
         if line.endswith(b"\r"):

@@ -1,0 +1,327 @@
+"""Serving one request on a connection of its own, its messages on the request's own response: in the request's
+task when it sends nothing but its answer (`answer`), else with the connection's loop and an exchange (`serve`),
+while a watcher notices the client leaving."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from toolkit._engine.connection import Connection
+from toolkit._engine.context import sse_closer
+from toolkit._engine.session import SessionState
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, error_response
+from toolkit._transports.base import MessageKind
+
+from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out, Post, SessionRecord
+from .gate import CallGate
+from .response import JSON, Receive, Writer, plain, status_of
+from .session_store import ProcessSessionStore, SessionStore
+from .sse import PRIMING_SINCE, Resumption
+
+if TYPE_CHECKING:
+    from toolkit._engine.registry import Registry as Server
+
+__all__ = ["MISROUTED", "Calls", "InSession", "watch"]
+
+logger = logging.getLogger("toolkit.http")
+
+# Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
+_ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
+# What both workers say when a 2025-11-25 answer reaches the one that did not ask (issue 26 would route it instead).
+MISROUTED = (
+    "route each session's requests to one process by its Mcp-Session-Id, or use protocol 2026-07-28 "
+    "(docs/deploy.md#several-workers)"
+)
+
+# How long a shared store keeps a misrouted answer: the asking worker reads it within its poll, while its question
+# waits.
+_LOST_TTL = 300.0
+
+Closer = Callable[[], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True, slots=True)
+class InSession:
+    """A 2025-11-25 session's request: what this process knows of the session, its state, and its nonce."""
+
+    record: SessionRecord
+    state: SessionState
+    nonce: str
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def watch(
+    receive: Receive,
+    writer: Writer,
+    cancel: anyio.CancelScope | None,
+    closing: tuple[Closer, float] | None = None,
+    scope: anyio.CancelScope | None = None,
+) -> None:
+    """Watch for the client leaving, in `scope` (which ends the watch). 2026-07-28 (`cancel`): closing the stream
+    cancels the request. 2025-11-25: "Disconnection SHOULD NOT be interpreted as the client cancelling its
+    request": the call goes on, unheard.
+
+    `closing`: with `sse_close_after=` (SEP-1699 polling), how to close the response early and after how long; the
+    client resumes it with GET.
+    """
+    with scope if scope is not None else anyio.CancelScope():
+        if closing is not None:
+            close, close_after = closing
+            with anyio.move_on_after(close_after) as timer:
+                await _disconnected(receive)
+            if timer.cancelled_caught:
+                await close()
+                await _disconnected(receive)
+        else:
+            await _disconnected(receive)
+        writer.leave()
+        if cancel is not None:
+            cancel.cancel()
+
+
+class Calls:
+    """Serves the requests of one app (`HttpApp`), each on a connection of its own."""
+
+    __slots__ = (
+        "_alone",
+        "_gate",
+        "_initialized",
+        "_resumption",
+        "_stateless",
+        "_store",
+        "close_after",
+        "live",
+        "server",
+        "tag",
+    )
+
+    def __init__(
+        self,
+        server: Server,
+        gate: CallGate,
+        resumption: Resumption,
+        store: SessionStore,
+        *,
+        initialized: Callable[[Connection, Writer, Caller], None],
+    ) -> None:
+        self.server = server
+        self._gate = gate
+        self._resumption = resumption
+        self._store = store
+        self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
+        self.close_after = resumption.close_after  # sse_close_after=
+        self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
+        self.tag = AskTag()
+        # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
+        # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
+        # nothing in flight), so requests answered at the same time do not meet.
+        self._stateless = Connection(
+            server, ANSWER_ONLY
+        )  # the prefix of the ids of the server's requests in this process
+        self._alone: dict[str, tuple[Any, bool]] = {}
+
+    def answers_alone(self, message: dict[str, Any]) -> bool:
+        """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
+        `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
+        questions either) and that a closed stream could not stop anyway (not async: a worker thread, or inline)."""
+        method = message["method"]
+        if method != "tools/call":
+            return method in _ANSWERED_ALONE
+        name = (message.get("params") or {}).get("name")
+        tool = self.server.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return False
+        cached = self._alone.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+            plain = not (tool.may_ask or inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call))
+            cached = self._alone[tool.name] = (tool, plain)
+        return cached[1]
+
+    async def answer(self, post: Post, session: InSession | None = None) -> None:
+        """Serve a request that `answers_alone` in this task, with a plain JSON reply: no connection loop, no task
+        group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on one uvicorn
+        worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
+        meanwhile, so that `notifications/cancelled` and DELETE reach it."""
+        message = post.message
+        if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
+            return
+        if session is None:
+            reply = await self._stateless.answer(message)
+        else:
+            connection = Connection(self.server, ANSWER_ONLY, session=session.state)
+            call = session.record.calls[message["id"]] = Direct()
+            reply = None
+            try:
+                with call.scope:
+                    reply = await connection.answer(message)
+            finally:
+                session.record.calls.pop(message["id"], None)
+        if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
+            await Writer(post.send, True, post.sse_ok).end()
+            return
+        text, kind = reply
+        # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
+        status = status_of(text) if session is None and kind is MessageKind.ERROR else 200
+        await plain(post.send, status, text.encode(), [JSON])
+
+    async def serve(self, post: Post, session: InSession | None, *, modern: bool = False) -> None:
+        """Serve one request on a connection of its own; its messages go on this request's response.
+
+        In a 2025-11-25 session, the SSE events are numbered and kept for resumption, and the response may be closed
+        before the answer (`ctx.close_sse_stream()`, `sse_close_after=`) while the call goes on.
+        """
+        request_id = post.message["id"]
+        if not self._gate.open and post.message["method"] == "tools/call" and await self._gate.refused(post):
+            return
+        out, messages = anyio.create_memory_object_stream[Out](16)
+        exchange = Exchange(post.message, request_id, out)
+        record = session.record if session is not None else None
+        if session is None:
+            connection = Connection(self.server, exchange)
+        else:
+            connection = Connection(
+                self.server, exchange, session=session.state, request_ids=self._ask_ids(session, exchange)
+            )
+        exchange.idle = connection.wait_idle
+        writer, closer = self._writer(post, session, connection, out)
+
+        async def run_connection() -> None:
+            sse_closer.set(closer)  # this task's own context: the call's task and thread inherit it
+            async with out:
+                await connection.run()
+
+        answered = False  # stays False when the client left (2026-07-28: that cancels the call)
+        self.live.add(exchange)
+        try:
+            with messages, out:
+                async with anyio.create_task_group() as tg:
+                    if record is not None:
+                        exchange.scope = tg.cancel_scope
+                        record.calls[request_id] = exchange
+                    tg.start_soon(run_connection)
+                    watcher = anyio.CancelScope()
+                    cancel = tg.cancel_scope if modern else None
+                    closing = (
+                        (closer, self.close_after) if closer is not None and self.close_after is not None else None
+                    )
+                    tg.start_soon(watch, post.receive, writer, cancel, closing, watcher)
+                    answered = await self._relay(messages, writer, post, connection, session)
+                    watcher.cancel()
+            if not answered:
+                await writer.end()
+        finally:
+            self.live.discard(exchange)
+            exchange.close()
+            if record is not None:
+                record.calls.pop(request_id, None)
+                for ask in exchange.asks:
+                    record.asks.pop(ask, None)
+
+    async def _relay(
+        self,
+        messages: MemoryObjectReceiveStream[Out],
+        writer: Writer,
+        post: Post,
+        connection: Connection,
+        session: InSession | None,
+    ) -> bool:
+        """Write what the connection sends on the response, up to the answer; whether it came."""
+        async for text, kind in messages:
+            if kind is MessageKind.MESSAGE:
+                await writer.event(text)
+            elif kind is None:
+                await writer.close()
+            else:
+                status = 200
+                if session is not None:
+                    if connection.session is not None:
+                        session.record.log_level = connection.session.log_level
+                elif post.message["method"] == "initialize":
+                    self._initialized(connection, writer, post.caller)
+                elif kind is MessageKind.ERROR:  # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
+                    status = status_of(text)
+                await writer.final(text, status)
+                return True
+        return False
+
+    def _writer(
+        self, post: Post, session: InSession | None, connection: Connection, out: MemoryObjectSendStream[Out]
+    ) -> tuple[Writer, Closer | None]:
+        """The response of a request, and how its call closes it early (None: it cannot, outside a session)."""
+        if session is None:
+            return Writer(post.send, post.json_ok, post.sse_ok), None
+        resumption = self._resumption
+        retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
+        writer = Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
+
+        async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
+            await connection.flush()
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await out.send(("", None))
+
+        return writer, close
+
+    # -- the server's questions, answered in POSTs of their own (2025-11-25) ---------------------------------
+
+    def misrouted(self, nonce: str, ask: str) -> None:
+        """An answer to a question another process asked reached this one: the call that asked waits for an answer
+        it will never get; it learns it from a shared store (it looks while its question waits: `_end_lost`).
+        Routing it is issue 26."""
+        shared = not isinstance(self._store, ProcessSessionStore)
+        if shared:
+            try:
+                self._store.end(f"{nonce}/{ask}", time.time() + _LOST_TTL)
+            except Exception:  # a store that is down: the client is still told (by the caller)
+                logger.warning("could not note a misrouted answer in the session store", exc_info=True)
+        logger.warning(
+            "an answer to request %r reached a process that did not make it (%s): %s",
+            ask,
+            "the call ends with an error"
+            if shared
+            else "with no shared session_store=, the call that asked waits until Server(client_request_timeout=)",
+            MISROUTED,
+        )
+
+    def _ask_ids(self, session: InSession, exchange: Exchange) -> AskIds:
+        """The ids of the requests a session's call sends its client. With a shared store, the call also learns when
+        an answer to one reached another worker (the default keeps to this process)."""
+        lost = None
+        if not isinstance(self._store, ProcessSessionStore):
+            lost = functools.partial(self._end_lost, exchange, session.record, session.nonce)
+        return AskIds(session.record.asks, exchange, self.tag.prefix(), lost)
+
+    def _end_lost(self, exchange: Exchange, record: SessionRecord, nonce: str) -> None:
+        """Answer each question of `exchange` whose answer reached another worker (`Posts.take` there wrote it in
+        the shared store) with an error, so that the call goes on instead of waiting for what cannot come."""
+        waiting = False
+        for ask in exchange.asks:
+            if record.asks.get(ask) is not exchange:
+                continue  # answered
+            try:
+                lost = self._store.is_ended(f"{nonce}/{ask}")
+            except Exception:  # a store that is down ends no call that only waits: looked at again next time
+                logger.warning("could not look up a question in the session store", exc_info=True)
+                lost = False
+            if lost:
+                del record.asks[ask]
+                why = f"no answer can come: the client's answer went to another process of this server; {MISROUTED}"
+                exchange.deliver(error_response(ask, INTERNAL_ERROR, why))
+            else:
+                waiting = True
+        if not waiting:  # nothing to look for until the next question (`AskIds`)
+            exchange.lost = None

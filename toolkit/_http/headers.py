@@ -1,0 +1,181 @@
+"""What a request's headers say: the media types it accepts, its protocol era, and whether the 2026-07-28 metadata
+headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) agree with its body."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolkit._protocol.meta import VERSION_KEY
+from toolkit._protocol.types import MODERN_VERSION
+
+from .response import Scope
+
+if TYPE_CHECKING:
+    from toolkit._definition.tool import Tool
+
+__all__ = ["ParamHeaders", "accepts", "header_mismatch", "is_modern", "read_headers"]
+
+_OWS = " \t"
+# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http).
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_CHECKED = ("mcp-protocol-version", "mcp-method", "mcp-name")
+
+
+def read_headers(scope: Scope) -> tuple[dict[str, str], set[str]]:
+    """The request's headers by lower-case name (values without surrounding whitespace), and the names repeated."""
+    headers: dict[str, str] = {}
+    repeated: set[str] = set()
+    for raw_name, raw_value in scope["headers"]:
+        name = raw_name.decode("latin-1")
+        if name in headers:
+            repeated.add(name)
+        headers[name] = raw_value.decode("latin-1").strip(_OWS)
+    return headers, repeated
+
+
+def accepts(value: str | None) -> tuple[bool, bool]:
+    """Whether an `Accept` header takes JSON and SSE (no header takes anything, as HTTP says)."""
+    if value is None:
+        return True, True
+    json_ok = sse_ok = False
+    for item in value.split(","):
+        kind = item.split(";", 1)[0].strip().lower()
+        if kind in ("*/*", ""):
+            return True, True
+        if kind in ("application/json", "application/*"):
+            json_ok = True
+        elif kind in ("text/event-stream", "text/*"):
+            sse_ok = True
+    return json_ok, sse_ok
+
+
+def is_modern(message: dict[str, Any], headers: dict[str, str]) -> bool:
+    """Whether a request is served statelessly (2026-07-28): it carries the per-request `_meta`; the version header
+    alone also marks one (then the missing `_meta` is its error). `initialize` opens a session."""
+    method = message.get("method")
+    if method is None:
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and VERSION_KEY in meta:
+        return True
+    return method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION
+
+
+def header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated: set[str]) -> str | None:
+    """Why the 2026-07-28 request metadata headers disagree with the body, or None when they agree.
+
+    streamable-http: `MCP-Protocol-Version` must equal `_meta`'s version, `Mcp-Method` the method, `Mcp-Name` the
+    name of a tools/call (resources/read: the uri); a required header missing is a mismatch too. Values are
+    compared case-sensitively (names are not); a repeated header is refused rather than guessed at.
+    """
+    if repeated:
+        for twice in _CHECKED:
+            if twice in repeated:
+                return f"the {twice} header is repeated"
+    method = message["method"]
+    params = message.get("params") or {}
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    key = _NAME_PARAM.get(method)
+    name = params.get(key) if key is not None else None
+    checks: list[tuple[str, str | None, str]] = [("Mcp-Method", headers.get("mcp-method"), method)]
+    if isinstance(version, str):  # without it, the request lacks its required _meta: -32602 from the connection
+        checks.append(("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version))
+    if isinstance(name, str):
+        sent = headers.get("mcp-name")
+        if sent is not None and sent.startswith("=?"):
+            sent = decode_header_value(sent)
+        checks.append(("Mcp-Name", sent, name))
+    for header, sent, value in checks:
+        if sent is None:
+            return f"the {header} header is required"
+        if sent != value:
+            return f"{header} header value does not match body value {value!r}"
+    return None
+
+
+class HasTools(Protocol):
+    """A server, as far as its tools go."""
+
+    @property
+    def tools(self) -> Mapping[str, Tool[Any, Any]]: ...
+
+
+class ParamHeaders:
+    """The `Mcp-Param-*` headers of a server's tool calls (2026-07-28 `x-mcp-header`), worked out once per tool."""
+
+    __slots__ = ("_known", "_server")
+
+    def __init__(self, server: HasTools) -> None:
+        self._server = server  # its tools, as they change
+        self._known: dict[str, tuple[Tool[Any, Any], tuple[tuple[str, str, str], ...]]] = {}
+
+    def mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments, or None when they agree (or it is
+        no tool call)."""
+        if message["method"] != "tools/call":
+            return None
+        params = message.get("params") or {}
+        name = params.get("name")
+        tool = self._server.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return None
+        cached = self._known.get(tool.name)
+        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
+            cached = self._known[tool.name] = (tool, _param_headers(tool.definition.input_schema))
+        return None if not cached[1] else _params_mismatch(cached[1], params.get("arguments"), headers)
+
+
+def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, headers: dict[str, str]) -> str | None:
+    """Why the `Mcp-Param-*` headers `wanted` (property, header, type) disagree with a call's arguments."""
+    arguments = arguments if isinstance(arguments, dict) else {}
+    for prop, header, kind in wanted:
+        value = arguments.get(prop)
+        sent = headers.get(header)
+        if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+            return f"the {header} header has characters a header value cannot carry"
+        if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
+            continue
+        if sent is None:
+            return f"the {header} header is required (the body has {prop})"
+        if not _same_value(decode_header_value(sent), value, kind):
+            return f"{header} header value does not match body value of {prop}"
+    return None
+
+
+def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """`(property, header name, type)` of each top-level parameter marked `x-mcp-header`."""
+    found = []
+    for prop, sub in (schema.get("properties") or {}).items():
+        header = sub.get("x-mcp-header") if isinstance(sub, dict) else None
+        if isinstance(header, str) and header:
+            found.append((prop, f"mcp-param-{header.lower()}", str(sub.get("type", "string"))))
+    return tuple(found)
+
+
+def _same_value(sent: str | None, value: Any, kind: str) -> bool:
+    """Whether a decoded header value stands for the body's `value` (numbers compare as numbers, 42.0 == 42)."""
+    if sent is None:
+        return False
+    if isinstance(value, bool) or kind == "boolean":
+        return sent == ("true" if value is True else "false" if value is False else None)
+    if isinstance(value, (int, float)):
+        try:
+            return float(sent) == value
+        except ValueError:
+            return False
+    return bool(sent == value)
+
+
+def decode_header_value(value: str) -> str | None:
+    """A header value, decoded from the `=?base64?...?=` form when it uses it (None when that form is invalid)."""
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None

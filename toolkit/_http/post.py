@@ -1,0 +1,201 @@
+"""A POST: its body read and decoded once, its era found, the checks of that era, then served (`calls.py`); or, in a
+2025-11-25 session, the client's notification or its answer to a question of the server."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from toolkit._protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    check_message,
+    decode,
+    encode,
+    error_response,
+)
+from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
+
+from .calls import MISROUTED, Calls, InSession
+from .exchange import Caller, Post, SessionAccess, SessionRecord
+from .headers import ParamHeaders, accepts, header_mismatch, is_modern
+from .response import JSON, Receive, Send, error_body, plain, session_gone
+from .sessions import SessionId
+
+__all__ = ["Posts"]
+
+logger = logging.getLogger("toolkit.http")
+
+
+class Posts:
+    """The POSTs of one app."""
+
+    __slots__ = ("_calls", "_legacy", "_max_body", "_params", "_sessions", "_unset")
+
+    def __init__(self, calls: Calls, sessions: SessionAccess, max_body_size: int, legacy: bool, unset: Any) -> None:
+        self._calls = calls
+        self._sessions = sessions
+        self._max_body = max_body_size
+        self._legacy = legacy  # 2025-11-25 served too
+        self._unset = unset  # a session's log level no request of this process set
+        self._params = ParamHeaders(calls.server)
+
+    async def post(
+        self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: Caller
+    ) -> None:
+        content_type = headers.get("content-type", "")
+        if content_type != "application/json" and content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await plain(send, 415)
+            return
+        json_ok, sse_ok = accepts(headers.get("accept"))
+        if not (json_ok or sse_ok):
+            await plain(send, 406)
+            return
+        message = await self._read(headers, receive, send)
+        if message is None:
+            return
+        post = Post(message, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
+        if is_modern(message, headers):
+            await self._modern(post, repeated)
+        elif message.get("method") == "initialize" and self._legacy:
+            await self._calls.serve(post, None)
+        else:
+            await self._handshake(post)
+
+    async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> dict[str, Any] | None:
+        """The body's one message, decoded; None when the request was answered here (413, 400, or gone)."""
+        limit = self._max_body
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            await plain(send, 413)
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            event = await receive()
+            if event["type"] == "http.disconnect":
+                return None
+            chunk = event.get("body", b"")
+            size += len(chunk)
+            if size > limit:  # a chunked body, or a Content-Length that lied
+                await plain(send, 413)
+                return None
+            chunks.append(chunk)
+            more = event.get("more_body", False)
+        message: Any = None
+        problem: dict[str, Any] | None
+        try:
+            message = decode(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        except ValueError as exc:
+            problem = error_response(None, PARSE_ERROR, "Parse error", str(exc))
+        else:
+            if type(message) is dict:
+                problem = check_message(message)
+            else:
+                reason = "batches are not supported over HTTP" if isinstance(message, list) else "expected an object"
+                problem = error_response(None, INVALID_REQUEST, "Invalid request", reason)
+        if problem is not None:
+            await plain(send, 400, encode(problem).encode(), [JSON])
+            return None
+        return message  # type: ignore[no-any-return]
+
+    async def _modern(self, post: Post, repeated: set[str]) -> None:
+        message = post.message
+        if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
+            await plain(post.send, 202)
+            return
+        mismatch = header_mismatch(message, post.headers, repeated) or self._params.mismatch(message, post.headers)
+        if mismatch is not None:
+            body = error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
+            await plain(post.send, 400, body, [JSON])
+        elif message["method"] == "initialize":
+            # 2026-07-28 has no handshake: an initialize carrying the per-request _meta names a removed method.
+            why = "no handshake in 2026-07-28"
+            body = error_body(message["id"], METHOD_NOT_FOUND, "Method not found: initialize", why)
+            await plain(post.send, 404, body, [JSON])
+        elif message["method"] == "subscriptions/listen" and not post.sse_ok:
+            await plain(post.send, 406)
+        elif post.json_ok and self._calls.answers_alone(message):
+            await self._calls.answer(post)
+        else:
+            await self._calls.serve(post, None, modern=True)
+
+    def _refusal(self, post: Post) -> tuple[int, int, str] | None:
+        """Why a request that is not 2026-07-28 cannot be served here: (status, code, message); None to serve it."""
+        if not self._legacy:
+            code = METHOD_NOT_FOUND if post.message.get("method") == "initialize" else INVALID_PARAMS
+            return 404 if code == METHOD_NOT_FOUND else 400, code, f"This server speaks {MODERN_VERSION} only"
+        if "mcp-session-id" not in post.headers:
+            return (
+                400,
+                INVALID_REQUEST,
+                "Bad request: Mcp-Session-Id header required (send initialize first, or the "
+                f"{MODERN_VERSION} _meta fields with every request)",
+            )
+        version = post.headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_VERSIONS:
+            supported = ", ".join(HANDSHAKE_VERSIONS)
+            return 400, INVALID_REQUEST, f"Bad request: unsupported MCP-Protocol-Version (supported: {supported})"
+        return None
+
+    async def _handshake(self, post: Post) -> None:
+        """A request, notification or answer of a 2025-11-25 session (`Mcp-Session-Id`)."""
+        message = post.message
+        refusal = self._refusal(post)
+        if refusal is not None:
+            status, code, text = refusal
+            await plain(post.send, status, error_body(message.get("id"), code, text), [JSON])
+            return
+        session = self._sessions.session(post.headers["mcp-session-id"], post.caller)
+        if session is None:
+            await session_gone(post.send)
+            return
+        record = self._sessions.record(session)
+        if "id" not in message or "method" not in message:  # a notification, or an answer
+            await self._take(post, record, session)
+            return
+        if len(record.calls) >= self._calls.server.max_concurrent_requests:
+            body = error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
+            await plain(post.send, 200, body, [JSON])
+            return
+        state = session.state
+        if record.log_level is not self._unset:
+            state = replace(state, log_level=record.log_level)
+        served = InSession(record, state, session.nonce)
+        # sse_close_after= closes every long call's response, so none is answered in one piece
+        if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message):
+            await self._calls.answer(post, served)
+        else:
+            await self._calls.serve(post, served)
+
+    async def _take(self, post: Post, record: SessionRecord, session: SessionId) -> None:
+        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call):
+        `202`, or `400` for an answer to a question another process asked (transports: input the server cannot
+        accept gets an HTTP error, with a JSON-RPC error without id)."""
+        message = post.message
+        if "method" in message:
+            if message["method"] == "notifications/cancelled":
+                params = message.get("params") or {}
+                call = record.calls.get(params.get("requestId"))
+                if call is not None:  # the call's connection cancels it, and tells the client of its own requests
+                    call.end_input(message)
+            await plain(post.send, 202)
+            return
+        ask = message.get("id")
+        exchange = record.asks.pop(ask, None) if type(ask) is str else None
+        if exchange is not None:
+            exchange.deliver(message)
+        elif type(ask) is str and self._calls.tag.foreign(ask):
+            self._calls.misrouted(session.nonce, ask)
+            refusal = error_body(None, INTERNAL_ERROR, "Answer not delivered: another process asked", MISROUTED)
+            await plain(post.send, 400, refusal, [JSON])
+            return
+        else:  # late (the request timed out or was cancelled), or never made: accepted, as JSON-RPC lets it be
+            logger.debug("skipped an answer to no request in flight: id %r", ask)
+        await plain(post.send, 202)
