@@ -161,7 +161,6 @@ def check_server_message(message: Any, version: str, method: str | None) -> None
         assert message, "an empty batch reply"
         return  # items are checked one by one by the caller, each with its own method
     assert isinstance(message, dict), f"the server sent a non-object message: {message!r}"
-    modern = version == MODERN
     if "method" in message and "id" in message:
         _check_server_request(message, version)
         return
@@ -172,16 +171,25 @@ def check_server_message(message: Any, version: str, method: str | None) -> None
         validate(message, name, version)
         return
     if "error" in message:
-        envelope = "JSONRPCErrorResponse" if version >= "2025-11-25" else "JSONRPCError"
-        if message.get("id") is None:
-            # JSON-RPC 2.0 answers an unreadable request with `"id": null`; the MCP schemas type ids as string or
-            # integer (and from 2025-11-25 let an error omit the id), so check the rest of the envelope.
-            assert "id" in message, "an error without an id member: JSON-RPC 2.0 says null"
-            validate({**message, "id": 0}, envelope, version)
-        else:
-            validate(message, envelope, version)
-        _check_error_type(message, version)
+        _check_error_response(message, version)
         return
+    _check_result_response(message, version, method)
+
+
+def _check_error_response(message: dict[str, Any], version: str) -> None:
+    envelope = "JSONRPCErrorResponse" if version >= "2025-11-25" else "JSONRPCError"
+    if message.get("id") is None:
+        # JSON-RPC 2.0 answers an unreadable request with `"id": null`; the MCP schemas type ids as string or
+        # integer (and from 2025-11-25 let an error omit the id), so check the rest of the envelope.
+        assert "id" in message, "an error without an id member: JSON-RPC 2.0 says null"
+        validate({**message, "id": 0}, envelope, version)
+    else:
+        validate(message, envelope, version)
+    _check_error_type(message, version)
+
+
+def _check_result_response(message: dict[str, Any], version: str, method: str | None) -> None:
+    modern = version == MODERN
     envelope = "JSONRPCResultResponse" if version >= "2025-11-25" else "JSONRPCResponse"
     validate(message, envelope, version)
     result = message["result"]

@@ -23,8 +23,94 @@ LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error
 LOGO = Icon(src="https://example.com/add.png", mime_type="image/png", sizes=["48x48"])
 
 
+@tool
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@tool(title="Add", read_only=True, icons=[LOGO], structured=True)
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+async def count(steps: int, ctx: Context) -> int:
+    """Report progress once per step, then return the number of steps."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, total=steps, message=f"step {step}")
+    return steps
+
+
+@tool
+async def chatter(ctx: Context) -> str:
+    """Log one message at every level, least severe first."""
+    for level in LOG_LEVELS:
+        await ctx.log(level, f"a {level} message", logger="demo")
+    return "logged"
+
+
+@tool
+def fail() -> str:
+    """Fail with a message for the model."""
+    raise ToolError("the tool failed on purpose")
+
+
+@tool
+def crash() -> str:
+    """Fail with an unexpected exception."""
+    raise RuntimeError("a secret detail")
+
+
+@tool
+def shout() -> str:
+    """Write to stdout in every way a tool or library might."""
+    print("noise from print")
+    sys.stdout.write("noise from sys.stdout.write\n")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"noise from sys.stdout.buffer\n")
+    sys.stdout.buffer.flush()
+    os.write(1, b"noise from os.write(1)\n")
+    return "quiet"
+
+
+@tool
+def media() -> list[Audio | Image | ResourceLink]:
+    """Return audio, an image and a resource link."""
+    link = ResourceLink(uri="file:///notes.txt", name="notes", title="Notes", description="My notes")
+    return [Audio(data=WAV), Image(data=PNG), link]
+
+
+@tool
+def whoami(ctx: Context) -> dict[str, str]:
+    """Who is calling, over which revision, with which request id."""
+    client = ctx.client_info.name if ctx.client_info is not None else "?"
+    return {"client": client, "protocolVersion": str(ctx.protocol_version), "requestId": str(ctx.request_id)}
+
+
+@tool
+def big(size: int) -> str:
+    """A text of `size` characters."""
+    return "x" * size
+
+
+@tool
+async def nap(seconds: float, ctx: Context) -> str:
+    """Report that it started, then sleep for `seconds`."""
+    await ctx.report_progress(1, message="started")
+    await anyio.sleep(seconds)
+    return "rested"
+
+
+@tool
+def extra() -> str:
+    """A tool that `grow` adds."""
+    return "extra"
+
+
 def build(page_size: int | None = None, max_message_size: int | None = None, shutdown_grace: float = 5.0) -> Server:
-    """A fresh server: its own tools, gates and cancellation record."""
+    """A fresh server: its own tools, gates and cancellation record (the stateless tools are shared)."""
     server = Server(
         "protocol-demo",
         version="1.2.3",
@@ -40,15 +126,8 @@ def build(page_size: int | None = None, max_message_size: int | None = None, shu
     def gate_for(key: str) -> anyio.Event:
         return gates.setdefault(key, anyio.Event())
 
-    @server.tool
-    def echo(text: str) -> str:
-        """Echo the text back."""
-        return text
-
-    @server.tool(title="Add", read_only=True, icons=[LOGO], structured=True)
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
+    server.add_tool(echo)
+    server.add_tool(add)
 
     @server.tool
     async def wait(key: str) -> str:
@@ -77,69 +156,8 @@ def build(page_size: int | None = None, max_message_size: int | None = None, shu
         """The keys of the `block` calls cancelled so far, comma-separated."""
         return ",".join(cancelled)
 
-    @server.tool
-    async def count(steps: int, ctx: Context) -> int:
-        """Report progress once per step, then return the number of steps."""
-        for step in range(1, steps + 1):
-            await ctx.report_progress(step, total=steps, message=f"step {step}")
-        return steps
-
-    @server.tool
-    async def chatter(ctx: Context) -> str:
-        """Log one message at every level, least severe first."""
-        for level in LOG_LEVELS:
-            await ctx.log(level, f"a {level} message", logger="demo")
-        return "logged"
-
-    @server.tool
-    def fail() -> str:
-        """Fail with a message for the model."""
-        raise ToolError("the tool failed on purpose")
-
-    @server.tool
-    def crash() -> str:
-        """Fail with an unexpected exception."""
-        raise RuntimeError("a secret detail")
-
-    @server.tool
-    def shout() -> str:
-        """Write to stdout in every way a tool or library might."""
-        print("noise from print")
-        sys.stdout.write("noise from sys.stdout.write\n")
-        sys.stdout.flush()
-        sys.stdout.buffer.write(b"noise from sys.stdout.buffer\n")
-        sys.stdout.buffer.flush()
-        os.write(1, b"noise from os.write(1)\n")
-        return "quiet"
-
-    @server.tool
-    def media() -> list[Audio | Image | ResourceLink]:
-        """Return audio, an image and a resource link."""
-        link = ResourceLink(uri="file:///notes.txt", name="notes", title="Notes", description="My notes")
-        return [Audio(data=WAV), Image(data=PNG), link]
-
-    @server.tool
-    def whoami(ctx: Context) -> dict[str, str]:
-        """Who is calling, over which revision, with which request id."""
-        client = ctx.client_info.name if ctx.client_info is not None else "?"
-        return {"client": client, "protocolVersion": str(ctx.protocol_version), "requestId": str(ctx.request_id)}
-
-    @server.tool
-    def big(size: int) -> str:
-        """A text of `size` characters."""
-        return "x" * size
-
-    @server.tool
-    async def nap(seconds: float, ctx: Context) -> str:
-        """Report that it started, then sleep for `seconds`."""
-        await ctx.report_progress(1, message="started")
-        await anyio.sleep(seconds)
-        return "rested"
-
-    @tool
-    def extra() -> str:
-        """A tool that `grow` adds."""
-        return "extra"
+    for shared in (count, chatter, fail, crash, shout, media, whoami, big, nap):
+        server.add_tool(shared)
 
     @server.tool
     async def grow() -> str:
