@@ -11,6 +11,7 @@ before the measured call (the sync tool's body) is not seen: `threading.setprofi
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import threading
@@ -228,24 +229,19 @@ def modules(functions: set[str]) -> set[str]:
     return {function.split(":")[0] for function in functions}
 
 
+def _show(label: str, functions: set[str], verbose: bool) -> None:
+    print(f"{label}: {len(functions)} functions in {len(modules(functions))} modules")
+    if verbose:
+        for function in sorted(functions):
+            print("   ", function)
+
+
 def main(argv: list[str]) -> None:
-    for era in ERAS:
-        for name in TOOLS:
-            for backend in BACKENDS:
-                functions = count(name, backend, era)
-                print(f"{era:9} {name:9} {backend:7}: {len(functions)} functions in {len(modules(functions))} modules")
-                if "-v" in argv:
-                    for function in sorted(functions):
-                        print("   ", function)
-    for era in ERAS:
-        for name in HTTP_TOOLS:
-            for backend in BACKENDS:
-                functions = http_count(name, backend, era)
-                figure = f"{len(functions)} functions in {len(modules(functions))} modules"
-                print(f"http {era:9} {name:11} {backend:7}: {figure}")
-                if "-v" in argv:
-                    for function in sorted(functions):
-                        print("   ", function)
+    verbose = "-v" in argv
+    for era, name, backend in itertools.product(ERAS, TOOLS, BACKENDS):
+        _show(f"{era:9} {name:9} {backend:7}", count(name, backend, era), verbose)
+    for era, name, backend in itertools.product(ERAS, HTTP_TOOLS, BACKENDS):
+        _show(f"http {era:9} {name:11} {backend:7}", http_count(name, backend, era), verbose)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,9 @@ from ._errors import (
     ToolkitError,
     URLElicitationRequired,
 )
-from ._http.auth import Identity, StaticTokenVerifier, TokenVerifier
+from ._http.auth import StaticTokenVerifier, TokenVerifier
 from ._http.limits import RateLimit
+from ._identity import Identity
 from ._protocol.types import (
     AudioContent,
     BlobResourceContents,

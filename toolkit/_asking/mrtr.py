@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolkit._errors import ProtocolError
-from toolkit._http.auth import current_identity
+from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INVALID_PARAMS
 from toolkit._seal import Sealer, SealError, digest
 

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = ["Connection"]
 
 logger = logging.getLogger("toolkit")
+ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goes out whole, its kinds unread)
 
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
@@ -439,10 +440,9 @@ class Connection:
         For a transport that knows the request sends nothing but its answer (HTTP's JSON replies to `tools/list`,
         or to a tool that cannot ask the client); the answer is the one `run` would write.
         """
-        replies: list[str] = []
-        kinds: list[MessageKind] = []
-        await self._respond(message, None, replies, kinds)
-        return (replies[0], kinds[0]) if replies else None
+        replies: list[tuple[str, MessageKind]] = []
+        await self._respond(message, None, replies)
+        return replies[0] if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None
@@ -452,8 +452,7 @@ class Connection:
         self,
         message: dict[str, Any],
         scope: anyio.CancelScope | None,
-        batch: list[str] | None = None,
-        kinds: list[MessageKind] | None = None,
+        collect: list[tuple[str, MessageKind]] | None = None,
     ) -> None:
         """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply.
 
@@ -476,23 +475,26 @@ class Connection:
                 logger.exception("internal error while handling %r", method)
                 text = encode(error_response(request_id, INTERNAL_ERROR, "Internal error"))
             else:
-                if type(result) is str:  # JSON text prepared ahead (tools/list)
-                    text = f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}'
-                elif result is not None:  # None: cancelled, or a subscription that ended
-                    try:
-                        text = encode({"jsonrpc": "2.0", "id": request_id, "result": result})
-                    except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
-                        result = None  # the answer is an error
-                        logger.exception("cannot encode the result of %r", method)
-                        text = encode(
-                            error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
-                        )
+                # None: cancelled, or a subscription that ended; a str: JSON text prepared ahead (tools/list).
+                try:
+                    text = (
+                        None
+                        if result is None
+                        else f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}'
+                        if type(result) is str
+                        else encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+                    )
+                except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
+                    result = None  # the answer is an error
+                    logger.exception("cannot encode the result of %r", method)
+                    text = encode(
+                        error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
+                    )
             if text is None or (scope is not None and scope.cancel_called):
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
-            if batch is not None:  # a batch's reply, or `answer`'s (which takes its kind too)
-                batch.append(text)
-                (kinds if kinds is not None else []).append(kind)
+            if collect is not None:  # a batch's reply, or `answer`'s
+                collect.append((text, kind))
             else:  # from the reader, `put`: it must not wait for the peer
                 await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
         finally:
@@ -561,15 +563,17 @@ class Connection:
         if not messages:
             await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "empty batch"))
             return
-        replies: list[str] = []
+        replies: list[tuple[str, MessageKind]] = []
 
         async def one(message: Any) -> None:
             if not isinstance(message, dict):
-                replies.append(encode(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object")))
+                replies.append(
+                    (encode(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object")), ERROR)
+                )
                 return
             problem = check_message(message)
             if problem is not None:
-                replies.append(encode(problem))
+                replies.append((encode(problem), ERROR))
             elif "method" not in message:
                 self._on_response(message)
             elif "id" not in message:
@@ -577,7 +581,7 @@ class Connection:
             else:
                 admitted = self._admit(message["id"], message["method"])  # counted, as outside a batch
                 if isinstance(admitted, dict):
-                    replies.append(encode(admitted))
+                    replies.append((encode(admitted), ERROR))
                 else:
                     await self._respond(message, admitted, replies)
 
@@ -585,7 +589,7 @@ class Connection:
             for message in messages:
                 tg.start_soon(one, message)
         if replies:
-            await self._outbox.put(f"[{','.join(replies)}]", None)
+            await self._outbox.put(f"[{','.join(text for text, _ in replies)}]", None)
 
     # -- notifications and responses from the client -------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing_extensions import TypeVar, Unpack
 
 from toolkit._asking.asking import Asker, CallThread, confirm_call
 from toolkit._asking.elicitation import empty_form
-from toolkit._http.auth import Identity, current_identity
+from toolkit._identity import Identity, current_identity
 from toolkit._markers import ContextMarker
 from toolkit._protocol.types import Implementation
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from toolkit._errors import InvalidTokenError
+from toolkit._identity import Identity, current_identity
 from toolkit._protocol.jsonrpc import INVALID_REQUEST, encode, error_response
 
 __all__ = [
@@ -29,22 +29,6 @@ __all__ = [
     "current_identity",
     "to_verifier",
 ]
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a request comes from, as the token verifier established it."""
-
-    subject: str
-    """The user (or service) the token was issued to."""
-    scopes: frozenset[str] = frozenset()
-    """What the token allows."""
-    client_id: str | None = None
-    """The OAuth client the token was issued through, if known."""
-    expires_at: float | None = None
-    """When the token expires (seconds since the epoch), if known."""
-    claims: Mapping[str, Any] = field(default_factory=dict)
-    """Anything else the verifier wants tools to see (a JWT's claims)."""
 
 
 @runtime_checkable
@@ -126,11 +110,6 @@ class StaticTokenVerifier:
             if hmac.compare_digest(digest, known):
                 found = identity
         return found
-
-
-#: The identity of the request being served over HTTP with `auth=` (None otherwise). Set by the HTTP app in the
-#: request's task, so the tool call's task and its worker thread see it; read by `Context.identity`.
-current_identity: ContextVar[Identity | None] = ContextVar("toolkit_identity", default=None)
 
 
 class Refusal:

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from toolkit._errors import StartupError
 
@@ -42,6 +42,7 @@ __all__ = [
     "TARGET_ENV",
     "ServeError",
     "Served",
+    "Workers",
     "say_stopping",
     "serve_http",
     "serve_workers",
@@ -231,19 +232,18 @@ def _uvicorn_server(
 # -- several workers ----------------------------------------------------------------------------------------------
 
 
-def serve_workers(
-    factory: str,
-    target: str,
-    server: Served,
-    *,
-    host: str,
-    port: int,
-    workers: int,
-    options: dict[str, Any],
-    path: str = "/mcp",
-    log_level: str = "warning",
-) -> None:
-    """Serve the server of `target` (a file or module) in `workers` uvicorn processes sharing one socket.
+class Workers(NamedTuple):
+    """Where and how many worker processes serve (`serve_workers`)."""
+
+    host: str
+    port: int
+    workers: int
+    path: str = "/mcp"
+    log_level: str = "warning"
+
+
+def serve_workers(factory: str, target: str, server: Served, where: Workers, options: dict[str, Any]) -> None:
+    """Serve the server of `target` (a file or module) in `where.workers` uvicorn processes sharing one socket.
 
     `factory` is the import string (`module:function`) of the function each worker calls for its app, whose server
     is `server` (its `shutdown_grace` bounds the shutdown). Every worker
@@ -263,12 +263,12 @@ def serve_workers(
     os.environ.setdefault(SECRET_ENV, secrets.token_hex(32))
     os.environ[OPTIONS_ENV] = json.dumps(options)
     os.environ[_FACTORY_ENV] = factory
-    os.environ[_LOG_LEVEL_ENV] = log_level
-    sock = _bind(host, port)
+    os.environ[_LOG_LEVEL_ENV] = where.log_level
+    sock = _bind(where.host, where.port)
     try:
         with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder:
             os.environ.setdefault(STORE_ENV, os.path.join(folder, "sessions.db"))
-            _Supervisor(sock, workers, path, server).run()
+            _Supervisor(sock, where.workers, where.path, server).run()
     finally:
         sock.close()
     _say("stopped")
@@ -305,24 +305,11 @@ class _Supervisor:
             self.workers = [self._start(report_end, lifeline) for _ in range(self.count)]
             lines = bytearray()
             while any(worker.poll() is None for worker in self.workers):
-                readable, _, _ = select.select([reports, wake], [], [], _POLL_SECONDS)
-                if wake in readable:
-                    while _read_some(wake):
-                        pass
-                # Read before looking at the workers: one that failed wrote why before it exited.
-                while data := _read_some(reports):
-                    lines += data
-                *done, rest = lines.split(b"\n")
-                lines = bytearray(rest)
-                for line in done:
-                    self._on_report(line.decode("utf-8", "replace"))
+                lines = self._read_reports(reports, wake, lines)
                 self._on_signals()
                 self._look_after(report_end, lifeline)
         finally:
-            for worker in self.workers:
-                if worker.poll() is None:
-                    worker.kill()
-                    worker.wait()
+            self._kill_all()
             signal.set_wakeup_fd(previous_wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -330,6 +317,26 @@ class _Supervisor:
                 os.close(fd)
         if self.failure is not None:
             raise ServeError(self.name, self.failure)
+
+    def _read_reports(self, reports: int, wake: int, lines: bytearray) -> bytearray:
+        """Wait a moment for the workers' reports or a signal; act on every whole line; what is left of a line."""
+        readable, _, _ = select.select([reports, wake], [], [], _POLL_SECONDS)
+        if wake in readable:
+            while _read_some(wake):
+                pass
+        # Read before looking at the workers: one that failed wrote why before it exited.
+        while data := _read_some(reports):
+            lines += data
+        *done, rest = lines.split(b"\n")
+        for line in done:
+            self._on_report(line.decode("utf-8", "replace"))
+        return bytearray(rest)
+
+    def _kill_all(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.signals.append(signum)

@@ -80,67 +80,73 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._tg is None:
             raise RuntimeError("use the httpx.AsyncClient of a StreamingASGITransport inside `async with`")
-        body = await request.aread()
-        url = request.url
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.4"},
-            "http_version": "1.1",
-            "method": request.method,
-            "scheme": url.scheme,
-            "path": url.path,
-            "raw_path": url.raw_path.split(b"?", 1)[0],
-            "query_string": url.query,
-            "root_path": "",
-            "headers": [(name.lower(), value) for name, value in request.headers.raw],
-            "client": self.client,
-            "server": (url.host, url.port or (443 if url.scheme == "https" else 80)),
-        }
-        send_chunk, chunks = anyio.create_memory_object_stream[bytes](0)
-        started = anyio.Event()
-        gone = anyio.Event()
-        response: dict[str, Any] = {}
-        sent_request = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent_request
-            if not sent_request:
-                sent_request = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await gone.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                response["status"] = message["status"]
-                response["headers"] = message.get("headers", [])
-                started.set()
-            elif message["type"] == "http.response.body" and not gone.is_set():
-                data = message.get("body", b"")
-                try:
-                    if data:
-                        await send_chunk.send(data)
-                    if not message.get("more_body", False):
-                        await send_chunk.aclose()
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass  # the client closed the response: like a socket server, drop what follows
-
-        async def run() -> None:
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                await send_chunk.aclose()
-                if not started.is_set():
-                    response.setdefault("status", 500)
-                    response.setdefault("headers", [])
-                    started.set()
-                gone.set()  # the app is done: a watcher of its own disconnect never waits past the response
-
-        self._tg.start_soon(run)
+        call = _Call(await request.aread())
+        self._tg.start_soon(call.run, self.app, _scope(request, self.client))
         try:
-            await started.wait()
+            await call.started.wait()
         except BaseException:  # the caller gave up before the response began: the client went away
-            gone.set()
-            chunks.close()
+            call.gone.set()
+            call.chunks.close()
             raise
-        return httpx.Response(response["status"], headers=response["headers"], stream=_Body(chunks, gone))
+        return httpx.Response(call.status, headers=call.headers, stream=_Body(call.chunks, call.gone))
+
+
+def _scope(request: httpx.Request, client: Any) -> dict[str, Any]:
+    """The ASGI HTTP scope of an httpx request."""
+    url = request.url
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": url.scheme,
+        "path": url.path,
+        "raw_path": url.raw_path.split(b"?", 1)[0],
+        "query_string": url.query,
+        "root_path": "",
+        "headers": [(name.lower(), value) for name, value in request.headers.raw],
+        "client": client,
+        "server": (url.host, url.port or (443 if url.scheme == "https" else 80)),
+    }
+
+
+class _Call:
+    """One request's run of the app: its `receive` and `send`, and the response's status, headers and body."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body: bytes | None = body  # None once the app has read it
+        self.send_chunk, self.chunks = anyio.create_memory_object_stream[bytes](0)
+        self.started = anyio.Event()
+        self.gone = anyio.Event()
+        self.status = 500
+        self.headers: list[tuple[bytes, bytes]] = []
+
+    async def receive(self) -> dict[str, Any]:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = list(message.get("headers", []))
+            self.started.set()
+        elif message["type"] == "http.response.body" and not self.gone.is_set():
+            data = message.get("body", b"")
+            try:
+                if data:
+                    await self.send_chunk.send(data)
+                if not message.get("more_body", False):
+                    await self.send_chunk.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client closed the response: like a socket server, drop what follows
+
+    async def run(self, app: Any, scope: dict[str, Any]) -> None:
+        try:
+            await app(scope, self.receive, self.send)
+        finally:
+            await self.send_chunk.aclose()
+            self.started.set()  # an app that never started its response: 500 without headers
+            self.gone.set()  # the app is done: a watcher of its own disconnect never waits past the response

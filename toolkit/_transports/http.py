@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import json
 import logging
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import anyio
 import anyio.abc
@@ -46,6 +45,16 @@ def header_value(value: str) -> str:
     if value and value.isascii() and value.isprintable() and value == value.strip():
         return value
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+class _Outgoing(NamedTuple):
+    """One message to POST, and what its answer is matched by."""
+
+    text: str
+    headers: dict[str, str]
+    request_id: Any  # the request it is (None for a notification or an answer)
+    method: Any
+    answering: Any  # the call whose question this message answers (failed if the answer is refused), or None
 
 
 class _Resume:
@@ -191,7 +200,7 @@ class HttpTransport:
             self._modern_calls[request_id] = scope
         answered = parsed.get("id") if method is None else None
         call = self._asked_by.pop(answered, None) if is_valid_id(answered) else None
-        self._tg.start_soon(functools.partial(self._post, message, headers, request_id, method, scope, answering=call))
+        self._tg.start_soon(self._post, _Outgoing(message, headers, request_id, method, call), scope)
 
     def _add_metadata_headers(self, headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
         """2026-07-28: the headers that repeat what the body says (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`)."""
@@ -209,17 +218,9 @@ class HttpTransport:
                     text = value if isinstance(value, str) else json.dumps(value)
                     headers[header] = header_value(text)
 
-    async def _post(
-        self,
-        text: str,
-        headers: dict[str, str],
-        request_id: Any,
-        method: Any,
-        scope: anyio.CancelScope,
-        *,
-        answering: Any = None,
-    ) -> None:
-        """POST one message. `answering`: the call whose question this message answers (to fail if it is refused)."""
+    async def _post(self, out: _Outgoing, scope: anyio.CancelScope) -> None:
+        """POST one message (cancelled with `scope`)."""
+        text, headers, request_id, method, answering = out
         try:
             with scope:
                 async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
@@ -256,27 +257,27 @@ class HttpTransport:
             await self._fail(request_id, "the server ended the response stream without an answer")
             return None
         body = (await response.aread()).decode("utf-8", "replace")
-        if kind == "application/json":
-            try:
-                answer = decode(body)
-            except ValueError:
-                answer = None
-            if isinstance(answer, dict) and ("result" in answer or "error" in answer):
-                if method == "tools/list":
-                    self._learn(answer.get("result"))
-                if method == "initialize" and isinstance(answer.get("result"), dict):
-                    version = answer["result"].get("protocolVersion")
-                    self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
-                    self.session_id = response.headers.get("mcp-session-id")
-                if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
-                    answer["id"] = request_id
-                await self._in.send(encode(answer))
-                return None
+        answer = _json_answer(body) if kind == "application/json" else None
+        if answer is not None:
+            self._note(answer, response, method)
+            if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
+                answer["id"] = request_id
+            await self._in.send(encode(answer))
+            return None
         if response.status_code == 404 and self.session_id is not None:
             await self._fail(request_id, "the session has ended or expired (HTTP 404): connect again")
         else:
             await self._fail(request_id, f"HTTP {response.status_code} {response.reason_phrase}")
         return None
+
+    def _note(self, answer: dict[str, Any], response: httpx.Response, method: Any) -> None:
+        """What this transport learns from an answer: the tools' parameter headers, the session and its version."""
+        if method == "tools/list":
+            self._learn(answer.get("result"))
+        if method == "initialize" and isinstance(answer.get("result"), dict):
+            version = answer["result"].get("protocolVersion")
+            self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
+            self.session_id = response.headers.get("mcp-session-id")
 
     async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume) -> bool:
         """Hand each message of an SSE response to `receive()`; True once the wait for `request_id` ended."""
@@ -409,3 +410,12 @@ async def open_http(
                 with anyio.move_on_after(timeout, shield=True), contextlib.suppress(httpx.HTTPError):
                     await client.delete(url, headers={"mcp-session-id": transport.session_id})
             await transport.aclose()
+
+
+def _json_answer(body: str) -> dict[str, Any] | None:
+    """The JSON-RPC answer a JSON body holds (a result or an error), or None."""
+    try:
+        answer = decode(body)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) and ("result" in answer or "error" in answer) else None

@@ -64,21 +64,12 @@ def serve_target(args: argparse.Namespace) -> int:
         if not args.http:
             serve_process(server)
         elif args.workers > 1:
-            from toolkit._http.serve import serve_workers
+            from toolkit._http.serve import Workers, serve_workers
 
             options = _http_options(args, found)
             path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
-            factory = "toolkit.cli._commands:worker_app"
-            serve_workers(
-                factory,
-                args.target,
-                server,
-                host=args.host,
-                port=args.port,
-                workers=args.workers,
-                options=options,
-                path=path,
-            )
+            where = Workers(args.host, args.port, args.workers, path)
+            serve_workers("toolkit.cli._commands:worker_app", args.target, server, where, options)
         elif isinstance(found, Server):
             serve_process(server, transport="http", host=args.host, port=args.port, **_http_options(args, found))
         else:
