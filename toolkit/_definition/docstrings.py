@@ -151,8 +151,8 @@ def separate_google_sections(text: str) -> str:
 # The common Google shape, read without griffe (whose import costs about 25 ms, a fifth of a one-tool server's
 # start): a summary, then only parameter sections and Returns/Yields/Raises, each entry `name (type): text` on one
 # indentation with deeper continuation lines. Anything else (admonitions, examples, blank lines inside a section,
-# `*args`, fences, a header without a blank line above) goes to griffe. tests/test_docstrings.py checks that both
-# paths agree wherever this one answers.
+# `*args`, fences, a header without a blank line above) goes to griffe. tests/definition/test_docstrings.py checks
+# that both paths agree wherever this one answers.
 _SIMPLE_PARAMS = frozenset({"args", "arguments", "params", "parameters"})
 _SIMPLE_DROPPED = frozenset({"returns", "yields", "raises"})
 _SIMPLE_ENTRY = re.compile(r"([A-Za-z_]\w*)(?:[ \t]*\([^()\n:]*\))?:[ \t]+(\S.*)")

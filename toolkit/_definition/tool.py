@@ -194,7 +194,7 @@ class Tool(Generic[P, R]):
                 lines.append(f"- {loc}: {err['msg']} (got {_brief(err['input'])})")
         return "\n".join(lines)
 
-    # -- provider profiles (toolkit/_profiles.py) ---------------------------------------------------
+    # -- provider profiles (toolkit/_profiles/) ---------------------------------------------------
 
     def adapted(self, profile: str | Profile) -> AdaptedTool:
         """The definition adapted to a [schema profile](profiles.md), with every problem of the original.

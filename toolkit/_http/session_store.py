@@ -1,6 +1,6 @@
 """Where the ended 2025-11-25 sessions are remembered, so that a `DELETE` holds on every worker that shares a store.
 
-A session id is signed and self-contained (`_sessions.py`): any worker with the key serves it, and none keeps a
+A session id is signed and self-contained (`sessions.py`): any worker with the key serves it, and none keeps a
 session table. Ending one early (`DELETE`) is the one fact that must be shared: each worker asks the store on every
 request of a session, and until the id expires an ended one gets `404`. The store holds only the session's random
 nonce and its expiry, never a usable id. The default store is this process's memory; `SqliteSessionStore` shares

@@ -139,7 +139,7 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
     if not is_url(args.target):
         return f"the server refused the connection: {exc.message} (code {exc.code})"
     url = urllib.parse.urlsplit(args.target)
-    # Client.http answers a request that got no JSON-RPC reply with one of two messages (toolkit/_http_client.py).
+    # Client.http answers a request that got no JSON-RPC reply with one of two messages (toolkit/_transports/http.py).
     failure = exc.message.removeprefix("HTTP request failed: ")
     if failure != exc.message or exc.message.startswith("HTTP "):
         hint = ""
