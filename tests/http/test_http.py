@@ -143,6 +143,21 @@ async def test_a_modern_call_without_notifications_is_answered_with_one_json_bod
     assert reply["result"]["content"] == [{"type": "text", "text": "5"}]
 
 
+async def test_a_call_refused_for_too_many_in_flight_is_answered_on_its_own_response() -> None:
+    @tool
+    async def asks(ctx: Context) -> str:
+        """A tool that takes a Context: served on a connection of its own, through admission."""
+        return "never"
+
+    server = Server("busy", tools=[asks], max_concurrent_requests=0)
+    async with http_client(server.http_app()) as client:
+        message = modern_message("tools/call", {"name": "asks", "arguments": {}})
+        response, [reply] = await post(client, message, modern_headers(message))
+    assert reply["id"] == 1
+    assert reply["error"]["message"] == "Too many requests in flight"
+    assert response.status_code == 200  # the app maps only some codes to an HTTP status; -32603 keeps 200
+
+
 async def test_progress_and_logs_of_a_modern_call_stream_as_sse_before_its_answer() -> None:
     async with http_client(make_server().http_app()) as client:
         message = modern_message(

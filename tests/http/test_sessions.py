@@ -4,7 +4,7 @@
 A session id and a 2026-07-28 `requestState` are sealed with one secret but never pass for each other; an id is a
 short, visible-ASCII header value however large a client's capabilities and names; it expires, follows a key
 rotation, belongs to its user; a foreign key is logged once. Tests/test_http.py covers the rest (forged, tampered,
-another user's, DELETE), tests/test_session_store.py the ended sessions shared by workers.
+another user's, DELETE), tests/http/test_session_store.py the ended sessions shared by workers.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ async def test_a_session_id_is_a_short_header_value_that_shows_no_user() -> None
     assert TOKEN.fullmatch(session)
     assert len(session) <= 200
     assert "alice" not in json.dumps(payload(session))
-    assert "b" in payload(session)  # bound to its user (tests/test_http.py: another user's id is 404)
+    assert "b" in payload(session)  # bound to its user (tests/http/test_http.py: another user's id is 404)
 
 
 async def test_the_largest_capabilities_and_names_still_give_a_working_session() -> None:

@@ -256,7 +256,7 @@ def _param(p: Arg, prepared: tuple[Any, str | None], doc: str | None) -> Param:
     return Param(p.name, annotation, default, factory, description or doc, examples)
 
 
-# Bounded like `_schema`'s type cache, and for the same reason: the keys keep their annotations alive.
+# Bounded like `schema.py`'s type cache, and for the same reason: the keys keep their annotations alive.
 _PREPARED: dict[tuple[object, ...], tuple[Any, str | None] | None] = {}
 _PREPARED_SIZE = 1024
 

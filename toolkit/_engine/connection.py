@@ -426,8 +426,8 @@ class Connection:
 
     async def _on_request(self, message: dict[str, Any]) -> None:
         admitted = self._admit(message["id"], message["method"])
-        if isinstance(admitted, dict):
-            await self._send(admitted)
+        if isinstance(admitted, dict):  # the refusal answers that request: a routing transport puts it on its response
+            await self._send(admitted, message["id"], MessageKind.ERROR)
         elif admitted is None:
             await self._respond(message, None)
         else:
@@ -816,7 +816,7 @@ class Connection:
 def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:
     if type(name) is not str:
         return ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
-    # A typo is the usual cause, as for arguments (`_tool`); difflib loads on this error path only.
+    # A typo is the usual cause, as for arguments (`_definition/tool.py`); difflib loads on this error path only.
     import difflib
 
     close = difflib.get_close_matches(name, list(tools), n=1)

@@ -125,13 +125,11 @@ class Calls:
         self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
         self.close_after = resumption.close_after  # sse_close_after=
         self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
-        self.tag = AskTag()
+        self.tag = AskTag()  # the prefix of the ids of the server's requests in this process
         # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
-        self._stateless = Connection(
-            server, ANSWER_ONLY
-        )  # the prefix of the ids of the server's requests in this process
+        self._stateless = Connection(server, ANSWER_ONLY)
         self._alone: dict[str, tuple[Any, bool]] = {}
 
     def answers_alone(self, message: dict[str, Any]) -> bool:
@@ -306,7 +304,7 @@ class Calls:
         return AskIds(session.record.asks, exchange, self.tag.prefix(), lost)
 
     def _end_lost(self, exchange: Exchange, record: SessionRecord, nonce: str) -> None:
-        """Answer each question of `exchange` whose answer reached another worker (`Posts.take` there wrote it in
+        """Answer each question of `exchange` whose answer reached another worker (`Posts._take` there wrote it in
         the shared store) with an error, so that the call goes on instead of waiting for what cannot come."""
         waiting = False
         for ask in exchange.asks:

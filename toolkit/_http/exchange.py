@@ -194,13 +194,13 @@ SessionRecord: TypeAlias = "Records[Exchange]"
 @dataclass(frozen=True, slots=True)
 class SessionAccess:
     """How the handlers reach the app's sessions (`HttpApp`): the session a token names for a caller, the session a
-    GET or DELETE names (None: answered there), what this process knows of one, and a session's end (DELETE: what
-    this process knew of it, if anything)."""
+    GET or DELETE names (None: answered there), what this process knows of one, and a session's end (DELETE: on
+    every process that shares the store; here its calls are cancelled and its GET stream closed)."""
 
     session: Callable[[str, Caller], SessionId | None]
     session_of: Callable[[dict[str, str], Send, Caller], Awaitable[SessionId | None]]
     record: Callable[[SessionId], SessionRecord]
-    end: Callable[[SessionId], SessionRecord | None]
+    end: Callable[[SessionId], None]
 
 
 class AnswerOnly:

@@ -162,11 +162,6 @@ class Streams:
         session = await self._sessions.session_of(headers, send, caller)
         if session is None:
             return
-        record = self._sessions.end(session)
+        self._sessions.end(session)
         self._replay.drop_session(session.nonce)
-        if record is not None:
-            for call in record.calls.values():
-                call.scope.cancel()
-            if record.stream is not None:
-                record.stream.close()
         await plain(send, 204)
