@@ -109,11 +109,13 @@ def test_a_class_name_python_cannot_use_is_refused(name: str) -> None:
 
 def test_every_generated_client_passes_mypy_strict_and_ruff(generated: Path) -> None:
     # From the project's folder: pyproject.toml's settings apply (mypy for Python 3.10, ruff's rules and width).
-    # ruff is given the project's configuration: the files are outside its folder.
+    # ruff is given the project's configuration: the files are outside its folder. A client's method takes its tool's
+    # parameters as keywords, as many as the tool has: PLR0913 (off in ruff's defaults) is not for generated code,
+    # as it is not for examples/ (pyproject.toml).
     ruff = [PYTHON, "-m", "ruff", "--config", str(ROOT / "pyproject.toml")]
     checks = [
         [PYTHON, "-m", "mypy", "--strict", str(generated)],
-        [*ruff, "check", "--no-cache", str(generated)],
+        [*ruff, "check", "--no-cache", "--ignore", "PLR0913", str(generated)],
         [*ruff, "format", "--check", "--no-cache", str(generated)],
     ]
     runs = [subprocess.run(c, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False) for c in checks]

@@ -102,19 +102,22 @@ class Plugin:
             pytest.fail(f"toolkit: {exc}", pytrace=False)
 
     @pytest.fixture
-    async def toolkit_client(
+    async def toolkit_client(  # noqa: PLR0913 - pytest sees a fixture's dependencies only in its parameters
         self,
         request: pytest.FixtureRequest,
         *,
         toolkit_server: Server,
         toolkit_transport: str,
         toolkit_protocol: Any,
+        toolkit_elicitation: Any,
+        toolkit_sampling: Any,
         anyio_backend: Any,
     ) -> AsyncIterator[Client]:
         """A `toolkit.Client` connected to `toolkit_server` over `toolkit_transport` (use in `anyio` tests)."""
-        # The fixtures a test may override, asked for by name: what the client is and how it answers the server.
+        # Declared, not asked for by name: a test may parametrize toolkit_elicitation or toolkit_sampling directly,
+        # which pytest allows only for a fixture it sees among the parameters.
         toolkit_lifespan: Lifespan | None = request.getfixturevalue("toolkit_lifespan")
-        scripted = Scripted(request.getfixturevalue("toolkit_elicitation"), request.getfixturevalue("toolkit_sampling"))
+        scripted = Scripted(toolkit_elicitation, toolkit_sampling)
         handlers: dict[str, Any] = {
             "elicitation_handler": scripted.elicitation_handler,
             "sampling_handler": scripted.sampling_handler,
