@@ -555,6 +555,31 @@ async def test_a_session_serves_calls_with_their_notifications_on_the_call_strea
     assert messages[-1]["result"]["content"] == [{"type": "text", "text": "1 steps"}]
 
 
+async def test_a_call_that_ends_after_a_set_level_does_not_undo_it() -> None:
+    # A call keeps the level it started with to itself; the session's level is what the last logging/setLevel said.
+    waiter = Wait()
+    server = make_server()
+    server.add_tool(waiter.tool())
+    async with http_client(server.http_app()) as client:
+        headers = legacy_headers(await initialize(client))
+
+        async def request(request_id: int, method: str, params: dict[str, Any]) -> list[Any]:
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            return (await post(client, message, headers, wire.LATEST))[1]
+
+        await request(1, "logging/setLevel", {"level": "debug"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(request, 2, "tools/call", {"name": "wait", "arguments": {}})
+            await waiter.started.wait()  # the call started at debug
+            assert await request(3, "logging/setLevel", {"level": "error"}) == [
+                {"jsonrpc": "2.0", "id": 3, "result": {}}
+            ]
+            waiter.release.set()
+        messages = await request(4, "tools/call", {"name": "steps", "arguments": {"count": 1}})
+    assert [m.get("method") for m in messages] == [None]  # "stepped" is info: below error, so not sent
+    assert messages[-1]["result"]["content"] == [{"type": "text", "text": "1 steps"}]
+
+
 async def test_several_posts_of_one_session_are_served_concurrently() -> None:
     waiter = Wait()
     server = make_server()
@@ -706,6 +731,38 @@ async def test_the_asgi_lifespan_runs_the_servers_lifespan() -> None:
             await to_app.send({"type": "lifespan.shutdown"})
             assert (await from_app.receive())["type"] == "lifespan.shutdown.complete"
     assert events == ["start", "stop"]
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+async def test_the_servers_stop_gives_a_running_call_its_grace_then_cancels_it(era: str) -> None:
+    waiter = Wait()
+    server = Server("stopping", tools=[waiter.tool()], shutdown_grace=0)
+    app = server.http_app()
+    to_app, from_test = anyio.create_memory_object_stream[dict[str, Any]](4)
+    to_test, from_app = anyio.create_memory_object_stream[Any](4)
+    replies: list[list[Any]] = []
+
+    async def call() -> None:
+        async with http_client(app) as client:
+            if era == wire.MODERN:
+                message = modern_message("tools/call", {"name": "wait", "arguments": {}})
+                replies.append((await post(client, message, modern_headers(message)))[1])
+            else:
+                headers = legacy_headers(await initialize(client))
+                message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}}
+                replies.append((await post(client, message, headers, wire.LATEST))[1])
+
+    with anyio.fail_after(wire.TIMEOUT), to_app, from_test, to_test, from_app:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app, {"type": "lifespan"}, from_test.receive, to_test.send)
+            await to_app.send({"type": "lifespan.startup"})
+            assert (await from_app.receive())["type"] == "lifespan.startup.complete"
+            tg.start_soon(call)
+            await waiter.started.wait()
+            await to_app.send({"type": "lifespan.shutdown"})  # the call has no grace (0 s): cancelled at once
+            assert (await from_app.receive())["type"] == "lifespan.shutdown.complete"
+            await waiter.cancelled.wait()
+    assert replies == [[]]  # a cancelled call gets no answer: its response ends empty
 
 
 # -- Client.http ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ answer that ends the request, or not): a transport that routes per request (HTTP
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
 import threading
@@ -79,6 +80,11 @@ ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goe
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _UNSCOPED = contextlib.nullcontext()
+# Where the notifications of a request answered in its caller's task go (`Connection.answer`'s `sink`): set for that
+# task only, so that one connection answers many requests at once, each on its own response.
+_SINK: contextvars.ContextVar[Callable[[str], Awaitable[None]] | None] = contextvars.ContextVar(
+    "toolkit_answer_sink", default=None
+)
 _OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
 
 Handler = Callable[[Any, dict[str, Any], "SessionState"], Awaitable[Any]]
@@ -373,10 +379,7 @@ class Connection:
         await self._outbox.put(encode(message), related, kind)
 
     async def _notify(self, method: str, params: dict[str, Any] | None, related: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._outbox.put(encode(message), related)
+        await self._outbox.put(_notification(method, params), related)
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -433,15 +436,30 @@ class Connection:
         else:
             self._spawn(self._respond, message, admitted)
 
-    async def answer(self, message: dict[str, Any]) -> tuple[str, MessageKind] | None:
+    async def answer(
+        self,
+        message: dict[str, Any],
+        sink: Callable[[str], Awaitable[None]] | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[str, MessageKind] | None:
         """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text and
         kind (a result or an error), or None when it was cancelled.
 
         For a transport that knows the request sends nothing but its answer (HTTP's JSON replies to `tools/list`,
-        or to a tool that cannot ask the client); the answer is the one `run` would write.
+        or to a tool that cannot ask the client), or nothing but notifications before it, handed to `sink` (a
+        2026-07-28 call: its questions are results, not requests); the answer is the one `run` would write.
+        `session`: the 2025-11-25 session it belongs to, when not this connection's (one connection answers the
+        requests of many sessions: it keeps no request's state).
         """
         replies: list[tuple[str, MessageKind]] = []
-        await self._respond(message, None, replies)
+        if sink is None:
+            await self._respond(message, None, replies, session)
+        else:
+            token = _SINK.set(sink)
+            try:
+                await self._respond(message, None, replies, session)
+            finally:
+                _SINK.reset(token)
         return replies[0] if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
@@ -453,6 +471,7 @@ class Connection:
         message: dict[str, Any],
         scope: anyio.CancelScope | None,
         collect: list[tuple[str, MessageKind]] | None = None,
+        session: SessionState | None = None,
     ) -> None:
         """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply.
 
@@ -467,7 +486,7 @@ class Connection:
             try:
                 with scope if scope is not None else _UNSCOPED:
                     params: dict[str, Any] = message.get("params") or {}
-                    handler, state = self._route(method, params)
+                    handler, state = self._route(method, params, session or self._session)
                     result = await handler(request_id, params, state)
             except ProtocolError as exc:
                 text = encode({"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()})
@@ -503,7 +522,9 @@ class Connection:
                 if not self.in_flight:
                     self._idle.set()
 
-    def _route(self, method: str, params: dict[str, Any]) -> tuple[Callable[..., Awaitable[Any]], Any]:
+    def _route(
+        self, method: str, params: dict[str, Any], session: SessionState | None
+    ) -> tuple[Callable[..., Awaitable[Any]], Any]:
         """The handler of a request and the state it is served with: the era's method table, or the few methods
         outside both (`initialize`, and `ping` before it).
 
@@ -516,12 +537,12 @@ class Connection:
         if type(meta) is dict and VERSION_KEY in meta and method != "initialize":  # initialize is always legacy
             state: SessionState | None = self._modern_state(meta)
             table = self._modern_methods
-        elif self._session is not None and method not in _OUTSIDE_SESSION:
-            state = self._session
+        elif session is not None and method not in _OUTSIDE_SESSION:
+            state = session
             table = self._handshake_methods
         elif method == "initialize":
             return self._initialize, None
-        elif method == "ping" and self._session is None:  # the one request a client may send before initialize
+        elif method == "ping" and session is None:  # the one request a client may send before initialize
             return self._ping, None
         else:
             raise ProtocolError(
@@ -758,6 +779,7 @@ class Connection:
     ) -> Context:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
+        sink = _SINK.get()
         if state is self._session or state.version != MODERN_VERSION:
             client_info = self._client_info
 
@@ -777,7 +799,7 @@ class Connection:
             protocol_version=state.version,
             progress_token=token if is_valid_id(token) else None,
             log_level=log_level,
-            notify=functools.partial(self._notify, related=request_id),
+            notify=functools.partial(self._notify, related=request_id) if sink is None else _to_sink(sink),
             show_error_details=self.server.show_error_details,
             lifespan_context=self.server.lifespan_context,
             asker=asker,
@@ -829,3 +851,19 @@ async def _timed(call: Awaitable[dict[str, Any]], seconds: float, name: str) -> 
     with anyio.move_on_after(seconds):
         return await call
     return {"content": [{"type": "text", "text": f"tool {name!r} timed out after {seconds:g} s"}], "isError": True}
+
+
+def _notification(method: str, params: dict[str, Any] | None) -> str:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return encode(message)
+
+
+def _to_sink(sink: Callable[[str], Awaitable[None]]) -> Callable[[str, dict[str, Any] | None], Awaitable[None]]:
+    """A Context's `notify` that hands each notification to `sink` (`Connection.answer`)."""
+
+    async def notify(method: str, params: dict[str, Any] | None) -> None:
+        await sink(_notification(method, params))
+
+    return notify

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import anyio
 from typing_extensions import Unpack
 
 from toolkit._engine.connection import Connection
@@ -34,7 +35,7 @@ from .limits import RateLimiter
 from .options import HttpOptions, resolve
 from .post import Posts
 from .response import JSON, Receive, Scope, Send, Writer, error_body, plain, session_gone
-from .sessions import UNSET, SessionId, SessionRecord, Sessions
+from .sessions import UNSET, SessionId, Sessions
 from .sse import ReplayStore, Resumption, retry_field
 from .streams import Streams
 
@@ -81,7 +82,7 @@ class HttpApp:
         retry = retry_field(settings["sse_retry"])
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
         self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
-        sessions = SessionAccess(self._session, self._session_of, self._record, self._end)
+        sessions = SessionAccess(self._session, self._session_of, self._sessions.record, self._sessions.end)
         max_body = settings["max_body_size"]
         max_body = max_body if max_body is not None else server.max_message_size
         self._posts = Posts(self._calls, sessions, max_body, self.legacy, UNSET)
@@ -118,6 +119,9 @@ class HttpApp:
                 self._running = False
                 for exchange in list(self._calls.live):  # open streams (GET, subscriptions) end; calls get their grace
                     exchange.close()
+                deadline = anyio.current_time() + self.server.shutdown_grace
+                for scope in self._calls.streaming:  # the calls served in their request's task (2026-07-28)
+                    scope.deadline = min(scope.deadline, deadline)
         except StartupError as exc:
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return
@@ -126,10 +130,7 @@ class HttpApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path: str = scope["path"]
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :]
+        path: str = scope["path"].removeprefix(scope.get("root_path", ""))
         metadata = False
         if path != self.path and path.rstrip("/") != self.path:
             metadata = self._auth is not None and path in self._auth.metadata_paths and scope["method"] == "GET"
@@ -137,11 +138,12 @@ class HttpApp:
                 await plain(send, 404)
                 return
         headers, repeated = read_headers(scope)
-        problem = self._guard.check(headers)
-        if problem is not None:
-            status, body = problem
-            await plain(send, status, body, [JSON])
-            return
+        if "origin" in headers or headers.get("host") not in self._guard.passed:  # else: a Host already allowed
+            problem = self._guard.check(headers)
+            if problem is not None:
+                status, body = problem
+                await plain(send, status, body, [JSON])
+                return
         if self._auth is None:
             client = scope.get("client")
             caller = Caller(None, client[0] if client else "", "")
@@ -199,14 +201,6 @@ class HttpApp:
         if session is None:
             await session_gone(send)
         return session
-
-    def _record(self, session: SessionId) -> SessionRecord[Exchange]:
-        return self._sessions.record(session)
-
-    def _end(self, session: SessionId) -> None:
-        """DELETE: the session is ended for every process that shares the store; its calls here are cancelled and
-        its GET stream closed (`Sessions.end`)."""
-        self._sessions.end(session)
 
 
 def _bearer(server: Registry, path: str, options: HttpOptions) -> BearerAuth | None:

@@ -24,7 +24,7 @@ from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out, Post, SessionRecord
 from .gate import CallGate
-from .response import JSON, Receive, Writer, plain, status_of
+from .response import JSON, Receive, Writer, error_body, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
 from .sse import PRIMING_SINCE, Resumption
 
@@ -106,6 +106,7 @@ class Calls:
         "close_after",
         "live",
         "server",
+        "streaming",
         "tag",
     )
 
@@ -125,6 +126,7 @@ class Calls:
         self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
         self.close_after = resumption.close_after  # sse_close_after=
         self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
+        self.streaming: set[anyio.CancelScope] = set()  # the calls of `stream`: cancelled past the grace at shutdown
         self.tag = AskTag()  # the prefix of the ids of the server's requests in this process
         # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
@@ -140,14 +142,16 @@ class Calls:
         if method != "tools/call":
             return method in _ANSWERED_ALONE
         name = (message.get("params") or {}).get("name")
-        tool = self.server.tools.get(name) if isinstance(name, str) else None
+        if type(name) is not str:
+            return False
+        tool = self.server.tools.get(name)
         if tool is None:
             return False
-        cached = self._alone.get(tool.name)
+        cached = self._alone.get(name)
         if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
             call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
             plain = not (tool.may_ask or inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call))
-            cached = self._alone[tool.name] = (tool, plain)
+            cached = self._alone[name] = (tool, plain)
         return cached[1]
 
     async def answer(self, post: Post, session: InSession | None = None) -> None:
@@ -161,14 +165,14 @@ class Calls:
         if session is None:
             reply = await self._stateless.answer(message)
         else:
-            connection = Connection(self.server, ANSWER_ONLY, session=session.state)
-            call = session.record.calls[message["id"]] = Direct()
+            record = session.record
+            call = record.calls[message["id"]] = Direct()
             reply = None
             try:
                 with call.scope:
-                    reply = await connection.answer(message)
+                    reply = await self._stateless.answer(message, session=session.state)
             finally:
-                session.record.calls.pop(message["id"], None)
+                record.calls.pop(message["id"], None)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await Writer(post.send, True, post.sse_ok).end()
             return
@@ -176,6 +180,43 @@ class Calls:
         # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
         status = status_of(text) if session is None and kind is MessageKind.ERROR else 200
         await plain(post.send, status, text.encode(), [JSON])
+
+    async def stream(self, post: Post) -> None:
+        """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`): a call of a
+        tool that may notify (a Context: progress, logs) or that a closed stream must stop (async). Its questions
+        are results in this era, never requests, so it needs no connection loop: its notifications go straight on
+        the response (SSE from the first one), and the client leaving cancels it (a watcher beside it)."""
+        message = post.message
+        if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
+            return
+        if len(self.streaming) >= self.server.max_concurrent_requests:  # here, a process's calls served so
+            body = error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
+            await plain(post.send, 200, body, [JSON])
+            return
+        writer = Writer(post.send, post.json_ok, post.sse_ok)
+
+        async def sink(text: str) -> None:
+            try:
+                await writer.event(text)
+            except OSError:  # the client is gone (the watcher cancels the call)
+                writer.leave()
+
+        reply = None
+        async with anyio.create_task_group() as tg:
+            scope = tg.cancel_scope
+            self.streaming.add(scope)
+            try:
+                watcher = anyio.CancelScope()
+                tg.start_soon(watch, post.receive, writer, scope, None, watcher)
+                reply = await self._stateless.answer(message, sink)
+                watcher.cancel()
+            finally:
+                self.streaming.discard(scope)
+        if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
+            await writer.end()
+            return
+        text, kind = reply
+        await writer.final(text, status_of(text) if kind is MessageKind.ERROR else 200)
 
     async def serve(self, post: Post, session: InSession | None, *, modern: bool = False) -> None:
         """Serve one request on a connection of its own; its messages go on this request's response.
@@ -247,7 +288,9 @@ class Calls:
             else:
                 status = 200
                 if session is not None:
-                    if connection.session is not None:
+                    # logging/setLevel sets the session's level for its next requests here; any other call keeps
+                    # the level it started with to itself (writing it back would undo a later setLevel)
+                    if post.message["method"] == "logging/setLevel" and connection.session is not None:
                         session.record.log_level = connection.session.log_level
                 elif post.message["method"] == "initialize":
                     self._initialized(connection, writer, post.caller)

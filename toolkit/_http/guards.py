@@ -12,13 +12,14 @@ from .response import error_body
 __all__ = ["LOOPBACK", "HostGuard"]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
+_PASSED_MAX = 64  # distinct Host values remembered as allowed (a server has a few names; a flood of others is checked)
 
 
 class HostGuard:
     """The allowed `Host` names (default: loopback; `*` any, `*.example.com` a suffix) and `Origin`s (default: the
     same origin, or a loopback page)."""
 
-    __slots__ = ("_any_host", "_host_suffixes", "_hosts", "_origins")
+    __slots__ = ("_any_host", "_host_suffixes", "_hosts", "_origins", "passed")
 
     def __init__(self, allowed_hosts: Sequence[str] | None, allowed_origins: Sequence[str] | None) -> None:
         hosts = {h.lower() for h in (allowed_hosts if allowed_hosts is not None else LOOPBACK)}
@@ -26,6 +27,9 @@ class HostGuard:
         self._host_suffixes = tuple(h[1:] for h in hosts if h.startswith("*."))
         self._hosts = frozenset(h for h in hosts if not h.startswith("*"))
         self._origins = frozenset(allowed_origins) if allowed_origins is not None else None
+        # The Host values already allowed (bounded): a request that carries one of them and no Origin passes without
+        # `check` (`HttpApp`): every request of a server's clients, after its first.
+        self.passed: set[str] = set()
 
     def check(self, headers: dict[str, str]) -> tuple[int, bytes] | None:
         """The refusal (status, body) of a request whose Host or Origin is not allowed; None to serve it."""
@@ -38,6 +42,8 @@ class HostGuard:
         if origin is not None and not self._origin_allowed(origin, host):
             # transports: "If the Origin header is present and invalid, servers MUST respond with HTTP 403".
             return 403, error_body(None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        if len(self.passed) < _PASSED_MAX:
+            self.passed.add(host)
         return None
 
     def _host_allowed(self, host: str) -> bool:

@@ -1,5 +1,5 @@
-"""What a request's headers say: the media types it accepts, its protocol era, and whether the 2026-07-28 metadata
-headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) agree with its body."""
+"""What a request's headers say: the media types it accepts, and whether the 2026-07-28 metadata headers
+(`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) agree with its body."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._protocol.meta import VERSION_KEY
-from toolkit._protocol.types import MODERN_VERSION
 
 from .response import Scope
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
 
-__all__ = ["ParamHeaders", "accepts", "header_mismatch", "is_modern", "read_headers"]
+__all__ = ["MetaHeaders", "accepts", "decode_header_value", "read_headers"]
 
 _OWS = " \t"
 # The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http).
@@ -52,52 +51,6 @@ def accepts(value: str | None) -> tuple[bool, bool]:
     return json_ok, sse_ok
 
 
-def is_modern(message: dict[str, Any], headers: dict[str, str]) -> bool:
-    """Whether a request is served statelessly (2026-07-28): it carries the per-request `_meta`; the version header
-    alone also marks one (then the missing `_meta` is its error). `initialize` opens a session."""
-    method = message.get("method")
-    if method is None:
-        return False
-    params = message.get("params")
-    meta = params.get("_meta") if type(params) is dict else None
-    if type(meta) is dict and VERSION_KEY in meta:
-        return True
-    return method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION
-
-
-def header_mismatch(message: dict[str, Any], headers: dict[str, str], repeated: set[str]) -> str | None:
-    """Why the 2026-07-28 request metadata headers disagree with the body, or None when they agree.
-
-    streamable-http: `MCP-Protocol-Version` must equal `_meta`'s version, `Mcp-Method` the method, `Mcp-Name` the
-    name of a tools/call (resources/read: the uri); a required header missing is a mismatch too. Values are
-    compared case-sensitively (names are not); a repeated header is refused rather than guessed at.
-    """
-    if repeated:
-        for twice in _CHECKED:
-            if twice in repeated:
-                return f"the {twice} header is repeated"
-    method = message["method"]
-    params = message.get("params") or {}
-    meta = params.get("_meta")
-    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
-    key = _NAME_PARAM.get(method)
-    name = params.get(key) if key is not None else None
-    checks: list[tuple[str, str | None, str]] = [("Mcp-Method", headers.get("mcp-method"), method)]
-    if isinstance(version, str):  # without it, the request lacks its required _meta: -32602 from the connection
-        checks.append(("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version))
-    if isinstance(name, str):
-        sent = headers.get("mcp-name")
-        if sent is not None and sent.startswith("=?"):
-            sent = decode_header_value(sent)
-        checks.append(("Mcp-Name", sent, name))
-    for header, sent, value in checks:
-        if sent is None:
-            return f"the {header} header is required"
-        if sent != value:
-            return f"{header} header value does not match body value {value!r}"
-    return None
-
-
 class HasTools(Protocol):
     """A server, as far as its tools go."""
 
@@ -105,8 +58,9 @@ class HasTools(Protocol):
     def tools(self) -> Mapping[str, Tool[Any, Any]]: ...
 
 
-class ParamHeaders:
-    """The `Mcp-Param-*` headers of a server's tool calls (2026-07-28 `x-mcp-header`), worked out once per tool."""
+class MetaHeaders:
+    """The 2026-07-28 request metadata headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and the
+    `Mcp-Param-*` of a server's tools, `x-mcp-header`, worked out once per tool), checked against a request's body."""
 
     __slots__ = ("_known", "_server")
 
@@ -114,20 +68,54 @@ class ParamHeaders:
         self._server = server  # its tools, as they change
         self._known: dict[str, tuple[Tool[Any, Any], tuple[tuple[str, str, str], ...]]] = {}
 
-    def mismatch(self, message: dict[str, Any], headers: dict[str, str]) -> str | None:
-        """Why a tool call's `Mcp-Param-*` headers disagree with its arguments, or None when they agree (or it is
-        no tool call)."""
-        if message["method"] != "tools/call":
-            return None
+    def mismatch(self, message: dict[str, Any], headers: dict[str, str], repeated: set[str]) -> str | None:
+        """Why the headers disagree with the body, or None when they agree.
+
+        streamable-http: `MCP-Protocol-Version` must equal `_meta`'s version, `Mcp-Method` the method, `Mcp-Name`
+        the name of a tools/call (resources/read: the uri), each `Mcp-Param-*` its argument; a required header
+        missing is a mismatch too. Values are compared case-sensitively (names are not); a repeated header is
+        refused rather than guessed at.
+        """
+        method = message["method"]
         params = message.get("params") or {}
-        name = params.get("name")
-        tool = self._server.tools.get(name) if isinstance(name, str) else None
+        sent = headers.get("mcp-method")
+        if repeated and not repeated.isdisjoint(_CHECKED):
+            return _repeated(repeated)
+        if sent != method:
+            return "the Mcp-Method header is required" if sent is None else _differs("Mcp-Method", method)
+        meta = params.get("_meta")
+        version = meta.get(VERSION_KEY) if type(meta) is dict else None
+        if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
+            sent = headers.get("mcp-protocol-version")
+            if sent != version:
+                return (
+                    "the MCP-Protocol-Version header is required"
+                    if sent is None
+                    else _differs("MCP-Protocol-Version", version)
+                )
+        key = _NAME_PARAM.get(method)
+        name: Any = params.get(key) if key is not None else None
+        if type(name) is str:
+            sent = headers.get("mcp-name")
+            if sent is not None and sent.startswith("=?"):
+                sent = decode_header_value(sent)
+            if sent != name:
+                return "the Mcp-Name header is required" if sent is None else _differs("Mcp-Name", name)
+        tool = self._server.tools.get(name) if method == "tools/call" and type(name) is str else None
         if tool is None:
             return None
-        cached = self._known.get(tool.name)
-        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
-            cached = self._known[tool.name] = (tool, _param_headers(tool.definition.input_schema))
-        return None if not cached[1] else _params_mismatch(cached[1], params.get("arguments"), headers)
+        known = self._known.get(name)
+        if known is None or known[0] is not tool:  # worked out once per tool (again if it was replaced)
+            known = self._known[name] = (tool, _param_headers(tool.definition.input_schema))
+        return None if not known[1] else _params_mismatch(known[1], params.get("arguments"), headers)
+
+
+def _repeated(repeated: set[str]) -> str:
+    return next(f"the {name} header is repeated" for name in _CHECKED if name in repeated)
+
+
+def _differs(header: str, value: str) -> str:
+    return f"{header} header value does not match body value {value!r}"
 
 
 def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, headers: dict[str, str]) -> str | None:

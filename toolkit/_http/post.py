@@ -19,11 +19,12 @@ from toolkit._protocol.jsonrpc import (
     encode,
     error_response,
 )
+from toolkit._protocol.meta import VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 from .calls import MISROUTED, Calls, InSession
 from .exchange import Caller, Post, SessionAccess, SessionRecord
-from .headers import ParamHeaders, accepts, header_mismatch, is_modern
+from .headers import MetaHeaders, accepts
 from .response import JSON, Receive, Send, error_body, plain, session_gone
 from .sessions import SessionId
 
@@ -31,11 +32,13 @@ __all__ = ["Posts"]
 
 logger = logging.getLogger("toolkit.http")
 
+_ACCEPTS_MAX = 64  # distinct Accept values remembered (a flood of others is parsed each time)
+
 
 class Posts:
     """The POSTs of one app."""
 
-    __slots__ = ("_calls", "_legacy", "_max_body", "_params", "_sessions", "_unset")
+    __slots__ = ("_accepts", "_calls", "_headers", "_legacy", "_max_body", "_sessions", "_unset")
 
     def __init__(self, calls: Calls, sessions: SessionAccess, max_body_size: int, legacy: bool, unset: Any) -> None:
         self._calls = calls
@@ -43,7 +46,9 @@ class Posts:
         self._max_body = max_body_size
         self._legacy = legacy  # 2025-11-25 served too
         self._unset = unset  # a session's log level no request of this process set
-        self._params = ParamHeaders(calls.server)
+        self._headers = MetaHeaders(calls.server)
+        # What each `Accept` value takes (JSON, SSE), worked out once per value: a server's clients send a few.
+        self._accepts: dict[str | None, tuple[bool, bool]] = {}
 
     async def post(
         self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: Caller
@@ -52,7 +57,13 @@ class Posts:
         if content_type != "application/json" and content_type.split(";", 1)[0].strip().lower() != "application/json":
             await plain(send, 415)
             return
-        json_ok, sse_ok = accepts(headers.get("accept"))
+        accept = headers.get("accept")
+        taken = self._accepts.get(accept)
+        if taken is None:
+            taken = accepts(accept)
+            if len(self._accepts) < _ACCEPTS_MAX:
+                self._accepts[accept] = taken
+        json_ok, sse_ok = taken
         if not (json_ok or sse_ok):
             await plain(send, 406)
             return
@@ -60,9 +71,17 @@ class Posts:
         if message is None:
             return
         post = Post(message, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
-        if is_modern(message, headers):
+        # The era: a request carrying the per-request `_meta` is 2026-07-28 (served statelessly), and so is one with
+        # that version's header (the missing `_meta` is then its error); `initialize` opens a 2025-11-25 session.
+        method = message.get("method")
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        if method is not None and (
+            (type(meta) is dict and VERSION_KEY in meta)
+            or (method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION)
+        ):
             await self._modern(post, repeated)
-        elif message.get("method") == "initialize" and self._legacy:
+        elif method == "initialize" and self._legacy:
             await self._calls.serve(post, None)
         else:
             await self._handshake(post)
@@ -110,7 +129,7 @@ class Posts:
         if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
             await plain(post.send, 202)
             return
-        mismatch = header_mismatch(message, post.headers, repeated) or self._params.mismatch(message, post.headers)
+        mismatch = self._headers.mismatch(message, post.headers, repeated)
         if mismatch is not None:
             body = error_body(message["id"], HEADER_MISMATCH, "Header mismatch", mismatch)
             await plain(post.send, 400, body, [JSON])
@@ -121,10 +140,12 @@ class Posts:
             await plain(post.send, 404, body, [JSON])
         elif message["method"] == "subscriptions/listen" and not post.sse_ok:
             await plain(post.send, 406)
+        elif message["method"] == "subscriptions/listen":
+            await self._calls.serve(post, None, modern=True)
         elif post.json_ok and self._calls.answers_alone(message):
             await self._calls.answer(post)
         else:
-            await self._calls.serve(post, None, modern=True)
+            await self._calls.stream(post)
 
     def _refusal(self, post: Post) -> tuple[int, int, str] | None:
         """Why a request that is not 2026-07-28 cannot be served here: (status, code, message); None to serve it."""

@@ -47,6 +47,7 @@ _INFO_ESCAPED = 128  # and at most this many once escaped
 # Records kept before the oldest idle ones go (their sessions keep working: a record is made again on demand).
 _RECORDS = 10_000
 _RECORDS_SWEPT = 1000
+_OPENED = 4096  # verified ids remembered (`Sessions.open`): at most 2 KB each
 
 UNSET: Any = object()
 """A record's `log_level` before `logging/setLevel` (None is a level: "none")."""
@@ -108,7 +109,7 @@ class Sessions(Generic[S]):
         TypeError: `store` is not a `SessionStore`.
     """
 
-    __slots__ = ("_records", "_sealer", "_warned", "store", "ttl")
+    __slots__ = ("_clock", "_opened", "_records", "_sealer", "_warned", "store", "ttl")
 
     def __init__(
         self,
@@ -126,6 +127,11 @@ class Sessions(Generic[S]):
         """Which sessions `DELETE` ended (consulted by 2025-11-25 requests only)."""
         self._records: OrderedDict[str, SessionRecord[S]] = OrderedDict()
         self._warned = False
+        self._clock = clock
+        # The ids already verified, with their user: a session's next requests skip the MAC and the decoding, not the
+        # expiry nor the ended-session store. Bounded, and left at DELETE; only verified ids enter, so a flood of
+        # forged ones cannot.
+        self._opened: dict[str, tuple[str | None, SessionId]] = {}
 
     def mint(self, state: SessionState, subject: str | None = None) -> SessionId:
         """A new session for a connection that `initialize` set up (for the user `subject`, with authentication),
@@ -146,8 +152,14 @@ class Sessions(Generic[S]):
     def open(self, token: str, subject: str | None) -> SessionId | None:
         """The session an id names, or None when it is malformed, forged, signed with an unknown key, expired,
         another user's (security best practices: such an id is as unknown as a forged one), or ended."""
-        session = self._open(token, subject)
-        if session is None or self.store.is_ended(session.nonce):
+        known = self._opened.get(token)
+        if known is not None and known[0] == subject and known[1].expires > self._clock():
+            session: SessionId | None = known[1]
+        else:
+            session = self._open(token, subject)
+        if session is None:
+            return None
+        if self.store.is_ended(session.nonce):
             return None
         return session
 
@@ -169,6 +181,7 @@ class Sessions(Generic[S]):
         """`DELETE`: the session is ended on every worker that shares the store; its calls on this process are
         cancelled and its GET stream closed."""
         self.store.end(session.nonce, session.expires)
+        self._opened.pop(session.token, None)
         record = self._records.pop(session.nonce, None)
         if record is not None:
             for call in record.calls.values():
@@ -177,9 +190,13 @@ class Sessions(Generic[S]):
                 record.stream.close()
 
     def _open(self, token: str, subject: str | None) -> SessionId | None:
+        """Verify and read an id (and remember it, verified); None when it is not valid."""
+        opened = self._opened
         try:
-            return _read(token, self._sealer.unseal(token, bind=_bind(subject), max_size=MAX_ID_SIZE))
+            session = _read(token, self._sealer.unseal(token, bind=_bind(subject), max_size=MAX_ID_SIZE))
         except SealError as error:
+            if opened.get(token, (subject,))[0] == subject:  # expired (another user's id leaves it be)
+                opened.pop(token, None)
             if error.reason == "unknown_key" and not self._warned:
                 self._warned = True
                 logger.warning(
@@ -187,6 +204,10 @@ class Sessions(Generic[S]):
                     "(Server(secret=...) or http_app(secret=...), see docs/deploy.md#keys); such sessions get 404"
                 )
             return None
+        if len(opened) >= _OPENED:  # bounded: the oldest goes (it is verified again on its next request)
+            del opened[next(iter(opened))]
+        opened[token] = (subject, session)
+        return session
 
 
 def _bind(subject: str | None) -> Mapping[str, str]:

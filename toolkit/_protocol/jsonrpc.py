@@ -89,14 +89,16 @@ def error_response(request_id: Any, code: int, message: str, *details: str | Non
 def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
     """The error response for a message that is not a valid request or notification, or None if valid."""
     request_id = message.get("id")
-    reply_id = request_id if is_valid_id(request_id) else None
+    # `is_valid_id`, inlined (every request over HTTP is checked here): decoded JSON has no subclasses of str or int.
+    valid_id = type(request_id) is str or type(request_id) is int
+    reply_id = request_id if valid_id else None
     if message.get("jsonrpc") != "2.0":
         return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"jsonrpc" must be "2.0"')
     if "method" not in message and ("result" in message or "error" in message):
         return None  # a response: the connection matches it with the request it sent
     if not isinstance(message.get("method"), str):
         return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"method" must be a string')
-    if "id" in message and not is_valid_id(request_id):
+    if "id" in message and not valid_id:
         return error_response(None, INVALID_REQUEST, "Invalid request", "id must be a string or an integer")
     params = message.get("params")
     if params is not None and not isinstance(params, dict):
