@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any
 
+import anyio
 import pytest
 from cli_helpers import ROOT, outcome, toolkit
 from served import Served
+
+from toolkit import Client
 
 DEMO = ROOT / "tests" / "servers" / "http_demo.py"
 # A port nothing listens on: loopback refuses the connection at once.
@@ -114,6 +118,30 @@ def test_serve_over_http_says_where_it_listens_and_that_it_stopped(workers: str)
         assert outcome(toolkit("call", server.url, "add", "a=1", "b=2")) == (0, "3\n", "")
     finally:
         server.close()  # SIGTERM, as a process manager stops it
+    assert server.stderr == [
+        f"toolkit: serving on {server.url}\n",
+        "toolkit: stopping: calls in flight have 5 s to answer (Ctrl-C or SIGTERM again stops at once)\n",
+        "toolkit: stopped\n",
+    ]
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+def test_a_client_that_stays_connected_does_not_hold_up_a_graceful_stop(protocol: Any) -> None:
+    # A 2025-11-25 session keeps its GET stream open, a 2026-07-28 client its subscriptions/listen: no call is in
+    # flight, so the stop ends them at once instead of waiting out the grace (uvicorn then cancels what is left and
+    # logs an ERROR line, which must not appear).
+    server = Served(DEMO)
+
+    async def connected() -> None:
+        with anyio.fail_after(60):
+            async with Client.http(server.url, protocol=protocol, on_tools_changed=lambda: None) as client:
+                assert (await client.call_tool("add", {"a": 1, "b": 2})).text == "3"
+                await anyio.to_thread.run_sync(server.close)  # SIGTERM, and the process's exit
+
+    try:
+        anyio.run(connected)
+    finally:
+        server.close()
     assert server.stderr == [
         f"toolkit: serving on {server.url}\n",
         "toolkit: stopping: calls in flight have 5 s to answer (Ctrl-C or SIGTERM again stops at once)\n",

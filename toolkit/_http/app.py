@@ -117,17 +117,25 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
                 await receive()  # lifespan.shutdown
                 self._running = False
-                for exchange in list(self._calls.live):  # open streams (GET, subscriptions) end; calls get their grace
-                    exchange.close()
-                deadline = anyio.current_time() + self.server.shutdown_grace
-                for scope in self._calls.streaming:  # the calls served in their request's task (2026-07-28)
-                    scope.deadline = min(scope.deadline, deadline)
+                self.stopping()
         except StartupError as exc:
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return
         finally:
             self._running = False
         await send({"type": "lifespan.shutdown.complete"})
+
+    def stopping(self) -> None:
+        """The server is stopping: open streams (GET, subscriptions) end now, calls in flight get `shutdown_grace`.
+
+        At the lifespan's shutdown, and before it when the ASGI server says so: uvicorn waits for every open
+        response before it runs the lifespan's shutdown, so `serve_http` calls this at the first signal (an idle
+        stream would otherwise hold the stop for the whole grace)."""
+        for exchange in list(self._calls.live):
+            exchange.close()
+        deadline = anyio.current_time() + self.server.shutdown_grace
+        for scope in self._calls.streaming:  # the calls served in their request's task (2026-07-28)
+            scope.deadline = min(scope.deadline, deadline)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"].removeprefix(scope.get("root_path", ""))

@@ -175,6 +175,10 @@ class _HeldErrors(logging.Filter):
         return f"{text}: {type(error).__name__}: {error}" if error is not None else text
 
 
+async def _stopping(app: Any) -> None:
+    app.stopping()
+
+
 def _uvicorn_server(
     app: Any,
     log_level: str,
@@ -221,6 +225,13 @@ def _uvicorn_server(
                     asyncio.get_running_loop().call_soon_threadsafe(self.cancel_requests)
             else:
                 stopping(grace)
+                # Open streams end now, not at the end of the grace (uvicorn runs the lifespan's shutdown, which
+                # would end them, only once every response is complete).
+                with contextlib.suppress(RuntimeError):
+                    asyncio.get_running_loop().call_soon_threadsafe(self.end_streams)
+
+        def end_streams(self) -> None:
+            self.ending = asyncio.ensure_future(_stopping(app))  # a task: anyio's clock needs one
 
         def cancel_requests(self) -> None:
             for task in list(self.server_state.tasks):
