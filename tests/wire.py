@@ -387,10 +387,24 @@ class Peer:
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> Any:
         """`tools/call` in the handshake era; returns the whole response."""
-        body: dict[str, Any] = {"name": name, **params}
-        if arguments is not None:
-            body["arguments"] = arguments
-        return await self.request("tools/call", body)
+        return await self.request("tools/call", _call_params(name, arguments, params))
+
+    async def start_call(
+        self, name: str, arguments: dict[str, Any] | None = None, *, id: Any = 1, **params: Any
+    ) -> None:
+        """Send a `tools/call` with this `id` and return without reading: the server asks something first, or the
+        test cancels the call or closes the input before its response."""
+        await self.send(
+            {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": _call_params(name, arguments, params)}
+        )
+
+
+def _call_params(name: str, arguments: dict[str, Any] | None, params: dict[str, Any]) -> dict[str, Any]:
+    """A `tools/call`'s params: the name, the arguments when given, and any other params (`_meta`)."""
+    body: dict[str, Any] = {"name": name, **params}
+    if arguments is not None:
+        body["arguments"] = arguments
+    return body
 
 
 # -- connecting ----------------------------------------------------------------------------------------
