@@ -87,11 +87,8 @@ async def test_the_protocol_option_pins_an_era(open_client: OpenClient, era: str
     assert seen == (version, SERVER_INFO, {"tools": {"listChanged": True}, "logging": {}}, INSTRUCTIONS)
 
 
-class HandshakeOnlyServer:
-    """A peer that speaks only the handshake era (2025-06-18), as servers written before 2026-07-28 do.
-
-    It answers `server/discover` (a method it does not know) with -32601 and records every message it reads.
-    """
+class FakeServer:
+    """A peer written by hand on a memory transport: records every message it reads and hands it to `handle`."""
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
@@ -103,8 +100,30 @@ class HandshakeOnlyServer:
             except anyio.EndOfStream:
                 return
             self.received.append(message)
-            if "id" in message:
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **self.answer(message)}))
+            await self.handle(message, transport)
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    async def send(transport: MemoryTransport, **message: Any) -> None:
+        """Send one JSON-RPC message: `id=..., result=...`, `id=..., error=...` or `method=..., params=...`."""
+        await transport.send(json.dumps({"jsonrpc": "2.0", **message}))
+
+
+#: What a handshake-era fake server answers `initialize` with.
+INITIALIZE_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}
+
+
+class HandshakeOnlyServer(FakeServer):
+    """A peer that speaks only the handshake era (2025-06-18), as servers written before 2026-07-28 do.
+
+    It answers `server/discover` (a method it does not know) with -32601 and records every message it reads.
+    """
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if "id" in message:
+            await self.send(transport, id=message["id"], **self.answer(message))
 
     def answer(self, message: dict[str, Any]) -> dict[str, Any]:
         method = message["method"]
@@ -530,27 +549,16 @@ async def test_a_request_over_max_message_size_is_not_sent(open_client: OpenClie
     assert after.text == "after"
 
 
-class NullIdServer:
+class NullIdServer(FakeServer):
     """Answers every tools/call with an error of id null, as a server that could not read the request's id does."""
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            if message.get("method") == "initialize":
-                result = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "serverInfo": {"name": "x", "version": "1"},
-                }
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "tools/call":
-                error = {"code": -32600, "message": "message larger than 100 bytes"}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
-            elif message.get("method") == "ping":
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            await self.send(transport, id=None, error={"code": -32600, "message": "message larger than 100 bytes"})
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
 
 
 async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() -> None:
@@ -566,38 +574,33 @@ async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() 
     assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
 
 
-class EndsListenServer:
+#: What a 2026-07-28 fake server answers `server/discover` with.
+DISCOVER_RESULT = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
+
+
+class EndsListenServer(FakeServer):
     """A 2026-07-28 server that acknowledges subscriptions/listen, then ends it with notifications/cancelled."""
 
     def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
+        super().__init__()
         self.ended = anyio.Event()
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            self.received.append(message)
-            if message.get("method") == "server/discover":
-                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "subscriptions/listen":
-                for method, params in [
-                    ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
-                    ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
-                ]:
-                    await transport.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
-                self.ended.set()
-            elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
-                params = {"requestId": message["id"], "reason": "shutting down"}
-                await transport.send(
-                    json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-                )
-            elif message.get("method") in ("tools/call", "tools/list"):
-                result = {"content": []} if message["method"] == "tools/call" else {"tools": []}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "server/discover":
+            await self.send(transport, id=message["id"], result=DISCOVER_RESULT)
+        elif message.get("method") == "subscriptions/listen":
+            for method, params in [
+                ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
+                ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
+            ]:
+                await self.send(transport, method=method, params=params)
+            self.ended.set()
+        elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
+            params = {"requestId": message["id"], "reason": "shutting down"}
+            await self.send(transport, method="notifications/cancelled", params=params)
+        elif message.get("method") in ("tools/call", "tools/list"):
+            result: dict[str, Any] = {"content": []} if message["method"] == "tools/call" else {"tools": []}
+            await self.send(transport, id=message["id"], result=result)
 
 
 class Recorded:
@@ -639,37 +642,23 @@ async def test_a_listen_stream_the_server_cancels_ends_cleanly(caplog: pytest.Lo
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
 
 
-class IdLastServer:
+class IdLastServer(FakeServer):
     """Answers tools/call with a reply whose id comes after a large result, once two calls are waiting."""
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        calls: list[Any] = []
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            if message.get("method") == "initialize":
-                result = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "serverInfo": {"name": "x", "version": "1"},
-                }
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "tools/call":
-                calls.append(message["id"])
-                if len(calls) == 2:
-                    big = {"content": [{"type": "text", "text": "x" * 5000}]}
-                    await transport.send(json.dumps({"jsonrpc": "2.0", "result": big, "id": calls[0]}))
-            elif message.get("method") == "ping":
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
-            elif message.get("method") == "server/discover":
-                capabilities = {"tools": {"listChanged": True}}
-                result = {"supportedVersions": ["2026-07-28"], "capabilities": capabilities}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "subscriptions/listen":
-                acknowledged = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {}}
-                await transport.send(json.dumps(acknowledged))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            calls = [m["id"] for m in self.received if m.get("method") == "tools/call"]
+            if len(calls) == 2:
+                big = {"content": [{"type": "text", "text": "x" * 5000}]}
+                await self.send(transport, result=big, id=calls[0])  # the id after the result, as JSON allows
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
+        elif message.get("method") == "server/discover":
+            await self.send(transport, id=message["id"], result=DISCOVER_RESULT)
+        elif message.get("method") == "subscriptions/listen":
+            await self.send(transport, method="notifications/subscriptions/acknowledged", params={})
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
