@@ -235,6 +235,16 @@ def encode(message: Any) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
+def initialize_request(request_id: Any = 1, version: str = LATEST) -> dict[str, Any]:
+    """The `initialize` request that opens a handshake, as a raw client without capabilities sends it."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+#: The headers of a POST to a Streamable HTTP endpoint: JSON in, JSON or SSE back.
+POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
 class Peer:
     """One raw client connection. Every message read is decoded and schema-checked.
 
