@@ -816,37 +816,78 @@ async def test_call_tool_sends_no_tools_list_when_it_cannot_validate(
 # -- exceptions out of the block ------------------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def connected(where: str, protocol: Any, backend: str) -> AsyncIterator[Client]:
+    """A client of a fresh demo server, in memory, over stdio or over HTTP (in process)."""
+    if where == "http":
+        app = wire.load_demo().build().http_app()
+        async with (
+            httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
+            Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
+        ):
+            yield client
+    elif where == "memory":
+        async with Client(wire.load_demo().build(), protocol=protocol) as client:
+            yield client
+    else:
+        async with Client.stdio(wire.demo_command(backend), protocol=protocol) as client:
+            yield client
+
+
 @pytest.mark.parametrize("where", ["memory", "stdio", "http"])
 async def test_an_exception_in_the_block_comes_out_of_async_with_as_raised(
     where: str, era: str, anyio_backend: str
 ) -> None:
     """Not wrapped in an ExceptionGroup by the client's tasks: `except ToolkitError` around the block works."""
-    protocol: Any = era
-
-    @asynccontextmanager
-    async def connected() -> AsyncIterator[Client]:
-        if where == "http":
-            app = wire.load_demo().build().http_app()
-            async with (
-                httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
-                Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
-            ):
-                yield client
-        elif where == "memory":
-            async with Client(wire.load_demo().build(), protocol=protocol) as client:
-                yield client
-        else:
-            async with Client.stdio(wire.demo_command(anyio_backend), protocol=protocol) as client:
-                yield client
-
     with anyio.fail_after(wire.TIMEOUT):
         with pytest.raises(ProtocolError) as caught:
-            async with connected() as client:
+            async with connected(where, era, anyio_backend) as client:
                 await client.call_tool("no_such_tool")
         assert caught.value.code == -32602
         with pytest.raises(ValueError, match="the block's own"):
-            async with connected() as client:
+            async with connected(where, era, anyio_backend) as client:
                 raise ValueError("the block's own")
+
+
+def loops(exc: BaseException) -> bool:
+    """Whether the `__context__` chain of `exc` comes back on itself."""
+    seen: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and all(link is not s for s in seen):
+        seen.append(link)
+        link = link.__context__
+    return link is not None
+
+
+@pytest.mark.parametrize("where", ["memory", "stdio", "http"])
+async def test_a_client_cancelled_mid_call_in_a_task_group_ends_it_and_the_next_client_works(
+    where: str, era: str, anyio_backend: str
+) -> None:
+    """The cancellation that leaves the client has a chain of contexts that ends: anyio's task group walks it when
+    the task ends, and a chain that loops (contextlib's exit stack made one of a cancellation re-raised while it was
+    being handled) held it there at 100 % CPU for ever, under a deadline that could never fire."""
+    looped: list[bool] = []
+    started = anyio.Event()
+
+    async def call() -> None:
+        try:
+            async with connected(where, era, anyio_backend) as client:
+                await client.call_tool("block", {"key": "k"}, progress=lambda *_: started.set())
+        except BaseException as exc:
+            looped.append(loops(exc))
+            if not looped[-1]:
+                raise
+            # Re-raised, a looping chain would hang the task group (and this test): kept back, failed below.
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await started.wait()  # the call runs on the server
+            tg.cancel_scope.cancel()
+        async with connected(where, era, anyio_backend) as client:
+            after = await client.call_tool("echo", {"text": "after"})
+    assert looped == [False]
+    assert after.text == "after"
 
 
 # -- a transport the client opens (Client.stdio, Client.http) ---------------------------------------------------
