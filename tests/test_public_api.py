@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
 import types
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -53,3 +56,10 @@ def test_importing_the_server_api_loads_no_client_cli_profiles_docstring_parser_
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(out.stdout) == []
+
+
+def test_the_client_options_are_exported_as_the_typed_dict_client_stdio_and_http_take() -> None:
+    takes: list[Callable[..., Any]] = [toolkit.Client.__init__, toolkit.Client.stdio, toolkit.Client.http]
+    assert [str(inspect.signature(f).parameters["options"].annotation) for f in takes] == ["Unpack[ClientOptions]"] * 3
+    assert toolkit.ClientOptions.__module__ == "toolkit"
+    assert {"protocol", "max_message_size", "roots"} <= toolkit.ClientOptions.__optional_keys__

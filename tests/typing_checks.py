@@ -16,6 +16,7 @@ from typing_extensions import assert_type
 from toolkit import (
     CallToolResult,
     Client,
+    ClientOptions,
     Context,
     DocstringStyle,
     ElicitRequest,
@@ -187,6 +188,11 @@ async def check_exported_aliases(
         await client.call_tool("x", progress=progress)
     checked: ProtocolMode = "handshake"
     assert_type(checked, ProtocolMode)
+    options: ClientOptions = {"protocol": mode, "max_message_size": 1 << 20}
+    async with Client(Server("aliases"), **options), Client.http("http://127.0.0.1:1/mcp", **options):
+        pass
+    wrong: ClientOptions = {"protocol": "auto", "max_message_siz": 1}  # type: ignore[typeddict-unknown-key]
+    assert wrong
     try:
         pass
     except ToolkitError as exc:

@@ -235,6 +235,16 @@ def encode(message: Any) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
+def initialize_request(request_id: Any = 1, version: str = LATEST) -> dict[str, Any]:
+    """The `initialize` request that opens a handshake, as a raw client without capabilities sends it."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+#: The headers of a POST to a Streamable HTTP endpoint: JSON in, JSON or SSE back.
+POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
 class Peer:
     """One raw client connection. Every message read is decoded and schema-checked.
 
@@ -387,10 +397,24 @@ class Peer:
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> Any:
         """`tools/call` in the handshake era; returns the whole response."""
-        body: dict[str, Any] = {"name": name, **params}
-        if arguments is not None:
-            body["arguments"] = arguments
-        return await self.request("tools/call", body)
+        return await self.request("tools/call", _call_params(name, arguments, params))
+
+    async def start_call(
+        self, name: str, arguments: dict[str, Any] | None = None, *, id: Any = 1, **params: Any
+    ) -> None:
+        """Send a `tools/call` with this `id` and return without reading: the server asks something first, or the
+        test cancels the call or closes the input before its response."""
+        await self.send(
+            {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": _call_params(name, arguments, params)}
+        )
+
+
+def _call_params(name: str, arguments: dict[str, Any] | None, params: dict[str, Any]) -> dict[str, Any]:
+    """A `tools/call`'s params: the name, the arguments when given, and any other params (`_meta`)."""
+    body: dict[str, Any] = {"name": name, **params}
+    if arguments is not None:
+        body["arguments"] = arguments
+    return body
 
 
 # -- connecting ----------------------------------------------------------------------------------------

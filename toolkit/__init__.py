@@ -64,6 +64,7 @@ __all__ = [
     "Choices",
     "Client",
     "ClientCapabilityError",
+    "ClientOptions",
     "ClientRequestError",
     "ConnectionClosedError",
     "ContentBlock",
@@ -133,7 +134,7 @@ __all__ = [
 ]
 
 if typing.TYPE_CHECKING:
-    from ._client.client import Client, LogMessage, ProgressCallback, ProtocolMode
+    from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
     from ._http.jwt import JWTVerifier
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
@@ -141,7 +142,7 @@ if typing.TYPE_CHECKING:
     from ._transports.asgi import StreamingASGITransport
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
-_LAZY = dict.fromkeys(("Client", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client.client")
+_LAZY = dict.fromkeys(("Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client.client")
 _LAZY["StreamingASGITransport"] = "._transports.asgi"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
 _LAZY["JWTVerifier"] = "._http.jwt"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 from typing_extensions import ParamSpec, Unpack
 
+from toolkit._definition.options import with_defaults
 from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
 from toolkit._engine.connection import Connection
 from toolkit._engine.registry import Registry, ServerOptions
@@ -209,13 +210,15 @@ class Server(Registry):
         and serve the bound method of an instance instead: the class has no instance yet when this runs.
 
         Raises:
+            TypeError: an option that `@tool` does not take (raised here, before a function is given, as by `@tool`).
             ToolDefinitionError: the function cannot be a tool, or is a method in a class body.
             ValueError: a tool with that name is already served.
         """
         localns = caller_locals()
+        opts = with_defaults(options)
 
         def decorate(func: Callable[P, R]) -> Tool[P, R]:
-            made: Tool[P, R] = Tool(func, options, localns)
+            made: Tool[P, R] = Tool(func, opts, localns)
             self.add_tool(made)
             return made
 

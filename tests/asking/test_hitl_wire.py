@@ -49,14 +49,7 @@ def reply(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 async def test_a_form_is_a_request_of_the_servers_own(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=FORM_ONLY)
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}},
-            }
-        )
+        await peer.start_call("test_elicitation", {"message": "Who?"})
         asked = await peer.receive()
         assert asked == {
             "jsonrpc": "2.0",
@@ -75,14 +68,7 @@ async def test_a_form_is_a_request_of_the_servers_own(transport: str, anyio_back
 async def test_2025_06_18_gets_no_mode_and_no_url_mode(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize("2025-06-18", capabilities={"elicitation": {}})
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}},
-            }
-        )
+        await peer.start_call("test_elicitation", {"message": "Who?"})
         asked = await peer.receive()
         assert asked["params"] == {"message": "Who?", "requestedSchema": USER_SCHEMA}
         await peer.send(reply(asked, {"action": "decline"}))
@@ -97,14 +83,7 @@ async def test_2025_06_18_gets_no_mode_and_no_url_mode(transport: str, anyio_bac
 async def test_sampling_in_2024_11_05(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize("2024-11-05", capabilities={"sampling": {}})
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
-            }
-        )
+        await peer.start_call("test_sampling", {"prompt": "Hi"})
         asked = await peer.receive()
         assert asked["method"] == "sampling/createMessage"
         assert asked["params"] == {
@@ -118,14 +97,7 @@ async def test_sampling_in_2024_11_05(transport: str, anyio_backend: str) -> Non
 async def test_batched_responses_of_2025_03_26(anyio_backend: str) -> None:
     async with connect("memory", anyio_backend) as peer:
         await peer.initialize("2025-03-26", capabilities={"sampling": {}})
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
-            }
-        )
+        await peer.start_call("test_sampling", {"prompt": "Hi"})
         asked = await peer.receive()
         await peer.send([reply(asked, {"role": "assistant", "content": {"type": "text", "text": "Yo"}, "model": "m"})])
         assert (await peer.receive())["result"]["content"][0]["text"] == "LLM response: Yo"
@@ -135,7 +107,7 @@ async def test_batched_responses_of_2025_03_26(anyio_backend: str) -> None:
 async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backend: str, tool: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=FORM_ONLY)
-        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool}})
+        await peer.start_call(tool, id=7)
         asked = await peer.receive()
         await peer.notify("notifications/cancelled", {"requestId": 7})
         notice = await peer.receive()
@@ -148,14 +120,7 @@ async def test_a_cancelled_call_cancels_its_question(transport: str, anyio_backe
 async def test_an_error_answer_and_a_malformed_one_fail_the_call_readably(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=EVERYTHING)
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_sampling", "arguments": {"prompt": "Hi"}},
-            }
-        )
+        await peer.start_call("test_sampling", {"prompt": "Hi"})
         asked = await peer.receive()
         await peer.send(
             {"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -1, "message": "User rejected sampling request"}}
@@ -163,14 +128,7 @@ async def test_an_error_answer_and_a_malformed_one_fail_the_call_readably(transp
         failed = (await peer.receive())["result"]
         assert failed["isError"] is True
         assert "User rejected sampling request" in failed["content"][0]["text"]
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "test_elicitation", "arguments": {"message": "?"}},
-            }
-        )
+        await peer.start_call("test_elicitation", {"message": "?"}, id=2)
         asked = await peer.receive()
         await peer.send(reply(asked, {"action": "maybe"}))
         malformed = (await peer.receive())["result"]
@@ -182,7 +140,7 @@ async def test_end_of_input_while_a_question_waits(anyio_backend: str) -> None:
     # Over stdio: the memory transport has no half-close, so nothing could be read after it.
     async with connect("stdio", anyio_backend) as peer:
         await peer.initialize(capabilities=FORM_ONLY)
-        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_when_told"}})
+        await peer.start_call("ask_when_told")
         await peer.receive()
         await peer.close_input()
         [answer] = [m for m in await peer.rest() if m.get("id") == 1]
@@ -202,7 +160,7 @@ async def test_url_elicitation_required_error(transport: str, anyio_backend: str
 async def test_a_completed_url_elicitation_is_announced_to_its_client_only(anyio_backend: str) -> None:
     async with connect("memory", anyio_backend) as peer:
         await peer.initialize(capabilities=EVERYTHING)
-        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "connect_account"}})
+        await peer.start_call("connect_account")
         asked = await peer.receive()
         assert asked["params"]["mode"] == "url"
         await peer.send(reply(asked, {"action": "accept"}))
@@ -345,8 +303,7 @@ MILD = {"role": "assistant", "content": {"type": "text", "text": "Mild."}, "mode
 async def test_tools_in_sampling_on_the_wire_in_2025_11_25(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=WITH_TOOLS)
-        call = {"name": "weather_report", "arguments": {"cities": "Paris"}}
-        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        await peer.start_call("weather_report", {"cities": "Paris"})
         first = await peer.receive()
         assert first["params"]["messages"] == [QUESTION]
         assert (first["params"]["toolChoice"], first["params"]["tools"][0]["name"]) == ({"mode": "auto"}, "get_weather")
@@ -389,22 +346,13 @@ GREETING = {"role": "assistant", "content": {"type": "text", "text": "Hello ther
 async def test_roots_are_a_request_of_the_servers_own_in_the_handshake_era(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities={"roots": {"listChanged": True}})
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_input_required_result_list_roots"},
-            }
-        )
+        await peer.start_call("test_input_required_result_list_roots")
         asked = await peer.receive()
         assert asked == {"jsonrpc": "2.0", "id": asked["id"], "method": "roots/list", "params": {}}
         await peer.send(reply(asked, ROOTS))
         answer = await peer.receive()
         assert answer["result"]["content"] == [{"type": "text", "text": "Roots: Test Root (file:///test/root)"}]
-        await peer.send(
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sync_roots"}},
-        )
+        await peer.start_call("sync_roots", id=2)
         asked = await peer.receive()
         await peer.send(reply(asked, {"roots": [{"uri": "https://example.com/not-a-file"}]}))
         malformed = await peer.receive()
@@ -428,14 +376,7 @@ async def test_questions_asked_together_are_sent_at_once_and_answered_in_any_ord
 ) -> None:
     async with connect(transport, anyio_backend) as peer:
         await peer.initialize(capabilities=ALL_THREE)
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "test_input_required_result_multiple_inputs"},
-            }
-        )
+        await peer.start_call("test_input_required_result_multiple_inputs")
         asked = {message["method"]: message for message in await peer.receive_many(3)}  # all three before any answer
         assert sorted(asked) == ["elicitation/create", "roots/list", "sampling/createMessage"]
         await peer.send(reply(asked["roots/list"], ROOTS))

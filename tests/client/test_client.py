@@ -87,11 +87,8 @@ async def test_the_protocol_option_pins_an_era(open_client: OpenClient, era: str
     assert seen == (version, SERVER_INFO, {"tools": {"listChanged": True}, "logging": {}}, INSTRUCTIONS)
 
 
-class HandshakeOnlyServer:
-    """A peer that speaks only the handshake era (2025-06-18), as servers written before 2026-07-28 do.
-
-    It answers `server/discover` (a method it does not know) with -32601 and records every message it reads.
-    """
+class FakeServer:
+    """A peer written by hand on a memory transport: records every message it reads and hands it to `handle`."""
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
@@ -103,8 +100,30 @@ class HandshakeOnlyServer:
             except anyio.EndOfStream:
                 return
             self.received.append(message)
-            if "id" in message:
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **self.answer(message)}))
+            await self.handle(message, transport)
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    async def send(transport: MemoryTransport, **message: Any) -> None:
+        """Send one JSON-RPC message: `id=..., result=...`, `id=..., error=...` or `method=..., params=...`."""
+        await transport.send(json.dumps({"jsonrpc": "2.0", **message}))
+
+
+#: What a handshake-era fake server answers `initialize` with.
+INITIALIZE_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}
+
+
+class HandshakeOnlyServer(FakeServer):
+    """A peer that speaks only the handshake era (2025-06-18), as servers written before 2026-07-28 do.
+
+    It answers `server/discover` (a method it does not know) with -32601 and records every message it reads.
+    """
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if "id" in message:
+            await self.send(transport, id=message["id"], **self.answer(message))
 
     def answer(self, message: dict[str, Any]) -> dict[str, Any]:
         method = message["method"]
@@ -530,27 +549,16 @@ async def test_a_request_over_max_message_size_is_not_sent(open_client: OpenClie
     assert after.text == "after"
 
 
-class NullIdServer:
+class NullIdServer(FakeServer):
     """Answers every tools/call with an error of id null, as a server that could not read the request's id does."""
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            if message.get("method") == "initialize":
-                result = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "serverInfo": {"name": "x", "version": "1"},
-                }
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "tools/call":
-                error = {"code": -32600, "message": "message larger than 100 bytes"}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
-            elif message.get("method") == "ping":
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            await self.send(transport, id=None, error={"code": -32600, "message": "message larger than 100 bytes"})
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
 
 
 async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() -> None:
@@ -566,38 +574,33 @@ async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() 
     assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
 
 
-class EndsListenServer:
+#: What a 2026-07-28 fake server answers `server/discover` with.
+DISCOVER_RESULT = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
+
+
+class EndsListenServer(FakeServer):
     """A 2026-07-28 server that acknowledges subscriptions/listen, then ends it with notifications/cancelled."""
 
     def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
+        super().__init__()
         self.ended = anyio.Event()
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            self.received.append(message)
-            if message.get("method") == "server/discover":
-                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "subscriptions/listen":
-                for method, params in [
-                    ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
-                    ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
-                ]:
-                    await transport.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
-                self.ended.set()
-            elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
-                params = {"requestId": message["id"], "reason": "shutting down"}
-                await transport.send(
-                    json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-                )
-            elif message.get("method") in ("tools/call", "tools/list"):
-                result = {"content": []} if message["method"] == "tools/call" else {"tools": []}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "server/discover":
+            await self.send(transport, id=message["id"], result=DISCOVER_RESULT)
+        elif message.get("method") == "subscriptions/listen":
+            for method, params in [
+                ("notifications/subscriptions/acknowledged", {"notifications": {"toolsListChanged": True}}),
+                ("notifications/cancelled", {"requestId": message["id"], "reason": "the server's input ended"}),
+            ]:
+                await self.send(transport, method=method, params=params)
+            self.ended.set()
+        elif message.get("method") == "tools/call" and message["params"]["name"] == "cancelled":
+            params = {"requestId": message["id"], "reason": "shutting down"}
+            await self.send(transport, method="notifications/cancelled", params=params)
+        elif message.get("method") in ("tools/call", "tools/list"):
+            result: dict[str, Any] = {"content": []} if message["method"] == "tools/call" else {"tools": []}
+            await self.send(transport, id=message["id"], result=result)
 
 
 class Recorded:
@@ -639,37 +642,23 @@ async def test_a_listen_stream_the_server_cancels_ends_cleanly(caplog: pytest.Lo
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
 
 
-class IdLastServer:
+class IdLastServer(FakeServer):
     """Answers tools/call with a reply whose id comes after a large result, once two calls are waiting."""
 
-    async def serve(self, transport: MemoryTransport) -> None:
-        calls: list[Any] = []
-        while True:
-            try:
-                message = json.loads(await transport.receive())
-            except anyio.EndOfStream:
-                return
-            if message.get("method") == "initialize":
-                result = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "serverInfo": {"name": "x", "version": "1"},
-                }
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "tools/call":
-                calls.append(message["id"])
-                if len(calls) == 2:
-                    big = {"content": [{"type": "text", "text": "x" * 5000}]}
-                    await transport.send(json.dumps({"jsonrpc": "2.0", "result": big, "id": calls[0]}))
-            elif message.get("method") == "ping":
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
-            elif message.get("method") == "server/discover":
-                capabilities = {"tools": {"listChanged": True}}
-                result = {"supportedVersions": ["2026-07-28"], "capabilities": capabilities}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            elif message.get("method") == "subscriptions/listen":
-                acknowledged = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {}}
-                await transport.send(json.dumps(acknowledged))
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            calls = [m["id"] for m in self.received if m.get("method") == "tools/call"]
+            if len(calls) == 2:
+                big = {"content": [{"type": "text", "text": "x" * 5000}]}
+                await self.send(transport, result=big, id=calls[0])  # the id after the result, as JSON allows
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
+        elif message.get("method") == "server/discover":
+            await self.send(transport, id=message["id"], result=DISCOVER_RESULT)
+        elif message.get("method") == "subscriptions/listen":
+            await self.send(transport, method="notifications/subscriptions/acknowledged", params={})
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
@@ -827,37 +816,78 @@ async def test_call_tool_sends_no_tools_list_when_it_cannot_validate(
 # -- exceptions out of the block ------------------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def connected(where: str, protocol: Any, backend: str) -> AsyncIterator[Client]:
+    """A client of a fresh demo server, in memory, over stdio or over HTTP (in process)."""
+    if where == "http":
+        app = wire.load_demo().build().http_app()
+        async with (
+            httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
+            Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
+        ):
+            yield client
+    elif where == "memory":
+        async with Client(wire.load_demo().build(), protocol=protocol) as client:
+            yield client
+    else:
+        async with Client.stdio(wire.demo_command(backend), protocol=protocol) as client:
+            yield client
+
+
 @pytest.mark.parametrize("where", ["memory", "stdio", "http"])
 async def test_an_exception_in_the_block_comes_out_of_async_with_as_raised(
     where: str, era: str, anyio_backend: str
 ) -> None:
     """Not wrapped in an ExceptionGroup by the client's tasks: `except ToolkitError` around the block works."""
-    protocol: Any = era
-
-    @asynccontextmanager
-    async def connected() -> AsyncIterator[Client]:
-        if where == "http":
-            app = wire.load_demo().build().http_app()
-            async with (
-                httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
-                Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
-            ):
-                yield client
-        elif where == "memory":
-            async with Client(wire.load_demo().build(), protocol=protocol) as client:
-                yield client
-        else:
-            async with Client.stdio(wire.demo_command(anyio_backend), protocol=protocol) as client:
-                yield client
-
     with anyio.fail_after(wire.TIMEOUT):
         with pytest.raises(ProtocolError) as caught:
-            async with connected() as client:
+            async with connected(where, era, anyio_backend) as client:
                 await client.call_tool("no_such_tool")
         assert caught.value.code == -32602
         with pytest.raises(ValueError, match="the block's own"):
-            async with connected() as client:
+            async with connected(where, era, anyio_backend) as client:
                 raise ValueError("the block's own")
+
+
+def loops(exc: BaseException) -> bool:
+    """Whether the `__context__` chain of `exc` comes back on itself."""
+    seen: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and all(link is not s for s in seen):
+        seen.append(link)
+        link = link.__context__
+    return link is not None
+
+
+@pytest.mark.parametrize("where", ["memory", "stdio", "http"])
+async def test_a_client_cancelled_mid_call_in_a_task_group_ends_it_and_the_next_client_works(
+    where: str, era: str, anyio_backend: str
+) -> None:
+    """The cancellation that leaves the client has a chain of contexts that ends: anyio's task group walks it when
+    the task ends, and a chain that loops (contextlib's exit stack made one of a cancellation re-raised while it was
+    being handled) held it there at 100 % CPU for ever, under a deadline that could never fire."""
+    looped: list[bool] = []
+    started = anyio.Event()
+
+    async def call() -> None:
+        try:
+            async with connected(where, era, anyio_backend) as client:
+                await client.call_tool("block", {"key": "k"}, progress=lambda *_: started.set())
+        except BaseException as exc:
+            looped.append(loops(exc))
+            if not looped[-1]:
+                raise
+            # Re-raised, a looping chain would hang the task group (and this test): kept back, failed below.
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await started.wait()  # the call runs on the server
+            tg.cancel_scope.cancel()
+        async with connected(where, era, anyio_backend) as client:
+            after = await client.call_tool("echo", {"text": "after"})
+    assert looped == [False]
+    assert after.text == "after"
 
 
 # -- a transport the client opens (Client.stdio, Client.http) ---------------------------------------------------

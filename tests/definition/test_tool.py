@@ -262,44 +262,6 @@ def test_require_param_docs_accepts_descriptions_from_any_source() -> None:
     ]
 
 
-# --- methods ----------------------------------------------------------------------------------------
-
-
-class Counter:
-    def __init__(self, start: int) -> None:
-        self.value = start
-
-    @tool
-    def bump(self, by: int = 1) -> int:
-        """Add to the counter."""
-        self.value += by
-        return self.value
-
-    @tool
-    async def peek(self) -> int:
-        return self.value
-
-
-def test_a_method_tool_has_no_self_in_its_schema() -> None:
-    assert wire(Counter(0).bump)["inputSchema"] == {
-        "type": "object",
-        "properties": {"by": {"type": "integer", "default": 1}},
-        "additionalProperties": False,
-    }
-    assert Counter.bump.name == "bump"
-    assert isinstance(Counter.__dict__["bump"], Tool)
-
-
-@pytest.mark.anyio
-async def test_method_tools_are_bound_per_instance() -> None:
-    first, second = Counter(0), Counter(100)
-    assert first.bump(2) == 2
-    assert await first.bump.run({"by": 3}) == text("5")
-    assert await second.bump.run({}) == text("101")
-    assert await second.peek.run() == text("101")
-    assert (first.value, second.value) == (5, 101)
-
-
 def test_the_order_of_union_and_literal_members_is_kept_per_tool() -> None:
     @tool
     def first(a: int | str, b: Literal[1, 2], c: list[float | str]) -> None: ...
@@ -642,7 +604,16 @@ def test_an_option_left_out_takes_its_default_and_an_unknown_option_is_a_type_er
     made = tool(title="Add")(add)
     assert (made.show_error_details, made.confirms, made.lint_ignore) == (False, False, {})
     assert wire(made)["annotations"] == {"title": "Add"}
-    with pytest.raises(TypeError, match="unexpected keyword argument nme"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
         tool(nme="add")  # type: ignore[call-overload]
-    with pytest.raises(TypeError, match="unexpected keyword argument nme"):
-        Server("s").tool(nme="add")(add)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+        tool(nme="add", raed_only=True)  # type: ignore[call-overload]
+
+
+def test_server_tool_refuses_an_unknown_option_when_called_not_when_applied() -> None:
+    server = Server("s")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
+        server.tool(nme="add")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+        server.tool(nme="add", raed_only=True)  # type: ignore[call-overload]
+    assert dict(server.tools) == {}

@@ -6,7 +6,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolkit import Client, Server, Tool, ToolDefinitionError, tool
+from toolkit import CallToolResult, Client, Server, TextContent, Tool, ToolDefinitionError, tool
 
 
 class Counter:
@@ -17,6 +17,10 @@ class Counter:
     def bump(self, by: int = 1) -> int:
         """Add to the counter."""
         self.value += by
+        return self.value
+
+    @tool
+    async def peek(self) -> int:
         return self.value
 
     @tool
@@ -36,6 +40,26 @@ class Counter:
     def plain(self, by: int) -> int:
         self.value += by
         return self.value
+
+
+def test_a_method_tool_has_no_self_in_its_schema() -> None:
+    assert Counter(0).bump.definition.input_schema == {
+        "type": "object",
+        "properties": {"by": {"type": "integer", "default": 1}},
+        "additionalProperties": False,
+    }
+    assert Counter.bump.name == "bump"
+    assert isinstance(Counter.__dict__["bump"], Tool)
+
+
+@pytest.mark.anyio
+async def test_method_tools_are_bound_per_instance() -> None:
+    first, second = Counter(0), Counter(100)
+    assert first.bump(2) == 2
+    assert await first.bump.run({"by": 3}) == CallToolResult(content=[TextContent(text="5")])
+    assert await second.bump.run({}) == CallToolResult(content=[TextContent(text="101")])
+    assert await second.peek.run() == CallToolResult(content=[TextContent(text="101")])
+    assert (first.value, second.value) == (5, 101)
 
 
 async def call_all(server: Server, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:

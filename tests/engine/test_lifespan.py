@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+import wire
 
 from toolkit import Client, Context, MemoryTransport, Server, StartupError, tool
 from toolkit.testing import ToolTester
@@ -26,12 +27,7 @@ from toolkit.testing import ToolTester
 pytestmark = pytest.mark.anyio
 
 PYTHON = sys.executable
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+INITIALIZE = wire.initialize_request()
 CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}
 
 

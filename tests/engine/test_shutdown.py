@@ -21,12 +21,7 @@ pytestmark = pytest.mark.anyio
 
 STUCK = str(servers.STUCK_SYNC)
 LIFESPAN = str(servers.LIFESPAN_STDIO)
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+INITIALIZE = wire.initialize_request()
 MESSAGES = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
 CALL = {"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}}
 

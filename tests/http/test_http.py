@@ -271,10 +271,8 @@ async def test_a_modern_notification_is_accepted_with_202_and_no_body() -> None:
     assert (response.status_code, messages) == (202, [])
 
 
-async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
-    # A request that sends nothing but its answer is served in the request's own task as plain JSON; a client that
-    # takes only SSE gets it through the connection's loop. Both must say the same; JSON errors carry their status
-    # (an SSE stream has started with 200).
+def demo_with_a_failing_tool() -> Server:
+    """The demo server and a tool `fail` that raises."""
     server = make_server()
 
     @server.tool
@@ -282,6 +280,23 @@ async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> Non
         """Raise."""
         raise ValueError("no")
 
+    return server
+
+
+async def json_and_stream(
+    client: httpx.AsyncClient, message: Any, headers: dict[str, str], version: str = wire.MODERN
+) -> tuple[httpx.Response, httpx.Response, Any, Any]:
+    """POST `message` twice, taking JSON and then only SSE: both responses, and the one answer each carried."""
+    alone, [answer] = await post(client, message, headers, version)
+    streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"}, version)
+    return alone, streamed, answer, same
+
+
+async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
+    # A request that sends nothing but its answer is served in the request's own task as plain JSON; a client that
+    # takes only SSE gets it through the connection's loop. Both must say the same; JSON errors carry their status
+    # (an SSE stream has started with 200).
+    server = demo_with_a_failing_tool()
     requests = [
         modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
         modern_message("tools/call", {"name": "add", "arguments": {"a": "x"}}),
@@ -295,8 +310,7 @@ async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> Non
         for message in requests:
             headers = modern_headers(message)
             headers["mcp-protocol-version"] = message["params"]["_meta"][wire.VERSION_KEY]
-            alone, [answer] = await post(client, message, headers)
-            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"})
+            alone, streamed, answer, same = await json_and_stream(client, message, headers)
             assert alone.headers["content-type"] == "application/json"
             assert streamed.headers["content-type"] == "text/event-stream"
             assert answer == same
@@ -307,13 +321,7 @@ async def test_modern_answers_are_the_same_as_json_alone_or_on_a_stream() -> Non
 
 async def test_session_answers_are_the_same_as_json_alone_or_on_a_stream() -> None:
     # The same for a 2025-11-25 session's requests: errors travel with 200 either way.
-    server = make_server()
-
-    @server.tool
-    def fail() -> int:
-        """Raise."""
-        raise ValueError("no")
-
+    server = demo_with_a_failing_tool()
     requests = [
         {"name": "add", "arguments": {"a": 1, "b": 2}},
         {"name": "add", "arguments": {"a": "x"}},
@@ -326,8 +334,7 @@ async def test_session_answers_are_the_same_as_json_alone_or_on_a_stream() -> No
         answers = []
         for request_id, params in enumerate(requests):
             message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-            alone, [answer] = await post(client, message, headers, wire.LATEST)
-            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"}, wire.LATEST)
+            alone, streamed, answer, same = await json_and_stream(client, message, headers, wire.LATEST)
             assert (alone.headers["content-type"], streamed.headers["content-type"]) == (
                 "application/json",
                 "text/event-stream",
@@ -336,8 +343,7 @@ async def test_session_answers_are_the_same_as_json_alone_or_on_a_stream() -> No
             answers.append(answer)
         for method in ("tools/list", "ping"):
             message = {"jsonrpc": "2.0", "id": method, "method": method}
-            alone, [answer] = await post(client, message, headers, wire.LATEST)
-            streamed, [same] = await post(client, message, {**headers, "accept": "text/event-stream"}, wire.LATEST)
+            alone, streamed, answer, same = await json_and_stream(client, message, headers, wire.LATEST)
             assert (alone.status_code, answer) == (200, same)
     assert answers[0]["result"]["content"] == [{"type": "text", "text": "3"}]
     assert [a["result"]["isError"] for a in answers[1:3]] == [True, True]

@@ -278,11 +278,12 @@ class WatchedStore(DictStore):
         return super().is_ended(key)
 
 
-async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() -> None:
-    store = WatchedStore()
+async def answered_once_looked(store: WatchedStore, *messages: str) -> list[str]:
+    """Call `test_elicitation` with each message over a session kept in `store`, answering each question only once
+    the waiting call has looked in the store for an answer gone elsewhere: the calls' texts."""
 
     async def answer(request: ElicitRequest) -> ElicitResult[Any]:
-        await store.looked.wait()  # answered only once the waiting call has looked in the store
+        await store.looked.wait()
         return ElicitResult.accept({"username": "late", "email": "late@example.com"})
 
     app = build_server().http_app(secret=SECRET, session_store=store)
@@ -291,10 +292,16 @@ async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() 
         Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
     ):
         with anyio.fail_after(wire.TIMEOUT):
-            first = await client.call_tool("test_elicitation", {"message": "Who?"})
-            second = await client.call_tool("test_elicitation", {"message": "Who else?"})  # asks again: looks again
-    expected = "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
-    assert (first.text, second.text) == (expected, expected)
+            return [(await client.call_tool("test_elicitation", {"message": m})).text for m in messages]
+
+
+LATE = "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
+
+
+async def test_with_a_shared_store_a_question_that_waits_is_answered_as_usual() -> None:
+    store = WatchedStore()
+    texts = await answered_once_looked(store, "Who?", "Who else?")  # the second asks again: it looks again
+    assert texts == [LATE, LATE]
     assert [key for key in store.ended if "/" in key] == []  # no answer went elsewhere (the session was DELETEd)
 
 
@@ -310,19 +317,7 @@ class DownStore(WatchedStore):
 
 async def test_a_store_that_fails_while_a_question_waits_ends_no_call(caplog: pytest.LogCaptureFixture) -> None:
     store = DownStore()
-
-    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
-        await store.looked.wait()  # answered only once the waiting call has failed to look in the store
-        return ElicitResult.accept({"username": "late", "email": "late@example.com"})
-
-    app = build_server().http_app(secret=SECRET, session_store=store)
-    async with (
-        httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1:8000") as http,
-        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
-    ):
-        with anyio.fail_after(wire.TIMEOUT):
-            result = await client.call_tool("test_elicitation", {"message": "Who?"})
-    assert result.text == "User response: accept, {'username': 'late', 'email': 'late@example.com'}"
+    assert await answered_once_looked(store, "Who?") == [LATE]  # answered once the call failed to look
     assert "could not look up a question in the session store" in caplog.text
 
 

@@ -18,6 +18,7 @@ import anyio
 import httpx
 import pytest
 import servers
+import wire
 from asgi_servers import TIMEOUT, Spawned
 from served import Served
 
@@ -25,13 +26,8 @@ from toolkit import Client, ProtocolMode
 
 DEMO = servers.HTTP_DEMO
 LIMIT = 64 * 1024  # the workers' body limit here (MCP_MAX_BODY_SIZE)
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+ACCEPT = wire.POST_HEADERS
+INITIALIZE = wire.initialize_request(0)
 GONE = {
     "jsonrpc": "2.0",
     "id": None,

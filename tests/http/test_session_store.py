@@ -28,13 +28,8 @@ from toolkit import SessionStore, SqliteSessionStore, StreamingASGITransport
 pytestmark = pytest.mark.anyio
 
 SECRET = "a secret the test workers share, 32 bytes or more"
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+ACCEPT = wire.POST_HEADERS
+INITIALIZE = wire.initialize_request(0)
 CALL: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,

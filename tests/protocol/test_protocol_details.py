@@ -28,14 +28,7 @@ def modern(request_id: Any, method: str, params: dict[str, Any] | None = None) -
 async def test_a_request_reusing_an_id_in_flight_is_refused_whatever_its_method(connect: wire.Connect) -> None:
     async with connect() as peer:
         await peer.initialize()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "x",
-                "method": "tools/call",
-                "params": {"name": "block", "arguments": {"key": "k"}, "_meta": {"progressToken": 1}},
-            }
-        )
+        await peer.start_call("block", {"key": "k"}, id="x", _meta={"progressToken": 1})
         started = await peer.receive()
         refused = [
             await peer.request("ping", id="x"),
@@ -61,9 +54,7 @@ async def test_a_request_reusing_an_id_in_flight_is_refused_whatever_its_method(
 async def test_a_batch_request_reusing_an_id_in_flight_is_refused(anyio_backend: str) -> None:
     async with wire.connect("stdio", anyio_backend) as peer:
         await peer.initialize("2025-03-26")
-        await peer.send(
-            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wait", "arguments": {"key": "g"}}}
-        )
+        await peer.start_call("wait", {"key": "g"}, id=7)
         batch = [{"jsonrpc": "2.0", "id": 7, "method": "ping"}, {"jsonrpc": "2.0", "id": 8, "method": "ping"}]
         await peer.send(batch)
         replies = await peer.receive()

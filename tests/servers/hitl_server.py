@@ -87,9 +87,18 @@ def get_weather(city: str) -> str:
 
 def build() -> Server:
     server = Server("hitl", version="1.0.0")
-    appended: list[str] = []
+    _scenario_questions(server)
+    _scenario_input_rounds(server)
+    _scenario_other_inputs(server)
+    _questions_together_and_replayed(server)
+    _confirmations_urls_and_waits(server)
+    _cancelled_questions(server)
+    _tools_in_sampling(server)
+    return server
 
-    # -- the conformance scenarios' tools --------------------------------------------------------------
+
+def _scenario_questions(server: Server) -> None:
+    """The conformance scenarios' questions of either era: a form, forms with defaults and with choices, a sampling."""
 
     @server.tool
     async def test_elicitation(message: str, ctx: Context) -> str:
@@ -115,6 +124,10 @@ def build() -> Server:
         reply = await ctx.sample(prompt, max_tokens=100)
         return f"LLM response: {reply.text}"
 
+
+def _scenario_input_rounds(server: Server) -> None:
+    """The conformance scenarios' 2026-07-28 elicitations: input-required rounds and the state they carry."""
+
     @server.tool
     async def test_input_required_result_elicitation(ctx: Context) -> str:
         """Ask the user's name (2026-07-28: an input request keyed `user_name`)."""
@@ -137,6 +150,10 @@ def build() -> Server:
         if name.data is None or color.data is None:
             return "incomplete"
         return f"{name.data['name']} likes {color.data['color']}"
+
+
+def _scenario_other_inputs(server: Server) -> None:
+    """The conformance scenarios' other 2026-07-28 inputs: sampling, a missing capability, roots, several at once."""
 
     @server.tool
     async def test_input_required_result_sampling(ctx: Context) -> str:
@@ -182,7 +199,11 @@ def build() -> Server:
         who = name.data["name"] if name.data else name.action
         return f"{greeting.text}, {who}; roots: {', '.join(root.uri for root in roots)}"
 
-    # -- toolkit's cases -------------------------------------------------------------------------------
+
+def _questions_together_and_replayed(server: Server) -> None:
+    """toolkit's cases: roots from a sync tool, questions asked together, code between questions (run again by
+    replay in 2026-07-28, counted by `appends`)."""
+    appended: list[str] = []
 
     @server.tool
     def sync_roots(ctx: Context) -> str:
@@ -234,6 +255,10 @@ def build() -> Server:
         """How many times the two-question tools ran the code between their questions."""
         return len(appended)
 
+
+def _confirmations_urls_and_waits(server: Server) -> None:
+    """Confirmation by `confirm=`, URL elicitation (asked, and raised), a question with progress, one that times out."""
+
     @server.tool(destructive=True, confirm="Delete {path}?")
     def delete_file(path: str) -> str:
         return f"deleted {path}"
@@ -271,6 +296,10 @@ def build() -> Server:
             raise URLElicitationRequired("Pay on the provider's page", "https://pay.example.com/checkout")
         return "paid"
 
+
+def _cancelled_questions(server: Server) -> None:
+    """Questions that a test cancels while they wait, from an async tool and from a sync one."""
+
     @server.tool
     async def ask_when_told(ctx: Context, seconds: float = 0) -> str:
         """Sleeps, then asks (a test cancels it while it waits)."""
@@ -305,7 +334,9 @@ def build() -> Server:
         await anyio.to_thread.run_sync(sync_done.wait, 10)
         return ", ".join(sync_ended) or "still waiting"
 
-    # -- tools in sampling (2025-11-25 and 2026-07-28) ---------------------------------------------------
+
+def _tools_in_sampling(server: Server) -> None:
+    """Tools in sampling (2025-11-25 and 2026-07-28): the client's model calls `get_weather`."""
 
     @server.tool
     async def weather_report(cities: str, ctx: Context) -> str:
@@ -326,8 +357,6 @@ def build() -> Server:
         answers = [use.result(get_weather(**use.input)) for use in reply.tool_uses]
         results = SamplingMessage(role="user", content=answers)
         return ctx.sample([question, reply.message, results], max_tokens=1000, tools=[get_weather]).text
-
-    return server
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_i
     stuck = str(servers.STUCK_SYNC)
     async with wire.stdio([sys.executable, stuck, anyio_backend]) as peer:
         await peer.initialize()
-        await peer.send({"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}})
+        await peer.start_call("stuck", id="never")
         await peer.close_input()
         rest = await peer.rest()
         code = await peer.wait_closed()
@@ -246,14 +246,7 @@ async def test_the_server_exits_with_code_0_when_stdin_closes_before_any_message
 async def test_a_call_in_flight_when_stdin_closes_is_still_answered(anyio_backend: str) -> None:
     async with wire.stdio(wire.demo_command(anyio_backend)) as peer:
         await peer.initialize()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "late",
-                "method": "tools/call",
-                "params": {"name": "nap", "arguments": {"seconds": 0.5}, "_meta": {"progressToken": 1}},
-            }
-        )
+        await peer.start_call("nap", {"seconds": 0.5}, id="late", _meta={"progressToken": 1})
         started = await peer.receive()
         await peer.close_input()
         rest = await peer.rest()
@@ -268,14 +261,7 @@ async def test_a_call_in_flight_when_stdin_closes_is_still_answered(anyio_backen
 async def test_a_call_still_running_after_the_shutdown_grace_is_cancelled_unanswered(anyio_backend: str) -> None:
     async with wire.stdio(wire.demo_command(anyio_backend, "--shutdown-grace", "0.1")) as peer:
         await peer.initialize()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "stuck",
-                "method": "tools/call",
-                "params": {"name": "block", "arguments": {"key": "k"}, "_meta": {"progressToken": 1}},
-            }
-        )
+        await peer.start_call("block", {"key": "k"}, id="stuck", _meta={"progressToken": 1})
         await peer.receive()
         await peer.close_input()
         rest = await peer.rest()
@@ -313,14 +299,7 @@ async def test_bytes_that_are_not_utf8_get_a_parse_error_and_the_server_keeps_se
 async def test_an_oversize_message_gets_an_error_and_the_server_keeps_serving(anyio_backend: str) -> None:
     async with wire.stdio(wire.demo_command(anyio_backend, "--max-message-size", "4096")) as peer:
         await peer.initialize()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 9,
-                "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"text": "x" * 100_000}},
-            }
-        )
+        await peer.start_call("echo", {"text": "x" * 100_000}, id=9)
         reply = await peer.receive()
         fits = await peer.call("echo", {"text": "x" * 3000})
         big = await peer.call("big", {"size": 100_000})  # the limit is on what the server reads, not what it sends

@@ -18,9 +18,6 @@ changed (non-deterministic code, a redeploy) is dropped from there on, and the q
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,11 +37,6 @@ class Suspend(BaseException):
     A `BaseException`, like cancellation, so that a tool's `except Exception` around `ctx.elicit` does not swallow
     it; if a tool swallows it anyway, the round still ends with the question, which the replay keeps.
     """
-
-
-def question_digest(key: str, method: str, params: Mapping[str, Any]) -> str:
-    text = json.dumps({"k": key, "m": method, "p": params}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).decode()[:16]
 
 
 class Replay:
@@ -85,7 +77,7 @@ class Replay:
         if key in self._keys:
             raise RuntimeError(f"two questions of one tool call use the key {key!r}: give each its own key=")
         self._keys.add(key)
-        q = question_digest(key, method, params)
+        q = digest({"k": key, "m": method, "p": params}, 16)
         place: dict[str, Any] | None = None
         if position < len(self._log):
             entry = self._log[position]

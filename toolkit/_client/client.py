@@ -306,7 +306,7 @@ class Client:
                 # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
                 await tg.start(self._listen_for_changes)
         except BaseException:
-            await stack.__aexit__(None, None, None)
+            await _leave(stack)
             raise
         return self
 
@@ -342,7 +342,7 @@ class Client:
         if stack is not None:
             # The block's own exception is not handed to the task group, which would wrap it in an ExceptionGroup:
             # the connection closes alike, and the exception comes out of `async with` as it was raised.
-            await stack.__aexit__(None, None, None)
+            await _leave(stack)
 
     async def _connect(self) -> None:
         if self._protocol in ("auto", MODERN_VERSION):
@@ -563,6 +563,35 @@ class Client:
                 INTERNAL_ERROR,
                 f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
             )
+
+
+async def _leave(stack: AsyncExitStack) -> None:
+    """Leave the connection's stack (its transport, tasks and lifespan), with no loop in what it raises.
+
+    contextlib's exit stack, left while an exception is being handled (the block's, a cancellation), makes an
+    exception its own `__context__` when a later callback re-raises what an earlier one raised (anyio's task group
+    re-raises the cancellation it is handed): `_fix_exception_context` links it to the exception being handled,
+    which is itself (CPython gh-102201's family; trio issue 2577). anyio's task group follows that chain when a task
+    ends and never returns, at 100 % CPU, out of reach of any deadline: a client cancelled mid-call over HTTP in a
+    task group hung it. So the loop is cut here, before the exception leaves the client.
+    """
+    try:
+        await stack.__aexit__(None, None, None)
+    except BaseException as exc:
+        _cut_context_loop(exc)
+        raise
+
+
+def _cut_context_loop(exc: BaseException) -> None:
+    """End the `__context__` chain of `exc` where it would come back to an exception already in it."""
+    seen = {id(exc)}
+    link = exc
+    while (following := link.__context__) is not None:
+        if id(following) in seen:
+            link.__context__ = None
+            return
+        seen.add(id(following))
+        link = following
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

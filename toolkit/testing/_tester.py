@@ -78,7 +78,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         ```
     """
 
-    def __init__(  # noqa: PLR0913, RUF100  (the keywords are ToolTester's documented API, each one documented above)
+    def __init__(  # noqa: PLR0913 (the keywords are ToolTester's documented API, each one documented above)
         self,
         target: Tools,
         *,
