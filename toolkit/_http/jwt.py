@@ -252,7 +252,7 @@ class JWTVerifier:
         ```
     """
 
-    def __init__(  # noqa: PLR0913, RUF100 - the public keywords of JWTVerifier, documented in the API reference (docs/api.md)
+    def __init__(  # noqa: PLR0913 - the public keywords of JWTVerifier, documented in the API reference (docs/api.md)
         self,
         *,
         issuer: str,
