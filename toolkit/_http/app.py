@@ -134,7 +134,7 @@ class HttpApp:
         for exchange in list(self._calls.live):
             exchange.close()
         deadline = anyio.current_time() + self.server.shutdown_grace
-        for scope in self._calls.streaming:  # the calls served in their request's task (2026-07-28)
+        for scope in (*self._calls.streaming, *self._calls.answering):  # the calls served in their request's task
             scope.deadline = min(scope.deadline, deadline)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -103,6 +103,7 @@ class Calls:
         "_resumption",
         "_stateless",
         "_store",
+        "answering",
         "close_after",
         "live",
         "server",
@@ -126,18 +127,24 @@ class Calls:
         self._initialized = initialized  # a session was opened: it gets its id (`HttpApp`)
         self.close_after = resumption.close_after  # sse_close_after=
         self.live: set[Exchange] = set()  # open exchanges: they end when the server closes
-        self.streaming: set[anyio.CancelScope] = set()  # the calls of `stream`: cancelled past the grace at shutdown
+        # The calls served in their request's task (`stream`; a session's in `answer`): cancelled past the grace at
+        # shutdown (`HttpApp.stopping`).
+        self.streaming: set[anyio.CancelScope] = set()
+        self.answering: set[anyio.CancelScope] = set()
         self.tag = AskTag()  # the prefix of the ids of the server's requests in this process
         # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
         self._stateless = Connection(server, ANSWER_ONLY)
-        self._alone: dict[str, tuple[Any, bool]] = {}
+        self._alone: dict[str, tuple[Any, bool, bool]] = {}  # by tool name: (the tool, may ask, async)
 
-    def answers_alone(self, message: dict[str, Any]) -> bool:
+    def answers_alone(self, message: dict[str, Any], session: bool = False) -> bool:
         """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
         `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
-        questions either) and that a closed stream could not stop anyway (not async: a worker thread, or inline)."""
+        questions either) and that a closed stream could not stop anyway: not async (a worker thread, or inline),
+        or in a 2025-11-25 `session`, where a closed stream stops nothing ("Disconnection SHOULD NOT be interpreted
+        as the client cancelling its request"; `notifications/cancelled` and DELETE reach it through the session's
+        table)."""
         method = message["method"]
         if method != "tools/call":
             return method in _ANSWERED_ALONE
@@ -150,9 +157,9 @@ class Calls:
         cached = self._alone.get(name)
         if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
             call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-            plain = not (tool.may_ask or inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call))
-            cached = self._alone[name] = (tool, plain)
-        return cached[1]
+            is_async = inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call)
+            cached = self._alone[name] = (tool, tool.may_ask, is_async)
+        return not cached[1] and (session or not cached[2])
 
     async def answer(self, post: Post, session: InSession | None = None) -> None:
         """Serve a request that `answers_alone` in this task, with a plain JSON reply: no connection loop, no task
@@ -167,12 +174,14 @@ class Calls:
         else:
             record = session.record
             call = record.calls[message["id"]] = Direct()
+            self.answering.add(call.scope)
             reply = None
             try:
                 with call.scope:
                     reply = await self._stateless.answer(message, session=session.state)
             finally:
                 record.calls.pop(message["id"], None)
+                self.answering.discard(call.scope)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await Writer(post.send, True, post.sse_ok).end()
             return

@@ -190,7 +190,7 @@ class Posts:
             state = replace(state, log_level=record.log_level)
         served = InSession(record, state, session.nonce)
         # sse_close_after= closes every long call's response, so none is answered in one piece
-        if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message):
+        if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message, session=True):
             await self._calls.answer(post, served)
         else:
             await self._calls.serve(post, served)
