@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from .hops import MODERN_META, _Asgi
+from .hops import MODERN_META, open_session, running
 
 ERAS = ("2026-07-28", "2025-11-25")
 TOOLS = ("add", "add_async", "add_progress")
@@ -72,31 +72,10 @@ async def _floor_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 async def _run(app: Any, era: str, name: str, calls: int) -> float:
     """CPU µs per POST over `calls` warm POSTs."""
-    lifespan_in = [{"type": "lifespan.startup"}]
-    started, stop = anyio.Event(), anyio.Event()
-
-    async def lifespan_receive() -> dict[str, Any]:
-        if lifespan_in:
-            return lifespan_in.pop()
-        await stop.wait()
-        return {"type": "lifespan.shutdown"}
-
-    async def lifespan_send(message: dict[str, Any]) -> None:
-        if message["type"] == "lifespan.startup.complete":
-            started.set()
-
-    asgi = _Asgi(app)
-    headers: dict[str, str] = {}
     call: dict[str, Any] = {"name": name, "arguments": {"a": 1, "b": 2}, "_meta": {"progressToken": 1}}
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(app, {"type": "lifespan"}, lifespan_receive, lifespan_send)
-        await started.wait()
+    async with running(app) as asgi:
         if era == "2025-11-25":
-            info = {"name": "bench", "version": "1"}
-            params = {"protocolVersion": era, "capabilities": {}, "clientInfo": info}
-            _, got, _ = await asgi.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, {})
-            headers = {"mcp-session-id": got.get("mcp-session-id", ""), "mcp-protocol-version": era}
-            await asgi.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+            headers = await open_session(asgi, era)
         else:
             headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": name}
             call["_meta"] |= MODERN_META
@@ -109,7 +88,6 @@ async def _run(app: Any, era: str, name: str, calls: int) -> float:
         spent = time.process_time() - start
         assert status == 200, body[:300]
         assert b'"3"' in body or b'\\"3\\"' in body, body[:300]
-        stop.set()
     return spent / calls * 1e6
 
 

@@ -15,6 +15,8 @@ import itertools
 import json
 import sys
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +158,40 @@ class _Asgi:
         return start["status"], names, b"".join(chunks)
 
 
+@asynccontextmanager
+async def running(app: Any) -> AsyncIterator[_Asgi]:
+    """A driver for `app` while its lifespan runs (as under uvicorn: started first, stopped after)."""
+    lifespan_in = [{"type": "lifespan.startup"}]
+    started, stop = anyio.Event(), anyio.Event()
+
+    async def lifespan_receive() -> dict[str, Any]:
+        if lifespan_in:
+            return lifespan_in.pop()
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def lifespan_send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(app, {"type": "lifespan"}, lifespan_receive, lifespan_send)
+        await started.wait()
+        try:
+            yield _Asgi(app)
+        finally:
+            stop.set()
+
+
+async def open_session(asgi: _Asgi, version: str) -> dict[str, str]:
+    """A 2025-11-25 session opened (`initialize`, then `notifications/initialized`): the headers of its requests."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "hops", "version": "1"}}
+    _, got, _ = await asgi.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, {})
+    headers = {"mcp-session-id": got.get("mcp-session-id", ""), "mcp-protocol-version": version}
+    await asgi.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    return headers
+
+
 def _reply(body: bytes) -> Any:
     """The JSON-RPC reply in a response body: JSON, or the last `data:` line of an SSE stream."""
     text = body.decode()
@@ -173,34 +209,10 @@ def http_count(name: str, backend: str, era: str) -> set[str]:
 
     async def main() -> None:
         server = Server("hops", tools=[add, add_context])
-        app: Any = server.http_app()
-        lifespan_in = [{"type": "lifespan.startup"}]
-        started, stop = anyio.Event(), anyio.Event()
-
-        async def lifespan_receive() -> dict[str, Any]:
-            if lifespan_in:
-                return lifespan_in.pop()
-            await stop.wait()
-            return {"type": "lifespan.shutdown"}
-
-        async def lifespan_send(message: dict[str, Any]) -> None:
-            if message["type"] == "lifespan.startup.complete":
-                started.set()
-
-        asgi = _Asgi(app)
         ids = iter(range(1, 100))
-        headers: dict[str, str] = {}
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(app, {"type": "lifespan"}, lifespan_receive, lifespan_send)
-            await started.wait()
+        async with running(server.http_app()) as asgi:
             if era == "handshake":
-                info = {"name": "hops", "version": "1"}
-                params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}
-                _, got, _ = await asgi.post(
-                    {"jsonrpc": "2.0", "id": next(ids), "method": "initialize", "params": params}, {}
-                )
-                headers = {"mcp-session-id": got["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-                await asgi.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+                headers = await open_session(asgi, "2025-11-25")
             else:
                 headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name}
             call: dict[str, Any] = {"name": name, "arguments": {"a": 1, "b": 2}}
@@ -219,7 +231,6 @@ def http_count(name: str, backend: str, era: str) -> set[str]:
             reply = _reply(body)
             assert status == 200, (status, body)
             assert reply["result"]["content"][0]["text"] == "3", reply
-            stop.set()
 
     anyio.run(main, backend=backend)
     return seen
