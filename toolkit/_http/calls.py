@@ -1,6 +1,7 @@
-"""Serving one request on a connection of its own, its messages on the request's own response: in the request's
-task when it sends nothing but its answer (`answer`), else with the connection's loop and an exchange (`serve`),
-while a watcher notices the client leaving."""
+"""Serving one request, its messages on the request's own response: in the request's task by the one answering
+connection when it sends nothing but its answer (`answer`) or, in 2026-07-28, only notifications before it
+(`stream`, a watcher beside it noticing the client leaving); else on a connection of its own, with its loop and an
+exchange (`serve`)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ async def watch(
 
 
 class Calls:
-    """Serves the requests of one app (`HttpApp`), each on a connection of its own."""
+    """Serves the requests of one app (`HttpApp`): in their own task where they can be, else each on a connection of
+    its own."""
 
     __slots__ = (
         "_alone",
