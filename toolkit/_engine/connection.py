@@ -452,14 +452,11 @@ class Connection:
         requests of many sessions: it keeps no request's state).
         """
         replies: list[tuple[str, MessageKind]] = []
-        if sink is None:
+        token = _SINK.set(sink)
+        try:
             await self._respond(message, None, replies, session)
-        else:
-            token = _SINK.set(sink)
-            try:
-                await self._respond(message, None, replies, session)
-            finally:
-                _SINK.reset(token)
+        finally:
+            _SINK.reset(token)
         return replies[0] if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:

@@ -138,7 +138,7 @@ class Calls:
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
         self._stateless = Connection(server, ANSWER_ONLY)
-        self._alone: dict[str, tuple[Any, bool, bool]] = {}  # by tool name: (the tool, may ask, async)
+        self._alone: dict[str, tuple[Any, bool]] = {}  # by tool name: (the tool, whether it is async)
 
     def answers_alone(self, message: dict[str, Any], session: bool = False) -> bool:
         """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
@@ -159,9 +159,11 @@ class Calls:
         cached = self._alone.get(name)
         if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
             call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-            is_async = inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call)
-            cached = self._alone[name] = (tool, tool.may_ask, is_async)
-        return not cached[1] and (session or not cached[2])
+            cached = self._alone[name] = (
+                tool,
+                inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call),
+            )
+        return not tool.may_ask and (session or not cached[1])
 
     async def answer(self, post: Post, session: InSession | None = None) -> None:
         """Serve a request that `answers_alone` in this task, with a plain JSON reply: no connection loop, no task

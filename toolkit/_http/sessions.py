@@ -153,13 +153,15 @@ class Sessions(Generic[S]):
         """The session an id names, or None when it is malformed, forged, signed with an unknown key, expired,
         another user's (security best practices: such an id is as unknown as a forged one), or ended."""
         known = self._opened.get(token)
-        if known is not None and known[0] == subject and known[1].expires > self._clock():
-            session: SessionId | None = known[1]
-        else:
+        session: SessionId | None
+        if known is None or known[0] != subject:  # not verified yet, or another user's (its check refuses it)
             session = self._open(token, subject)
-        if session is None:
+        elif known[1].expires < self._clock():  # expired, as the sealer would say: verified again it is refused
+            del self._opened[token]
             return None
-        if self.store.is_ended(session.nonce):
+        else:
+            session = known[1]
+        if session is None or self.store.is_ended(session.nonce):
             return None
         return session
 
@@ -195,8 +197,6 @@ class Sessions(Generic[S]):
         try:
             session = _read(token, self._sealer.unseal(token, bind=_bind(subject), max_size=MAX_ID_SIZE))
         except SealError as error:
-            if opened.get(token, (subject,))[0] == subject:  # expired (another user's id leaves it be)
-                opened.pop(token, None)
             if error.reason == "unknown_key" and not self._warned:
                 self._warned = True
                 logger.warning(
