@@ -23,8 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import _generate, _plan, _report
-from ._sides import FLOOR, FRAMEWORKS
+from . import _generate, _plan, _report, claims
+from ._sides import BASELINE, FLOOR, FRAMEWORKS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -53,6 +53,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"draw the scale rows' plots as PNG into DIR (default {PLOTS.relative_to(ROOT)})",
     )
     parser.add_argument(
+        "--check-claims",
+        action="store_true",
+        help="rerun the rows behind README.md's claims (toolkit and mcp) and say which claim no longer holds",
+    )
+    parser.add_argument(
         "--python",
         action="append",
         default=[],
@@ -70,6 +75,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _sides(args: argparse.Namespace) -> list[str]:
+    if args.check_claims:  # every claim is a ratio to mcp
+        return ["toolkit", BASELINE]
     if args.toolkit_only:
         chosen = ["toolkit"]
     elif args.frameworks:
@@ -84,6 +91,9 @@ def _sides(args: argparse.Namespace) -> list[str]:
 
 def _rows(args: argparse.Namespace) -> list[_plan.Row]:
     rows = _plan.scale_rows(quick=args.quick) if args.scale else _plan.rows(quick=args.quick)
+    if args.check_claims:
+        wanted = {key for claim in claims.CLAIMS if not claim.http for key in claim.rows}
+        return [r for r in rows if r.key in wanted]
     if args.quick:
         rows = [r for r in rows if r.quick]
     if args.measures:
@@ -282,7 +292,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"drew {path}")
     for failure in run.failures:
         print(f"\nFAILED {failure}", file=sys.stderr)
-    return 1 if run.failures else 0
+    held = _check_claims(rows, run) if args.check_claims else True
+    return 1 if run.failures or not held else 0
+
+
+def _check_claims(rows: list[_plan.Row], run: _Run) -> bool:
+    """Print README.md's claims against this run's per-round ratios; whether every measured one holds."""
+    ratios = {}
+    for row in rows:
+        pairs = zip(run.samples[row.key]["toolkit"], run.samples[row.key][BASELINE], strict=False)
+        ratios[row.key] = [_report.advantage(row, a, b) for a, b in pairs if a and b]
+    text, held = claims.report(claims.judge([c for c in claims.CLAIMS if not c.http], ratios))
+    print(text)
+    return held
 
 
 if __name__ == "__main__":

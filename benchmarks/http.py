@@ -30,6 +30,8 @@ from typing import Any
 import anyio
 import httpx
 
+from . import _http_load, claims
+
 SIDES = ("toolkit", "mcp", "fastmcp")
 BASELINE = "mcp"
 MODERN = "2026-07-28"
@@ -215,15 +217,7 @@ async def _measure(driver: Driver, seconds: float, concurrency: int) -> dict[str
             for _ in range(concurrency):
                 tg.start_soon(run)
         elapsed = time.perf_counter() - began
-    latencies.sort()
-    done = len(latencies)
-    return {
-        "calls": done,
-        "calls_per_s": done / elapsed,
-        "p50_ms": latencies[done // 2] * 1000,
-        "p99_ms": latencies[min(done - 1, int(done * 0.99))] * 1000,
-        "errors": errors,
-    }
+    return _http_load.figures(latencies, elapsed, errors)
 
 
 _WRK_SCRIPT = """
@@ -238,10 +232,7 @@ end
 @contextmanager
 def _wrk_script(driver: Driver) -> Iterator[str]:
     """A wrk Lua script that POSTs the driver's tools/call, each with its own id, with the driver's headers."""
-    message = driver.call(0)
-    message["id"] = 999999  # placeholder for the per-request id
-    message["params"]["arguments"]["a"] = 1
-    body = json.dumps(message).replace("%", "%%").replace("999999", "%d")
+    body = _template(driver).decode().replace("%", "%%").replace("999999", "%d")
     lua = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in driver.headers("tools/call").items())
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
         file.write(f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\n{_WRK_SCRIPT}')
@@ -350,12 +341,54 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="a smoke run: toolkit only, one short round, httpx")
     parser.add_argument(
         "--load",
-        choices=("auto", "wrk", "httpx"),
+        choices=("auto", "wrk", "raw", "httpx"),
         default="auto",
-        help="the load generator: wrk when installed (auto), else the Python httpx client",
+        help="the load generator: wrk when installed (auto), else raw (a lean asyncio HTTP/1.1 client); httpx",
     )
     parser.add_argument("--json", help="also write every measurement as JSON to this file")
+    parser.add_argument(
+        "--check-claims",
+        action="store_true",
+        help="measure toolkit and mcp only, and say which of README.md's HTTP claims no longer holds",
+    )
     return parser
+
+
+def _claim_ratios(rows: list[dict[str, Any]], memory: dict[str, float]) -> dict[str, list[float]]:
+    """Per claim row of `benchmarks.claims`, toolkit's per-round advantages over mcp (every stack's rounds)."""
+    ratios: dict[str, list[float]] = {}
+    base = {(r["stack"], r["workers"], r["era"], r["round"]): r for r in rows if r["side"] == BASELINE}
+    for row in rows:
+        other = base.get((row["stack"], row["workers"], row["era"], row["round"]))
+        if row["side"] != "toolkit" or other is None or not row["calls_per_s"] or not row["p99_ms"]:
+            continue
+        ratios.setdefault(f"http:{row['era']}:calls", []).append(row["calls_per_s"] / other["calls_per_s"])
+        ratios.setdefault(f"http:{row['era']}:p99", []).append(other["p99_ms"] / row["p99_ms"])
+    if memory.get("toolkit") and memory.get(BASELINE):
+        ratios["http:session-memory"] = [memory[BASELINE] / memory["toolkit"]]
+    return ratios
+
+
+def _template(driver: Driver) -> bytes:
+    """The driver's tools/call body with `999999` where each call's id goes (wrk's script and the raw load)."""
+    message = driver.call(0)
+    message["id"] = 999999
+    message["params"]["arguments"]["a"] = 1
+    return json.dumps(message).encode()
+
+
+@contextmanager
+def _on(cpus: set[int] | None) -> Iterator[None]:
+    """Run this process on `cpus` for a while (the load generator, away from the server's CPU)."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpus: set[int] | None) -> None:
@@ -369,10 +402,17 @@ def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpu
                 _wrk(driver.url, script, args.warmup, args.concurrency, client_cpus)
             cpu = _cpu_seconds(pids)
             row.update(_wrk(driver.url, script, args.seconds, args.concurrency, client_cpus))
+    elif args.load_name == "raw":
+        headers, body = driver.headers("tools/call"), _template(driver)
+        with _on(client_cpus):
+            _http_load.run(driver.url, headers, body, args.warmup, args.concurrency)
+            cpu = _cpu_seconds(pids)
+            row.update(_http_load.run(driver.url, headers, body, args.seconds, args.concurrency))
     else:
-        anyio.run(_measure, driver, args.warmup, args.concurrency)
-        cpu = _cpu_seconds(pids)
-        row.update(anyio.run(_measure, driver, args.seconds, args.concurrency))
+        with _on(client_cpus):
+            anyio.run(_measure, driver, args.warmup, args.concurrency)
+            cpu = _cpu_seconds(pids)
+            row.update(anyio.run(_measure, driver, args.seconds, args.concurrency))
     calls = row.get("calls") or row["calls_per_s"] * args.seconds
     row["cpu_us_per_call"] = (_cpu_seconds(pids) - cpu) / calls * 1e6
 
@@ -413,11 +453,13 @@ def main(argv: list[str] | None = None) -> int:
         side, fd, http, loop = args.worker
         _worker(side, int(fd), http, loop)
         return 0
-    args.side_list = ["toolkit"] if args.quick else args.sides.split(",")
+    args.side_list = ["toolkit", BASELINE] if args.check_claims else args.sides.split(",")
+    if args.quick:
+        args.side_list = ["toolkit"]
     if args.quick:
         args.rounds, args.seconds, args.sessions = 1, 1, 20
     wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
-    args.load_name = "wrk" if wrk else "httpx"
+    args.load_name = "wrk" if wrk else "httpx" if args.load == "httpx" else "raw"
     args.pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2 and shutil.which("taskset") is not None
     print(f"load average {_load()}, load: {args.load_name}, pinned: {args.pin}", flush=True)
     rows: list[dict[str, Any]] = []
@@ -431,6 +473,10 @@ def main(argv: list[str] | None = None) -> int:
     _print_table(table, memory)
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "table": table, "memory": memory}, indent=2))
+    if args.check_claims:
+        text, held = claims.report(claims.judge([c for c in claims.CLAIMS if c.http], _claim_ratios(rows, memory)))
+        print(text)
+        return 0 if held else 1
     return 0
 
 
