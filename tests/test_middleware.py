@@ -1,0 +1,464 @@
+"""Middleware (docs/middleware.md): around requests, around a tool's calls, around the questions a tool asks; the
+tool filter and its hidden tools; the timeout, the result size limit and the audit log built on it.
+
+Memory and stdio through the raw wire peer, HTTP through the in-process app and a real uvicorn: every message the
+server sends is validated against the schema of its revision. Each test runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import threading
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import servers
+import wire
+from served import Served
+
+from toolkit import (
+    AuditLog,
+    CallNext,
+    Client,
+    Context,
+    ElicitRequest,
+    ElicitResult,
+    ProtocolError,
+    ProtocolMode,
+    Request,
+    Server,
+    StreamingASGITransport,
+    ToolError,
+    tool,
+)
+from toolkit.testing import ToolTester
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ("handshake", "modern")
+
+
+async def call(peer: wire.Peer, era: str, name: str, arguments: dict[str, Any] | None = None) -> Any:
+    """A `tools/call` in `era` (the peer initialized first for the handshake era): the whole response."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    if era == "modern":
+        params["_meta"] = wire.meta()
+    return await peer.request("tools/call", params)
+
+
+async def list_names(peer: wire.Peer, era: str) -> list[str]:
+    params = {"_meta": wire.meta()} if era == "modern" else {}
+    result = await peer.result("tools/list", params)
+    return [definition["name"] for definition in result["tools"]]
+
+
+def app_server() -> Any:
+    return servers.load(servers.MIDDLEWARE)
+
+
+def text(reply: dict[str, Any]) -> str:
+    content: str = reply["result"]["content"][0]["text"]
+    return content
+
+
+# -- around requests and calls -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_server_middleware_sees_every_request_and_tool_middleware_changes_arguments(era: str) -> None:
+    module = app_server()
+    async with wire.memory(module.build()) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        assert await list_names(peer, era) == ["add", "big", "ask"]
+        reply = await call(peer, era, "add", {"a": 1, "b": 2})
+        assert text(reply) == "4"  # a doubled by the tool's middleware
+        assert reply["result"].get("isError") is not True
+    expected = ["initialize", "tools/list", "tools/call"] if era == "handshake" else ["tools/list", "tools/call"]
+    assert module.seen == expected
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_hidden_tool_is_refused_exactly_as_an_unknown_one_with_no_hint_naming_it(era: str) -> None:
+    async with wire.memory(app_server().build()) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        hidden = await call(peer, era, "secret")
+        unknown = await call(peer, era, "nothing")
+        near = await call(peer, era, "secre")  # one letter from the hidden tool: no "did you mean"
+    assert hidden["error"] == {"code": -32602, "message": "Unknown tool: secret"}
+    assert unknown["error"] == {"code": -32602, "message": "Unknown tool: nothing"}
+    assert near["error"] == {"code": -32602, "message": "Unknown tool: secre"}
+
+
+async def test_the_filter_is_per_request_and_a_visible_near_name_is_still_suggested() -> None:
+    allowed: set[str] = {"alpha"}
+    server = Server("f", tool_filter=lambda definition, request: definition.name in allowed)
+
+    @server.tool
+    def alpha() -> str:
+        return "a"
+
+    @server.tool
+    def alpine() -> str:
+        return "b"
+
+    async with wire.memory(server) as peer:
+        assert await list_names(peer, "modern") == ["alpha"]
+        allowed.add("alpine")
+        assert await list_names(peer, "modern") == ["alpha", "alpine"]
+        assert text(await call(peer, "modern", "alpine")) == "b"
+        reply = await call(peer, "modern", "alphaa")
+    assert reply["error"]["message"] == "Unknown tool: alphaa; did you mean 'alpha'?"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_middleware_short_circuits_refuses_and_wraps_in_the_documented_order(era: str) -> None:
+    order: list[str] = []
+
+    def named(name: str) -> Any:
+        async def hook(request: Request, call_next: CallNext) -> dict[str, Any]:
+            order.append(f"{name} in")
+            result = await call_next(request)
+            order.append(f"{name} out")
+            return result
+
+        return hook
+
+    async def guard(request: Request, call_next: CallNext) -> dict[str, Any]:
+        arguments = request.arguments or {}
+        if arguments.get("a") == 13:
+            raise ToolError("13 is unlucky")
+        if arguments.get("a") == -1:
+            raise ProtocolError(-32602, "Invalid params: a must not be -1")
+        if arguments.get("a") == 0:
+            return {"content": [{"type": "text", "text": "cached"}]}
+        result = await call_next(request)
+        return {**result, "content": [*result["content"], {"type": "text", "text": "wrapped"}]}
+
+    @tool(middleware=[named("tool"), guard])
+    async def add(a: int, b: int) -> int:
+        order.append("add")
+        return a + b
+
+    server = Server("o", tools=[add], middleware=[named("server")], tool_middleware=[named("calls")])
+    async with wire.memory(server) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        order.clear()
+        ok = await call(peer, era, "add", {"a": 1, "b": 2})
+        assert order == ["server in", "calls in", "tool in", "add", "tool out", "calls out", "server out"]
+        refused = await call(peer, era, "add", {"a": 13, "b": 0})
+        invalid = await call(peer, era, "add", {"a": -1, "b": 0})
+        cached = await call(peer, era, "add", {"a": 0, "b": 0})
+    assert [block["text"] for block in ok["result"]["content"]] == ["3", "wrapped"]
+    assert refused["result"]["isError"] is True
+    assert refused["result"]["content"] == [{"type": "text", "text": "13 is unlucky"}]
+    assert invalid["error"]["code"] == -32602
+    assert text(cached) == "cached"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_tool_middleware_reaches_the_context_of_a_tool_that_takes_one(era: str) -> None:
+    async def progress_first(request: Request, call_next: CallNext) -> dict[str, Any]:
+        assert request.context is not None
+        await request.context.report_progress(0, total=1)
+        return await call_next(request)
+
+    @tool(middleware=[progress_first])
+    async def step(ctx: Context) -> str:
+        await ctx.report_progress(1, total=1)
+        return "done"
+
+    async with wire.memory(Server("c", tools=[step])) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        meta = wire.meta(progress="p") if era == "modern" else {"progressToken": "p"}
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "step", "_meta": meta}})
+        messages = await peer.receive_many(3)
+    assert [message.get("params", {}).get("progress") for message in messages[:2]] == [0, 1]
+    assert messages[2]["result"]["content"][0]["text"] == "done"
+
+
+# -- around questions, and 2026-07-28 rounds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_question_middleware_sees_a_confirmation_and_its_answer(era: str) -> None:
+    module = app_server()
+    protocol: ProtocolMode = "handshake" if era == "handshake" else "2026-07-28"
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(module.build(), protocol=protocol, elicitation_handler=accept) as client:
+            result = await client.call_tool("ask", {})
+    assert result.content[0].text == "asked 1"  # type: ignore[union-attr]
+    calls = [method for method in module.seen if method == "tools/call"]
+    # 2026-07-28: round 1 ends with the question (the middleware sees no answer), round 2 replays it answered.
+    assert module.asked == ["elicitation/create ask: accept"]
+    assert calls == (["tools/call"] if era == "handshake" else ["tools/call", "tools/call"])  # once per round
+
+
+async def test_question_middleware_in_2026_07_28_sees_the_round_end_unanswered() -> None:
+    ends: list[str] = []
+
+    async def watch(question: Any, call_next: Any) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = await call_next(question)
+        except BaseException as exc:
+            ends.append(type(exc).__name__)
+            raise
+        ends.append("answered")
+        return answer
+
+    @tool(confirm=True, read_only=True)
+    def go() -> str:
+        return "went"
+
+    async with wire.memory(Server("q", tools=[go], question_middleware=[watch])) as peer:
+        caps: dict[str, Any] = {wire.CAPABILITIES_KEY: {"elicitation": {}}}
+        first = await peer.request("tools/call", {"name": "go", "_meta": wire.meta(**caps)})
+        assert first["result"]["resultType"] == "input_required"
+        retry = {
+            "name": "go",
+            "_meta": wire.meta(**caps),
+            "requestState": first["result"]["requestState"],
+            "inputResponses": {"confirm": {"action": "accept", "content": {}}},
+        }
+        second = await peer.request("tools/call", retry)
+    assert text(second) == "went"
+    assert ends == ["Suspend", "answered"]
+
+
+# -- timeouts ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_sync_tool_that_never_returns_times_out_and_its_thread_is_abandoned_and_counted(era: str) -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def hang() -> str:
+        release.wait()
+        return "late"
+
+    server = Server("t", tools=[hang])
+    try:
+        async with wire.memory(server) as peer:
+            if era == "handshake":
+                await peer.initialize()
+            reply = await call(peer, era, "hang")
+    finally:
+        release.set()  # the abandoned thread ends
+    assert reply["result"]["isError"] is True
+    assert text(reply) == "tool 'hang' timed out after 0.05 s"
+    assert server.abandoned_calls == 1
+
+
+async def test_an_async_tool_that_swallows_its_cancellation_is_waited_for_and_still_answered_timed_out() -> None:
+    cancelled = anyio.Event()
+    release = anyio.Event()
+    returned: list[str] = []
+
+    @tool(timeout=0.05)
+    async def stubborn() -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            with anyio.CancelScope(shield=True):
+                await release.wait()
+        returned.append("late")
+        return "late"
+
+    server = Server("t", tools=[stubborn], tool_timeout=60)  # the tool's own timeout wins
+    async with wire.memory(server) as peer:
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "stubborn", "_meta": wire.meta()}}
+        )
+        await cancelled.wait()
+        release.set()
+        reply = await peer.receive()
+    assert returned == ["late"]  # it ran to its end; what it returned is dropped
+    assert reply["result"]["isError"] is True
+    assert text(reply) == "tool 'stubborn' timed out after 0.05 s"
+    assert server.abandoned_calls == 0  # nothing is left running
+
+
+# -- result size, audit, checks ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_result_over_the_size_limit_is_a_tool_error_not_a_truncated_result(era: str) -> None:
+    @tool
+    def record() -> dict[str, str]:
+        return {"text": "y" * 500}
+
+    server = Server("s", tools=[record], max_result_bytes=300)
+    async with wire.memory(server) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        reply = await call(peer, era, "record")
+    assert reply["result"]["isError"] is True
+    assert "structuredContent" not in reply["result"]
+    assert "more than the 300 bytes allowed" in text(reply)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_audit_log_records_method_tool_subject_outcome_and_arguments_when_asked(
+    era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    audit = AuditLog("test.audit", arguments=True)
+
+    @tool
+    def fail() -> str:
+        raise ToolError("no")
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("a", tools=[add, fail], middleware=[audit])
+    with caplog.at_level(logging.INFO, logger="test.audit"):
+        async with wire.memory(server) as peer:
+            if era == "handshake":
+                await peer.initialize()
+            await call(peer, era, "add", {"a": 1, "b": 2})
+            await call(peer, era, "fail")
+            await call(peer, era, "missing")
+    records = [r for r in caplog.records if r.name == "test.audit" and r.mcp_method == "tools/call"]  # type: ignore[attr-defined]
+    assert [(r.mcp_tool, r.mcp_outcome, r.mcp_subject) for r in records] == [  # type: ignore[attr-defined]
+        ("add", "ok", None),
+        ("fail", "tool_error", None),
+        (None, "error -32602", None),
+    ]
+    assert records[0].mcp_arguments == {"a": 1, "b": 2}  # type: ignore[attr-defined]
+    assert all(r.mcp_duration_ms >= 0 for r in records)  # type: ignore[attr-defined]
+
+
+def test_bad_options_are_refused_when_given() -> None:
+    with pytest.raises(ValueError, match="max_result_bytes"):
+        Server("x", max_result_bytes=0)
+    with pytest.raises(ValueError, match="middleware\\[0\\] is not callable"):
+        Server("x", middleware=[42])  # type: ignore[list-item]
+    with pytest.raises(Exception, match="timeout must be a number of seconds above 0"):
+
+        @tool(timeout=-1)
+        def f() -> None: ...
+
+
+# -- testing middleware --------------------------------------------------------------------------------------
+
+
+def test_tool_tester_runs_the_servers_middleware() -> None:
+    module = app_server()
+    with ToolTester(module.build()) as tester:
+        assert tester.call("add", a=1, b=2).text == "4"
+        assert [definition.name for definition in tester.list_tools()] == ["add", "big", "ask"]
+    assert "tools/call" in module.seen
+
+
+async def test_a_middleware_runs_alone_with_a_request_and_a_fake_next_step() -> None:
+    module = app_server()
+    passed: list[Request] = []
+
+    async def fake_next(request: Request) -> dict[str, Any]:
+        passed.append(request)
+        return {"content": []}
+
+    assert await module.double_a(Request("tools/call", arguments={"a": 2}), fake_next) == {"content": []}
+    assert passed[0].arguments == {"a": 4}
+
+
+# -- stdio and HTTP ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_middleware_over_stdio(era: str, anyio_backend: str) -> None:
+    async with wire.stdio([sys.executable, str(servers.MIDDLEWARE), anyio_backend]) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        assert await list_names(peer, era) == ["add", "big", "ask"]
+        assert text(await call(peer, era, "add", {"a": 1, "b": 2})) == "4"
+        assert (await call(peer, era, "secret"))["error"] == {"code": -32602, "message": "Unknown tool: secret"}
+        assert (await call(peer, era, "big"))["result"]["isError"] is True
+
+
+async def post(http: httpx.AsyncClient, message: dict[str, Any], headers: dict[str, str], version: str) -> Any:
+    with anyio.fail_after(wire.TIMEOUT):
+        response = await http.post("/mcp", json=message, headers=headers)
+    body = response.text
+    lines = [line[6:] for line in body.splitlines() if line.startswith("data: ")] if "data: " in body else [body]
+    import json
+
+    messages = [json.loads(line) for line in lines]
+    for item in messages:
+        wire.check_server_message(item, version, None if "method" in item else message["method"])
+    return messages[-1]
+
+
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+async def test_middleware_over_http_on_each_serving_path() -> None:
+    module = app_server()
+    server = module.build()
+    app = server.http_app()
+    transport = StreamingASGITransport(app)
+    async with server.running(), httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        modern = {**ACCEPT, "mcp-protocol-version": wire.MODERN, "mcp-method": "tools/call"}
+
+        def modern_call(name: str, arguments: dict[str, Any], request_id: int) -> dict[str, Any]:
+            caps: dict[str, Any] = {wire.CAPABILITIES_KEY: {"elicitation": {}}}
+            params = {"name": name, "arguments": arguments, "_meta": wire.meta(progress=request_id, **caps)}
+            return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+        # Answered alone (a sync tool that cannot ask), and a hidden tool.
+        reply = await post(http, modern_call("add", {"a": 1, "b": 2}, 1), {**modern, "mcp-name": "add"}, wire.MODERN)
+        assert reply["result"]["content"][0]["text"] == "4"
+        hidden = await post(http, modern_call("secret", {}, 2), {**modern, "mcp-name": "secret"}, wire.MODERN)
+        assert hidden["error"] == {"code": -32602, "message": "Unknown tool: secret"}
+        # Streamed (2026-07-28, a tool that asks): its first round ends with the confirmation.
+        asked = await post(http, modern_call("ask", {}, 3), {**modern, "mcp-name": "ask"}, wire.MODERN)
+        assert asked["result"]["resultType"] == "input_required"
+        # A full exchange (a 2025-11-25 session, a tool that may ask; this client cannot, so it runs unasked).
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": wire.LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        }
+        response = await http.post("/mcp", json=initialize, headers=ACCEPT)
+        session = {**ACCEPT, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": wire.LATEST}
+        await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        message = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
+        legacy = await post(http, message, session, wire.LATEST)
+        assert legacy["result"]["content"][0]["text"] == "asked 0"
+    assert module.seen == ["tools/call", "tools/call", "tools/call", "initialize", "tools/call"]
+
+
+def test_middleware_over_http_on_uvicorn() -> None:
+    served = Served(servers.MIDDLEWARE)
+    try:
+
+        async def main() -> None:
+            async with Client.http(served.url) as client:
+                assert [t.name for t in await client.list_tools()] == ["add", "big", "ask"]
+                assert (await client.call_tool("add", {"a": 1, "b": 2})).content[0].text == "4"  # type: ignore[union-attr]
+                with pytest.raises(ProtocolError, match=r"^Unknown tool: secret$"):
+                    await client.call_tool("secret", {})
+
+        anyio.run(main)
+    finally:
+        served.close()
+
+
+def test_a_request_can_be_replaced_with_dataclasses_replace() -> None:
+    request = Request("tools/call", {"name": "x"}, arguments={"a": 1})
+    assert dataclasses.replace(request, arguments={"a": 2}).arguments == {"a": 2}
