@@ -18,9 +18,11 @@ import httpx
 import pytest
 import servers
 import wire
+from pydantic import BaseModel
 from served import Served
 
 from toolkit import (
+    AskNext,
     AuditLog,
     CallNext,
     Client,
@@ -29,6 +31,7 @@ from toolkit import (
     ElicitResult,
     ProtocolError,
     ProtocolMode,
+    Question,
     Request,
     Server,
     StreamingASGITransport,
@@ -211,8 +214,11 @@ async def test_question_middleware_in_2026_07_28_sees_the_round_end_unanswered()
     async def watch(question: Any, call_next: Any) -> dict[str, Any]:
         try:
             answer: dict[str, Any] = await call_next(question)
-        except BaseException as exc:
-            ends.append(type(exc).__name__)
+        except Exception:
+            ends.append("failed")
+            raise
+        except BaseException:  # the round ends with this question: not an error, let it through
+            ends.append("round ended")
             raise
         ends.append("answered")
         return answer
@@ -233,7 +239,36 @@ async def test_question_middleware_in_2026_07_28_sees_the_round_end_unanswered()
         }
         second = await peer.request("tools/call", retry)
     assert text(second) == "went"
-    assert ends == ["Suspend", "answered"]
+    assert ends == ["round ended", "answered"]
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_question_middleware_runs_for_a_sync_tool_asking_from_its_worker_thread(protocol: ProtocolMode) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def record(question: Question, call_next: AskNext) -> dict[str, Any]:
+        answer = await call_next(question)
+        seen.append((question.method, question.tool, answer["content"]["name"]))
+        return {**answer, "content": {"name": answer["content"]["name"].upper()}}  # and change what the tool reads
+
+    class Name(BaseModel):
+        name: str
+
+    @tool
+    def greet(ctx: Context) -> str:
+        answer = ctx.elicit("Your name?", Name)
+        assert answer.data is not None
+        return f"hello {answer.data.name}"
+
+    async def reply(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "ada"})
+
+    server = Server("q", tools=[greet], question_middleware=[record])
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(server, protocol=protocol, elicitation_handler=reply) as client:
+            result = await client.call_tool("greet", {})
+    assert result.content[0].text == "hello ADA"  # type: ignore[union-attr]
+    assert seen == [("elicitation/create", "greet", "ada")]
 
 
 # -- timeouts ----------------------------------------------------------------------------------------------
