@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from .hops import MODERN_META, running
+from .asgi import cpu_per_post
 
 NOOPS = 3
 
@@ -63,20 +63,7 @@ async def _memory(kind: str, calls: int) -> float:
 
 
 async def _http(kind: str, calls: int) -> float:
-    era = "2026-07-28"
-    params: dict[str, Any] = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": dict(MODERN_META)}
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": "add"}
-    async with running(_toolkit_server(kind).http_app()) as asgi:
-        for _ in range(max(10, calls // 10)):
-            await asgi.post(message, headers)
-        start = time.process_time()
-        for _ in range(calls):
-            status, _, body = await asgi.post(message, headers)
-        spent = time.process_time() - start
-    assert status == 200, body[:300]
-    assert b'"3"' in body, body[:300]
-    return spent / calls * 1e6
+    return await cpu_per_post(_toolkit_server(kind).http_app(), "2026-07-28", "add", calls)
 
 
 async def _fastmcp(kind: str, calls: int) -> float:
