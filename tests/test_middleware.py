@@ -29,12 +29,15 @@ from toolkit import (
     Context,
     ElicitRequest,
     ElicitResult,
+    Identity,
     ProtocolError,
     ProtocolMode,
     Question,
     Request,
     Server,
+    StaticTokenVerifier,
     StreamingASGITransport,
+    ToolDefinition,
     ToolError,
     tool,
 )
@@ -497,3 +500,49 @@ def test_middleware_over_http_on_uvicorn() -> None:
 def test_a_request_can_be_replaced_with_dataclasses_replace() -> None:
     request = Request("tools/call", {"name": "x"}, arguments={"a": 1})
     assert dataclasses.replace(request, arguments={"a": 2}).arguments == {"a": 2}
+
+
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789ab"
+
+
+async def test_tool_filter_by_identity_over_http_hides_a_tool_from_one_caller_only() -> None:
+    def admins(definition: ToolDefinition, request: Request) -> bool:
+        return definition.name != "drop" or (request.identity is not None and "admin" in request.identity.scopes)
+
+    audit = AuditLog("test.identity")
+    subjects: list[str | None] = []
+
+    async def who(request: Request, call_next: CallNext) -> dict[str, Any]:
+        subjects.append(request.identity.subject if request.identity is not None else None)
+        return await call_next(request)
+
+    @tool
+    def drop() -> str:
+        return "dropped"
+
+    @tool
+    def status() -> str:
+        return "ok"
+
+    server = Server("ids", tools=[drop, status], tool_filter=admins, middleware=[audit, who])
+    verifier = StaticTokenVerifier(
+        {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"tools", "admin"}))}
+    )
+    app = server.http_app(auth=verifier, authorization_servers=["https://auth.example.com"])
+    transport = StreamingASGITransport(app)
+    async with server.running(), httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        replies = {}
+        for token in (ALICE, BOB):
+            headers = {**ACCEPT, "authorization": f"Bearer {token}", "mcp-protocol-version": wire.MODERN}
+            listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": wire.meta()}}
+            listed = await post(http, listing, {**headers, "mcp-method": "tools/list"}, wire.MODERN)
+            params = {"name": "drop", "arguments": {}, "_meta": wire.meta()}
+            message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+            called = await post(http, message, {**headers, "mcp-method": "tools/call", "mcp-name": "drop"}, wire.MODERN)
+            replies[token] = ([t["name"] for t in listed["result"]["tools"]], called)
+    assert replies[ALICE][0] == ["status"]
+    assert replies[ALICE][1]["error"] == {"code": -32602, "message": "Unknown tool: drop"}
+    assert replies[BOB][0] == ["drop", "status"]
+    assert replies[BOB][1]["result"]["content"][0]["text"] == "dropped"
+    assert subjects == ["alice", "alice", "bob", "bob"]
