@@ -380,6 +380,23 @@ async def test_audit_log_records_method_tool_subject_outcome_and_arguments_when_
     assert all(r.mcp_duration_ms >= 0 for r in records)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("where", ["middleware", "tool_middleware"])
+async def test_a_middleware_that_returns_no_result_is_answered_with_an_internal_error(where: str) -> None:
+    async def broken(request: Request, call_next: CallNext) -> dict[str, Any]:
+        await call_next(request)
+        return None  # type: ignore[return-value]
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("b", tools=[add], **{where: [broken]})  # type: ignore[arg-type]
+    async with wire.memory(server) as peer:
+        for _ in range(2):  # and the server goes on serving
+            reply = await call(peer, "modern", "add", {"a": 1, "b": 2})
+            assert reply["error"]["code"] == -32603
+
+
 def test_bad_options_are_refused_when_given() -> None:
     with pytest.raises(ValueError, match="max_result_bytes"):
         Server("x", max_result_bytes=0)

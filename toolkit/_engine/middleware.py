@@ -61,7 +61,7 @@ async def run_method(server: Registry, handler: Handler, message: dict[str, Any]
         request.arguments = arguments if isinstance(arguments, dict) else None
         tool = server.tools.get(name) if type(name) is str else None
         request.tool = tool.definition if tool is not None and shown(server, tool, request) else None
-    return await chain(server.middleware, last, as_tool_error=False)(request)
+    return _checked(await chain(server.middleware, last, as_tool_error=False)(request))
 
 
 async def run_tool(server: Registry, tool: Tool[Any, Any], request: Request, settings: CallSettings) -> dict[str, Any]:
@@ -76,7 +76,19 @@ async def run_tool(server: Registry, tool: Tool[Any, Any], request: Request, set
         return wire if limit is None else _limited(tool, wire, limit)
 
     hooks = server.tool_middleware + tool.middleware
-    return await (chain(hooks, last, as_tool_error=True)(request) if hooks else last(request))
+    return _checked(await chain(hooks, last, as_tool_error=True)(request)) if hooks else await last(request)
+
+
+def _checked(result: Any) -> dict[str, Any]:
+    """What a middleware returned, if it is a result (a JSON object); a bug of the middleware's otherwise, answered
+    with an internal error rather than no answer at all.
+
+    Raises:
+        TypeError: it is not a dict.
+    """
+    if type(result) is not dict:
+        raise TypeError(f"a middleware returned {type(result).__name__}, not the result (a dict)")
+    return result
 
 
 async def _timed(
