@@ -3,9 +3,11 @@
 Rows: a sync `add(a, b)` called one call after another, with no middleware and with three no-op middlewares
 (`Server(middleware=[...])`, which run around every request; and `tool_middleware=[...]`, around calls only):
 
-- in memory, through toolkit's own `Client` (wall µs per call);
+- in memory, through toolkit's own `Client` (CPU µs per call, client and server: the process's CPU time, which a
+  busy machine disturbs less than the clock);
 - over HTTP in process, the ASGI app driven as `benchmarks.asgi` drives it (CPU µs per POST, 2026-07-28);
-- fastmcp in memory, through its own client, without and with three no-op `Middleware` (the `bench` extra).
+- fastmcp in memory, through its own client, without and with three no-op `Middleware` (the `bench` extra; CPU µs
+  per call, as toolkit's).
 
 Rounds alternate the rows; each cell is the median over rounds, with the range, and the ratio to the row without.
 """
@@ -54,10 +56,10 @@ async def _memory(kind: str, calls: int) -> float:
     async with Client(_toolkit_server(kind)) as client:
         for i in range(max(10, calls // 10)):
             await client.call_tool("add", {"a": i, "b": 1})
-        start = time.perf_counter()
+        start = time.process_time()
         for i in range(calls):
             result = await client.call_tool("add", {"a": i, "b": 1})
-        spent = time.perf_counter() - start
+        spent = time.process_time() - start
     assert not result.is_error, result
     return spent / calls * 1e6
 
@@ -86,10 +88,10 @@ async def _fastmcp(kind: str, calls: int) -> float:
     async with fastmcp.Client(server) as client:
         for i in range(max(10, calls // 10)):
             await client.call_tool("add", {"a": i, "b": 1})
-        start = time.perf_counter()
+        start = time.process_time()
         for i in range(calls):
             await client.call_tool("add", {"a": i, "b": 1})
-        spent = time.perf_counter() - start
+        spent = time.process_time() - start
     return spent / calls * 1e6
 
 
