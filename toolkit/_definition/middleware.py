@@ -34,7 +34,7 @@ class Request:
     method: str
     """The JSON-RPC method: `"tools/call"`, `"tools/list"`, `"initialize"`, `"ping"`, ..."""
     params: dict[str, Any] = field(default_factory=dict)
-    """The request's params, as the client sent them (a copy of its own: changes stay with this request)."""
+    """The request's params, as the client sent them (to read: a tool's arguments are changed through `arguments`)."""
     version: str | None = None
     """The protocol revision it is served in (`"2025-11-25"`, `"2026-07-28"`, ...); None for `initialize`."""
     request_id: int | str = 0
