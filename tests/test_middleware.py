@@ -563,3 +563,113 @@ async def test_tool_filter_by_identity_over_http_hides_a_tool_from_one_caller_on
     assert replies[BOB][0] == ["drop", "status"]
     assert replies[BOB][1]["result"]["content"][0]["text"] == "dropped"
     assert subjects == ["alice", "alice", "bob", "bob"]
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+@pytest.mark.parametrize("sync", [False, True])
+async def test_question_middleware_sees_each_question_of_a_together_block(protocol: ProtocolMode, sync: bool) -> None:
+    seen: list[str] = []
+
+    async def record(question: Question, call_next: AskNext) -> dict[str, Any]:
+        answer = await call_next(question)
+        seen.append(f"{question.method} {question.key}")
+        return answer
+
+    if sync:
+
+        @tool
+        def both(ctx: Context) -> str:
+            with ctx.together():
+                first = ctx.confirm("First?", key="one")
+                second = ctx.confirm("Second?", key="two")
+            return f"{first.action} {second.action}"
+
+    else:
+
+        @tool
+        async def both(ctx: Context) -> str:
+            async with ctx.together():
+                first = ctx.confirm("First?", key="one")
+                second = ctx.confirm("Second?", key="two")
+            return f"{first.action} {second.action}"
+
+    async def reply(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    server = Server("t", tools=[both], question_middleware=[record])
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(server, protocol=protocol, elicitation_handler=reply) as client:
+            result = await client.call_tool("both", {})
+    assert result.content[0].text == "accept accept"  # type: ignore[union-attr]
+    assert sorted(seen) == ["elicitation/create one", "elicitation/create two"]
+
+
+async def test_audit_log_records_questions_with_their_answers_when_asked(caplog: pytest.LogCaptureFixture) -> None:
+    audit = AuditLog("test.questions", arguments=True)
+
+    @tool(confirm=True, read_only=True)
+    def publish(title: str) -> str:
+        return f"published {title}"
+
+    async def decline(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.decline()
+
+    server = Server("a", tools=[publish], tool_middleware=[audit], question_middleware=[audit.question])
+    with caplog.at_level(logging.INFO, logger="test.questions"):
+        async with Client(server, protocol="handshake", elicitation_handler=decline) as client:
+            result = await client.call_tool("publish", {"title": "x"})
+    assert result.is_error
+    outcomes = [(r.mcp_method, r.mcp_tool, r.mcp_outcome) for r in caplog.records if r.name == "test.questions"]  # type: ignore[attr-defined]
+    assert outcomes == [("elicitation/create", "publish", "decline"), ("tools/call", "publish", "tool_error")]
+    assert caplog.records[0].mcp_arguments == {"action": "decline"}  # type: ignore[attr-defined]
+    assert "decline" in caplog.records[0].getMessage()
+
+
+async def test_server_middleware_can_change_a_calls_arguments_and_leaves_subscriptions_alone() -> None:
+    methods: list[str] = []
+
+    async def plus_one(request: Request, call_next: CallNext) -> dict[str, Any]:
+        methods.append(request.method)
+        if request.method == "tools/call":
+            request.arguments = {**(request.arguments or {}), "a": 41}
+        return await call_next(request)
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    async with wire.memory(Server("m", tools=[add], middleware=[plus_one])) as peer:
+        assert text(await call(peer, "modern", "add", {"a": 1, "b": 1})) == "42"
+        listen = {"notifications": {"toolsListChanged": True}, "_meta": wire.meta()}
+        await peer.send({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": listen})
+        acknowledged = await peer.receive()
+        assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert methods == ["tools/call"]
+
+
+def test_every_bad_middleware_option_is_named() -> None:
+    with pytest.raises(ValueError, match="tool_middleware must be a list") as caught:
+        Server("x", tool_middleware=print, tool_timeout=0)  # type: ignore[arg-type]
+    assert "server timeout must be a number of seconds above 0" in str(caught.value)
+
+    def f() -> None: ...
+
+    bad: dict[str, Any] = {"max_result_bytes": True, "timeout": "1"}
+    with pytest.raises(Exception, match="max_result_bytes must be a number of bytes") as problem:
+        tool(**bad)(f)
+
+    assert "timeout must be a number of seconds" in str(problem.value)
+
+
+async def test_a_tool_error_without_a_message_from_middleware_still_says_the_call_was_refused() -> None:
+    async def refuse(request: Request, call_next: CallNext) -> dict[str, Any]:
+        raise ToolError
+
+    @tool(middleware=[refuse])
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with ToolTester(add) as tester:
+        result = tester.call("add", a=1, b=2)
+    assert result.is_error
+    assert result.text == "the call was refused"

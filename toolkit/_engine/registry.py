@@ -155,19 +155,19 @@ class Registry:
     def _middleware(self, options: ServerOptions) -> None:
         """The middleware options (docs/middleware.md), checked; `wraps_tools` says whether a call goes through
         any of them (the connection's one test on the path of a server without)."""
+        problems = [
+            *middleware_problems(options.get("middleware"), "middleware"),
+            *middleware_problems(options.get("tool_middleware"), "tool_middleware"),
+            *middleware_problems(options.get("question_middleware"), "question_middleware"),
+            *limit_problems(self.tool_timeout, options.get("max_result_bytes"), "server "),
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
         self.middleware = tuple(options.get("middleware") or ())
         self.tool_middleware = tuple(options.get("tool_middleware") or ())
         self.question_middleware = tuple(options.get("question_middleware") or ())
         self.tool_filter = options.get("tool_filter")
         self.max_result_bytes = options.get("max_result_bytes")
-        problems = [
-            *middleware_problems(options.get("middleware"), "middleware"),
-            *middleware_problems(options.get("tool_middleware"), "tool_middleware"),
-            *middleware_problems(options.get("question_middleware"), "question_middleware"),
-            *limit_problems(self.tool_timeout, self.max_result_bytes, "server "),
-        ]
-        if problems:
-            raise ValueError("; ".join(problems))
         limited = self.tool_timeout is not None or self.max_result_bytes is not None
         self.wraps_tools = bool(self.tool_middleware) or limited
         self.abandoned_calls = 0
