@@ -26,6 +26,7 @@ from toolkit import (
     AuditLog,
     CallNext,
     Client,
+    ClientRequestError,
     Context,
     ElicitRequest,
     ElicitResult,
@@ -673,3 +674,41 @@ async def test_a_tool_error_without_a_message_from_middleware_still_says_the_cal
         result = tester.call("add", a=1, b=2)
     assert result.is_error
     assert result.text == "the call was refused"
+
+
+def test_a_call_within_its_timeout_and_size_limit_is_answered_unchanged() -> None:
+    @tool(timeout=30, max_result_bytes=10_000)
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with ToolTester(add) as tester:
+        result = tester.call("add", a=1, b=2)
+    assert not result.is_error
+    assert result.text == "3"
+
+
+async def test_audit_log_records_a_round_that_asks_and_a_question_the_client_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit = AuditLog("test.rounds")
+
+    @tool(confirm=True, read_only=True)
+    def publish() -> str:
+        return "published"
+
+    async def fail(request: ElicitRequest) -> ElicitResult[Any]:
+        raise ClientRequestError(-1, "the user closed the window")
+
+    server = Server("a", tools=[publish], middleware=[audit], question_middleware=[audit.question])
+    with caplog.at_level(logging.INFO, logger="test.rounds"):
+        async with wire.memory(server) as peer:
+            caps: dict[str, Any] = {wire.CAPABILITIES_KEY: {"elicitation": {}}}
+            first = await peer.request("tools/call", {"name": "publish", "_meta": wire.meta(**caps)})
+            assert first["result"]["resultType"] == "input_required"
+        async with Client(server, protocol="handshake", elicitation_handler=fail) as client:
+            failed = await client.call_tool("publish", {})
+    assert failed.is_error
+    outcomes = [(r.mcp_method, r.mcp_outcome) for r in caplog.records if r.name == "test.rounds"]  # type: ignore[attr-defined]
+    assert ("elicitation/create", "unanswered") in outcomes
+    assert ("tools/call", "input_required") in outcomes
+    assert ("elicitation/create", "failed") in outcomes
