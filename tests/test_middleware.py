@@ -712,3 +712,27 @@ async def test_audit_log_records_a_round_that_asks_and_a_question_the_client_fai
     assert ("elicitation/create", "unanswered") in outcomes
     assert ("tools/call", "input_required") in outcomes
     assert ("elicitation/create", "failed") in outcomes
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_question_middleware_over_http_sees_the_confirmation(protocol: ProtocolMode) -> None:
+    module = app_server()
+    server = module.build()
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    transport = StreamingASGITransport(server.http_app())
+    with anyio.fail_after(wire.TIMEOUT):
+        async with (
+            server.running(),
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
+            Client.http(
+                "http://127.0.0.1:8000/mcp", http_client=http, protocol=protocol, elicitation_handler=accept
+            ) as client,
+        ):
+            result = await client.call_tool("ask", {})
+    assert result.content[0].text == "asked 1"  # type: ignore[union-attr]
+    assert module.asked == ["elicitation/create ask: accept"]
+    rounds = 1 if protocol == "handshake" else 2
+    assert [method for method in module.seen if method == "tools/call"] == ["tools/call"] * rounds
