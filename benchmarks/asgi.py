@@ -70,7 +70,7 @@ async def _floor_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _run(app: Any, era: str, name: str, calls: int) -> float:
+async def cpu_per_post(app: Any, era: str, name: str, calls: int) -> float:
     """CPU µs per POST over `calls` warm POSTs."""
     call: dict[str, Any] = {"name": name, "arguments": {"a": 1, "b": 2}, "_meta": {"progressToken": 1}}
     async with running(app) as asgi:
@@ -95,9 +95,9 @@ def _measure(calls: int) -> dict[str, float]:
     """One round of every row, in this process: `{row: µs per POST}`."""
     figures: dict[str, float] = {}
     for era in ERAS:
-        figures[f"floor {era}"] = anyio.run(_run, _floor_app, era, "add", calls)
+        figures[f"floor {era}"] = anyio.run(cpu_per_post, _floor_app, era, "add", calls)
         for name in TOOLS:
-            figures[f"{name} {era}"] = anyio.run(_run, _server().http_app(), era, name, calls)
+            figures[f"{name} {era}"] = anyio.run(cpu_per_post, _server().http_app(), era, name, calls)
     return figures
 
 

@@ -5,12 +5,15 @@ import importlib
 import typing
 
 from ._asking.answer import ElicitResult, Roots, SampleResult
+from ._asking.around import AskNext, Question, QuestionMiddleware
 from ._asking.elicitation import Choices, ElicitationSchemaError, Form
 from ._asking.handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
 from ._asking.sampling import ModelPreferences, SampleOptions, SamplingMessage
 from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
+from ._definition.middleware import CallNext, Middleware, Request, ToolFilter
 from ._definition.tool import Tool, ToolOptions, tool
+from ._engine.audit import AuditLog
 from ._engine.context import Context, LogLevel
 from ._errors import (
     ClientCapabilityError,
@@ -57,9 +60,12 @@ from ._version import __version__
 __all__ = [
     "PROFILES",
     "AdaptedTool",
+    "AskNext",
     "Audio",
     "AudioContent",
+    "AuditLog",
     "BlobResourceContents",
+    "CallNext",
     "CallToolResult",
     "Choices",
     "Client",
@@ -89,6 +95,7 @@ __all__ = [
     "LogMessage",
     "MemoryTransport",
     "MessageError",
+    "Middleware",
     "ModelPreferences",
     "OutputMismatchError",
     "Problem",
@@ -96,7 +103,10 @@ __all__ = [
     "ProgressCallback",
     "ProtocolError",
     "ProtocolMode",
+    "Question",
+    "QuestionMiddleware",
     "RateLimit",
+    "Request",
     "ResourceLink",
     "Root",
     "Roots",
@@ -123,6 +133,7 @@ __all__ = [
     "ToolDefinition",
     "ToolDefinitionError",
     "ToolError",
+    "ToolFilter",
     "ToolOptions",
     "ToolResultContent",
     "ToolUseContent",

@@ -89,7 +89,8 @@ class Server(Registry):
             holds this much (one message of any size is always accepted, so the bound may be passed by one; default
             64 MiB).
         tool_timeout (float | None): Seconds a tool call may take before it is cancelled and reported as an error
-            (default `None`: no limit).
+            (default `None`: no limit; a tool's own `timeout=` wins). A sync tool's thread cannot be stopped: it is
+            abandoned, and counted in `abandoned_calls` (see [timeouts](middleware.md#timeouts)).
         shutdown_grace (float): Seconds calls still running when the client closes the connection may take to
             finish (and answer) before they are cancelled (default 5).
         ttl_ms (int): How long (milliseconds) 2026-07-28 clients may cache `tools/list` and `server/discover`
@@ -112,6 +113,16 @@ class Server(Registry):
             `http_app(secret=...)`): see [deploy](deploy.md#keys).
         request_state_ttl (float): Seconds a `requestState` stays valid (a user fills a form between two rounds;
             default 900).
+        middleware (Sequence[Middleware]): Around-hooks run around every request (but `subscriptions/listen`), the
+            first outermost: see [middleware](middleware.md).
+        tool_middleware (Sequence[Middleware]): Around-hooks run around every `tools/call`, inside `middleware` and
+            outside each tool's own (`@tool(middleware=...)`).
+        question_middleware (Sequence[QuestionMiddleware]): Around-hooks run around every question a tool asks its
+            client (elicitation, `confirm=`, sampling, roots), in both eras.
+        tool_filter (ToolFilter | None): Which tools the caller of a request may see: `tools/list` lists only those,
+            and `tools/call` of another is refused exactly as an unknown tool is.
+        max_result_bytes (int | None): The largest result a tool call may send (bytes of JSON); a larger one is
+            answered with a tool error instead (default `None`: no limit; a tool's own `max_result_bytes` wins).
         strict_arguments (bool): Refuse an object or array argument sent as a JSON string. By default (`False`)
             such a string is parsed when the parameter's schema asks for an object or array (and admits no string),
             as several widely used clients send them so: see

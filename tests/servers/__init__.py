@@ -23,6 +23,7 @@ HTTP_SSE = HERE / "http_sse.py"  # serves itself with a fixed key: SSE resumptio
 ASKING_APP = HERE / "asking_app.py"  # an app with auth= for real workers, and the tokens it knows
 SYNC_CONTEXT = HERE / "sync_context.py"  # the Context from sync tools on their worker threads
 STUCK_SYNC = HERE / "stuck_sync.py"  # a sync tool that never returns, over stdio
+MIDDLEWARE = HERE / "middleware_app.py"  # middleware of every kind, a hidden tool, a size limit: stdio and HTTP
 LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start and end, over stdio
 
 

@@ -9,6 +9,7 @@ to the channel of the era: a server-to-client request, or the round's `Replay`.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import string
 import threading
 import urllib.parse
@@ -26,11 +27,13 @@ from toolkit._errors import (
     ProtocolError,
     URLElicitationRequired,
 )
+from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
 from toolkit._protocol.types import MODERN_VERSION
 from toolkit._seal import Sealer
 
 from .answer import Answer, ElicitResult, Roots, SampleResult, fill, pending, unanswered
+from .around import Question, QuestionMiddleware, ask_through
 from .elicitation import Form, empty_form, form_of, parse_answer
 from .mrtr import Replay, Suspend, bind_for, input_required, open_round
 from .sampling import SampleOptions, sampling_params
@@ -96,6 +99,7 @@ class Asker:
         "_together",
         "capabilities",
         "confirm_fallback",
+        "hooks",
         "missing",
         "on_url",
         "replay",
@@ -123,6 +127,7 @@ class Asker:
         self._scopes: set[anyio.CancelScope] = set()
         self._cancelled = False
         self._together: list[tuple[_Question[Any], Answer]] | None = None  # the questions of a `together()` block
+        self.hooks = server.question_middleware
         self.missing: dict[str, Any] | None = None
         """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
 
@@ -274,13 +279,13 @@ class Asker:
             waiting: A = unanswered(kind)  # type: ignore[assignment]
             self._together.append((question, waiting))
             return waiting
-        if self.replay is not None:
+        if self.replay is not None and not self.hooks:
             # Pure bookkeeping, no waiting: the same on the loop and on a sync tool's worker thread.
             return finish(self.replay.answer(method.partition("/")[0], method, params, question.key))
-        send = self._sender()
+        raw = self._answer(question)
 
         async def ask() -> A:
-            answer: A = question.finish(await send(method, params, question.timeout))
+            answer: A = question.finish(await raw())
             return answer
 
         if threading.get_ident() != where.loop_thread:
@@ -288,6 +293,24 @@ class Asker:
         self._refuse_on_loop(where)
         answer: A = pending(kind, self._on_loop(ask, method))  # type: ignore[assignment]
         return answer
+
+    def _answer(self, question: _Question[Any], together: bool = False) -> Callable[[], Awaitable[Any]]:
+        """How the raw answer to `question` is had: the client's (live, or replayed in 2026-07-28) through the
+        question middleware."""
+        replay, send = self.replay, self._sender() if self.replay is None else None
+        if send is not None and not self.hooks:
+            return functools.partial(send, question.method, question.params, question.timeout)
+
+        async def raw(asked: Question) -> Any:
+            if send is not None:
+                return await send(asked.method, asked.params, question.timeout)
+            assert replay is not None
+            kind = asked.method.partition("/")[0]
+            return replay.answer(kind, asked.method, asked.params, asked.key, together=together)
+
+        tool, identity = self._call["tool"], current_identity.get()
+        asked = Question(question.method, question.params, tool, self.version, identity, question.key)
+        return functools.partial(ask_through, self.hooks, asked, raw)
 
     def _sender(self) -> SendRequest:
         if self.send is None:
@@ -345,13 +368,15 @@ class Asker:
         asked, self._together = self._together or [], None
         if not asked:
             return None
-        if self.replay is not None:
+        if self.replay is not None and not self.hooks:
             self._replay_together(asked)
             return None
-        send = self._sender()
 
         async def ask_all() -> None:
-            answers = await _send_all(send, [question for question, _ in asked])
+            if self.replay is not None:
+                await self._replay_together_through(asked)
+                return
+            answers = await _send_all([self._answer(question) for question, _ in asked], [q for q, _ in asked])
             for (_, waiting), answer in zip(asked, answers, strict=True):
                 fill(waiting, answer)
 
@@ -372,6 +397,19 @@ class Asker:
                 )
             except Suspend:
                 unanswered_yet = True  # asked in this round's result, with the others still unanswered
+                continue
+            fill(waiting, question.finish(raw))
+        if unanswered_yet:
+            raise Suspend
+
+    async def _replay_together_through(self, asked: list[tuple[_Question[Any], Answer]]) -> None:
+        """`_replay_together` with question middleware around each answer."""
+        unanswered_yet = False
+        for question, waiting in asked:
+            try:
+                raw = await self._answer(question, together=True)()
+            except Suspend:
+                unanswered_yet = True
                 continue
             fill(waiting, question.finish(raw))
         if unanswered_yet:
@@ -400,15 +438,16 @@ class _Question(Generic[A]):
         self.finish = finish
 
 
-async def _send_all(send: SendRequest, questions: Sequence[_Question[Any]]) -> list[Any]:
-    """Send every question at once and read each answer as it comes; the first failure (in the questions' order)
-    is raised once all have ended, so no answer is left waiting on a request nobody reads."""
+async def _send_all(raws: Sequence[Callable[[], Awaitable[Any]]], questions: Sequence[_Question[Any]]) -> list[Any]:
+    """Send every question at once (each `raws[i]()` asks `questions[i]`) and read each answer as it comes; the first
+    failure (in the questions' order) is raised once all have ended, so no answer is left waiting on a request nobody
+    reads."""
     answers: list[Any] = [None] * len(questions)
     failures: list[BaseException | None] = [None] * len(questions)
 
     async def one(index: int, question: _Question[Any]) -> None:
         try:
-            answers[index] = question.finish(await send(question.method, question.params, question.timeout))
+            answers[index] = question.finish(await raws[index]())
         except Exception as exc:
             failures[index] = exc
 
@@ -503,6 +542,7 @@ class AskingServer(Protocol):
     client_request_timeout: float | None
     confirm_fallback: ConfirmFallback
     request_state_ttl: float
+    question_middleware: tuple[QuestionMiddleware, ...]
 
     def track_elicitation(self, elicitation_id: str, *, connection: Any) -> None: ...
 

@@ -20,8 +20,9 @@ from toolkit._protocol.meta import meta_key_problems
 from toolkit._protocol.types import Icon, ToolAnnotations
 
 from .docstrings import DocstringStyle
+from .middleware import Middleware, middleware_problems
 
-__all__ = ["OptionalStyle", "ToolOptions", "annotations_of", "option_problems", "with_defaults"]
+__all__ = ["OptionalStyle", "ToolOptions", "annotations_of", "limit_problems", "option_problems", "with_defaults"]
 
 OptionalStyle = Literal["compact", "faithful"]
 
@@ -49,6 +50,9 @@ class ToolOptions(TypedDict, total=False):
     run_in_thread: bool
     confirm: bool | str
     lint_ignore: Mapping[str, str] | None
+    middleware: Sequence[Middleware] | None
+    timeout: float | None
+    max_result_bytes: int | None
 
 
 #: The options whose default is not None (an option left out is None unless named here).
@@ -106,6 +110,20 @@ def option_problems(options: ToolOptions, param_names: list[str]) -> list[str]:
         problems.extend(meta_key_problems(options["meta"]))
     problems.extend(confirm_problems(options["confirm"], param_names))
     problems.extend(_lint_ignore_problems(options["lint_ignore"]))
+    problems.extend(middleware_problems(options["middleware"]))
+    problems.extend(limit_problems(options["timeout"], options["max_result_bytes"]))
+    return problems
+
+
+def limit_problems(timeout: object, max_result_bytes: object, prefix: str = "") -> list[str]:
+    """What is wrong with a timeout (seconds, above 0) and a result size limit (bytes, at least 1)."""
+    problems: list[str] = []
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        problems.append(f"{prefix}timeout must be a number of seconds above 0, not {timeout!r}")
+    if max_result_bytes is not None and (
+        isinstance(max_result_bytes, bool) or not isinstance(max_result_bytes, int) or max_result_bytes < 1
+    ):
+        problems.append(f"{prefix}max_result_bytes must be a number of bytes (1 or more), not {max_result_bytes!r}")
     return problems
 
 

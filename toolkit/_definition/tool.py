@@ -33,6 +33,7 @@ from toolkit._protocol.types import (
 
 from .content import converter, to_json_text, wire_converter
 from .docstrings import parse_docstring
+from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
 from .schema import OutputSchema, input_schema, json_string_params
 from .signature import Arg, collect_params, in_class_body, signature_args, type_hints
@@ -79,6 +80,16 @@ class Tool(Generic[P, R]):
     """Each call is confirmed by the user before the function runs (`confirm=`)."""
     lint_ignore: Mapping[str, str]
     """The `toolkit lint` findings silenced for this tool: code to the reason (`lint_ignore=`)."""
+    middleware: tuple[Middleware, ...]
+    """The tool's own middleware (`middleware=`), run inside the server's, around each call of this tool."""
+    timeout: float | None
+    """Seconds a call may run before it is cancelled (`timeout=`); None: the server's `tool_timeout`."""
+    max_result_bytes: int | None
+    """The largest result a call may send, in bytes of JSON (`max_result_bytes=`); None: the server's."""
+    runs_in_thread: bool
+    """The function runs on a worker thread (a sync function, unless `run_in_thread=False`)."""
+    wrapped: bool
+    """The tool has middleware, a timeout or a result size limit of its own (its calls go through them)."""
 
     def __init__(
         self, fn: Callable[P, R], options: Mapping[str, Any] | None = None, localns: Mapping[str, Any] | None = None
@@ -303,6 +314,10 @@ class Tool(Generic[P, R]):
         self.may_ask = self._context_param is not None or opts["confirm"] is not False
         self.confirms = opts["confirm"] is not False
         self.lint_ignore = MappingProxyType(dict(opts["lint_ignore"] or {}))
+        self.middleware = tuple(opts["middleware"] or ())
+        self.timeout, self.max_result_bytes = opts["timeout"], opts["max_result_bytes"]
+        self.runs_in_thread = self._in_thread
+        self.wrapped = bool(self.middleware) or self.timeout is not None or self.max_result_bytes is not None
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
         self._destructive = not (opts["read_only"] or opts["destructive"] is False)
 
@@ -599,6 +614,12 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         lint_ignore (Mapping[str, str] | None): `toolkit lint` findings that do not apply to this tool: each code
             (`"TK301"`) with the reason, as `{"TK301": "paths are resolved inside the sandbox"}`. See
             [lint](lint.md). Not sent to clients.
+        middleware (Sequence[Middleware] | None): Around-hooks for this tool's calls, run inside the server's
+            (`Server(middleware=..., tool_middleware=...)`), the first outermost: see [middleware](middleware.md).
+        timeout (float | None): Seconds a call may run before it is cancelled and answered with a tool error saying
+            so; overrides `Server(tool_timeout=...)` for this tool (see [timeouts](middleware.md#timeouts)).
+        max_result_bytes (int | None): The largest result a call may send (bytes of JSON); a larger one is
+            answered with a tool error instead; overrides `Server(max_result_bytes=...)`.
     """
     localns = caller_locals()
     opts = with_defaults(options)  # an unknown option fails here, before a function is given

@@ -31,6 +31,7 @@ import pydantic
 
 from toolkit._asking.asking import AskedCall, Asker
 from toolkit._asking.mrtr import Suspend
+from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import (
     ConnectionClosedError,
@@ -38,6 +39,7 @@ from toolkit._errors import (
     ProtocolError,
     URLElicitationRequired,
 )
+from toolkit._identity import current_identity
 from toolkit._matcher import RequestMatcher
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -63,11 +65,12 @@ from toolkit._protocol.meta import (
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
 from toolkit._transports.base import MessageKind, RoutingTransport
 
-from . import methods
+from . import methods, middleware
 from .context import Context
 from .session import LOG_LEVELS, LogLevel, SessionState
 
 if TYPE_CHECKING:
+    from toolkit._definition.tool import Tool
     from toolkit._transports.base import Transport
 
     from .registry import Registry
@@ -484,7 +487,11 @@ class Connection:
                 with scope if scope is not None else _UNSCOPED:
                     params: dict[str, Any] = message.get("params") or {}
                     handler, state = self._route(method, params, session or self._session)
-                    result = await handler(request_id, params, state)
+                    result = await (
+                        handler(request_id, params, state)
+                        if not self.server.middleware
+                        else middleware.run_method(self.server, handler, message, state)
+                    )
             except ProtocolError as exc:
                 text = encode({"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()})
             except Exception:
@@ -706,7 +713,12 @@ class Connection:
         return methods.discover(self.server, self._modern_info)
 
     async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        return methods.tools_page(self.server, params, state.version, self._modern_meta)
+        server = self.server
+        if server.tool_filter is None:
+            return methods.tools_page(server, params, state.version, self._modern_meta)
+        request = middleware.tools_request("tools/list", request_id, params, state)
+        shown = middleware.filtered_payloads(server, request, state.version)
+        return methods.tools_page(server, params, state.version, self._modern_meta, shown)
 
     async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """`tools/call`: the result's wire object for the request's revision.
@@ -718,8 +730,8 @@ class Connection:
         server = self.server
         name = params.get("name")
         tool = server.tools.get(name) if type(name) is str else None
-        if tool is None:
-            raise _unknown_tool(name, server.tools)
+        if tool is None or server.tool_filter is not None:  # a tool hidden from this caller is unknown to it
+            tool = self._shown(tool, name, request_id, params, state)
         assert isinstance(name, str)  # found by it
         arguments = raw_arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
@@ -733,8 +745,20 @@ class Connection:
         context = functools.partial(self._context, request_id, params, state, asking)
         try:
             settings = CallSettings(state.version, server.show_error_details, server.strict_arguments)
-            call = call_tool(tool, arguments, context, settings)
-            wire = await (call if server.tool_timeout is None else _timed(call, server.tool_timeout, name))
+            if tool.wrapped or server.wraps_tools:  # middleware, a timeout, a result size limit
+                request = Request(
+                    "tools/call",
+                    params,
+                    state.version,
+                    request_id,
+                    current_identity.get(),
+                    tool.definition,
+                    dict(arguments) if arguments is not None else None,
+                    context() if tool.may_ask else None,
+                )
+                wire = await middleware.run_tool(server, tool, request, settings)
+            else:
+                wire = await call_tool(tool, arguments, context, settings)
         except Suspend:  # 2026-07-28: a question without an answer yet ends this round
             wire = {}
         except URLElicitationRequired as exc:  # also from a tool without a Context
@@ -749,6 +773,20 @@ class Connection:
             wire["resultType"] = "complete"
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
+
+    def _shown(
+        self, tool: Tool[Any, Any] | None, name: Any, request_id: Any, params: dict[str, Any], state: SessionState
+    ) -> Tool[Any, Any]:
+        """`tool`, if this caller may see it (`tool_filter`); else the spec's unknown-tool error, the same whether the
+        tool is hidden or does not exist, its hint naming only tools the caller sees.
+
+        Raises:
+            ProtocolError: -32602, unknown tool.
+        """
+        request = middleware.tools_request("tools/call", request_id, params, state)
+        if tool is not None and middleware.shown(self.server, tool, request):
+            return tool
+        raise _unknown_tool(name, middleware.shown_tools(self.server, request))
 
     def _start_asking(
         self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, arguments: Any
@@ -841,13 +879,6 @@ def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:
     close = difflib.get_close_matches(name, list(tools), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
-
-
-async def _timed(call: Awaitable[dict[str, Any]], seconds: float, name: str) -> dict[str, Any]:
-    """`call`'s result, or a timeout's error result once `seconds` (the server's `tool_timeout`) passed."""
-    with anyio.move_on_after(seconds):
-        return await call
-    return {"content": [{"type": "text", "text": f"tool {name!r} timed out after {seconds:g} s"}], "isError": True}
 
 
 def _notification(method: str, params: dict[str, Any] | None) -> str:

@@ -88,13 +88,17 @@ def discover(server: Registry, modern_info: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def tools_page(server: Registry, params: dict[str, Any], version: str, modern_meta: str) -> str:
-    """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded).
+def tools_page(
+    server: Registry, params: dict[str, Any], version: str, modern_meta: str, payloads: list[str] | None = None
+) -> str:
+    """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded): of every
+    tool, or of `payloads` (the tools a `tool_filter` shows this caller).
 
     Raises:
         ProtocolError: -32602 for a cursor this server did not give.
     """
-    payloads = server.tool_payloads(version)
+    if payloads is None:
+        payloads = server.tool_payloads(version)
     cursor = params.get("cursor")
     start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
     size = server.page_size

@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 import anyio
 
+from toolkit._asking.around import QuestionMiddleware
 from toolkit._asking.asking import ConfirmFallback
 from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
+from toolkit._definition.middleware import Middleware, ToolFilter, middleware_problems
+from toolkit._definition.options import limit_problems
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import shape_implementation, shape_tool
@@ -73,6 +76,11 @@ class ServerOptions(TypedDict, total=False):
     secret: SecretOption
     request_state_ttl: float
     strict_arguments: bool
+    middleware: Sequence[Middleware]
+    tool_middleware: Sequence[Middleware]
+    question_middleware: Sequence[QuestionMiddleware]
+    tool_filter: ToolFilter | None
+    max_result_bytes: int | None
 
 
 class Registry:
@@ -95,6 +103,7 @@ class Registry:
         self.show_error_details = options.get("show_error_details", False)
         self.strict_arguments = options.get("strict_arguments", False)
         self._asking(options)
+        self._middleware(options)
         self.info = _implementation(name, self.version, options)
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
@@ -142,6 +151,27 @@ class Registry:
         # URL-mode elicitations sent (2025-11-25), by id: the connection to tell when one completes. Weak, so a
         # closed connection is forgotten; bounded, so ids never completed cannot pile up.
         self._elicitations: weakref.WeakValueDictionary[str, Running] = weakref.WeakValueDictionary()
+
+    def _middleware(self, options: ServerOptions) -> None:
+        """The middleware options (docs/middleware.md), checked; `wraps_tools` says whether a call goes through
+        any of them (the connection's one test on the path of a server without)."""
+        problems = [
+            *middleware_problems(options.get("middleware"), "middleware"),
+            *middleware_problems(options.get("tool_middleware"), "tool_middleware"),
+            *middleware_problems(options.get("question_middleware"), "question_middleware"),
+            *limit_problems(self.tool_timeout, options.get("max_result_bytes"), "server "),
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        self.middleware = tuple(options.get("middleware") or ())
+        self.tool_middleware = tuple(options.get("tool_middleware") or ())
+        self.question_middleware = tuple(options.get("question_middleware") or ())
+        self.tool_filter = options.get("tool_filter")
+        self.max_result_bytes = options.get("max_result_bytes")
+        limited = self.tool_timeout is not None or self.max_result_bytes is not None
+        self.wraps_tools = bool(self.tool_middleware) or limited
+        self.abandoned_calls = 0
+        """Sync tool calls abandoned on their worker thread after a timeout (a thread cannot be stopped): a total."""
 
     # -- tools and what is prepared from them ---------------------------------------------------------
 
