@@ -14,6 +14,8 @@ from typing import Any
 from typing_extensions import assert_type
 
 from toolkit import (
+    AuditLog,
+    CallNext,
     CallToolResult,
     Client,
     ClientOptions,
@@ -25,6 +27,7 @@ from toolkit import (
     LogLevel,
     ProgressCallback,
     ProtocolMode,
+    Request,
     SampleRequest,
     SampleResult,
     Server,
@@ -242,3 +245,33 @@ def check_handlers() -> None:
     Client(Server("s"), elicitation_handler=answer, sampling_handler=reply)
     ToolTester(Server("s"), elicitation=["accept", {"name": "Ada"}], sampling=[SampleResult.reply("x")])
     Client(Server("s"), elicitation_handler="accept")  # type: ignore[arg-type]
+
+
+def check_middleware() -> None:
+    async def audit(request: Request, call_next: CallNext) -> dict[str, Any]:
+        assert_type(request.method, str)
+        return await call_next(request)
+
+    def sync_hook(request: Request, call_next: CallNext) -> dict[str, Any]:
+        return {}
+
+    async def wrong_result(request: Request, call_next: CallNext) -> str:
+        return "x"
+
+    def visible(definition: ToolDefinition, request: Request) -> bool:
+        return definition.name != "secret"
+
+    Server("s", middleware=[audit, AuditLog()], tool_middleware=[audit], tool_filter=visible)
+    Server("s", middleware=[sync_hook])  # type: ignore[list-item]
+    Server("s", tool_middleware=[wrong_result])  # type: ignore[list-item]
+    Server("s", tool_filter=audit)  # type: ignore[arg-type]
+
+    @tool(middleware=[audit], timeout=5, max_result_bytes=1000)
+    def guarded(a: int) -> int:
+        return a
+
+    assert_type(guarded(1), int)
+
+    @tool(middleware=[sync_hook])  # type: ignore[list-item]
+    def unguarded(a: int) -> int:
+        return a
