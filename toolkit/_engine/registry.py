@@ -27,7 +27,12 @@ from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 
+from .telemetry import Telemetry, find
+
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
     from toolkit._definition.tool import Tool
 
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
@@ -73,6 +78,8 @@ class ServerOptions(TypedDict, total=False):
     secret: SecretOption
     request_state_ttl: float
     strict_arguments: bool
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
 
 
 class Registry:
@@ -96,6 +103,10 @@ class Registry:
         self.strict_arguments = options.get("strict_arguments", False)
         self._asking(options)
         self.info = _implementation(name, self.version, options)
+        # OpenTelemetry (telemetry.py): the providers given, and the telemetry in use, None while it is off. Worked
+        # out again whenever the server starts running (the global provider may have been set since), never per call.
+        self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
+        self.telemetry: Telemetry | None = find(*self._providers)
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
@@ -266,6 +277,7 @@ class Registry:
             RuntimeError: `lifespan` was given while the server runs another one.
         """
         factory = lifespan if lifespan is not None else self.lifespan
+        self.telemetry = find(*self._providers, known=self.telemetry)
         while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
             await self._changing.wait()
         if self._users:
