@@ -367,6 +367,7 @@ class _Stoppable:
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
+        self.wrapped = transport  # what it moves messages over (OpenTelemetry's network.transport reads it)
         self._receiving: anyio.CancelScope | None = None
         self.ended = False
         """No more messages will be read: the input ended, or `stop()` was called."""

@@ -123,6 +123,7 @@ def find(tracer_provider: Any, meter_provider: Any, known: Telemetry | None = No
 def network_of(transport: Any) -> tuple[str | None, str | None]:
     """(network.transport, network.protocol.name) of a server connection's transport, by its module: stdio's
     streams, the in-memory pair, the HTTP app's (a module above this one, recognised by name, never imported)."""
+    transport = getattr(transport, "wrapped", transport)  # `run()`'s stdio, which SIGTERM can end
     if type(transport).__module__.startswith("toolkit._http"):
         return TCP, "http"
     if isinstance(transport, StreamTransport):
@@ -205,7 +206,8 @@ class Telemetry:
         attributes: dict[str, Any] = {}
         if version is not None:
             attributes[MCP_PROTOCOL_VERSION] = version
-        _network(attributes, network)
+        if network[1] is not None:  # the session metrics have network.protocol.name, not network.transport
+            attributes[NETWORK_PROTOCOL_NAME] = network[1]
         self.record(name, seconds, attributes)
 
     # -- the sender's side (toolkit's Client, and a server asking its client) ------------------------------------

@@ -1,0 +1,110 @@
+"""Trace context against a real peer, both ways, in one process: run by tests/test_telemetry.py as a child process
+(it sets OpenTelemetry's global tracer provider, which a process can set only once, and which the official SDK's
+own telemetry reads), it prints one JSON object with what each side's spans carried.
+
+1. The official SDK's client (`mcp.Client`, its telemetry on) calls a toolkit server over HTTP (toolkit's app on
+   uvicorn, 127.0.0.1, an ephemeral port): the toolkit server's `tools/call` span must carry the SDK client span's
+   trace id, as its child.
+2. toolkit's `Client.http` calls an SDK server (`MCPServer`'s app on uvicorn): the SDK server's span must carry
+   toolkit's client span's trace id, as its child.
+
+Both servers find the tracer provider the global way (no `tracer_provider=`), which is what this also shows.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import mcp
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from toolkit import Client, Server
+
+EXPORTER = InMemorySpanExporter()
+
+
+def _setup() -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(EXPORTER))
+    trace.set_tracer_provider(provider)
+
+
+async def _serving(app: Any, task_group: Any) -> tuple[uvicorn.Server, str]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    task_group.start_soon(server.serve)
+    with anyio.fail_after(30):
+        while not server.started:
+            await anyio.sleep(0.01)  # uvicorn has no start event: polled, bounded
+    port = server.servers[0].sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}/mcp"
+
+
+def _ids(span: ReadableSpan) -> dict[str, Any]:
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "trace": format(span.context.trace_id, "032x"),
+        "span": format(span.context.span_id, "016x"),
+        "parent": format(span.parent.span_id, "016x") if span.parent is not None else None,
+        "scope": span.instrumentation_scope.name if span.instrumentation_scope is not None else None,
+        "attributes": dict(span.attributes or {}),
+    }
+
+
+async def sdk_client_to_toolkit_server() -> list[dict[str, Any]]:
+    server = Server("toolkit-side")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async with anyio.create_task_group() as tg:
+        served, url = await _serving(server.http_app(), tg)
+        async with mcp.Client(url) as client:
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert not result.is_error, result
+        served.should_exit = True
+    spans = [_ids(span) for span in EXPORTER.get_finished_spans()]
+    EXPORTER.clear()
+    return spans
+
+
+async def toolkit_client_to_sdk_server(protocol: str) -> list[dict[str, Any]]:
+    sdk = MCPServer("sdk-side")
+
+    @sdk.tool()
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async with anyio.create_task_group() as tg:
+        served, url = await _serving(sdk.streamable_http_app(), tg)
+        async with Client.http(url, protocol=protocol) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert not result.is_error, result
+        served.should_exit = True
+    spans = [_ids(span) for span in EXPORTER.get_finished_spans()]
+    EXPORTER.clear()
+    return spans
+
+
+async def main() -> None:
+    _setup()
+    report = {
+        "sdk_to_toolkit": await sdk_client_to_toolkit_server(),
+        "toolkit_to_sdk": {p: await toolkit_client_to_sdk_server(p) for p in sys.argv[1:]},
+    }
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    anyio.run(main)
