@@ -13,7 +13,9 @@ Both servers find the tracer provider the global way (no `tracer_provider=`), wh
 
 from __future__ import annotations
 
+import functools
 import json
+import socket
 import sys
 from typing import Any
 
@@ -38,13 +40,14 @@ def _setup() -> None:
 
 
 async def _serving(app: Any, task_group: Any) -> tuple[uvicorn.Server, str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    task_group.start_soon(server.serve)
-    with anyio.fail_after(30):
-        while not server.started:
-            await anyio.sleep(0.01)  # uvicorn has no start event: polled, bounded
-    port = server.servers[0].sockets[0].getsockname()[1]
-    return server, f"http://127.0.0.1:{port}/mcp"
+    """Serve `app` on uvicorn on a socket bound here (127.0.0.1, an ephemeral port), so its port is known at once and
+    a client's connection waits in the backlog until uvicorn accepts it: nothing to poll."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task_group.start_soon(functools.partial(server.serve, sockets=[sock]))
+    return server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
 
 
 def _ids(span: ReadableSpan) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -30,6 +30,8 @@ from toolkit import Client, Context, ElicitRequest, ElicitResult, Server, Stream
 HERE = Path(__file__).resolve().parent
 CONVENTIONS = json.loads((HERE / "otel_semconv_mcp.json").read_text(encoding="utf-8"))
 ERAS = ["2025-11-25", "2026-07-28"]
+# What `Client(protocol=...)` is given for each era.
+PROTOCOL: dict[str, Literal["handshake", "2026-07-28"]] = {"2025-11-25": "handshake", "2026-07-28": "2026-07-28"}
 URL = "http://127.0.0.1:8000/mcp"
 
 pytestmark = pytest.mark.anyio
@@ -129,7 +131,7 @@ def make_server(otel: Otel | None) -> Server:
 def traced_client(target: Any, otel: Otel, era: str, **options: Any) -> Client:
     return Client(
         target,
-        protocol=era,  # type: ignore[arg-type]
+        protocol=PROTOCOL[era],
         tracer_provider=otel.tracer_provider,
         meter_provider=otel.meter_provider,
         **options,
@@ -312,8 +314,8 @@ async def test_over_http_each_serving_path_continues_the_clients_trace(otel: Ote
         Client.http(
             URL,
             http_client=http,
-            protocol=era,
-            tracer_provider=otel.tracer_provider,  # type: ignore[arg-type]
+            protocol=PROTOCOL[era],
+            tracer_provider=otel.tracer_provider,
         ) as client,
     ):
         assert (await client.call_tool("add", {"a": 1, "b": 2})).text == "3"  # answered alone
@@ -339,8 +341,8 @@ async def test_over_stdio_the_server_continues_the_clients_trace(otel: Otel, era
     command = [sys.executable, str(HERE / "servers" / "otel_stdio.py")]
     async with Client.stdio(
         command,
-        protocol=era,
-        tracer_provider=otel.tracer_provider,  # type: ignore[arg-type]
+        protocol=PROTOCOL[era],
+        tracer_provider=otel.tracer_provider,
     ) as client:
         result = await client.call_tool("trace_of_this_call", {})
     seen = json.loads(result.text)
