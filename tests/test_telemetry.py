@@ -26,6 +26,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from typing_extensions import TypedDict
 
 from toolkit import Client, Context, ElicitRequest, ElicitResult, Server, StreamingASGITransport
+from toolkit.testing import ToolTester
 
 HERE = Path(__file__).resolve().parent
 CONVENTIONS = json.loads((HERE / "otel_semconv_mcp.json").read_text(encoding="utf-8"))
@@ -400,3 +401,28 @@ def test_without_opentelemetry_imported_toolkit_does_not_import_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split() == ["None", "False"]
+
+
+# -- ToolTester ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+def test_tooltester_collects_the_spans_of_each_call(protocol: Literal["handshake", "2026-07-28"]) -> None:
+    server = Server("tested")
+
+    @server.tool
+    def fails() -> int:
+        """Always fails."""
+        raise ValueError("no")
+
+    with ToolTester(server, trace=True, protocol=protocol) as tester:
+        assert tester.call("fails").is_error
+        names = [(span.name, span.kind) for span in tester.spans]
+        assert names == [("tools/call fails", SpanKind.SERVER), ("tools/call fails", SpanKind.CLIENT)]
+        served, sent = tester.spans
+        assert served.parent is not None
+        assert served.parent.span_id == sent.context.span_id
+        assert (served.attributes or {})["error.type"] == "tool_error"
+        assert tester.call("fails").is_error
+        assert len(tester.spans) == 2  # the last call's only
+    assert server.tracer_provider is None  # the server's own again

@@ -105,8 +105,12 @@ class Registry:
         self.info = _implementation(name, self.version, options)
         # OpenTelemetry (telemetry.py): the providers given, and the telemetry in use, None while it is off. Worked
         # out again whenever the server starts running (the global provider may have been set since), never per call.
-        self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
-        self.telemetry: Telemetry | None = find(*self._providers)
+        self.tracer_provider = options.get("tracer_provider")
+        """The tracer provider given (`None`: OpenTelemetry's global one, if configured); read when the server starts
+        running."""
+        self.meter_provider = options.get("meter_provider")
+        """The meter provider given, likewise."""
+        self.telemetry: Telemetry | None = find(self.tracer_provider, self.meter_provider)
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
@@ -277,7 +281,7 @@ class Registry:
             RuntimeError: `lifespan` was given while the server runs another one.
         """
         factory = lifespan if lifespan is not None else self.lifespan
-        self.telemetry = find(*self._providers, known=self.telemetry)
+        self.telemetry = find(self.tracer_provider, self.meter_provider, known=self.telemetry)
         while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
             await self._changing.wait()
         if self._users:
