@@ -332,6 +332,8 @@ async def test_over_http_each_serving_path_continues_the_clients_trace(otel: Ote
         for span in (sent, served):
             assert (span.attributes or {})["network.transport"] == "tcp"
             assert (span.attributes or {})["network.protocol.name"] == "http"
+        # A 2025-11-25 session's requests carry its id (Mcp-Session-Id); 2026-07-28 has no sessions.
+        assert ("mcp.session.id" in (served.attributes or {})) == (era == "2025-11-25")
 
 
 # -- over stdio: the server in a child process reports the trace it saw -------------------------------------------

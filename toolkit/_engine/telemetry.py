@@ -87,6 +87,7 @@ _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 # of the server (the conventions' mcp.server.status.attributes); the client counts every code as an error.
 _CALLER_ERRORS = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, -32002})
 _INSTRUMENTATION = "toolkit"
+_SPAN_ONLY = frozenset({JSONRPC_REQUEST_ID, MCP_SESSION_ID})  # one value per request or session: not on metrics
 
 #: The 2025-11-25 HTTP session id of the request being served (set by the HTTP app only while telemetry is on).
 SESSION_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("toolkit_mcp_session_id", default=None)
@@ -197,7 +198,7 @@ class Telemetry:
     def record(self, name: str, seconds: float, attributes: Mapping[str, Any]) -> None:
         histogram = self._histograms.get(name)
         if histogram is not None:
-            histogram.record(seconds, {k: v for k, v in attributes.items() if k != JSONRPC_REQUEST_ID})
+            histogram.record(seconds, {k: v for k, v in attributes.items() if k not in _SPAN_ONLY})
 
     def session_ended(
         self, name: str, seconds: float, version: str | None, network: tuple[str | None, str | None]

@@ -7,6 +7,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from toolkit._engine.telemetry import SESSION_ID
 from toolkit._protocol.jsonrpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -189,6 +190,8 @@ class Posts:
         if record.log_level is not self._unset:
             state = replace(state, log_level=record.log_level)
         served = InSession(record, state, session.nonce)
+        if self._calls.server.telemetry is not None:  # OpenTelemetry: mcp.session.id of this request's spans
+            SESSION_ID.set(session.token)
         # sse_close_after= closes every long call's response, so none is answered in one piece
         if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message, session=True):
             await self._calls.answer(post, served)
