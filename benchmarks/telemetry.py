@@ -58,18 +58,23 @@ def _toolkit_server() -> Any:
     return server
 
 
+async def _per_call(client: Any, calls: int) -> tuple[float, Any]:
+    """CPU µs per `add` call over `calls` warm calls of `client` (toolkit's or the SDK's), and the last result."""
+    for _ in range(max(10, calls // 10)):
+        await client.call_tool("add", {"a": 1, "b": 2})
+    start = time.process_time()
+    for _ in range(calls):
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+    return (time.process_time() - start) / calls * 1e6, result
+
+
 async def _toolkit_memory(era: str, calls: int) -> float:
     from toolkit import Client
 
-    async with Client(_toolkit_server(), protocol="handshake" if era == "2025-11-25" else era) as client:  # type: ignore[arg-type]
-        for _ in range(max(10, calls // 10)):
-            await client.call_tool("add", {"a": 1, "b": 2})
-        start = time.process_time()
-        for _ in range(calls):
-            result = await client.call_tool("add", {"a": 1, "b": 2})
-        spent = time.process_time() - start
+    async with Client(_toolkit_server(), protocol="handshake" if era == "2025-11-25" else "2026-07-28") as client:
+        spent, result = await _per_call(client, calls)
     assert result.text == "3", result
-    return spent / calls * 1e6
+    return spent
 
 
 async def _toolkit_http(calls: int) -> float:
@@ -90,14 +95,9 @@ async def _mcp_memory(calls: int) -> float:
         return a + b
 
     async with mcp.Client(server, cache=None) as client:
-        for _ in range(max(10, calls // 10)):
-            await client.call_tool("add", {"a": 1, "b": 2})
-        start = time.process_time()
-        for _ in range(calls):
-            result = await client.call_tool("add", {"a": 1, "b": 2})
-        spent = time.process_time() - start
+        spent, result = await _per_call(client, calls)
     assert not result.is_error, result
-    return spent / calls * 1e6
+    return spent
 
 
 def measure(row: str, mode: str, calls: int) -> float:

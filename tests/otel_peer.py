@@ -8,7 +8,9 @@ own telemetry reads), it prints one JSON object with what each side's spans carr
 2. toolkit's `Client.http` calls an SDK server (`MCPServer`'s app on uvicorn): the SDK server's span must carry
    toolkit's client span's trace id, as its child.
 
-Both servers find the tracer provider the global way (no `tracer_provider=`), which is what this also shows.
+Both servers find the tracer provider the global way (no `tracer_provider=`), which is what this also shows. The
+toolkit-to-SDK direction is checked in 2026-07-28: toolkit's `Client.http` in the handshake era gets "Missing session
+ID" from the SDK 2.3 server with or without tracing (an interop matter of its own, not of telemetry).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import functools
 import json
 import socket
-import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import anyio
 import mcp
@@ -62,6 +64,19 @@ def _ids(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
+async def _spans_of_one_call(app: Any, connect: Callable[[str], Any]) -> list[dict[str, Any]]:
+    """Serve `app`, call its `add` with the client `connect(url)` opens, and return the spans both sides made."""
+    async with anyio.create_task_group() as tg:
+        served, url = await _serving(app, tg)
+        async with connect(url) as client:
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert not result.is_error, result
+        served.should_exit = True
+    spans = [_ids(span) for span in EXPORTER.get_finished_spans()]
+    EXPORTER.clear()
+    return spans
+
+
 async def sdk_client_to_toolkit_server() -> list[dict[str, Any]]:
     server = Server("toolkit-side")
 
@@ -70,18 +85,10 @@ async def sdk_client_to_toolkit_server() -> list[dict[str, Any]]:
         """Add."""
         return a + b
 
-    async with anyio.create_task_group() as tg:
-        served, url = await _serving(server.http_app(), tg)
-        async with mcp.Client(url) as client:
-            result = await client.call_tool("add", {"a": 2, "b": 3})
-            assert not result.is_error, result
-        served.should_exit = True
-    spans = [_ids(span) for span in EXPORTER.get_finished_spans()]
-    EXPORTER.clear()
-    return spans
+    return await _spans_of_one_call(server.http_app(), mcp.Client)
 
 
-async def toolkit_client_to_sdk_server(protocol: str) -> list[dict[str, Any]]:
+async def toolkit_client_to_sdk_server(protocol: Literal["handshake", "2026-07-28"]) -> list[dict[str, Any]]:
     sdk = MCPServer("sdk-side")
 
     @sdk.tool()
@@ -89,22 +96,14 @@ async def toolkit_client_to_sdk_server(protocol: str) -> list[dict[str, Any]]:
         """Add."""
         return a + b
 
-    async with anyio.create_task_group() as tg:
-        served, url = await _serving(sdk.streamable_http_app(), tg)
-        async with Client.http(url, protocol=protocol) as client:  # type: ignore[arg-type]
-            result = await client.call_tool("add", {"a": 2, "b": 3})
-            assert not result.is_error, result
-        served.should_exit = True
-    spans = [_ids(span) for span in EXPORTER.get_finished_spans()]
-    EXPORTER.clear()
-    return spans
+    return await _spans_of_one_call(sdk.streamable_http_app(), lambda url: Client.http(url, protocol=protocol))
 
 
 async def main() -> None:
     _setup()
     report = {
         "sdk_to_toolkit": await sdk_client_to_toolkit_server(),
-        "toolkit_to_sdk": {p: await toolkit_client_to_sdk_server(p) for p in sys.argv[1:]},
+        "toolkit_to_sdk": {"2026-07-28": await toolkit_client_to_sdk_server("2026-07-28")},
     }
     print(json.dumps(report))
 

@@ -361,7 +361,7 @@ async def test_over_stdio_the_server_continues_the_clients_trace(otel: Otel, era
 
 def test_the_official_sdk_and_toolkit_continue_each_others_traces() -> None:
     done = subprocess.run(
-        [sys.executable, str(HERE / "otel_peer.py"), "2026-07-28"],
+        [sys.executable, str(HERE / "otel_peer.py")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -428,3 +428,11 @@ def test_tooltester_collects_the_spans_of_each_call(protocol: Literal["handshake
         assert tester.call("fails").is_error
         assert len(tester.spans) == 2  # the last call's only
     assert server.tracer_provider is None  # the server's own again
+
+
+def test_every_name_toolkit_writes_is_the_conventions_own() -> None:
+    from toolkit._engine import telemetry
+
+    spans = set(CONVENTIONS["spans"]["mcp.server"]) | set(CONVENTIONS["spans"]["mcp.client"])
+    assert telemetry.ATTRIBUTES <= spans, telemetry.ATTRIBUTES - spans
+    assert set(telemetry.METRICS) == set(CONVENTIONS["metrics"])
