@@ -169,8 +169,9 @@ async def test_a_call_is_one_trace_client_span_server_span_and_the_tools_own_spa
             "gen_ai.operation.name": "execute_tool",
             "mcp.protocol.version": era,
             "network.transport": "inproc",
-            "jsonrpc.request.id": served.attributes["jsonrpc.request.id"] if served.attributes else None,
+            "jsonrpc.request.id": (served.attributes or {}).get("jsonrpc.request.id"),
         }
+        assert (served.attributes or {})["jsonrpc.request.id"].isdigit()
         assert served.status.status_code == StatusCode.UNSET
         assert dict(sent.attributes or {}) == {
             "mcp.method.name": "tools/call",
@@ -178,6 +179,7 @@ async def test_a_call_is_one_trace_client_span_server_span_and_the_tools_own_spa
             "gen_ai.operation.name": "execute_tool",
             "mcp.protocol.version": era,
             "network.transport": "inproc",
+            "jsonrpc.request.id": (served.attributes or {})["jsonrpc.request.id"],  # the same request, both sides
         }
     points = otel.points()
     server_calls = [p for p in points["mcp.server.operation.duration"] if p.get("gen_ai.tool.name") == "add"]

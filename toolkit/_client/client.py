@@ -458,12 +458,10 @@ class Client:
         version = self.protocol_version or (MODERN_VERSION if modern else None)
         if version is not None:
             attributes[MCP_PROTOCOL_VERSION] = version
-        with self._telemetry.sending(method, params, {**attributes, **network_attributes(self._network)}) as (
-            sent,
-            outcome,
-        ):
-            outcome.append(await self._peer.request(method, sent, stream=stream))
-        return outcome[0]
+        with self._telemetry.sending(method, params, attributes | network_attributes(self._network)) as sending:
+            peer = self._peer
+            sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
+        return sending.result
 
     def _session_ended(self, telemetry: Telemetry, started: float) -> None:
         """mcp.client.session.duration: from connecting to closing."""

@@ -702,9 +702,11 @@ class Connection:
             return await self._requests.request(method, params, send, timeout=timeout)
         # A question to the client: a CLIENT span of the call's trace, its context in the request's `_meta`.
         attributes = sender_attributes(self._session, network_of(self.transport))
-        with telemetry.sending(method, params or {}, attributes) as (sent, outcome):
-            outcome.append(await self._requests.request(method, sent, send, timeout=timeout))
-        return outcome[0]
+        with telemetry.sending(method, params or {}, attributes) as sending:
+            sending.result = await self._requests.request(
+                method, sending.params, sending.stamped(send), timeout=timeout
+            )
+        return sending.result
 
     async def ping(self, *, related: Any = None, timeout: float | None = None) -> None:  # noqa: ASYNC109 - as request
         """Ping the client (handshake era) and wait for its answer.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextvars
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "ATTRIBUTES",
     "METRICS",
     "SESSION_ID",
+    "Sending",
     "Served",
     "Telemetry",
     "find",
@@ -214,14 +215,11 @@ class Telemetry:
     # -- the sender's side (toolkit's Client, and a server asking its client) ------------------------------------
 
     @contextmanager
-    def sending(
-        self, method: str, params: dict[str, Any], attributes: dict[str, Any]
-    ) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-        """The CLIENT span of a request sent: yields the params to send (a copy, the trace context in its `_meta`)
-        and a list to put the result in; a `ProtocolError` raised inside sets the error attributes."""
+    def sending(self, method: str, params: dict[str, Any], attributes: dict[str, Any]) -> Iterator[Sending]:
+        """The CLIENT span of a request sent, current inside: yields what to send it with (`Sending`); a
+        `ProtocolError` raised inside sets the error attributes, and so does a result with `isError: true`."""
         attributes = {**_request_attributes(method, params, None, None), **attributes}
         started = time.perf_counter()
-        outcome: list[Any] = []
         with self.tracer.start_as_current_span(
             _span_name(method, attributes),
             kind=self._trace.SpanKind.CLIENT,
@@ -231,9 +229,9 @@ class Telemetry:
         ) as span:
             meta = dict(params.get("_meta") or {})
             self._propagate.inject(meta)
-            sent = {**params, "_meta": meta} if meta else params
+            sending = Sending({**params, "_meta": meta} if meta else params, span)
             try:
-                yield sent, outcome
+                yield sending
             except ProtocolError as exc:
                 _failed(span, attributes, str(exc.code), exc.message, str(exc.code))
                 raise
@@ -241,11 +239,34 @@ class Telemetry:
                 _failed(span, attributes, _error_name(exc), str(exc), None)
                 raise
             else:
-                result = outcome[0] if outcome else None
+                result = sending.result
                 if isinstance(result, dict) and result.get("isError") is True:
                     _failed(span, attributes, TOOL_ERROR, None, None)
             finally:
                 self.record(CLIENT_OPERATION_DURATION, time.perf_counter() - started, attributes)
+
+
+class Sending:
+    """A request being sent inside its CLIENT span: its params (the trace context in their `_meta`), a wrapper of
+    the function that sends it (which records the request's id, given only when it is sent), and its result."""
+
+    __slots__ = ("_span", "params", "result")
+
+    def __init__(self, params: dict[str, Any], span: Any) -> None:
+        self.params = params
+        self._span = span
+        self.result: Any = None
+
+    def stamped(self, send: Callable[[dict[str, Any]], Awaitable[None]]) -> Callable[[dict[str, Any]], Awaitable[None]]:
+        """`send`, recording the id the request goes out with (jsonrpc.request.id) on the span."""
+
+        async def stamp(message: dict[str, Any]) -> None:
+            request_id = message.get("id")
+            if request_id is not None:
+                self._span.set_attribute(JSONRPC_REQUEST_ID, str(request_id))
+            await send(message)
+
+        return stamp
 
 
 class Served:
