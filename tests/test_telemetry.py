@@ -240,6 +240,10 @@ async def test_a_question_the_tool_asks_is_a_client_span_of_the_calls_trace(otel
     question = otel.span("elicitation/create", SpanKind.CLIENT)
     assert_child(question, served)
     assert (question.attributes or {})["mcp.protocol.version"] == "2025-11-25"
+    assert (question.attributes or {})["jsonrpc.request.id"]
+    # The client answers it inside a SERVER span of its own: the receiver's side of the question.
+    answered = otel.span("elicitation/create", SpanKind.SERVER)
+    assert_child(answered, question)
 
 
 async def test_the_rounds_of_a_multi_round_trip_call_are_requests_of_one_trace(otel: Otel) -> None:
@@ -436,5 +440,5 @@ def test_every_name_toolkit_writes_is_the_conventions_own() -> None:
     from toolkit._engine import telemetry
 
     spans = set(CONVENTIONS["spans"]["mcp.server"]) | set(CONVENTIONS["spans"]["mcp.client"])
-    assert telemetry.ATTRIBUTES <= spans, telemetry.ATTRIBUTES - spans
+    assert spans >= telemetry.ATTRIBUTES, telemetry.ATTRIBUTES - spans
     assert set(telemetry.METRICS) == set(CONVENTIONS["metrics"])

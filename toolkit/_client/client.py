@@ -325,7 +325,9 @@ class Client:
                 transport,
                 self._on_notification,
                 max_message_size=self._max_message_size,
-                on_request=self._handlers.answer if self._capabilities else None,
+                on_request=(self._handlers.answer if self._telemetry is None else self._answer_traced)
+                if self._capabilities
+                else None,
             )
             tg.start_soon(self._peer.run)
             self._stack = stack
@@ -462,6 +464,12 @@ class Client:
             peer = self._peer
             sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
         return sending.result
+
+    async def _answer_traced(self, method: str, params: Any) -> dict[str, Any]:
+        """The server's question, answered inside a SERVER span of the server's trace (tracing is on)."""
+        assert self._telemetry is not None
+        answer = self._handlers.answer
+        return await self._telemetry.answering(answer, method, params, self.protocol_version, self._network)
 
     def _session_ended(self, telemetry: Telemetry, started: float) -> None:
         """mcp.client.session.duration: from connecting to closing."""

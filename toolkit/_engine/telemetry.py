@@ -25,7 +25,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolkit._errors import ProtocolError
-from toolkit._protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, decode
+from toolkit._protocol.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    decode,
+    encode,
+)
 from toolkit._protocol.meta import TRACE_KEYS, VERSION_KEY
 from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import StreamTransport
@@ -187,6 +194,28 @@ class Telemetry:
         )
         token = self._context.attach(self._trace.set_span_in_context(span, parent))
         return Served(self, span, token, attributes)
+
+    async def answering(
+        self,
+        answer: Callable[[str, Any], Awaitable[dict[str, Any]]],
+        method: str,
+        params: Any,
+        version: str | None,
+        network: tuple[str | None, str | None],
+    ) -> dict[str, Any]:
+        """A client answering its server's request (a question a tool asks, 2025-11-25): `answer(method, params)`
+        inside a SERVER span, the child of the server's CLIENT span for it (the conventions: the receiver's side)."""
+        served = self.serve({"method": method, "params": params}, version, network)
+        result: dict[str, Any] | None = None
+        error: str | None = None
+        try:
+            result = await answer(method, params)
+            return result
+        except ProtocolError as exc:
+            error = encode({"error": exc.to_error()})
+            raise
+        finally:
+            served.end(result, error)
 
     def _extract(self, meta: Mapping[str, Any]) -> Any:
         """The context sent in `_meta`, or None when it carries none (the span then has the ambient parent)."""
