@@ -340,6 +340,10 @@ async def test_over_http_each_serving_path_continues_the_clients_trace(otel: Ote
             assert (span.attributes or {})["network.protocol.name"] == "http"
         # A 2025-11-25 session's requests carry its id (Mcp-Session-Id); 2026-07-28 has no sessions.
         assert ("mcp.session.id" in (served.attributes or {})) == (era == "2025-11-25")
+    if era == "2025-11-25":  # a notification POSTed in a session has its SERVER span too
+        initialized = otel.span("notifications/initialized", SpanKind.SERVER)
+        assert (initialized.attributes or {})["network.transport"] == "tcp"
+        assert (initialized.attributes or {})["mcp.session.id"] == (served.attributes or {})["mcp.session.id"]
 
 
 # -- over stdio: the server in a child process reports the trace it saw -------------------------------------------

@@ -633,7 +633,8 @@ class Connection:
 
     async def _on_notification(self, message: dict[str, Any]) -> None:
         if self.server.telemetry is not None:  # its SERVER span (the handling is instant: nothing runs inside it)
-            self._served(message).end({}, None)
+            state = self._session
+            self.server.telemetry.notified(message, state.version if state else None, network_of(self.transport))
         method = message["method"]
         params = message.get("params")
         if not isinstance(params, dict):  # a malformed notification gets no answer, and must not end the loop

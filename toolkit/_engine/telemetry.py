@@ -39,6 +39,7 @@ from toolkit._transports.stdio import StreamTransport
 
 __all__ = [
     "ATTRIBUTES",
+    "HTTP_NETWORK",
     "METRICS",
     "SESSION_ID",
     "Sending",
@@ -129,12 +130,15 @@ def find(tracer_provider: Any, meter_provider: Any, known: Telemetry | None = No
     return Telemetry(tracer_provider, meter_provider)
 
 
+HTTP_NETWORK = (TCP, "http")  # network.transport, network.protocol.name of Streamable HTTP
+
+
 def network_of(transport: Any) -> tuple[str | None, str | None]:
     """(network.transport, network.protocol.name) of a server connection's transport, by its module: stdio's
     streams, the in-memory pair, the HTTP app's (a module above this one, recognised by name, never imported)."""
     transport = getattr(transport, "wrapped", transport)  # `run()`'s stdio, which SIGTERM can end
     if type(transport).__module__.startswith("toolkit._http"):
-        return TCP, "http"
+        return HTTP_NETWORK
     if isinstance(transport, StreamTransport):
         return PIPE, None
     if isinstance(transport, MemoryTransport):
@@ -194,6 +198,10 @@ class Telemetry:
         )
         token = self._context.attach(self._trace.set_span_in_context(span, parent))
         return Served(self, span, token, attributes)
+
+    def notified(self, message: Mapping[str, Any], version: str | None, network: tuple[str | None, str | None]) -> None:
+        """The SERVER span of a notification received, handled at once (nothing runs inside it)."""
+        self.serve(message, version, network).end({}, None)
 
     async def answering(
         self,
