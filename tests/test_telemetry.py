@@ -171,7 +171,7 @@ async def test_a_call_is_one_trace_client_span_server_span_and_the_tools_own_spa
             "network.transport": "inproc",
             "jsonrpc.request.id": (served.attributes or {}).get("jsonrpc.request.id"),
         }
-        assert (served.attributes or {})["jsonrpc.request.id"].isdigit()
+        assert str((served.attributes or {})["jsonrpc.request.id"]).isdigit()
         assert served.status.status_code == StatusCode.UNSET
         assert dict(sent.attributes or {}) == {
             "mcp.method.name": "tools/call",
