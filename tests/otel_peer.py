@@ -3,8 +3,8 @@
 own telemetry reads), it prints one JSON object with what each side's spans carried.
 
 1. The official SDK's client (`mcp.Client`, its telemetry on) calls a toolkit server over HTTP (toolkit's app on
-   uvicorn, 127.0.0.1, an ephemeral port): the toolkit server's `tools/call` span must carry the SDK client span's
-   trace id, as its child.
+   uvicorn, 127.0.0.1, an ephemeral port), in both eras: the toolkit server's `tools/call` span must carry the SDK
+   client span's trace id, as its child.
 2. toolkit's `Client.http` calls an SDK server (`MCPServer`'s app on uvicorn): the SDK server's span must carry
    toolkit's client span's trace id, as its child.
 
@@ -77,7 +77,7 @@ async def _spans_of_one_call(app: Any, connect: Callable[[str], Any]) -> list[di
     return spans
 
 
-async def sdk_client_to_toolkit_server() -> list[dict[str, Any]]:
+async def sdk_client_to_toolkit_server(mode: Literal["legacy", "auto"]) -> list[dict[str, Any]]:
     server = Server("toolkit-side")
 
     @server.tool
@@ -85,7 +85,7 @@ async def sdk_client_to_toolkit_server() -> list[dict[str, Any]]:
         """Add."""
         return a + b
 
-    return await _spans_of_one_call(server.http_app(), mcp.Client)
+    return await _spans_of_one_call(server.http_app(), lambda url: mcp.Client(url, mode=mode))
 
 
 async def toolkit_client_to_sdk_server(protocol: Literal["handshake", "2026-07-28"]) -> list[dict[str, Any]]:
@@ -102,7 +102,8 @@ async def toolkit_client_to_sdk_server(protocol: Literal["handshake", "2026-07-2
 async def main() -> None:
     _setup()
     report = {
-        "sdk_to_toolkit": await sdk_client_to_toolkit_server(),
+        # legacy: the initialize handshake (2025-11-25); auto: the SDK probes server/discover, lands on 2026-07-28
+        "sdk_to_toolkit": {mode: await sdk_client_to_toolkit_server(mode) for mode in ("legacy", "auto")},
         "toolkit_to_sdk": {"2026-07-28": await toolkit_client_to_sdk_server("2026-07-28")},
     }
     print(json.dumps(report))

@@ -380,8 +380,10 @@ def test_the_official_sdk_and_toolkit_continue_each_others_traces() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    sent, served = pair(report["sdk_to_toolkit"], client="mcp-python-sdk", server="toolkit")
-    assert (served["trace"], served["parent"]) == (sent["trace"], sent["span"])
+    for mode, version in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+        sent, served = pair(report["sdk_to_toolkit"][mode], client="mcp-python-sdk", server="toolkit")
+        assert (served["trace"], served["parent"]) == (sent["trace"], sent["span"])
+        assert served["attributes"]["mcp.protocol.version"] == version
     sent, served = pair(report["toolkit_to_sdk"]["2026-07-28"], client="toolkit", server="mcp-python-sdk")
     assert (served["trace"], served["parent"]) == (sent["trace"], sent["span"])
 
