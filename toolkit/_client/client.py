@@ -145,6 +145,10 @@ class Client:
         roots (RootsOption | None): The directories and files the server may work on, for `roots/list` (declares
             `roots`): paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or
             async) that returns them when asked.
+        tracer_provider (TracerProvider | None): An OpenTelemetry tracer provider for this client's spans (a CLIENT
+            span per request, its context sent in `params._meta`), instead of OpenTelemetry's global one; tracing is
+            on when either is configured, looked for when the client connects: see [observability](observability.md).
+        meter_provider (MeterProvider | None): An OpenTelemetry meter provider for its histograms, likewise.
 
     Raises:
         TypeError: an option this client does not have.
