@@ -225,6 +225,7 @@ async def test_a_server_span_for_each_notification_and_a_session_duration(otel: 
         await client.ping()
     initialized = otel.span("notifications/initialized", SpanKind.SERVER)
     assert "jsonrpc.request.id" not in (initialized.attributes or {})
+    assert_child(initialized, otel.span("notifications/initialized", SpanKind.CLIENT))  # its context sent too
     otel.span("ping", SpanKind.SERVER)
     assert otel.points()["mcp.server.session.duration"] == [{"mcp.protocol.version": "2025-11-25"}]
 

@@ -422,7 +422,11 @@ class Client:
         self.instructions = result.get("instructions")
         self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
         assert self._peer is not None
-        await self._peer.notify("notifications/initialized")
+        if self._telemetry is None:
+            await self._peer.notify("notifications/initialized")
+            return
+        with self._telemetry.sending("notifications/initialized", {}, self._span_attributes(False)) as sending:
+            await self._peer.notify("notifications/initialized", sending.params or None)  # its CLIENT span too
 
     # -- the wire ------------------------------------------------------------------------------------
 
@@ -460,14 +464,18 @@ class Client:
         if self._telemetry is None:
             return await self._peer.request(method, params, stream=stream)
         # A CLIENT span per request (an MRTR call's rounds are one each), its context sent in `params._meta`.
-        attributes: dict[str, Any] = {}
-        version = self.protocol_version or (MODERN_VERSION if modern else None)
-        if version is not None:
-            attributes[MCP_PROTOCOL_VERSION] = version
-        with self._telemetry.sending(method, params, attributes | network_attributes(self._network)) as sending:
+        with self._telemetry.sending(method, params, self._span_attributes(modern)) as sending:
             peer = self._peer
             sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
         return sending.result
+
+    def _span_attributes(self, modern: bool | None) -> dict[str, Any]:
+        """mcp.protocol.version (once known) and the network attributes of this client's CLIENT spans."""
+        attributes = network_attributes(self._network)
+        version = self.protocol_version or (MODERN_VERSION if modern else None)
+        if version is not None:
+            attributes[MCP_PROTOCOL_VERSION] = version
+        return attributes
 
     async def _answer_traced(self, method: str, params: Any) -> dict[str, Any]:
         """The server's question, answered inside a SERVER span of the server's trace (tracing is on)."""
