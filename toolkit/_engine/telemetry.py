@@ -30,6 +30,7 @@ from toolkit._protocol.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
     decode,
     encode,
 )
@@ -94,7 +95,7 @@ CANCELLED = "cancelled"  # error.type of a request cancelled before it answered 
 _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 # Codes that say the caller sent a request the receiver could not serve: on the server's side they are not errors
 # of the server (the conventions' mcp.server.status.attributes); the client counts every code as an error.
-_CALLER_ERRORS = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, -32002})
+_CALLER_ERRORS = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, RESOURCE_NOT_FOUND})
 _INSTRUMENTATION = "toolkit"
 _SPAN_ONLY = frozenset({JSONRPC_REQUEST_ID, MCP_SESSION_ID})  # one value per request or session: not on metrics
 
