@@ -449,3 +449,26 @@ def test_every_name_toolkit_writes_is_the_conventions_own() -> None:
     spans = set(CONVENTIONS["spans"]["mcp.server"]) | set(CONVENTIONS["spans"]["mcp.client"])
     assert spans >= telemetry.ATTRIBUTES, telemetry.ATTRIBUTES - spans
     assert set(telemetry.METRICS) == set(CONVENTIONS["metrics"])
+
+
+async def test_a_meter_provider_alone_records_the_histograms_and_no_span(otel: Otel) -> None:
+    server = Server("measured", meter_provider=otel.meter_provider)
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async with Client(server, protocol="2026-07-28") as client:
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).text == "3"
+    assert otel.spans == []
+    calls = [p for p in otel.points()["mcp.server.operation.duration"] if p.get("gen_ai.tool.name") == "add"]
+    assert calls == [
+        {
+            "mcp.method.name": "tools/call",
+            "gen_ai.tool.name": "add",
+            "gen_ai.operation.name": "execute_tool",
+            "mcp.protocol.version": "2026-07-28",
+            "network.transport": "inproc",
+        }
+    ]
