@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import httpx
 import pytest
 import wire
@@ -472,3 +473,22 @@ async def test_a_meter_provider_alone_records_the_histograms_and_no_span(otel: O
             "network.transport": "inproc",
         }
     ]
+
+
+async def test_a_call_given_up_on_is_a_timeout_to_the_client_and_cancelled_to_the_server(otel: Otel) -> None:
+    server = Server("hangs", tracer_provider=otel.tracer_provider)
+
+    @server.tool
+    async def hang() -> str:
+        """Never returns."""
+        await anyio.sleep_forever()
+        return "never"
+
+    async with Client(server, protocol="2026-07-28", tracer_provider=otel.tracer_provider) as client:
+        with pytest.raises(TimeoutError):
+            await client.call_tool("hang", {}, timeout=0.2)  # the tool never returns: only the bound ends it
+    sent = otel.span("tools/call hang", SpanKind.CLIENT)
+    assert (sent.attributes or {})["error.type"] == "cancelled"  # given up on: the client cancels the request
+    served = otel.span("tools/call hang", SpanKind.SERVER)
+    assert (served.attributes or {})["error.type"] == "cancelled"
+    assert served.status.status_code == StatusCode.ERROR

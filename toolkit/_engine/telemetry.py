@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
+
 from toolkit._errors import ProtocolError
 from toolkit._protocol.jsonrpc import (
     INVALID_PARAMS,
@@ -90,7 +92,7 @@ METRICS = (SERVER_OPERATION_DURATION, CLIENT_OPERATION_DURATION, SERVER_SESSION_
 
 EXECUTE_TOOL = "execute_tool"  # gen_ai.operation.name of a tool call
 TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError: true
-CANCELLED = "cancelled"  # error.type of a request cancelled before it answered (no JSON-RPC code: a custom value)
+CANCELLED = "cancelled"  # error.type of a request cancelled before its answer (no JSON-RPC code: a custom value)
 # The conventions' advice for the operation histograms (seconds).
 _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 # Codes that say the caller sent a request the receiver could not serve: on the server's side they are not errors
@@ -401,8 +403,12 @@ def _failed(span: Any, attributes: dict[str, Any], error_type: str, description:
 
 
 def _error_name(exc: BaseException) -> str:
-    """error.type of a failure with no JSON-RPC code: the exception's qualified class name (the conventions' advice)."""
+    """error.type of a failure with no JSON-RPC code: `cancelled` when the caller stopped waiting (a deadline around
+    the call included: the request is cancelled, then), `timeout` for the request's own deadline, else the
+    exception's qualified class name (the conventions' advice)."""
     kind = type(exc)
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return CANCELLED
     if isinstance(exc, TimeoutError):
         return "timeout"
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
