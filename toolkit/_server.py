@@ -127,6 +127,11 @@ class Server(Registry):
             such a string is parsed when the parameter's schema asks for an object or array (and admits no string),
             as several widely used clients send them so: see
             [arguments as JSON strings](tools.md#arguments-sent-as-json-strings).
+        tracer_provider (TracerProvider | None): An OpenTelemetry tracer provider for this server's spans, instead
+            of OpenTelemetry's global one; tracing is on when either is configured: see
+            [observability](observability.md).
+        meter_provider (MeterProvider | None): An OpenTelemetry meter provider for this server's histograms,
+            instead of the global one.
 
     Example:
         ```python
@@ -373,6 +378,7 @@ class _Stoppable:
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
+        self.wrapped = transport  # what it moves messages over (OpenTelemetry's network.transport reads it)
         self._receiving: anyio.CancelScope | None = None
         self.ended = False
         """No more messages will be read: the input ended, or `stop()` was called."""

@@ -6,6 +6,7 @@ import functools
 import logging
 import math
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
@@ -24,6 +25,16 @@ from toolkit._asking.handlers import (
     SamplingHandler,
     call_with_input,
 )
+from toolkit._engine.telemetry import (
+    CLIENT_SESSION_DURATION,
+    INPROC,
+    MCP_PROTOCOL_VERSION,
+    PIPE,
+    TCP,
+    Telemetry,
+    find,
+    network_attributes,
+)
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from toolkit._protocol.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
@@ -39,6 +50,8 @@ from .peer import Peer
 
 if TYPE_CHECKING:
     import httpx
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
 
     from toolkit._engine.context import LogLevel
     from toolkit._server import Lifespan, Server
@@ -84,6 +97,8 @@ class ClientOptions(TypedDict, total=False):
     sampling_tools: bool
     max_input_rounds: int
     roots: RootsOption | None
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
 
 
 class Client:
@@ -130,6 +145,10 @@ class Client:
         roots (RootsOption | None): The directories and files the server may work on, for `roots/list` (declares
             `roots`): paths (made absolute), `file://` URIs or [`Root`][toolkit.Root]s, or a function (sync or
             async) that returns them when asked.
+        tracer_provider (TracerProvider | None): An OpenTelemetry tracer provider for this client's spans (a CLIENT
+            span per request, its context sent in `params._meta`), instead of OpenTelemetry's global one; tracing is
+            on when either is configured, looked for when the client connects: see [observability](observability.md).
+        meter_provider (MeterProvider | None): An OpenTelemetry meter provider for its histograms, likewise.
 
     Raises:
         TypeError: an option this client does not have.
@@ -192,6 +211,12 @@ class Client:
         self._validators: dict[str, Any] = {}
         self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
+        # OpenTelemetry (docs/observability.md): the providers given; the telemetry in use (found when the client
+        # connects, None while OpenTelemetry is not configured); the transport's network attributes.
+        self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
+        self._telemetry: Telemetry | None = None
+        self._network: tuple[str | None, str | None] = (None, None) if isinstance(target, Transport) else (INPROC, None)
+        self._connected = 0.0
         self.protocol_version = None
         self.server_info = None
         self.capabilities = {}
@@ -239,7 +264,9 @@ class Client:
             max_message_size=options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
             shutdown_timeout=shutdown_timeout,
         )
-        return cls(OpenedTransport(spawn), **options)
+        client = cls(OpenedTransport(spawn), **options)
+        client._network = (PIPE, None)
+        return client
 
     @classmethod
     def http(
@@ -279,7 +306,9 @@ class Client:
             ) from None
 
         connect = functools.partial(open_http, url, headers, timeout, http_client)
-        return cls(OpenedTransport(connect, always_answers=True), **options)
+        client = cls(OpenedTransport(connect, always_answers=True), **options)
+        client._network = (TCP, "http")
+        return client
 
     @property
     def modern(self) -> bool:
@@ -290,6 +319,9 @@ class Client:
     async def __aenter__(self) -> Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
+        self._telemetry = find(*self._providers, known=self._telemetry)
+        if self._telemetry is not None:
+            stack.callback(self._session_ended, self._telemetry, time.perf_counter())
         try:
             transport, tg = await self._open(stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
@@ -297,7 +329,9 @@ class Client:
                 transport,
                 self._on_notification,
                 max_message_size=self._max_message_size,
-                on_request=self._handlers.answer if self._capabilities else None,
+                on_request=(self._handlers.answer if self._telemetry is None else self._answer_traced)
+                if self._capabilities
+                else None,
             )
             tg.start_soon(self._peer.run)
             self._stack = stack
@@ -388,7 +422,11 @@ class Client:
         self.instructions = result.get("instructions")
         self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
         assert self._peer is not None
-        await self._peer.notify("notifications/initialized")
+        if self._telemetry is None:
+            await self._peer.notify("notifications/initialized")
+            return
+        with self._telemetry.sending("notifications/initialized", {}, self._span_attributes(False)) as sending:
+            await self._peer.notify("notifications/initialized", sending.params or None)  # its CLIENT span too
 
     # -- the wire ------------------------------------------------------------------------------------
 
@@ -423,7 +461,32 @@ class Client:
         assert self._peer is not None, "use the client inside `async with`"
         if modern if modern is not None else self.modern:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        return await self._peer.request(method, params, stream=stream)
+        if self._telemetry is None:
+            return await self._peer.request(method, params, stream=stream)
+        # A CLIENT span per request (an MRTR call's rounds are one each), its context sent in `params._meta`.
+        with self._telemetry.sending(method, params, self._span_attributes(modern)) as sending:
+            peer = self._peer
+            sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
+        return sending.result
+
+    def _span_attributes(self, modern: bool | None) -> dict[str, Any]:
+        """mcp.protocol.version (once known) and the network attributes of this client's CLIENT spans."""
+        attributes = network_attributes(self._network)
+        version = self.protocol_version or (MODERN_VERSION if modern else None)
+        if version is not None:
+            attributes[MCP_PROTOCOL_VERSION] = version
+        return attributes
+
+    async def _answer_traced(self, method: str, params: Any) -> dict[str, Any]:
+        """The server's question, answered inside a SERVER span of the server's trace (tracing is on)."""
+        assert self._telemetry is not None
+        answer = self._handlers.answer
+        return await self._telemetry.answering(answer, method, params, self.protocol_version, self._network)
+
+    def _session_ended(self, telemetry: Telemetry, started: float) -> None:
+        """mcp.client.session.duration: from connecting to closing."""
+        seconds = time.perf_counter() - started
+        telemetry.session_ended(CLIENT_SESSION_DURATION, seconds, self.protocol_version, self._network)
 
     async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""

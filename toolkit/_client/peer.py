@@ -11,7 +11,7 @@ import anyio
 import anyio.abc
 
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
-from toolkit._matcher import RequestMatcher, error_of
+from toolkit._matcher import RequestMatcher, Send, error_of
 from toolkit._protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, decode, encode, is_valid_id
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
@@ -99,7 +99,9 @@ class Peer:
             message["params"] = params
         await self.send(message)
 
-    async def request(self, method: str, params: dict[str, Any], *, stream: bool = False) -> Any:
+    async def request(
+        self, method: str, params: dict[str, Any], *, stream: bool = False, send: Send | None = None
+    ) -> Any:
         """Send a request and wait for its result.
 
         Leaving early (cancellation, a timeout around the call) sends `notifications/cancelled` for it. When the
@@ -111,8 +113,10 @@ class Peer:
             ConnectionClosedError: the connection closed before the answer came (or before the request was sent).
             MessageError: the request is larger than `max_message_size` (it is not sent), or the answer could not be
                 read (larger than `max_message_size`, or not UTF-8).
+
+        `send`: what sends the message, if not `self.send` (one that wraps it: OpenTelemetry records the id).
         """
-        return await self._requests.request(method, params, self.send, stream=stream)
+        return await self._requests.request(method, params, send or self.send, stream=stream)
 
     async def run(self) -> None:
         """Read until the connection closes, then fail every request still waiting, and every later one.

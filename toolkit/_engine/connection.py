@@ -18,6 +18,7 @@ import contextvars
 import functools
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
@@ -68,6 +69,7 @@ from toolkit._transports.base import MessageKind, RoutingTransport
 from . import methods, middleware
 from .context import Context
 from .session import LOG_LEVELS, LogLevel, SessionState
+from .telemetry import SERVER_SESSION_DURATION, Served, network_of, sender_attributes
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -272,6 +274,7 @@ class Connection:
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
         self._tg: anyio.abc.TaskGroup | None = None
+        self._session_started: float | None = None  # when `initialize` made a session here (for its duration)
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
         # its own, unique beyond this connection.
         self._requests = RequestMatcher("client", request_ids)
@@ -314,6 +317,12 @@ class Connection:
                 tg.start_soon(self._read)
         finally:
             running.discard(self)
+            telemetry = self.server.telemetry
+            if telemetry is not None and self._session_started is not None and self._session is not None:
+                seconds = time.perf_counter() - self._session_started
+                telemetry.session_ended(
+                    SERVER_SESSION_DURATION, seconds, self._session.version, network_of(self.transport)
+                )
 
     async def _read(self) -> None:
         outbox = self._outbox
@@ -482,6 +491,8 @@ class Connection:
         method: str = message["method"]
         text = None
         result: Any = None  # stays None when the call is cancelled (its scope swallows the cancellation)
+        # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
+        served = self._served(message, session) if self.server.telemetry is not None else None
         try:
             try:
                 with scope if scope is not None else _UNSCOPED:
@@ -521,10 +532,19 @@ class Connection:
             else:  # from the reader, `put`: it must not wait for the peer
                 await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
         finally:
+            if served is not None:
+                served.end(result, text)
             if scope is not None:
                 self.in_flight.pop(request_id, None)
                 if not self.in_flight:
                     self._idle.set()
+
+    def _served(self, message: dict[str, Any], session: SessionState | None = None) -> Served:
+        """Start the SERVER span of a request or notification (tracing is on: `server.telemetry` is set)."""
+        telemetry = self.server.telemetry
+        assert telemetry is not None
+        state = session or self._session
+        return telemetry.serve(message, state.version if state is not None else None, network_of(self.transport))
 
     def _route(
         self, method: str, params: dict[str, Any], session: SessionState | None
@@ -619,6 +639,9 @@ class Connection:
     # -- notifications and responses from the client -------------------------------------------------
 
     async def _on_notification(self, message: dict[str, Any]) -> None:
+        if self.server.telemetry is not None:  # its SERVER span (the handling is instant: nothing runs inside it)
+            state = self._session
+            self.server.telemetry.notified(message, state.version if state else None, network_of(self.transport))
         method = message["method"]
         params = message.get("params")
         if not isinstance(params, dict):  # a malformed notification gets no answer, and must not end the loop
@@ -681,9 +704,17 @@ class Connection:
             ConnectionClosedError: the client's input ended before it answered.
             TimeoutError: no response came in time (the client is told, with `notifications/cancelled`).
         """
-        return await self._requests.request(
-            method, params, functools.partial(self._send, related=related), timeout=timeout
-        )
+        send = functools.partial(self._send, related=related)
+        telemetry = self.server.telemetry
+        if telemetry is None:
+            return await self._requests.request(method, params, send, timeout=timeout)
+        # A question to the client: a CLIENT span of the call's trace, its context in the request's `_meta`.
+        attributes = sender_attributes(self._session, network_of(self.transport))
+        with telemetry.sending(method, params or {}, attributes) as sending:
+            sending.result = await self._requests.request(
+                method, sending.params, sending.stamped(send), timeout=timeout
+            )
+        return sending.result
 
     async def ping(self, *, related: Any = None, timeout: float | None = None) -> None:  # noqa: ASYNC109 - as request
         """Ping the client (handshake era) and wait for its answer.
@@ -699,6 +730,7 @@ class Connection:
 
     async def _initialize(self, request_id: Any, params: dict[str, Any], state: None) -> dict[str, Any]:
         self._session, result = methods.initialize(self.server, params, self._session, self._initialized)
+        self._session_started = time.perf_counter()  # mcp.server.session.duration starts here
         self._client_info = _client_info(params.get("clientInfo"))
         return result
 

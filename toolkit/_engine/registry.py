@@ -30,7 +30,12 @@ from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 
+from .telemetry import Telemetry, find
+
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
     from toolkit._definition.tool import Tool
 
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
@@ -81,6 +86,8 @@ class ServerOptions(TypedDict, total=False):
     question_middleware: Sequence[QuestionMiddleware]
     tool_filter: ToolFilter | None
     max_result_bytes: int | None
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
 
 
 class Registry:
@@ -105,6 +112,14 @@ class Registry:
         self._asking(options)
         self._middleware(options)
         self.info = _implementation(name, self.version, options)
+        # OpenTelemetry (telemetry.py): the providers given, and the telemetry in use, None while it is off. Worked
+        # out again whenever the server starts running (the global provider may have been set since), never per call.
+        self.tracer_provider = options.get("tracer_provider")
+        """The tracer provider given (`None`: OpenTelemetry's global one, if configured); read when the server starts
+        running."""
+        self.meter_provider = options.get("meter_provider")
+        """The meter provider given, likewise."""
+        self.telemetry: Telemetry | None = find(self.tracer_provider, self.meter_provider)
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
         """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
@@ -296,6 +311,7 @@ class Registry:
             RuntimeError: `lifespan` was given while the server runs another one.
         """
         factory = lifespan if lifespan is not None else self.lifespan
+        self.telemetry = find(self.tracer_provider, self.meter_provider, known=self.telemetry)
         while self._changing is not None:  # another task is starting or shutting it down: wait, then look again
             await self._changing.wait()
         if self._users:

@@ -7,6 +7,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from toolkit._engine.telemetry import HTTP_NETWORK, SESSION_ID
 from toolkit._protocol.jsonrpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -127,6 +128,8 @@ class Posts:
     async def _modern(self, post: Post, repeated: set[str]) -> None:
         message = post.message
         if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
+            if self._calls.server.telemetry is not None:  # its SERVER span all the same
+                self._calls.server.telemetry.notified(message, None, HTTP_NETWORK)
             await plain(post.send, 202)
             return
         mismatch = self._headers.mismatch(message, post.headers, repeated)
@@ -178,6 +181,8 @@ class Posts:
             await session_gone(post.send)
             return
         record = self._sessions.record(session)
+        if self._calls.server.telemetry is not None:  # OpenTelemetry: mcp.session.id of this request's spans
+            SESSION_ID.set(session.token)
         if "id" not in message or "method" not in message:  # a notification, or an answer
             await self._take(post, record, session)
             return
@@ -201,6 +206,8 @@ class Posts:
         accept gets an HTTP error, with a JSON-RPC error without id)."""
         message = post.message
         if "method" in message:
+            if self._calls.server.telemetry is not None:  # the notification's SERVER span
+                self._calls.server.telemetry.notified(message, session.state.version, HTTP_NETWORK)
             if message["method"] == "notifications/cancelled":
                 params = message.get("params") or {}
                 call = record.calls.get(params.get("requestId"))

@@ -21,6 +21,7 @@ __all__ = [
     "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RATE_LIMITED",
+    "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "check_message",
@@ -46,6 +47,8 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 URL_ELICITATION_REQUIRED = -32042
 # 2026-07-28 (schema.ts `HEADER_MISMATCH`, streamable-http): an HTTP request's metadata headers disagree with its body.
 HEADER_MISMATCH = -32020
+# Resource not found (2025-11-25 and earlier; toolkit serves no resources, but OpenTelemetry's conventions name it).
+RESOURCE_NOT_FOUND = -32002
 # Too many tool calls (an application error: outside the range JSON-RPC and MCP reserve, basic/index); HTTP sends
 # it with 429 and Retry-After.
 RATE_LIMITED = -31001

@@ -13,6 +13,7 @@ __all__ = [
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_KEY",
     "TOOL_META_KEYS",
+    "TRACE_KEYS",
     "VERSION_KEY",
     "meta_key_problems",
 ]
@@ -24,6 +25,9 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+# OpenTelemetry trace context (W3C Trace Context and Baggage), unprefixed by exception (basic/index, SEP-414): in any
+# request's or notification's `_meta`, in both eras.
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
 # A key is an optional prefix (dot-separated labels, then "/") and a name. Labels start with a letter and end with
 # a letter or digit; a name, unless empty, starts and ends with a letter or digit.

@@ -24,6 +24,8 @@ from ._snapshots import Tools, as_server
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 __all__ = ["Progress", "ToolTester"]
 
@@ -63,6 +65,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             model tools can be tested; `False` tests what such a tool does with a client that lacks it.
         roots: The client's roots, listed for `ctx.list_roots()`: paths, `file://` URIs or `Root`s, or a function
             that returns them. `None` (default): the client declares no roots.
+        trace: Collect each call's OpenTelemetry spans in [`spans`][toolkit.testing.ToolTester.spans] (needs
+            `opentelemetry-sdk`): the server and the client trace to an in-memory exporter while the tester is open.
+            See [observability](observability.md#testing).
 
     Example:
         ```python
@@ -91,6 +96,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         sampling: SamplingScript | None = None,
         sampling_tools: bool = True,
         roots: RootsOption | None = None,
+        trace: bool = False,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -99,6 +105,11 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         """Log messages the last call produced."""
         self.progress: list[Progress] = []
         """Progress notifications the last call produced."""
+        self.spans: list[ReadableSpan] = []
+        """With `trace=True`, the OpenTelemetry spans the last call produced (the client's, the server's, the tool's
+        own), in the order they ended."""
+        self._trace = trace
+        self._exporter: InMemorySpanExporter | None = None
         self._scripted = Scripted(elicitation, sampling)
         self._protocol: ProtocolChoice = protocol
         self._backend = backend
@@ -118,6 +129,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             # Made on the portal's event loop: anyio primitives bind to the event loop running where they are made,
             # which, in a fixture of an async test, is the test's (perhaps trio), not the portal's.
             scripted = self._scripted
+            tracer_provider = self._traced(stack) if self._trace else None
             client = portal.call(
                 lambda: Client(
                     self.server,
@@ -128,12 +140,28 @@ class ToolTester(AbstractContextManager["ToolTester"]):
                     sampling_handler=scripted.sampling_handler,
                     sampling_tools=self._sampling_tools,
                     roots=self._roots,
+                    tracer_provider=tracer_provider,
                 )
             )
             stack.enter_context(portal.wrap_async_context_manager(client))
             portal.call(client.set_logging_level, self._log_level)
             self._stack, self._portal, self._client = stack.pop_all(), portal, client
         return self
+
+    def _traced(self, stack: ExitStack) -> TracerProvider:
+        """A tracer provider whose spans go to an in-memory exporter, the server's while the tester is open."""
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        provider = TracerProvider()
+        self._exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(self._exporter))
+        server, before = self.server, self.server.tracer_provider
+        server.tracer_provider = provider
+        stack.callback(setattr, server, "tracer_provider", before)
+        stack.callback(provider.shutdown)
+        return provider
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -227,6 +255,8 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self.logs.clear()
         self.progress.clear()
         self._scripted.reset()
+        if self._exporter is not None:
+            self._exporter.clear()
 
         def on_progress(progress: float, total: float | None, message: str | None) -> None:
             self.progress.append(Progress(progress, total, message))
@@ -243,6 +273,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         except Exception:
             self._check_scripts(name)  # a question nobody scripted explains the failure better
             raise
+        finally:
+            if self._exporter is not None:
+                self.spans = list(self._exporter.get_finished_spans())
         self._check_scripts(name)
         return result
 
