@@ -482,14 +482,10 @@ class Connection:
         collect: list[tuple[str, MessageKind]] | None = None,
         session: SessionState | None = None,
     ) -> None:
-        """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply.
-
-        With a `scope`, the request is a call in flight (cancellable, counted): it counts until the outbox has its
-        reply, so that calls whose replies wait for room (a client that does not read) stay bounded too.
-        """
-        request_id = message["id"]
-        method: str = message["method"]
-        text = None
+        """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply. With
+        a `scope`, a call in flight (cancellable, counted until the outbox has its reply: calls whose replies wait
+        for room, from a client that does not read, stay bounded too)."""
+        request_id, method, text = message["id"], message["method"], None
         result: Any = None  # stays None when the call is cancelled (its scope swallows the cancellation)
         # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
         served = self._served(message, session) if self.server.telemetry is not None else None
