@@ -78,9 +78,9 @@ async def _toolkit_memory(era: str, calls: int) -> float:
 
 
 async def _toolkit_http(calls: int) -> float:
-    from .asgi import _run
+    from .asgi import cpu_per_post
 
-    return await _run(_toolkit_server().http_app(), "2026-07-28", "add", calls)
+    return await cpu_per_post(_toolkit_server().http_app(), "2026-07-28", "add", calls)
 
 
 async def _mcp_memory(calls: int) -> float:
