@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -319,6 +320,39 @@ async def test_a_2026_sdk_client_hears_tool_list_changes_through_subscriptions_l
 
 
 # -- toolkit's client against an official SDK server ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url() -> Iterator[str]:
+    """The SDK server's Streamable HTTP app on uvicorn in a child process (127.0.0.1), for the module's tests."""
+    process = subprocess.Popen([*SDK_SERVER, "--http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=TIMEOUT)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.mark.parametrize(("protocol", "version"), [("auto", MODERN), ("handshake", LEGACY), (MODERN, MODERN)])
+async def test_toolkit_client_calls_an_sdk_server_over_http(sdk_http_url: str, protocol: Any, version: str) -> None:
+    # The SDK's server answers `initialize` on an SSE stream: the session it opens must be kept all the same (it was
+    # not: the client's next request went without its Mcp-Session-Id and was refused, "Missing session ID").
+    reports: list[tuple[float, float | None, str | None]] = []
+    with anyio.fail_after(TIMEOUT):
+        async with toolkit.Client.http(sdk_http_url, protocol=protocol) as client:
+            assert client.protocol_version == version
+            tools = await client.list_tools()
+            add = await client.call_tool("add", {"a": 2, "b": 3})
+            point = await client.call_tool("point", {"x": 1, "y": 2})
+            count = await client.call_tool("count", {"steps": 2}, progress=lambda *report: reports.append(report))
+    assert "add" in [tool.name for tool in tools]
+    assert add.text == "5"
+    assert point.structured_content == {"x": 1, "y": 2}
+    assert not count.is_error
+    assert len(reports) == 2
 
 
 @pytest.mark.parametrize(("protocol", "version"), [("auto", MODERN), ("handshake", LEGACY), (MODERN, MODERN)])

@@ -1,6 +1,7 @@
 """A server written with the official `mcp` SDK (2.x `MCPServer`): toolkit's client talks to it over stdio.
 
-Run: `python tests/interop/sdk_server.py` (serves stdio until stdin closes).
+Run: `python tests/interop/sdk_server.py` (serves stdio until stdin closes), or with `--http` (serves its Streamable
+HTTP app on uvicorn, 127.0.0.1 and a port of the system's choosing, printing its URL first, until terminated).
 """
 
 from __future__ import annotations
@@ -72,5 +73,24 @@ async def block(ctx: Context) -> str:
     return "unreachable"
 
 
+def _serve_http() -> None:
+    import socket
+    import sys
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts them: the URL is good at once
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    server = uvicorn.Server(uvicorn.Config(mcp.streamable_http_app(), log_level="warning"))
+    sys.exit(anyio.run(lambda: server.serve(sockets=[sock])))
+
+
 if __name__ == "__main__":
-    mcp.run()
+    import sys
+
+    if "--http" in sys.argv:
+        _serve_http()
+    else:
+        mcp.run()

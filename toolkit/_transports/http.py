@@ -250,7 +250,7 @@ class HttpTransport:
             return None
         if kind == "text/event-stream" and response.is_success:
             resume = _Resume()
-            if await self._relay(response, request_id, resume):
+            if await self._relay(response, request_id, resume, method):
                 return None
             if resume.last_id is not None and self.session_id is not None:
                 return resume
@@ -279,12 +279,18 @@ class HttpTransport:
             self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
             self.session_id = response.headers.get("mcp-session-id")
 
-    async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume) -> bool:
-        """Hand each message of an SSE response to `receive()`; True once the wait for `request_id` ended."""
+    async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume, method: Any = None) -> bool:
+        """Hand each message of an SSE response to `receive()`; True once the wait for `request_id` ended.
+
+        An `initialize` answered on an SSE stream (the official SDK's server does so) opens the session as a JSON one
+        does: noted before the answer is handed on, so that the client's next message already carries its id.
+        """
         last = None
         try:
             async with contextlib.aclosing(_sse_data(response, resume)) as events:
                 async for data in events:
+                    if method == "initialize" and (answer := _json_answer(data)) is not None:
+                        self._note(answer, response, method)
                     if request_id is not None and self.session_id is not None:
                         asked = _request_id(data)
                         if asked is not None:
