@@ -387,7 +387,9 @@ def _claim_ratios(rows: list[dict[str, Any]], memory: dict[str, float]) -> dict[
     """Per claim row of `benchmarks.claims`, toolkit's per-round advantages over mcp (every stack's rounds, sync
     `add`: what README quotes)."""
     ratios: dict[str, list[float]] = {}
-    base = {(r["stack"], r["workers"], r["era"], r["round"]): r for r in rows if r["side"] == BASELINE}
+    base = {
+        (r["stack"], r["workers"], r["era"], r["round"]): r for r in rows if (r["side"], r["tool"]) == (BASELINE, "add")
+    }
     for row in rows:
         other = base.get((row["stack"], row["workers"], row["era"], row["round"]))
         if row["side"] != "toolkit" or row["tool"] != "add" or other is None:

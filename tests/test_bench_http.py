@@ -14,6 +14,8 @@ from typing import Any
 
 from served import install_node
 
+from benchmarks import http
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ["add", "add_async", "add_progress"]
 
@@ -49,3 +51,19 @@ def test_the_http_benchmark_measures_the_typescript_sdk_beside_toolkit(tmp_path:
     assert sorted(against) == TOOLS
     assert all(ratio > 0 for ratio in against.values())
     assert "ts" in run["memory"]  # Node's RSS may shrink under its GC: measured, not bounded
+
+
+def test_the_http_claims_compare_toolkits_sync_add_with_mcps_alone() -> None:
+    """README's HTTP claims quote the sync `add`: a run with other tools pairs each round's toolkit `add` with mcp's
+    `add` of the same round, never with another tool's row."""
+
+    def row(side: str, tool: str, calls: float) -> dict[str, Any]:
+        return {"stack": "h11", "workers": 1, "era": "2026-07-28", "round": 0, "side": side, "tool": tool} | {
+            "calls_per_s": calls,
+            "p99_ms": 1000 / calls,
+        }
+
+    rows = [row("toolkit", "add", 4000), row("mcp", "add", 1000), row("toolkit", "add_async", 900)]
+    rows.append(row("mcp", "add_async", 300))
+    ratios = http._claim_ratios(rows, {})
+    assert ratios == {"http:2026-07-28:calls": [4.0], "http:2026-07-28:p99": [4.0]}
