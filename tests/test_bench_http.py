@@ -1,5 +1,8 @@
 """`python -m benchmarks.http --quick` serves toolkit on uvicorn and loads it with the raw HTTP/1.1 generator (what
-runs where wrk is not installed): every call of both eras answered with 200, and the idle-session memory measured."""
+runs where wrk is not installed): every call of both eras and of the three tools (sync `add`, `add_async`, and
+`add_progress`, which takes a Context and reports progress) answered with 200, and the idle-session memory
+measured. With `--sides toolkit,ts` the TypeScript SDK's server (benchmarks/ts_server.mjs, on the Node that
+tests/conformance pins) is measured beside it, in 2025-11-25 only."""
 
 from __future__ import annotations
 
@@ -7,20 +10,60 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from served import install_node
+
+from benchmarks import http
 
 ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ["add", "add_async", "add_progress"]
 
 
-def test_the_http_benchmark_loads_both_eras_with_the_raw_generator(tmp_path: Path) -> None:
+def _quick(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """A `--quick` run on h11 with `args`; its JSON (every row answered with 200, p50 <= p99)."""
     out = tmp_path / "run.json"
-    command = [sys.executable, "-m", "benchmarks.http", "--quick", "--stacks", "h11", "--json", str(out)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    command = [sys.executable, "-m", "benchmarks.http", "--quick", "--stacks", "h11", "--json", str(out), *args]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "load: raw" in done.stdout
-    run = json.loads(out.read_text())
-    assert sorted(row["era"] for row in run["rows"]) == ["2025-11-25", "2026-07-28"]
+    run: dict[str, Any] = json.loads(out.read_text())
     for row in run["rows"]:
         assert row["calls"] > 0, row
         assert row["errors"] == 0, row
         assert row["p50_ms"] <= row["p99_ms"], row
+    return run
+
+
+def test_the_http_benchmark_loads_both_eras_and_every_tool_with_the_raw_generator(tmp_path: Path) -> None:
+    run = _quick(tmp_path)
+    cells = sorted((row["era"], row["tool"], row["side"]) for row in run["rows"])
+    assert cells == sorted((era, tool, "toolkit") for era in ("2025-11-25", "2026-07-28") for tool in TOOLS)
     assert run["memory"]["toolkit"] >= 0
+
+
+def test_the_http_benchmark_measures_the_typescript_sdk_beside_toolkit(tmp_path: Path) -> None:
+    install_node()
+    run = _quick(tmp_path, "--sides", "toolkit,ts")
+    ts = sorted((row["era"], row["tool"]) for row in run["rows"] if row["side"] == "ts")
+    assert ts == [("2025-11-25", tool) for tool in TOOLS]  # the SDK speaks no 2026-07-28
+    against = {e["tool"]: e["calls_vs_ts"] for e in run["table"] if e["side"] == "toolkit" and "calls_vs_ts" in e}
+    assert sorted(against) == TOOLS
+    assert all(ratio > 0 for ratio in against.values())
+    assert "ts" in run["memory"]  # Node's RSS may shrink under its GC: measured, not bounded
+
+
+def test_the_http_claims_compare_toolkits_sync_add_with_mcps_alone() -> None:
+    """README's HTTP claims quote the sync `add`: a run with other tools pairs each round's toolkit `add` with mcp's
+    `add` of the same round, never with another tool's row."""
+
+    def row(side: str, tool: str, calls: float) -> dict[str, Any]:
+        return {"stack": "h11", "workers": 1, "era": "2026-07-28", "round": 0, "side": side, "tool": tool} | {
+            "calls_per_s": calls,
+            "p99_ms": 1000 / calls,
+        }
+
+    rows = [row("toolkit", "add", 4000), row("mcp", "add", 1000), row("toolkit", "add_async", 900)]
+    rows.append(row("mcp", "add_async", 300))
+    ratios = http._claim_ratios(rows, {})
+    assert ratios == {"http:2026-07-28:calls": [4.0], "http:2026-07-28:p99": [4.0]}
