@@ -65,5 +65,12 @@ def test_the_http_claims_compare_toolkits_sync_add_with_mcps_alone() -> None:
 
     rows = [row("toolkit", "add", 4000), row("mcp", "add", 1000), row("toolkit", "add_async", 900)]
     rows.append(row("mcp", "add_async", 300))
-    ratios = http._claim_ratios(rows, {})
+    ratios = http._claim_ratios(rows, {}, 500)
     assert ratios == {"http:2026-07-28:calls": [4.0], "http:2026-07-28:p99": [4.0]}
+
+
+def test_a_session_that_grows_no_page_is_far_below_mcps_not_unmeasured() -> None:
+    """RSS grows by 4 KiB pages: toolkit's 0 over 500 sessions is under one page among them all, a claim that holds."""
+    ratios = http._claim_ratios([], {"toolkit": 0.0, "mcp": 36_000.0}, 500)
+    assert ratios == {"http:session-memory": [36_000.0 / (4096 / 500)]}
+    assert http._claim_ratios([], {"toolkit": 1600.0, "mcp": 36_000.0}, 500) == {"http:session-memory": [22.5]}
