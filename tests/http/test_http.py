@@ -25,9 +25,11 @@ from toolkit import (
     Identity,
     ProtocolError,
     RateLimit,
+    Request,
     Server,
     StaticTokenVerifier,
     StreamingASGITransport,
+    ToolDefinition,
     tool,
 )
 
@@ -921,6 +923,49 @@ async def test_tools_see_the_callers_identity_and_scopes_are_checked_per_tool() 
                 assert response.headers["www-authenticate"].startswith(
                     'Bearer error="insufficient_scope", scope="admin tools", resource_metadata="'
                 )
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_tool_hidden_from_a_caller_is_refused_as_unknown_not_named_by_its_missing_scope(era: str) -> None:
+    """A tool that `tool_filter` hides and `required_scopes` guards: the caller it is hidden from gets exactly what a
+    tool that does not exist gets (no 403 naming the tool and its scope); a caller who sees it is checked as before."""
+
+    def admins_only(definition: ToolDefinition, request: Request) -> bool:
+        return definition.name != "delete_everything" or (
+            request.identity is not None and "admin" in request.identity.scopes
+        )
+
+    server = auth_server()
+    server.tool_filter = admins_only
+    verifier = StaticTokenVerifier(
+        {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"tools", "admin"}))}
+    )
+    app = server.http_app(
+        auth=verifier,
+        authorization_servers=["https://auth.example.com"],
+        required_scopes={"delete_everything": {"admin"}, "whoami": {"whoami"}},
+    )
+    replies = {}
+    async with http_client(app) as client:
+        for token in (ALICE, BOB):
+            session = await initialize_as(client, token) if era == "2025-11-25" else None
+            for name in ("delete_everything", "no_such_tool", "whoami"):
+                if session is None:
+                    message = call_message(name)
+                    headers = modern_headers(message)
+                else:
+                    params: dict[str, Any] = {"name": name, "arguments": {}}
+                    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+                    headers = legacy_headers(session)
+                response, [reply] = await post(client, message, {**headers, "authorization": f"Bearer {token}"}, era)
+                replies[token, name] = (response.status_code, reply)
+    hidden, missing = replies[ALICE, "delete_everything"], replies[ALICE, "no_such_tool"]
+    assert hidden[0] == missing[0]
+    assert hidden[1]["error"] == {**missing[1]["error"], "message": "Unknown tool: delete_everything"}
+    assert missing[1]["error"] == {"code": -32602, "message": "Unknown tool: no_such_tool"}
+    assert replies[BOB, "delete_everything"][1]["result"]["content"][0]["text"] == "deleted"
+    # A tool the caller sees is still refused for a scope it lacks, naming it.
+    assert replies[ALICE, "whoami"][0] == 403
 
 
 async def test_a_broader_scope_implies_the_narrower_ones_it_names() -> None:

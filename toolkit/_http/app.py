@@ -77,7 +77,7 @@ class HttpApp:
         self._allow = _ALLOW_LEGACY if self.legacy else _ALLOW_MODERN
         self._auth = _bearer(server, self.path, settings)
         limit = settings["rate_limit"]
-        gate = CallGate(self._auth, RateLimiter(limit) if limit is not None else None)
+        gate = CallGate(self._auth, RateLimiter(limit) if limit is not None else None, server)
         store = ReplayStore(settings["replay_window"], settings["replay_size"])
         retry = retry_field(settings["sse_retry"])
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
