@@ -36,6 +36,7 @@ from toolkit._version import __version__
 
 from .opened import OpenedTransport
 from .peer import Peer
+from .schema_check import OutputCheck
 
 if TYPE_CHECKING:
     import httpx
@@ -189,7 +190,7 @@ class Client:
         self._stack: AsyncExitStack | None = None
         self._progress: dict[Any, ProgressCallback] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, OutputCheck] = {}
         self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
         self.protocol_version = None
@@ -552,16 +553,14 @@ class Client:
             return
         if result.structured_content is None:
             raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
-        validator = self._validators.get(name)
-        if validator is None:
-            import jsonschema
-
-            validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
-        errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
-        if errors:
+        check = self._validators.get(name)
+        if check is None:  # compiled once per tool: jsonschema walking a 1 MB result cost a second (issue 23)
+            check = self._validators[name] = OutputCheck(schema)
+        error = check.first_error(result.structured_content)
+        if error is not None:
             raise ProtocolError(
                 INTERNAL_ERROR,
-                f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
             )
 
 
