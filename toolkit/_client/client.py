@@ -107,8 +107,8 @@ class Client:
         client_info (Implementation | None): How the client introduces itself.
         on_log (Callable | None): Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
         on_tools_changed (Callable | None): Called when the server says its tool list changed.
-        validate_output (bool): Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`;
-            default `True`).
+        validate_output (bool): Check `structuredContent` against the tool's `outputSchema`, compiled once per tool
+            (needs `jsonschema`; default `True`).
         max_message_size (int): The largest message accepted from the server, in bytes (default 16 MiB, as the
             server's). A larger reply is skipped without being held, and the call waiting for it fails at once with a
             [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
