@@ -77,7 +77,7 @@ roots = st.recursive(
 schemas = st.builds(lambda root, a, b: {**root, "$defs": {"A": a, "B": b}}, _branches(roots), a_schemas, b_schemas)
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(schema=schemas, value=json_values)
 def test_the_compiled_check_says_valid_exactly_when_jsonschema_does(schema: dict[str, Any], value: Any) -> None:
     expected = jsonschema.Draft202012Validator(schema).is_valid(value)
@@ -87,7 +87,7 @@ def test_the_compiled_check_says_valid_exactly_when_jsonschema_does(schema: dict
     assert check(value) is expected
 
 
-@settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(schema=schemas, value=json_values)
 def test_the_output_check_gives_jsonschemas_first_error_by_path(schema: dict[str, Any], value: Any) -> None:
     valid = jsonschema.Draft202012Validator(schema).is_valid(value)
@@ -151,3 +151,68 @@ async def test_a_result_breaking_the_output_schema_deep_down_is_refused_with_jso
 
     assert caught.value.code == -32603
     assert str(caught.value).endswith("does not match its outputSchema: 'two' is not of type 'integer'")
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(schema=st.fixed_dictionaries({}, optional=leaf_keywords), value=json_values | numbers)
+def test_each_keyword_on_its_own_agrees_with_jsonschema(schema: dict[str, Any], value: Any) -> None:
+    check = compile_schema(schema)
+
+    assert check is not None
+    assert check(value) is jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid", "invalid"),
+    [
+        ({"minimum": 1, "exclusiveMaximum": 3}, [1, 2.5, "x"], [0, 3, 0.5]),
+        ({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}, [["a", 1, 2], []], [[1], ["a", "b"]]),
+        ({"patternProperties": {"^x": {"type": "null"}}, "additionalProperties": False}, [{"xa": None}], [{"y": 1}]),
+        ({"patternProperties": {"^x": {"type": "null"}}}, [{"y": 1}], [{"xa": 1}]),
+        ({"$ref": "#/prefixItems/0", "prefixItems": [{"type": "array"}]}, [[]], [{}]),
+        ({"enum": [[1, {"a": True}], None]}, [[1.0, {"a": True}], None], [[1, {"a": 1}], [True, {"a": True}]]),
+    ],
+)
+def test_keywords_the_drawn_schemas_rarely_reach_agree_with_jsonschema(
+    schema: dict[str, Any], valid: list[Any], invalid: list[Any]
+) -> None:
+    check = compile_schema(schema)
+
+    assert check is not None
+    assert [check(value) for value in valid] == [True] * len(valid)
+    assert [check(value) for value in invalid] == [False] * len(invalid)
+    assert [jsonschema.Draft202012Validator(schema).is_valid(value) for value in [*valid, *invalid]] == [True] * len(
+        valid
+    ) + [False] * len(invalid)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "decimal"},
+        {"required": "a"},
+        {"properties": []},
+        {"enum": "ab"},
+        {"anyOf": []},
+        {"minLength": -1},
+        {"minimum": "1"},
+        {"pattern": "("},
+        {"prefixItems": {}},
+        {"items": [{"type": "string"}]},
+        {"$ref": "#/$defs/missing"},
+    ],
+)
+def test_a_schema_it_cannot_read_is_left_to_jsonschema(schema: dict[str, Any]) -> None:
+    assert compile_schema(schema) is None
+
+
+def test_a_value_nested_deeper_than_the_stack_is_left_to_jsonschema() -> None:
+    tree = {"$defs": {"T": {"type": "array", "items": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"}
+    deep: list[Any] = []
+    for _ in range(5_000):
+        deep = [deep]
+    checker = OutputCheck(tree)
+
+    with pytest.raises(RecursionError):  # jsonschema's own answer to such a value, as before the compiled check
+        checker.first_error(deep)
+    assert checker.first_error([[[]]]) is None
