@@ -39,6 +39,7 @@ leaf_keywords = {
     "pattern": st.sampled_from(["^a", "b", "^[ab]*$", "a{2}"]),
     "minItems": counts,
     "maxItems": counts,
+    "uniqueItems": st.booleans(),
     "minProperties": counts,
     "maxProperties": counts,
     "required": st.lists(st.sampled_from(NAMES), max_size=2, unique=True),
@@ -99,7 +100,7 @@ def test_the_output_check_gives_jsonschemas_first_error_by_path(schema: dict[str
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "array", "uniqueItems": True},
+        {"type": "array", "contains": {"type": "integer"}},
         {"type": "number", "multipleOf": 2},
         {"$id": "https://example.com/s", "type": "array"},
         {"$defs": {"a": {"$anchor": "here", "type": "array"}}, "$ref": "#here"},
@@ -170,6 +171,11 @@ def test_each_keyword_on_its_own_agrees_with_jsonschema(schema: dict[str, Any], 
         ({"patternProperties": {"^x": {"type": "null"}}, "additionalProperties": False}, [{"xa": None}], [{"y": 1}]),
         ({"patternProperties": {"^x": {"type": "null"}}}, [{"y": 1}], [{"xa": 1}]),
         ({"$ref": "#/prefixItems/0", "prefixItems": [{"type": "array"}]}, [[]], [{}]),
+        (
+            {"uniqueItems": True},
+            [[1, True], [[1], [True]], [{"a": 1}, {"a": True}]],
+            [[1, 1.0], [{"a": 1}, {"a": 1.0}]],
+        ),
         ({"enum": [[1, {"a": True}], None]}, [[1.0, {"a": True}], None], [[1, {"a": 1}], [True, {"a": True}]]),
     ],
 )

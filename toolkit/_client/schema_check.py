@@ -13,6 +13,7 @@ float with no fraction, `true`/`false` are neither integers nor numbers, `enum` 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -37,7 +38,6 @@ _NOT_COMPILED = frozenset(
         "propertyNames",
         "unevaluatedItems",
         "unevaluatedProperties",
-        "uniqueItems",
     }
 )
 # Keys that change how `$ref` resolves, anywhere in the document: jsonschema then, not a JSON pointer from the root.
@@ -252,11 +252,16 @@ class _Compiler:
             [self.compile(sub) for sub in prefix], self.compile(schema["items"]) if "items" in schema else None
         )
         least, most = _count(schema, "minItems"), _count(schema, "maxItems")
-        if walk is None and least is None and most is None:
+        unique = schema.get("uniqueItems", False)
+        if not isinstance(unique, bool):
+            raise _Unsupported("uniqueItems")
+        if walk is None and least is None and most is None and not unique:
             return None
 
         def check(value: list[Any]) -> bool:
             if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+                return False
+            if unique and not _unique(value):
                 return False
             return walk is None or walk(value)
 
@@ -390,6 +395,22 @@ def _one(checks: list[Check]) -> Check:
 _COMBINE: dict[str, Callable[[list[Check]], Check]] = {"allOf": _every, "anyOf": _some, "oneOf": _one}
 
 
+_TRUE, _FALSE = object(), object()
+
+
+def _unique(items: list[Any]) -> bool:
+    """No two items equal, as jsonschema decides it: sorted neighbours when the items sort, else every pair.
+
+    `true` and `false` stand apart from `1` and `0` (only at the top level, as in jsonschema).
+    """
+    keyed: list[Any] = [_TRUE if item is True else _FALSE if item is False else item for item in items]
+    try:
+        ordered = sorted(keyed)
+    except (TypeError, NotImplementedError):
+        return not any(equal(keyed[i], keyed[j]) for i in range(len(keyed)) for j in range(i))
+    return not any(equal(a, b) for a, b in itertools.pairwise(ordered))
+
+
 def _enum(options: list[Any]) -> Check:
     if options and all(isinstance(option, str) for option in options):
         strings = frozenset(options)
@@ -452,10 +473,10 @@ def compile_schema(schema: Any) -> Check | None:
     """Compile a JSON Schema (draft 2020-12) into a check, or None when it uses what is not compiled here.
 
     Compiled: `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`, `patternProperties`,
-    `minProperties`, `maxProperties`, `items`, `prefixItems`, `minItems`, `maxItems`, `minLength`, `maxLength`,
-    `pattern`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `allOf`, `anyOf`, `oneOf`, `not` and
-    local `$ref`s (recursive ones too); annotations (`title`, `description`, `format`, `default`, ...) and unknown
-    keywords are ignored, as jsonschema ignores them.
+    `minProperties`, `maxProperties`, `items`, `prefixItems`, `minItems`, `maxItems`, `uniqueItems`, `minLength`,
+    `maxLength`, `pattern`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `allOf`, `anyOf`,
+    `oneOf`, `not` and local `$ref`s (recursive ones too); annotations (`title`, `description`, `format`,
+    `default`, ...) and unknown keywords are ignored, as jsonschema ignores them.
     """
     if _moves_refs(schema):
         return None
