@@ -7,7 +7,6 @@ import typing
 from ._asking.answer import ElicitResult, Roots, SampleResult
 from ._asking.around import AskNext, Question, QuestionMiddleware
 from ._asking.elicitation import Choices, ElicitationSchemaError, Form
-from ._asking.handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
 from ._asking.sampling import ModelPreferences, SampleOptions, SamplingMessage
 from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
@@ -30,8 +29,6 @@ from ._errors import (
     ToolkitError,
     URLElicitationRequired,
 )
-from ._http.auth import StaticTokenVerifier, TokenVerifier
-from ._http.limits import RateLimit
 from ._identity import Identity
 from ._protocol.types import (
     AudioContent,
@@ -53,7 +50,6 @@ from ._protocol.types import (
 )
 from ._server import Lifespan, Server
 from ._transports.base import Transport
-from ._transports.memory import MemoryTransport
 from ._transports.stdio import StdioTransport, StreamTransport
 from ._version import __version__
 
@@ -145,12 +141,16 @@ __all__ = [
 ]
 
 if typing.TYPE_CHECKING:
+    from ._asking.handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
     from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
+    from ._http.auth import StaticTokenVerifier, TokenVerifier
     from ._http.jwt import JWTVerifier
+    from ._http.limits import RateLimit
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
     from ._transports.asgi import StreamingASGITransport
+    from ._transports.memory import MemoryTransport
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client.client")
@@ -162,6 +162,14 @@ _LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._http.session_s
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "Problem", "Profile", "Rule"), "._profiles.profiles")
 _LAZY["AdaptedTool"] = "._profiles.adapter"
+# What a client passes (handlers of the server's questions, their requests), HTTP's token verifiers and rate limit,
+# and the in-memory transport: a server imports them itself where it serves with them (issue 23: start-up).
+_LAZY |= dict.fromkeys(
+    ("ElicitationHandler", "ElicitRequest", "RootsOption", "SampleRequest", "SamplingHandler"), "._asking.handlers"
+)
+_LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
+_LAZY["RateLimit"] = "._http.limits"
+_LAZY["MemoryTransport"] = "._transports.memory"
 
 
 def _public(obj: object) -> None:

@@ -47,6 +47,7 @@ from toolkit._version import __version__
 
 from .opened import OpenedTransport
 from .peer import Peer
+from .schema_check import OutputCheck
 
 if TYPE_CHECKING:
     import httpx
@@ -121,8 +122,8 @@ class Client:
         client_info (Implementation | None): How the client introduces itself.
         on_log (Callable | None): Called with each [`LogMessage`][toolkit.LogMessage] the server sends.
         on_tools_changed (Callable | None): Called when the server says its tool list changed.
-        validate_output (bool): Check `structuredContent` against the tool's `outputSchema` (needs `jsonschema`;
-            default `True`).
+        validate_output (bool): Check `structuredContent` against the tool's `outputSchema`, compiled once per tool
+            (needs `jsonschema`; default `True`).
         max_message_size (int): The largest message accepted from the server, in bytes (default 16 MiB, as the
             server's). A larger reply is skipped without being held, and the call waiting for it fails at once with a
             [`MessageError`][toolkit.MessageError]; a larger request is not sent (`MessageError` too).
@@ -208,7 +209,7 @@ class Client:
         self._stack: AsyncExitStack | None = None
         self._progress: dict[Any, ProgressCallback] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, OutputCheck] = {}
         self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
         # OpenTelemetry (docs/observability.md): the providers given; the telemetry in use (found when the client
@@ -615,16 +616,14 @@ class Client:
             return
         if result.structured_content is None:
             raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
-        validator = self._validators.get(name)
-        if validator is None:
-            import jsonschema
-
-            validator = self._validators[name] = jsonschema.Draft202012Validator(schema)
-        errors = sorted(validator.iter_errors(result.structured_content), key=lambda e: list(e.path))
-        if errors:
+        check = self._validators.get(name)
+        if check is None:  # compiled once per tool: jsonschema walking a 1 MB result cost a second (issue 23)
+            check = self._validators[name] = OutputCheck(schema)
+        error = check.first_error(result.structured_content)
+        if error is not None:
             raise ProtocolError(
                 INTERNAL_ERROR,
-                f"tool {name!r} returned structuredContent that does not match its outputSchema: {errors[0].message}",
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
             )
 
 
