@@ -37,7 +37,6 @@ from toolkit._protocol.jsonrpc import (
     encode,
 )
 from toolkit._protocol.meta import TRACE_KEYS, VERSION_KEY
-from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import StreamTransport
 
 __all__ = [
@@ -138,13 +137,15 @@ HTTP_NETWORK = (TCP, "http")  # network.transport, network.protocol.name of Stre
 
 def network_of(transport: Any) -> tuple[str | None, str | None]:
     """(network.transport, network.protocol.name) of a server connection's transport, by its module: stdio's
-    streams, the in-memory pair, the HTTP app's (a module above this one, recognised by name, never imported)."""
+    streams, the in-memory pair (looked up only if its module is loaded: a server need not import it) and the HTTP
+    app's (a module above this one, recognised by name, never imported)."""
     transport = getattr(transport, "wrapped", transport)  # `run()`'s stdio, which SIGTERM can end
     if type(transport).__module__.startswith("toolkit._http"):
         return HTTP_NETWORK
     if isinstance(transport, StreamTransport):
         return PIPE, None
-    if isinstance(transport, MemoryTransport):
+    memory = sys.modules.get("toolkit._transports.memory")  # not loaded: no transport can be in memory
+    if memory is not None and isinstance(transport, memory.MemoryTransport):
         return INPROC, None
     return None, None
 
