@@ -67,7 +67,7 @@ def test_a_claim_that_one_row_misses_does_not_hold_and_an_unmeasured_row_tells_n
     assert [v.holds for v in verdicts] == [True, False, None]
     text, held = claims.report(verdicts)
     assert not held
-    assert "b: quoted 2-4x better than mcp, measured 1.9x (1.0-2.5x over 3 round(s)): DOES NOT HOLD" in text
+    assert "b: quoted 2-4x better than mcp, measured 1.9x (1.0-2.5x, 3 per-round ratio(s)): DOES NOT HOLD" in text
     assert "c: quoted 2-4x better than mcp, not measured" in text
     assert "1 claim row(s) no longer hold" in text
 
