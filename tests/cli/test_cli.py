@@ -890,7 +890,8 @@ def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed() ->
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith("toolkit: error: the server refused the call: ")
-    assert run.stderr.endswith(" (code -32602); did you mean 'add'?\n")
+    # Said once: toolkit's server already names the close match, so the CLI does not repeat it.
+    assert run.stderr.endswith(": Unknown tool: ad; did you mean 'add'? (code -32602)\n")
     assert far.stderr.endswith(
         " (code -32602); tools: add, divide, combine, summarize, convert_distance, round_money, evaluate\n"
     )
@@ -904,3 +905,23 @@ def test_progress_into_a_file_is_throttled_and_ends_with_the_last_update(project
     assert lines[0] == "[------------------------------] 1/3000 step 1"
     assert lines[-1] == "[##############################] 3000/3000 step 3000"
     assert len(lines) < 3000
+
+
+def test_a_tool_the_servers_filter_hides_is_neither_called_nor_suggested_by_name(tmp_path: Path) -> None:
+    server = tmp_path / "hidden.py"
+    server.write_text(
+        "from toolkit import Request, Server, ToolDefinition\n"
+        "server = Server('h', tool_filter=lambda d, r: d.name != 'secret_admin_tool')\n"
+        "@server.tool\n"
+        "def secret_admin_tool() -> str:\n"
+        "    return 'x'\n"
+        "@server.tool\n"
+        "def status() -> str:\n"
+        "    return 'ok'\n"
+    )
+    near = toolkit("call", str(server), "secret_admin")
+    exact = toolkit("call", str(server), "secret_admin_tool")
+    assert near.returncode == exact.returncode == 2
+    assert "secret_admin_tool" not in near.stderr
+    assert near.stderr.endswith("Unknown tool: secret_admin (code -32602); tools: status\n")
+    assert exact.stderr.endswith("Unknown tool: secret_admin_tool (code -32602); tools: status\n")

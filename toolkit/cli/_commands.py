@@ -233,7 +233,8 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     given = _json_arguments(args.json_args)
     if not args.stdio and not is_url(args.target):
         server = load(args.target)
-        if name not in server.tools:
+        # With a tool_filter, the server itself answers: its hint names only the tools this caller sees.
+        if name not in server.tools and server.tool_filter is None:
             raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
         args.target = server
     return _call(args, name, given, pairs, out)
@@ -291,7 +292,8 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     except ProtocolError as exc:
         if prompt.refused_sampling:  # 2026-07-28: the client's own answer ends the call, not the server
             raise CommandError(f"{name} asked for a completion from a model: {exc.message}") from exc
-        hint = _suggestion(name, listed) if listed and name not in listed else ""
+        # The server's own hint (toolkit's says "did you mean") is not repeated.
+        hint = _suggestion(name, listed) if listed and name not in listed and "did you mean" not in exc.message else ""
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code}){hint}") from exc
     except TimeoutError as exc:
         raise CommandTimeout(f"call: {name} gave no result within {seconds(args.timeout)} (--timeout)") from exc
