@@ -10,6 +10,7 @@ module knows nothing of servers, so that `@tool` can take middleware.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,4 +92,16 @@ def middleware_problems(hooks: object, option: str = "middleware") -> list[str]:
         return []
     if not isinstance(hooks, (list, tuple)):
         return [f"{option} must be a list of async functions (request, call_next), not {type(hooks).__name__}"]
-    return [f"{option}[{index}] is not callable: {hook!r}" for index, hook in enumerate(hooks) if not callable(hook)]
+    return [problem for index, hook in enumerate(hooks) if (problem := _hook_problem(hook, f"{option}[{index}]"))]
+
+
+def _hook_problem(hook: object, where: str) -> str | None:
+    """What is wrong with one hook: not callable, or not async (awaited per call, a plain function would fail every
+    call with a TypeError). A callable object whose `__call__` is async (like `AuditLog`) is fine."""
+    if not callable(hook):
+        return f"{where} is not callable: {hook!r}"
+    call = getattr(hook, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    if not (inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(call)):
+        name = getattr(hook, "__qualname__", None) or repr(hook)
+        return f"{where} ({name}) is not async: a middleware is an `async def` (or an object whose __call__ is)"
+    return None
