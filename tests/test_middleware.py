@@ -39,6 +39,7 @@ from toolkit import (
     StaticTokenVerifier,
     StreamingASGITransport,
     ToolDefinition,
+    ToolDefinitionError,
     ToolError,
     tool,
 )
@@ -893,3 +894,33 @@ async def test_audit_log_as_tool_middleware_records_a_round_that_asks_as_input_r
     assert result.text == "published x"
     outcomes = [r.mcp_outcome for r in caplog.records if r.name == "test.rounds"]  # type: ignore[attr-defined]
     assert outcomes == ["input_required", "ok"]
+
+
+# -- options that cannot work, the cache scope of a filtered list --------------------------------------------
+
+
+def test_a_timeout_on_a_sync_tool_run_on_the_event_loop_is_refused_saying_why() -> None:
+    with pytest.raises(ToolDefinitionError, match="timeout= cannot stop a sync function run on the event loop"):
+
+        @tool(timeout=1, run_in_thread=False)
+        def blocking() -> None: ...
+
+    @tool(timeout=1, run_in_thread=False)
+    async def awaiting() -> None: ...
+
+    @tool(timeout=1)
+    def threaded() -> None: ...
+
+    assert awaiting.timeout == threaded.timeout == 1
+
+
+@pytest.mark.parametrize("filtered", [True, False])
+async def test_a_filtered_tools_list_is_private_to_its_caller(filtered: bool) -> None:
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("f", tools=[add], tool_filter=(lambda definition, request: True) if filtered else None)
+    async with wire.memory(server) as peer:
+        result = await peer.result("tools/list", {"_meta": wire.meta()})
+    assert result["cacheScope"] == ("private" if filtered else "public")
