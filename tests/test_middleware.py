@@ -924,3 +924,50 @@ async def test_a_filtered_tools_list_is_private_to_its_caller(filtered: bool) ->
     async with wire.memory(server) as peer:
         result = await peer.result("tools/list", {"_meta": wire.meta()})
     assert result["cacheScope"] == ("private" if filtered else "public")
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+@pytest.mark.parametrize("sync", [True, False])
+async def test_the_timeout_counts_the_tools_own_time_not_the_wait_for_the_clients_answer(
+    protocol: ProtocolMode, sync: bool
+) -> None:
+    # The answer takes longer than the whole timeout; the tool itself takes next to nothing. The wait only makes
+    # the test longer under load, never flaky: a slower machine makes it wait longer, still not the tool's time.
+    if sync:
+
+        @tool(timeout=1, confirm=True, read_only=True)
+        def publish(title: str) -> str:
+            return f"published {title}"
+
+    else:
+
+        @tool(timeout=1, confirm=True, read_only=True)
+        async def publish(title: str) -> str:
+            return f"published {title}"
+
+    async def slow(request: ElicitRequest) -> ElicitResult[Any]:
+        await anyio.sleep(1.5)
+        return ElicitResult.accept({})
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(Server("t", tools=[publish]), protocol=protocol, elicitation_handler=slow) as client:
+            result = await client.call_tool("publish", {"title": "x"})
+    assert not result.is_error, result.text
+    assert result.text == "published x"
+
+
+async def test_the_timeout_still_ends_a_tool_that_hangs_after_its_question_is_answered() -> None:
+    @tool(timeout=0.5)
+    async def hang(ctx: Context) -> str:
+        await ctx.confirm("Go on?")
+        await anyio.sleep_forever()
+        return "never"
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(Server("t", tools=[hang]), protocol="handshake", elicitation_handler=accept) as client:
+            result = await client.call_tool("hang", {})
+    assert result.is_error
+    assert result.text == "tool 'hang' timed out after 0.5 s"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic
 
+from toolkit._asking.asking import Deadline, call_deadline
 from toolkit._definition.middleware import Request, chain
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import ProtocolError, ToolError
@@ -147,7 +148,11 @@ async def _timed(
     is waited for (structured concurrency leaves no coroutine behind); its result is dropped all the same.
     """
     with anyio.move_on_after(seconds) as scope:
-        wire = await call
+        token = call_deadline.set(Deadline(scope))  # stopped while the client answers a question (asking.py)
+        try:
+            wire = await call
+        finally:
+            call_deadline.reset(token)
     if not scope.cancel_called:
         return wire
     if tool.runs_in_thread:
