@@ -43,8 +43,9 @@ class Request:
     identity: Identity | None = None
     """Who calls, as the HTTP app's token verifier established it (None without `auth=`, on stdio, in memory)."""
     tool: ToolDefinition | None = None
-    """`tools/call`: the definition of the tool called (None for other methods; for a `tools/call` in server-wide
-    `middleware`, None when the name is unknown, or hidden from this caller by `tool_filter`)."""
+    """`tools/call`: the `ToolDefinition` of the tool called (its name: `request.tool.name`; `Question.tool` is a
+    name). None for other methods; for a `tools/call` in server-wide `middleware`, None when the name is unknown, or
+    hidden from this caller by `tool_filter`."""
     arguments: dict[str, Any] | None = None
     """`tools/call`: the arguments the tool is called with (replace them to call it with others); else None."""
     context: Context[Any] | None = None
