@@ -39,6 +39,7 @@ from toolkit import (
     StaticTokenVerifier,
     StreamingASGITransport,
     ToolDefinition,
+    ToolDefinitionError,
     ToolError,
     tool,
 )
@@ -736,3 +737,237 @@ async def test_question_middleware_over_http_sees_the_confirmation(protocol: Pro
     assert module.asked == ["elicitation/create ask: accept"]
     rounds = 1 if protocol == "handshake" else 2
     assert [method for method in module.seen if method == "tools/call"] == ["tools/call"] * rounds
+
+
+# -- what a middleware returns is its own, and is checked ----------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["middleware", "tool_middleware"])
+async def test_a_cached_result_is_never_changed_and_each_era_gets_its_own_envelope(where: str) -> None:
+    cache: dict[str, dict[str, Any]] = {}
+
+    async def caching(request: Request, call_next: CallNext) -> dict[str, Any]:
+        if request.method != "tools/call":
+            return await call_next(request)
+        if "add" not in cache:
+            cache["add"] = {"content": [{"type": "text", "text": "cached"}]}
+            await call_next(request)
+        return cache["add"]
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("c", tools=[add], **{where: [caching]})  # type: ignore[arg-type]
+    async with wire.memory(server) as modern:
+        first = await call(modern, "modern", "add", {"a": 1, "b": 2})
+    assert cache["add"] == {"content": [{"type": "text", "text": "cached"}]}  # unchanged by the answer
+    assert first["result"]["resultType"] == "complete"
+    async with wire.memory(server) as old:
+        await old.initialize()
+        second = await call(old, "handshake", "add", {"a": 1, "b": 2})
+    assert second["result"] == {"content": [{"type": "text", "text": "cached"}]}  # no 2026-07-28 keys leak in
+
+
+@pytest.mark.parametrize("where", ["middleware", "tool_middleware"])
+@pytest.mark.parametrize(
+    "bad",
+    [{}, {"content": "not a list", "isError": "yes"}, {"content": [], "isError": "yes"}, {"content": [{"type": "?"}]}],
+)
+async def test_a_middleware_result_that_is_no_call_result_is_an_internal_error(
+    where: str, bad: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(request: Request, call_next: CallNext) -> dict[str, Any]:
+        result = await call_next(request)
+        return bad if request.method == "tools/call" else result
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("b", tools=[add], **{where: [AuditLog("test.inner"), broken]})  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="toolkit"):
+        async with wire.memory(server) as peer:
+            for era in ERAS:
+                if era == "handshake":
+                    await peer.initialize()
+                reply = await call(peer, era, "add", {"a": 1, "b": 2})
+                assert reply["error"]["code"] == -32603
+    assert "not the result (a CallToolResult)" in caplog.text
+    async with Client(server) as client:  # the client gets the error, not a ValidationError
+        with pytest.raises(ProtocolError, match="Internal error"):
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+
+async def test_the_audit_log_reports_no_attribute_error_for_a_middleware_that_returns_no_dict(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken(request: Request, call_next: CallNext) -> dict[str, Any]:
+        return "text"  # type: ignore[return-value]
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("b", tools=[add], tool_middleware=[AuditLog("test.nodict"), broken])
+    with caplog.at_level(logging.INFO):
+        async with wire.memory(server) as peer:
+            reply = await call(peer, "modern", "add", {"a": 1, "b": 2})
+    assert reply["error"]["code"] == -32603
+    assert "AttributeError" not in caplog.text
+    assert "a middleware returned str, not the result" in caplog.text
+    assert [r.mcp_outcome for r in caplog.records if r.name == "test.nodict"] == ["failed"]  # type: ignore[attr-defined]
+
+
+def test_a_plain_function_as_middleware_is_refused_where_it_is_given() -> None:
+    def sync_hook(request: Request, call_next: CallNext) -> Any:
+        return call_next(request)
+
+    for option in ("middleware", "tool_middleware", "question_middleware"):
+        with pytest.raises(ValueError, match=rf"{option}\[0\] \(.*sync_hook\) is not async"):
+            Server("x", **{option: [sync_hook]})  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=r"middleware\[1\] \(.*sync_hook\) is not async"):
+
+        @tool(middleware=[AuditLog(), sync_hook])
+        def f() -> None: ...
+
+    audit = AuditLog()
+    assert Server("x", middleware=[audit], question_middleware=[audit.question]).middleware == (audit,)
+
+
+# -- a ToolError from server-wide middleware, the audit of 2026-07-28 rounds ----------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_error_from_server_middleware_answers_a_call_as_a_tool_error(era: str) -> None:
+    async def refuse(request: Request, call_next: CallNext) -> dict[str, Any]:
+        if request.method == "tools/call":
+            raise ToolError("not today")
+        return await call_next(request)
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    async with wire.memory(Server("r", tools=[add], middleware=[AuditLog("test.refuse"), refuse])) as peer:
+        if era == "handshake":
+            await peer.initialize()
+        reply = await call(peer, era, "add", {"a": 1, "b": 2})
+    assert reply["result"]["isError"] is True
+    assert text(reply) == "not today"
+    if era == "modern":
+        assert reply["result"]["resultType"] == "complete"
+        assert wire.SERVER_INFO_KEY in reply["result"]["_meta"]
+
+
+async def test_a_tool_error_from_server_middleware_on_another_method_is_an_internal_error_with_its_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def refuse(request: Request, call_next: CallNext) -> dict[str, Any]:
+        if request.method == "tools/list":
+            raise ToolError("no listing")
+        return await call_next(request)
+
+    with caplog.at_level(logging.ERROR, logger="toolkit"):
+        async with wire.memory(Server("r", middleware=[refuse])) as peer:
+            reply = await peer.request("tools/list", {"_meta": wire.meta()})
+    assert reply["error"] == {"code": -32603, "message": "Internal error: no listing"}
+    assert "internal error while handling" not in caplog.text  # not logged as a bug of the server
+
+
+async def test_audit_log_as_tool_middleware_records_a_round_that_asks_as_input_required(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit = AuditLog("test.rounds")
+
+    @tool(confirm=True, read_only=True)
+    def publish(title: str) -> str:
+        return f"published {title}"
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    server = Server("a", tools=[publish], tool_middleware=[audit])
+    with caplog.at_level(logging.INFO, logger="test.rounds"):
+        async with Client(server, protocol="2026-07-28", elicitation_handler=accept) as client:
+            result = await client.call_tool("publish", {"title": "x"})
+    assert result.text == "published x"
+    outcomes = [r.mcp_outcome for r in caplog.records if r.name == "test.rounds"]  # type: ignore[attr-defined]
+    assert outcomes == ["input_required", "ok"]
+
+
+# -- options that cannot work, the cache scope of a filtered list --------------------------------------------
+
+
+def test_a_timeout_on_a_sync_tool_run_on_the_event_loop_is_refused_saying_why() -> None:
+    with pytest.raises(ToolDefinitionError, match="timeout= cannot stop a sync function run on the event loop"):
+
+        @tool(timeout=1, run_in_thread=False)
+        def blocking() -> None: ...
+
+    @tool(timeout=1, run_in_thread=False)
+    async def awaiting() -> None: ...
+
+    @tool(timeout=1)
+    def threaded() -> None: ...
+
+    assert awaiting.timeout == threaded.timeout == 1
+
+
+@pytest.mark.parametrize("filtered", [True, False])
+async def test_a_filtered_tools_list_is_private_to_its_caller(filtered: bool) -> None:
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    server = Server("f", tools=[add], tool_filter=(lambda definition, request: True) if filtered else None)
+    async with wire.memory(server) as peer:
+        result = await peer.result("tools/list", {"_meta": wire.meta()})
+    assert result["cacheScope"] == ("private" if filtered else "public")
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+@pytest.mark.parametrize("sync", [True, False])
+async def test_the_timeout_counts_the_tools_own_time_not_the_wait_for_the_clients_answer(
+    protocol: ProtocolMode, sync: bool
+) -> None:
+    # The answer takes longer than the whole timeout; the tool itself takes next to nothing. The wait only makes
+    # the test longer under load, never flaky: a slower machine makes it wait longer, still not the tool's time.
+    if sync:
+
+        @tool(timeout=1, confirm=True, read_only=True)
+        def publish(title: str) -> str:
+            return f"published {title}"
+
+    else:
+
+        @tool(timeout=1, confirm=True, read_only=True)
+        async def publish(title: str) -> str:
+            return f"published {title}"
+
+    async def slow(request: ElicitRequest) -> ElicitResult[Any]:
+        await anyio.sleep(1.5)
+        return ElicitResult.accept({})
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(Server("t", tools=[publish]), protocol=protocol, elicitation_handler=slow) as client:
+            result = await client.call_tool("publish", {"title": "x"})
+    assert not result.is_error, result.text
+    assert result.text == "published x"
+
+
+async def test_the_timeout_still_ends_a_tool_that_hangs_after_its_question_is_answered() -> None:
+    @tool(timeout=0.5)
+    async def hang(ctx: Context) -> str:
+        await ctx.confirm("Go on?")
+        await anyio.sleep_forever()
+        return "never"
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({})
+
+    with anyio.fail_after(wire.TIMEOUT):
+        async with Client(Server("t", tools=[hang]), protocol="handshake", elicitation_handler=accept) as client:
+            result = await client.call_tool("hang", {})
+    assert result.is_error
+    assert result.text == "tool 'hang' timed out after 0.5 s"

@@ -27,7 +27,7 @@ class Question:
     params: dict[str, Any] = field(default_factory=dict)
     """What is sent (the message, the requested schema, the sampling messages...)."""
     tool: str = ""
-    """The name of the tool that asks."""
+    """The name of the tool that asks (a str; `Request.tool`, in request middleware, is the `ToolDefinition`)."""
     version: str = ""
     """The protocol revision of the call."""
     identity: Identity | None = None

@@ -9,12 +9,15 @@ to the channel of the era: a server-to-client request, or the round's `Replay`.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import functools
+import math
 import string
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, TypeVar
 
 import anyio
@@ -47,8 +50,10 @@ __all__ = [
     "AskingServer",
     "CallThread",
     "ConfirmFallback",
+    "Deadline",
     "Peer",
     "SendRequest",
+    "call_deadline",
     "confirm_call",
     "confirm_problems",
     "confirm_text",
@@ -57,6 +62,37 @@ __all__ = [
 
 A = TypeVar("A", bound=Answer)
 T = TypeVar("T")
+
+
+class Deadline:
+    """A call's timeout (`timeout=`), stopped while the call waits for its client's answer to a question, so that
+    it counts the tool's own running time in both eras (in 2026-07-28 each round is a request of its own, and the
+    client answers between them). Several questions asked at once stop it once."""
+
+    __slots__ = ("_left", "_waiting", "scope")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self._left = 0.0
+        self._waiting = 0
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Around a wait for the client's answer: the time it takes is not the tool's."""
+        if self._waiting == 0:
+            self._left = self.scope.deadline - anyio.current_time()
+            self.scope.deadline = math.inf
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            if self._waiting == 0:
+                self.scope.deadline = anyio.current_time() + self._left
+
+
+call_deadline: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("toolkit_deadline", default=None)
+"""The timeout of the call running (set by the engine's timeout), else None."""
 
 SendRequest = Callable[[str, dict[str, Any], "float | None"], Awaitable[Any]]
 """Sends a server-to-client request (method, params, timeout) and returns the client's result.
@@ -582,8 +618,10 @@ async def _ask_peer(peer: Peer, method: str, params: dict[str, Any], wait: float
         ClientRequestError: the client answered with an error, or its input ended first.
         TimeoutError: no answer within `wait` seconds.
     """
+    deadline = call_deadline.get()
     try:
-        return await peer.request(method, params, related=related, timeout=wait)
+        with deadline.paused() if deadline is not None else contextlib.nullcontext():
+            return await peer.request(method, params, related=related, timeout=wait)
     except ConnectionClosedError:  # a ToolError: the call fails readably, and it is no bug of the tool's
         raise ClientRequestError(0, "the client's input ended before it answered") from None
     except ProtocolError as exc:

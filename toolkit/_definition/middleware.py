@@ -10,6 +10,7 @@ module knows nothing of servers, so that `@tool` can take middleware.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,8 +43,9 @@ class Request:
     identity: Identity | None = None
     """Who calls, as the HTTP app's token verifier established it (None without `auth=`, on stdio, in memory)."""
     tool: ToolDefinition | None = None
-    """`tools/call`: the definition of the tool called (None for other methods; for a `tools/call` in server-wide
-    `middleware`, None when the name is unknown, or hidden from this caller by `tool_filter`)."""
+    """`tools/call`: the `ToolDefinition` of the tool called (its name: `request.tool.name`; `Question.tool` is a
+    name). None for other methods; for a `tools/call` in server-wide `middleware`, None when the name is unknown, or
+    hidden from this caller by `tool_filter`."""
     arguments: dict[str, Any] | None = None
     """`tools/call`: the arguments the tool is called with (replace them to call it with others); else None."""
     context: Context[Any] | None = None
@@ -91,4 +93,16 @@ def middleware_problems(hooks: object, option: str = "middleware") -> list[str]:
         return []
     if not isinstance(hooks, (list, tuple)):
         return [f"{option} must be a list of async functions (request, call_next), not {type(hooks).__name__}"]
-    return [f"{option}[{index}] is not callable: {hook!r}" for index, hook in enumerate(hooks) if not callable(hook)]
+    return [problem for index, hook in enumerate(hooks) if (problem := _hook_problem(hook, f"{option}[{index}]"))]
+
+
+def _hook_problem(hook: object, where: str) -> str | None:
+    """What is wrong with one hook: not callable, or not async (awaited per call, a plain function would fail every
+    call with a TypeError). A callable object whose `__call__` is async (like `AuditLog`) is fine."""
+    if not callable(hook):
+        return f"{where} is not callable: {hook!r}"
+    call = getattr(hook, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    if not (inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(call)):
+        name = getattr(hook, "__qualname__", None) or repr(hook)
+        return f"{where} ({name}) is not async: a middleware is an `async def` (or an object whose __call__ is)"
+    return None

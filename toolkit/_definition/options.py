@@ -100,9 +100,10 @@ def annotations_of(options: ToolOptions) -> ToolAnnotations | None:
     )
 
 
-def option_problems(options: ToolOptions, param_names: list[str]) -> list[str]:
+def option_problems(options: ToolOptions, param_names: list[str], is_async: bool = True) -> list[str]:
     """What the options that carry values of their own get wrong (the schema's extra keys, `_meta`, the confirmation
-    template, lint silences), in that order, after the signature's problems."""
+    template, lint silences, middleware, limits), in that order, after the signature's problems. `is_async`: the
+    function is async (a sync one on the event loop, `run_in_thread=False`, cannot be timed out)."""
     problems: list[str] = []
     if options["input_schema_extra"] is not None:
         problems.extend(_extra_problems(options["input_schema_extra"]))
@@ -112,6 +113,11 @@ def option_problems(options: ToolOptions, param_names: list[str]) -> list[str]:
     problems.extend(_lint_ignore_problems(options["lint_ignore"]))
     problems.extend(middleware_problems(options["middleware"]))
     problems.extend(limit_problems(options["timeout"], options["max_result_bytes"]))
+    if options["timeout"] is not None and not options["run_in_thread"] and not is_async:
+        problems.append(
+            "timeout= cannot stop a sync function run on the event loop (run_in_thread=False): it blocks the loop "
+            "until it returns, so the timeout would never fire; let it run on a worker thread or make it async"
+        )
     return problems
 
 

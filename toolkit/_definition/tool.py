@@ -282,6 +282,8 @@ class Tool(Generic[P, R]):
         qualname = getattr(fn, "__qualname__", repr(fn))
         name = opts["name"] if opts["name"] is not None else getattr(fn, "__name__", "")
         problems = _name_problems(name, opts)
+        call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         parameters = self._parameters(fn, qualname)
         hints = type_hints(fn, localns, problems)
         documented = fn.func if isinstance(fn, functools.partial) else fn  # not partial's own docstring
@@ -294,7 +296,7 @@ class Tool(Generic[P, R]):
         )
         returns = hints.get("return", inspect.Signature.empty)
         self._convert, output = converter(returns, opts["structured"], inline=opts["inline_defs"], problems=problems)
-        problems.extend(option_problems(opts, [p.name for p in params]))
+        problems.extend(option_problems(opts, [p.name for p in params], self._is_async))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         schema = _final_schema(schema, opts)
@@ -305,8 +307,6 @@ class Tool(Generic[P, R]):
         self._validator = validator
         self._param_names = [p.name for p in params]
         self._json_params = json_string_params(schema)
-        call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self._in_thread = opts["run_in_thread"] and not self._is_async
         self._wire = wire_converter(self._convert, output)
         self.show_error_details = opts["show_error_details"]

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 
 from toolkit._asking.around import AskNext, Question
+from toolkit._asking.mrtr import Suspend
 from toolkit._definition.middleware import CallNext, Request
 from toolkit._errors import ProtocolError
 
@@ -50,10 +51,13 @@ class AuditLog:
         outcome = "failed"
         try:
             result = await call_next(request)
-            outcome = _outcome(result)
+            outcome = _outcome(result) if type(result) is dict else "failed"  # the chain's own check reports it
             return result
         except ProtocolError as exc:
             outcome = f"error {exc.code}"
+            raise
+        except Suspend:  # tool middleware, 2026-07-28: a question without an answer yet ends this round
+            outcome = "input_required"
             raise
         except anyio.get_cancelled_exc_class():
             outcome = "cancelled"

@@ -107,7 +107,9 @@ def tools_page(
     if end < len(payloads):
         parts.append(f',"nextCursor":"{_encode_cursor(end)}"')
     if version == MODERN_VERSION:
-        parts.append(f',"ttlMs":{server.ttl_ms},"cacheScope":"{server.cache_scope}"')
+        # With a tool_filter the list depends on who asks: never one a shared cache may hand to another caller.
+        scope = server.cache_scope if server.tool_filter is None else "private"
+        parts.append(f',"ttlMs":{server.ttl_ms},"cacheScope":"{scope}"')
         parts.append(f',"resultType":"complete","_meta":{modern_meta}')
     parts.append("}")
     return "".join(parts)

@@ -13,11 +13,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import pydantic
 
+from toolkit._asking.asking import Deadline, call_deadline
 from toolkit._definition.middleware import Request, chain
 from toolkit._definition.tool import CallSettings, call_tool
+from toolkit._errors import ProtocolError, ToolError
 from toolkit._identity import current_identity
-from toolkit._protocol.jsonrpc import decode, encode
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, decode, encode
+from toolkit._protocol.meta import SERVER_INFO_KEY
+from toolkit._protocol.types import MODERN_VERSION, CallToolResult
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -61,7 +66,15 @@ async def run_method(server: Registry, handler: Handler, message: dict[str, Any]
         request.arguments = arguments if isinstance(arguments, dict) else None
         tool = server.tools.get(name) if type(name) is str else None
         request.tool = tool.definition if tool is not None and shown(server, tool, request) else None
-    return _checked(await chain(server.middleware, last, as_tool_error=False)(request))
+        result = _checked_call(await chain(server.middleware, last, as_tool_error=True)(request), request.version)
+        if request.version == MODERN_VERSION and "resultType" not in result:  # a middleware's own answer
+            result["resultType"] = "complete"
+            result["_meta"] = {**(result.get("_meta") or {}), SERVER_INFO_KEY: server.server_info(MODERN_VERSION)}
+        return result
+    try:
+        return _checked(await chain(server.middleware, last, as_tool_error=False)(request))
+    except ToolError as exc:  # not a tool call: there is no tool error to answer with
+        raise ProtocolError(INTERNAL_ERROR, f"Internal error: {exc or 'the request was refused'}") from None
 
 
 async def run_tool(server: Registry, tool: Tool[Any, Any], request: Request, settings: CallSettings) -> dict[str, Any]:
@@ -76,7 +89,9 @@ async def run_tool(server: Registry, tool: Tool[Any, Any], request: Request, set
         return wire if limit is None else _limited(tool, wire, limit)
 
     hooks = server.tool_middleware + tool.middleware
-    return _checked(await chain(hooks, last, as_tool_error=True)(request)) if hooks else await last(request)
+    if not hooks:
+        return await last(request)
+    return _checked_call(await chain(hooks, last, as_tool_error=True)(request), request.version)
 
 
 def _checked(result: Any) -> dict[str, Any]:
@@ -91,6 +106,38 @@ def _checked(result: Any) -> dict[str, Any]:
     return result
 
 
+def _checked_call(result: Any, version: str | None) -> dict[str, Any]:
+    """What a middleware returned for a `tools/call`, if it is a `CallToolResult` (or, server-wide in 2026-07-28,
+    the round's `InputRequiredResult`): a copy, which the connection may complete with the era's envelope while the
+    middleware keeps its own (a cache's entry) unchanged.
+
+    Raises:
+        TypeError: it is not a result (answered with an internal error, logged).
+    """
+    result = _checked(result)
+    if result.get("resultType") != "input_required":
+        problem = _call_problem(result, version)
+        if problem is not None:
+            raise TypeError(f"a middleware returned {problem}, not the result (a CallToolResult)")
+    return dict(result)
+
+
+def _call_problem(result: dict[str, Any], version: str | None) -> str | None:
+    """What makes `result` no `CallToolResult` of `version`, or None."""
+    if type(result.get("content")) is not list:
+        return "a dict without a list of content blocks"
+    if "isError" in result and type(result["isError"]) is not bool:
+        return f"isError {result['isError']!r} (not a bool)"
+    structured = result.get("structuredContent")
+    if structured is not None and version != MODERN_VERSION and type(structured) is not dict:
+        return f"structuredContent of type {type(structured).__name__} (not an object)"
+    try:
+        CallToolResult.model_validate(result, strict=True)
+    except pydantic.ValidationError as exc:
+        return f"an invalid result ({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})"
+    return None
+
+
 async def _timed(
     server: Registry, tool: Tool[Any, Any], call: Awaitable[dict[str, Any]], seconds: float
 ) -> dict[str, Any]:
@@ -101,7 +148,11 @@ async def _timed(
     is waited for (structured concurrency leaves no coroutine behind); its result is dropped all the same.
     """
     with anyio.move_on_after(seconds) as scope:
-        wire = await call
+        token = call_deadline.set(Deadline(scope))  # stopped while the client answers a question (asking.py)
+        try:
+            wire = await call
+        finally:
+            call_deadline.reset(token)
     if not scope.cancel_called:
         return wire
     if tool.runs_in_thread:
