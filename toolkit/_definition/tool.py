@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is fir
     from toolkit._profiles.adapter import AdaptedTool
     from toolkit._profiles.profiles import Profile
 
-__all__ = ["CallSettings", "Tool", "ToolOptions", "call_tool", "caller_locals", "check_bound", "tool"]
+__all__ = ["CallSettings", "Tool", "ToolOptions", "call_tool", "caller_locals", "check_bound", "error_wire", "tool"]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -154,7 +154,7 @@ class Tool(Generic[P, R]):
         try:
             wire = await call_tool(self, arguments, context, CallSettings(LATEST_HANDSHAKE_VERSION, details))
         except URLElicitationRequired as exc:  # no server here to turn it into the protocol's answer
-            wire = _error_wire(_safe_str(exc))
+            wire = error_wire(_safe_str(exc))
         return CallToolResult.model_validate(wire)
 
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
@@ -402,12 +402,12 @@ async def call_tool(
     except pydantic_core.ValidationError as exc:
         kwargs, problem = _validate_json_strings(tool, arguments, exc, settings.strict_arguments)
         if problem is not None:
-            return _error_wire(problem)
+            return error_wire(problem)
     ctx = None
     if tool.may_ask:  # takes a Context, or confirms its calls
         ctx, refusal = await _prepare(tool, kwargs, context)
         if refusal is not None:
-            return _error_wire(refusal)
+            return error_wire(refusal)
     try:
         if tool._in_thread:
             value = await run_sync(tool._call_in_thread, kwargs)
@@ -416,11 +416,11 @@ async def call_tool(
         else:
             value = tool._target(**kwargs)
     except BaseException as exc:
-        return _error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
+        return error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
     try:
         wire = tool._wire(value)
     except Exception as exc:
-        return _error_wire(tool._conversion_error(exc))
+        return error_wire(tool._conversion_error(exc))
     # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
     # non-object structured result.
     version = settings.version
@@ -514,7 +514,8 @@ async def _confirmation(tool: Tool[Any, Any], kwargs: dict[str, Any], ctx: Conte
         return _safe_str(exc)
 
 
-def _error_wire(text: str) -> dict[str, Any]:
+def error_wire(text: str) -> dict[str, Any]:
+    """A tool error result (`isError: true`) whose one text block is `text`."""
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 

@@ -17,7 +17,7 @@ import pydantic
 
 from toolkit._asking.asking import Deadline, call_deadline
 from toolkit._definition.middleware import Request, chain
-from toolkit._definition.tool import CallSettings, call_tool
+from toolkit._definition.tool import CallSettings, call_tool, error_wire
 from toolkit._errors import ProtocolError, ToolError
 from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, decode, encode
@@ -158,7 +158,7 @@ async def _timed(
     if tool.runs_in_thread:
         server.abandoned_calls += 1
         logger.warning("tool %r timed out after %g s; its worker thread runs on, abandoned", tool.name, seconds)
-    return _tool_error(f"tool {tool.name!r} timed out after {seconds:g} s")
+    return error_wire(f"tool {tool.name!r} timed out after {seconds:g} s")
 
 
 def _limited(tool: Tool[Any, Any], wire: dict[str, Any], limit: int) -> dict[str, Any]:
@@ -168,14 +168,10 @@ def _limited(tool: Tool[Any, Any], wire: dict[str, Any], limit: int) -> dict[str
     if size <= limit:
         return wire
     logger.warning("tool %r returned %d bytes, over its limit of %d: answered with an error", tool.name, size, limit)
-    return _tool_error(
+    return error_wire(
         f"tool {tool.name!r} returned a result of {size:,} bytes, more than the {limit:,} bytes allowed "
         "(max_result_bytes): nothing of it was sent"
     )
-
-
-def _tool_error(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 # -- which tools a caller sees -------------------------------------------------------------------------------
