@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-from typing import IO, Any
+from typing import IO, Any, cast
 
 PROTOCOL_VERSION = "2025-11-25"
 
@@ -26,7 +26,7 @@ class RawClient:
         if stdin is None or stdout is None:
             raise RuntimeError("Popen gave no pipes")
         self._stdin = stdin
-        self._stdout: IO[bytes] = io.BufferedReader(stdout, 1 << 16) if buffered else stdout
+        self._stdout: IO[bytes] = io.BufferedReader(cast(io.RawIOBase, stdout), 1 << 16) if buffered else stdout
         self._id = 0
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ async def _measure(side_name: str, params: dict[str, Any]) -> float:
         for i in range(calls):
             await session.call_tool(name, {"a": i, "b": 1})
         elapsed = time.perf_counter() - start
-    return calls / elapsed
+    return float(calls / elapsed)
 
 
 def run(side_name: str, params: dict[str, Any]) -> float:

@@ -31,7 +31,7 @@ def run_raw(side_name: str, params: dict[str, Any]) -> float:
         elapsed = time.perf_counter() - start
     finally:
         client.close()
-    return calls / elapsed
+    return float(calls / elapsed)
 
 
 async def _measure_client(side_name: str, params: dict[str, Any]) -> float:
@@ -45,7 +45,7 @@ async def _measure_client(side_name: str, params: dict[str, Any]) -> float:
         for i in range(calls):
             await session.call_tool("add", {"a": i, "b": 1})
         elapsed = time.perf_counter() - start
-    return calls / elapsed
+    return float(calls / elapsed)
 
 
 def run_client(side_name: str, params: dict[str, Any]) -> float:

@@ -108,7 +108,7 @@ def count(name: str, backend: str, era: str) -> set[str]:
                 reply = await request("tools/call", call)
             finally:
                 sys.setprofile(None)
-                threading.setprofile(None)  # type: ignore[arg-type]
+                threading.setprofile(None)
             assert reply["result"]["content"][0]["text"] == "3", reply
             await client_end.aclose()
 
@@ -127,7 +127,13 @@ class _Asgi:
         listed = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
         listed += [(b"accept", b"application/json, text/event-stream"), (b"content-length", str(len(raw)).encode())]
         listed += [(k.encode(), v.encode()) for k, v in headers.items()]
-        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": listed, "client": ("127.0.0.1", 1)}
+        scope: dict[str, Any] = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "headers": listed,
+            "client": ("127.0.0.1", 1),
+        }
         scope |= {
             "scheme": "http",
             "root_path": "",
@@ -227,7 +233,7 @@ def http_count(name: str, backend: str, era: str) -> set[str]:
                 status, _, body = await asgi.post(message, headers)
             finally:
                 sys.setprofile(None)
-                threading.setprofile(None)  # type: ignore[arg-type]
+                threading.setprofile(None)
             reply = _reply(body)
             assert status == 200, (status, body)
             assert reply["result"]["content"][0]["text"] == "3", reply

@@ -28,7 +28,7 @@ async def _measure(side_name: str, params: dict[str, Any]) -> float:
         for _ in range(params["lists"]):
             await session.list_tools()
         elapsed = time.perf_counter() - start
-    return elapsed / params["lists"] * 1e3
+    return float(elapsed / params["lists"] * 1e3)
 
 
 def run(side_name: str, params: dict[str, Any]) -> float:

@@ -65,7 +65,7 @@ async def _measure(side_name: str, params: dict[str, Any]) -> float:
         for _ in range(calls):
             await session.call_tool(tool, arguments)
         elapsed = time.perf_counter() - start
-    return elapsed / calls * 1e3
+    return float(elapsed / calls * 1e3)
 
 
 def run(side_name: str, params: dict[str, Any]) -> float:
@@ -89,4 +89,4 @@ def run_stdio(side_name: str, params: dict[str, Any]) -> float:
         elapsed = time.perf_counter() - start
     finally:
         client.close()
-    return elapsed / calls * 1e3
+    return float(elapsed / calls * 1e3)
