@@ -1,0 +1,3 @@
+from redis_server import redis_server, redis_url
+
+__all__ = ["redis_server", "redis_url"]

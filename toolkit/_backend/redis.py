@@ -1,0 +1,240 @@
+"""`RedisBackend`: the shared state of a fleet in Redis or Valkey (`base.Backend`), through `redis.asyncio` (the
+`redis` extra, imported by `start` only).
+
+How each operation maps onto Redis, one round trip each (a pipeline where it takes two commands):
+- facts: `SET key value PX ttl`, `MGET`;
+- token buckets: one Lua script (the bucket a hash, Redis's clock, so the workers' clocks need not agree);
+- messages: `PUBLISH` on the worker's channel (`<prefix>w/<worker>`, its reply says how many listen: 0 means the
+  worker is gone) or on `<prefix>all`; each worker keeps one subscription, reopened when Redis comes back;
+- events: a Redis stream per SSE stream (`XADD` with the event's number as its id, trimmed to `max_events`, its
+  expiry renewed), read with `XRANGE`, and waited for with `XREAD BLOCK`.
+
+Every key has an expiry. Every operation is bounded by `timeout`: past it, or when Redis refuses the connection,
+it raises `BackendError` at once (the pool's connections are tested again on the next use: recovery is by itself).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from typing import Any, TypedDict
+
+import anyio
+import anyio.abc
+from typing_extensions import Unpack
+
+from .base import BackendError, Events, Inbox
+
+__all__ = ["RedisBackend", "RedisOptions"]
+
+logger = logging.getLogger("toolkit.backend")
+
+_TAKE = """
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) + tonumber(tm[2]) / 1000000
+local rate = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+local kept = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens = tonumber(kept[1]) or cap
+local at = tonumber(kept[2]) or now
+tokens = math.min(cap, tokens + math.max(0, now - at) * rate)
+local wait = ''
+if tokens >= 1 then tokens = tokens - 1 else wait = tostring((1 - tokens) / rate) end
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(cap / rate * 1000) + 1000)
+return wait
+"""
+
+
+class RedisOptions(TypedDict, total=False):
+    """The options of `RedisBackend`."""
+
+    prefix: str
+    """Put before every key and channel (default `"mcp:"`): several servers share one Redis with prefixes of
+    their own."""
+    timeout: float
+    """Seconds any operation may take, connecting included (default 0.5): past it the request that needed it
+    fails with `BackendError`."""
+    max_connections: int
+    """Connections this process opens at most (default 64); a request waits at most `timeout` for a free one."""
+    events_ttl: float
+    """Seconds a stream's SSE events are kept after its latest one (default 60)."""
+    max_events: int
+    """Events kept per SSE stream (default 1000; the oldest go first, a POST stream's answer always stays)."""
+
+
+class RedisBackend:
+    """The state a fleet of workers shares, in Redis or Valkey ([Backends](backend.md)): `pip install '...[redis]'`.
+
+    ```python
+    from toolkit import RedisBackend, Server
+
+    server = Server("demo", backend=RedisBackend("redis://127.0.0.1:6379/0"))
+    ```
+
+    Each process makes its own (it is this worker: its connections, its name); all of them name the same Redis.
+    Nothing connects before the app's lifespan starts.
+
+    Args:
+        url: A `redis://` (or `rediss://`, `unix://`) URL, as `redis.asyncio.from_url` takes it.
+        **options: `prefix`, `timeout`, `max_connections`, `events_ttl`, `max_events` ([`RedisOptions`]).
+    """
+
+    def __init__(self, url: str, **options: Unpack[RedisOptions]) -> None:
+        self.url = url
+        self.prefix = options.get("prefix", "mcp:")
+        self.timeout = options.get("timeout", 0.5)
+        self.max_connections = options.get("max_connections", 64)
+        self.events_ttl = options.get("events_ttl", 60.0)
+        self.max_events = options.get("max_events", 1000)
+        if self.timeout <= 0 or self.max_connections < 2 or self.events_ttl <= 0 or self.max_events < 1:
+            raise ValueError("RedisBackend needs timeout > 0, max_connections >= 2, events_ttl > 0, max_events >= 1")
+        self._worker = secrets.token_hex(6)
+        self._redis: Any = None
+        self._take: Any = None
+
+    @property
+    def worker(self) -> str:
+        return self._worker
+
+    def __repr__(self) -> str:
+        return f"RedisBackend({self.url!r}, prefix={self.prefix!r})"
+
+    async def start(self) -> None:
+        if self._redis is not None:
+            return
+        try:
+            import redis.asyncio as aioredis
+        except ImportError as exc:  # pragma: no cover - the extra is installed with dev
+            raise ImportError("RedisBackend needs the redis package: pip install 'mcp-toolkit[redis]'") from exc
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.url,
+            max_connections=self.max_connections,
+            timeout=self.timeout,
+            socket_timeout=self.timeout,
+            socket_connect_timeout=self.timeout,
+        )
+        self._redis = aioredis.Redis(connection_pool=pool)
+        self._take = self._redis.register_script(_TAKE)
+
+    async def stop(self) -> None:
+        client, self._redis = self._redis, None
+        if client is not None:
+            with anyio.CancelScope(shield=True):
+                await client.aclose(close_connection_pool=True)
+
+    def _client(self) -> Any:
+        if self._redis is None:
+            raise BackendError("RedisBackend is not started: the app's lifespan starts it (server.running())")
+        return self._redis
+
+    async def _do(self, what: str, run: Any) -> Any:
+        """Run one round trip, bounded; every failure is one clear `BackendError`."""
+        import redis.exceptions
+
+        try:
+            with anyio.fail_after(self.timeout * 2):  # the socket's own timeouts first; this one bounds the rest
+                return await run()
+        except TimeoutError as exc:
+            raise BackendError(f"Redis did not answer {what} within {self.timeout} s ({self.url})") from exc
+        except redis.exceptions.RedisError as exc:
+            raise BackendError(f"Redis failed {what} ({self.url}): {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Redis unreachable for {what} ({self.url}): {exc}") from exc
+
+    async def put(self, key: str, value: str, ttl: float) -> None:
+        client = self._client()
+        await self._do("a write", lambda: client.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000))))
+
+    async def get(self, *keys: str) -> list[str | None]:
+        client = self._client()
+        found = await self._do("a read", lambda: client.mget([self.prefix + key for key in keys]))
+        return [value.decode() if value is not None else None for value in found]
+
+    async def take(self, key: str, rate: float, capacity: float) -> float | None:
+        client = self._client()
+        script = self._take
+        wait = await self._do(
+            "a rate limit",
+            lambda: script(keys=[self.prefix + "rate/" + key], args=[repr(rate), repr(capacity)], client=client),
+        )
+        return float(wait) if wait else None
+
+    async def send(self, worker: str, message: bytes) -> bool:
+        client = self._client()
+        listening = await self._do("a message", lambda: client.publish(f"{self.prefix}w/{worker}", message))
+        return int(listening) > 0
+
+    async def broadcast(self, message: bytes) -> None:
+        client = self._client()
+        await self._do("a message", lambda: client.publish(self.prefix + "all", message))
+
+    async def listen(
+        self, inbox: Inbox, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        import redis.exceptions
+
+        channels = (f"{self.prefix}w/{self._worker}", self.prefix + "all")
+        started = False
+        pause = 0.05
+        while True:
+            pubsub = self._client().pubsub(ignore_subscribe_messages=True)
+            try:
+                await self._do("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
+                if not started:
+                    task_status.started()
+                    started = True
+                pause = 0.05
+                while True:
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is not None and message["type"] == "message":
+                        await inbox(message["data"])
+            except (BackendError, redis.exceptions.RedisError, OSError) as exc:
+                logger.warning("the Redis subscription of worker %s was lost (%s); reconnecting", self._worker, exc)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeout):
+                    await pubsub.aclose()
+            await anyio.sleep(pause)
+            pause = min(1.0, pause * 2)
+
+    async def append(self, stream: str, seq: int, frame: bytes, *, last: bool = False) -> None:
+        client = self._client()
+        key = self.prefix + "events/" + stream
+        fields = {"f": frame, "d": b"1"} if last else {"f": frame}
+
+        async def run() -> None:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, fields, id=f"{seq}-0", maxlen=self.max_events, approximate=False)
+                pipe.pexpire(key, math.ceil(self.events_ttl * 1000))
+                await pipe.execute()
+
+        await self._do("an event", run)
+
+    async def since(self, stream: str, after: int, wait: float = 0.0) -> Events:
+        client = self._client()
+        key = self.prefix + "events/" + stream
+
+        async def read() -> tuple[list[Any], list[Any]]:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.xrange(key, min=f"{after + 1}-0")
+                pipe.xrevrange(key, count=1)
+                found, latest = await pipe.execute()
+            return found, latest
+
+        found, latest = await self._do("events", read)
+        if not latest:
+            return Events((), False, known=False)
+        done = b"d" in latest[0][1]
+        if not found and not done and wait > 0:
+            # Within the socket's timeout (a longer block would read as a dead connection): the caller asks again.
+            block = max(1, math.ceil(min(wait, self.timeout * 0.8) * 1000))
+
+            async def follow() -> Any:
+                return await client.xread({key: f"{after}-0"}, block=block)
+
+            replies = await self._do("events", follow)
+            found = replies[0][1] if replies else []
+            done = any(b"d" in fields for _, fields in found)
+        frames = [(int(entry.split(b"-")[0]), fields[b"f"]) for entry, fields in found]
+        return Events(frames, done)
