@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from toolkit._backend.base import BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
 from .calls import watch
 from .exchange import Caller, Exchange, Out, SessionAccess, SessionRecord
+from .fleet import unavailable
 from .headers import accepts
 from .response import JSON, Receive, Send, Writer, error_body, plain
 from .sse import PRIMING_SINCE, EventStream, Resumption
@@ -162,6 +164,10 @@ class Streams:
         session = await self._sessions.session_of(headers, send, caller)
         if session is None:
             return
-        self._sessions.end(session)
+        try:
+            await self._sessions.end(session)
+        except BackendError as exc:
+            await unavailable(send, None, exc)
+            return
         self._replay.drop_session(session.nonce)
         await plain(send, 204)

@@ -1,0 +1,211 @@
+"""Two workers of one server on one backend, behind a round-robin balancer (every request to the next worker, no
+affinity): each row of issue 26 that two apps in one process can show, on `MemoryBackend` (asyncio and trio) and
+on `RedisBackend` with a real Redis server (asyncio: redis.asyncio). The three-process runs are the fleet tests'.
+
+Each worker is a `Server` of its own (as in another process) with the same tools and the same secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import wire
+from redis_server import RedisServer
+from test_http import initialize, legacy_headers, modern_headers, modern_message, post
+
+from toolkit import (
+    Backend,
+    Client,
+    Context,
+    ElicitRequest,
+    ElicitResult,
+    MemoryBackend,
+    RateLimit,
+    RedisBackend,
+    Server,
+    StreamingASGITransport,
+)
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "a shared secret of at least thirty-two bytes"
+BASE = "http://127.0.0.1:8000"
+
+
+def make_server() -> Server:
+    server = Server("fleet", secret=SECRET)
+
+    @server.tool(confirm="Really purge?")
+    def purge() -> str:
+        return "purged"
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        await ctx.info("hello")
+        return "said"
+
+    return server
+
+
+class RoundRobin:
+    """An ASGI app that hands each request to the next worker in turn (a plain round-robin balancer)."""
+
+    def __init__(self, apps: list[Any]) -> None:
+        self.apps = apps
+        self.turn = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        app = self.apps[self.turn % len(self.apps)]
+        self.turn += 1
+        await app(scope, receive, send)
+
+
+async def run_lifespan(app: Any, started: anyio.Event, stop: anyio.Event) -> None:
+    sent: list[str] = []
+
+    async def receive() -> dict[str, str]:
+        if not sent:
+            sent.append("startup")
+            return {"type": "lifespan.startup"}
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+        assert message["type"] != "lifespan.startup.failed", message
+
+    await app({"type": "lifespan"}, receive, send)
+
+
+def backends(kind: str, url: str, count: int = 2) -> list[Backend]:
+    if kind == "memory":
+        first = MemoryBackend()
+        return [first, *(first.peer() for _ in range(count - 1))]
+    return [RedisBackend(url, timeout=0.5) for _ in range(count)]
+
+
+@asynccontextmanager
+async def fleet(kind: str, url: str, **options: Any) -> AsyncIterator[tuple[httpx.AsyncClient, list[Any]]]:
+    """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them."""
+    apps = [make_server().http_app(backend=backend, **options) for backend in backends(kind, url)]
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        for app in apps:
+            started = anyio.Event()
+            tg.start_soon(run_lifespan, app, started, stop)
+            with anyio.fail_after(wire.TIMEOUT):
+                await started.wait()
+        transport = StreamingASGITransport(RoundRobin(apps))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url=BASE, timeout=wire.TIMEOUT) as client:
+                yield client, apps
+        finally:
+            stop.set()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
+    if request.param == "redis" and anyio_backend != "asyncio":
+        pytest.skip("redis.asyncio runs on asyncio only")
+    return str(request.param)
+
+
+async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(kind: str, redis_url: str) -> None:
+    asked = 0
+
+    async def confirm(request: ElicitRequest) -> ElicitResult[Any]:
+        nonlocal asked
+        asked += 1
+        return ElicitResult.accept()
+
+    async with (
+        fleet(kind, redis_url) as (http, _),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=confirm) as client,
+    ):
+        for _ in range(6):  # the answers land on either worker: half of them on the one that did not ask
+            with anyio.fail_after(wire.TIMEOUT):
+                result = await client.call_tool("purge")
+            assert (result.is_error, result.text) == (False, "purged")
+    assert asked == 6
+
+
+async def test_an_answer_for_a_worker_that_is_gone_is_refused_at_once(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url) as (http, _):
+        session = await initialize(http)
+        answer = {"jsonrpc": "2.0", "id": "0123456789ab-7", "result": {"action": "accept", "content": {}}}
+        response, [reply] = await post(http, answer, legacy_headers(session), wire.LATEST)
+        assert response.status_code == 400
+        assert "gone" in reply["error"]["message"]
+
+
+async def test_a_session_ended_on_one_worker_is_ended_on_every_worker(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url) as (http, _):
+        session = await initialize(http)
+        with anyio.fail_after(wire.TIMEOUT):
+            ended = await http.delete("/mcp", headers=legacy_headers(session))
+        assert ended.status_code == 204
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        for _ in range(2):  # on both workers
+            response, _ = await post(http, listing, legacy_headers(session), wire.LATEST)
+            assert response.status_code == 404
+
+
+async def test_the_rate_limit_holds_for_the_workers_together(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url, rate_limit=RateLimit(calls=2, per=3600.0)) as (http, _):
+        statuses = []
+        for i in range(4):
+            message = modern_message("tools/call", {"name": "add", "arguments": {"a": i, "b": 0}}, request_id=i)
+            response, _ = await post(http, message, modern_headers(message))
+            statuses.append(response.status_code)
+        assert statuses == [200, 200, 429, 429]  # per worker it would be 4 x 200
+
+
+async def test_a_log_level_set_on_one_worker_holds_on_the_other(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url) as (http, _):
+        session = await initialize(http)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}}
+
+        async def logged() -> list[str]:
+            _, messages = await post(http, call, legacy_headers(session), wire.LATEST)
+            return [m.get("method", "answer") for m in messages]
+
+        assert await logged() == ["notifications/message", "answer"]  # info, by default
+        level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "error"}}
+        response, [reply] = await post(http, level, legacy_headers(session), wire.LATEST)
+        assert (response.status_code, reply["result"]) == (200, {})
+        assert [await logged(), await logged()] == [["answer"], ["answer"]]  # on both workers
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(redis_server: RedisServer) -> None:
+    own = RedisServer()
+    own.start()
+    try:
+        async with fleet("redis", own.url) as (http, _):
+            session = await initialize(http)
+            listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            own.stop()
+            for _ in range(2):
+                with anyio.fail_after(5):
+                    response, [reply] = await post(http, listing, legacy_headers(session), wire.LATEST)
+                assert response.status_code == 503
+                assert "Redis" in reply["error"]["message"]
+            message = modern_message("tools/list")  # what needs no shared state goes on
+            response, _ = await post(http, message, modern_headers(message))
+            assert response.status_code == 200
+            own.start()
+            with anyio.fail_after(5):
+                response, _ = await post(http, listing, legacy_headers(session), wire.LATEST)
+            assert response.status_code == 200
+    finally:
+        own.stop()
