@@ -122,7 +122,7 @@ class HttpApp:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
         try:
-            async with anyio.create_task_group() as tg, self.server.running():
+            async with self.server.running(), anyio.create_task_group() as tg:
                 if self.fleet is not None:
                     await tg.start(self.fleet.run)
                 self._running = True
