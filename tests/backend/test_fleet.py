@@ -35,6 +35,7 @@ pytestmark = pytest.mark.anyio
 
 SECRET = "a shared secret of at least thirty-two bytes"
 BASE = "http://127.0.0.1:8000"
+CALLS: dict[str, anyio.Event] = {}  # the `wait` tool says when it started and when it was cancelled
 
 
 def make_server() -> Server:
@@ -47,6 +48,15 @@ def make_server() -> Server:
     @server.tool
     def add(a: int, b: int) -> int:
         return a + b
+
+    @server.tool
+    async def wait(ctx: Context) -> str:
+        CALLS["started"].set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            CALLS["cancelled"].set()
+        return "never"
 
     @server.tool
     async def chatty(ctx: Context) -> str:
@@ -184,6 +194,23 @@ async def test_a_log_level_set_on_one_worker_holds_on_the_other(kind: str, redis
         response, [reply] = await post(http, level, legacy_headers(session), wire.LATEST)
         assert (response.status_code, reply["result"]) == (200, {})
         assert [await logged(), await logged()] == [["answer"], ["answer"]]  # on both workers
+
+
+async def test_a_cancellation_reaches_the_worker_that_runs_the_call(kind: str, redis_url: str) -> None:
+    async with (
+        fleet(kind, redis_url) as (http, _),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake") as client,
+    ):
+        for _ in range(2):  # the notification lands on either worker, the call's or the other
+            CALLS["started"], CALLS["cancelled"] = anyio.Event(), anyio.Event()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "wait")
+                with anyio.fail_after(wire.TIMEOUT):
+                    await CALLS["started"].wait()
+                tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+            with anyio.fail_after(wire.TIMEOUT):
+                await CALLS["cancelled"].wait()
+            assert CALLS["cancelled"].is_set()
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
