@@ -24,6 +24,7 @@ from toolkit import (
     Context,
     ElicitRequest,
     ElicitResult,
+    LogMessage,
     MemoryBackend,
     RateLimit,
     RedisBackend,
@@ -57,6 +58,20 @@ def make_server() -> Server:
         finally:
             CALLS["cancelled"].set()
         return "never"
+
+    @server.tool
+    async def polled(ctx: Context) -> str:
+        await ctx.info("before")
+        await ctx.close_sse_stream()  # the client resumes with GET + Last-Event-ID: on the other worker
+        await ctx.info("after")
+        return "resumed"
+
+    @server.tool
+    async def patient(ctx: Context) -> str:
+        await ctx.info("before")
+        await anyio.sleep(0.2)  # works longer than sse_close_after: its stream is resumed a few times meanwhile
+        await ctx.info("after")
+        return "resumed"
 
     @server.tool
     async def chatty(ctx: Context) -> str:
@@ -211,6 +226,39 @@ async def test_a_cancellation_reaches_the_worker_that_runs_the_call(kind: str, r
             with anyio.fail_after(wire.TIMEOUT):
                 await CALLS["cancelled"].wait()
             assert CALLS["cancelled"].is_set()
+
+
+async def test_a_closed_stream_resumes_on_any_worker(kind: str, redis_url: str) -> None:
+    logged: list[str] = []
+
+    async def log(message: LogMessage) -> None:
+        logged.append(str(message.data))
+
+    async with (
+        fleet(kind, redis_url, sse_retry=0.0) as (http, _),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", on_log=log) as client,
+    ):
+        for _ in range(2):  # the resumption lands on either worker
+            with anyio.fail_after(wire.TIMEOUT):
+                result = await client.call_tool("polled")
+            assert (result.is_error, result.text) == (False, "resumed")
+    assert logged == ["before", "after"] * 2
+
+
+async def test_every_close_after_resumes_on_the_next_worker(kind: str, redis_url: str) -> None:
+    logged: list[str] = []
+
+    async def log(message: LogMessage) -> None:
+        logged.append(str(message.data))
+
+    async with (
+        fleet(kind, redis_url, sse_retry=0.0, sse_close_after=0.05) as (http, _),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", on_log=log) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT):
+            result = await client.call_tool("patient")
+        assert result.text == "resumed"
+    assert logged == ["before", "after"]  # each event once, whichever worker served it
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

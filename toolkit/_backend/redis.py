@@ -215,7 +215,8 @@ class RedisBackend:
 
         async def run() -> None:
             async with client.pipeline(transaction=False) as pipe:
-                pipe.xadd(key, fields, id=f"{seq}-0", maxlen=self.max_events, approximate=False)
+                # `<seq>-1`: event 0 (the stream opened) too, as Redis refuses the id 0-0
+                pipe.xadd(key, fields, id=f"{seq}-1", maxlen=self.max_events, approximate=False)
                 pipe.pexpire(key, math.ceil(self.events_ttl * 1000))
                 await pipe.execute()
 
@@ -241,7 +242,7 @@ class RedisBackend:
             block = max(1, math.ceil(min(wait, self.timeout * 0.8) * 1000))
 
             async def follow() -> Any:
-                return await client.xread({key: f"{after}-0"}, block=block)
+                return await client.xread({key: f"{after}-1"}, block=block)
 
             replies = await self._do("events", follow)
             found = replies[0][1] if replies else []

@@ -89,6 +89,16 @@ class Fleet:
     async def set_level(self, nonce: str, level: Any) -> None:
         await self.backend.put("level/" + nonce, json.dumps(level), self._sessions.ttl)
 
+    # -- SSE events ----------------------------------------------------------------------------------
+
+    async def keep(self, stream: str, seq: int, frame: bytes, last: bool) -> None:
+        """Keep a POST stream's event for a resumption on another worker (`sse.Mirror`). A backend that fails loses
+        only that: the stream goes on here, and a resumption elsewhere says it does not have it."""
+        try:
+            await self.backend.append(stream, seq, frame, last=last)
+        except BackendError:
+            logger.warning("could not keep an SSE event in the backend", exc_info=True)
+
     # -- messages -------------------------------------------------------------------------------------
 
     async def answer(self, worker: str, nonce: str, message: dict[str, Any]) -> bool:
