@@ -26,6 +26,7 @@ from toolkit import (
     ElicitResult,
     LogMessage,
     MemoryBackend,
+    ProtocolMode,
     RateLimit,
     RedisBackend,
     Server,
@@ -39,8 +40,8 @@ BASE = "http://127.0.0.1:8000"
 CALLS: dict[str, anyio.Event] = {}  # the `wait` tool says when it started and when it was cancelled
 
 
-def make_server() -> Server:
-    server = Server("fleet", secret=SECRET)
+def make_server(backend: Backend | None = None) -> Server:
+    server = Server("fleet", secret=SECRET, backend=backend)
 
     @server.tool(confirm="Really purge?")
     def purge() -> str:
@@ -79,6 +80,10 @@ def make_server() -> Server:
         return "said"
 
     return server
+
+
+def _extra() -> str:
+    return "added at run time"
 
 
 class RoundRobin:
@@ -120,9 +125,15 @@ def backends(kind: str, url: str, count: int = 2) -> list[Backend]:
 
 
 @asynccontextmanager
-async def fleet(kind: str, url: str, **options: Any) -> AsyncIterator[tuple[httpx.AsyncClient, list[Any]]]:
-    """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them."""
-    apps = [make_server().http_app(backend=backend, **options) for backend in backends(kind, url)]
+async def fleet(
+    kind: str, url: str, *, on_server: bool = False, **options: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, list[Any]]]:
+    """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them. The backend is
+    given to `http_app(backend=)`, or with `on_server` to `Server(backend=)`."""
+    if on_server:
+        apps = [make_server(backend).http_app(**options) for backend in backends(kind, url)]
+    else:
+        apps = [make_server().http_app(backend=backend, **options) for backend in backends(kind, url)]
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
         for app in apps:
@@ -186,7 +197,8 @@ async def test_a_session_ended_on_one_worker_is_ended_on_every_worker(kind: str,
 
 
 async def test_the_rate_limit_holds_for_the_workers_together(kind: str, redis_url: str) -> None:
-    async with fleet(kind, redis_url, rate_limit=RateLimit(calls=2, per=3600.0)) as (http, _):
+    limit = RateLimit(calls=2, per=3600.0)
+    async with fleet(kind, redis_url, on_server=True, rate_limit=limit) as (http, _):
         statuses = []
         for i in range(4):
             message = modern_message("tools/call", {"name": "add", "arguments": {"a": i, "b": 0}}, request_id=i)
@@ -259,6 +271,45 @@ async def test_every_close_after_resumes_on_the_next_worker(kind: str, redis_url
             result = await client.call_tool("patient")
         assert result.text == "resumed"
     assert logged == ["before", "after"]  # each event once, whichever worker served it
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])  # a GET stream, or subscriptions/listen
+async def test_a_tool_list_change_on_one_worker_reaches_the_listeners_on_either(
+    kind: str, redis_url: str, protocol: ProtocolMode
+) -> None:
+    changed = anyio.Event()
+
+    def on_changed() -> None:
+        changed.set()
+
+    async with (
+        fleet(kind, redis_url) as (http, apps),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol=protocol, on_tools_changed=on_changed) as client,
+    ):
+        with anyio.fail_after(wire.TIMEOUT):  # the client opens its stream in a task of its own
+            while not any(app.server.connections for app in apps):  # noqa: ASYNC110 - a bounded wait on the stream
+                await anyio.sleep(0.01)
+        for number, app in enumerate(apps):  # the GET stream is on one of them: one change is on the other
+            changed = anyio.Event()
+            extra = make_server().tool(name=f"extra{number}")(_extra)
+            app.server.add_tool(extra)
+            with anyio.fail_after(wire.TIMEOUT):
+                await changed.wait()
+            assert changed.is_set()
+        assert {"extra0", "extra1"} & {tool.name for tool in await client.list_tools()}
+
+
+async def test_redis_slow_answers_503_at_once_and_nothing_hangs(redis_server: RedisServer, anyio_backend: str) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("redis.asyncio runs on asyncio only")
+    async with fleet("redis", redis_server.url) as (http, _):
+        session = await initialize(http)
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        redis_server.pause(2000)  # every Redis command waits 2 s: longer than the backend's timeout (0.5 s)
+        with anyio.fail_after(5):
+            response, [reply] = await post(http, listing, legacy_headers(session), wire.LATEST)
+        assert response.status_code == 503
+        assert "Redis" in reply["error"]["message"]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
