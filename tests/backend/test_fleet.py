@@ -75,6 +75,13 @@ def make_server(backend: Backend | None = None) -> Server:
         return "resumed"
 
     @server.tool
+    async def stuck(ctx: Context) -> str:
+        await ctx.info("before")
+        await ctx.close_sse_stream()
+        await anyio.sleep_forever()  # cancelled when its worker stops
+        return "never"
+
+    @server.tool
     async def chatty(ctx: Context) -> str:
         await ctx.info("hello")
         return "said"
@@ -127,7 +134,7 @@ def backends(kind: str, url: str, count: int = 2) -> list[Backend]:
 @asynccontextmanager
 async def fleet(
     kind: str, url: str, *, on_server: bool = False, **options: Any
-) -> AsyncIterator[tuple[httpx.AsyncClient, list[Any]]]:
+) -> AsyncIterator[tuple[httpx.AsyncClient, RoundRobin]]:
     """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them. The backend is
     given to `http_app(backend=)`, or with `on_server` to `Server(backend=)`."""
     if on_server:
@@ -141,10 +148,11 @@ async def fleet(
             tg.start_soon(run_lifespan, app, started, stop)
             with anyio.fail_after(wire.TIMEOUT):
                 await started.wait()
-        transport = StreamingASGITransport(RoundRobin(apps))
+        balancer = RoundRobin(apps)
+        transport = StreamingASGITransport(balancer)
         try:
             async with httpx.AsyncClient(transport=transport, base_url=BASE, timeout=wire.TIMEOUT) as client:
-                yield client, apps
+                yield client, balancer
         finally:
             stop.set()
 
@@ -283,13 +291,13 @@ async def test_a_tool_list_change_on_one_worker_reaches_the_listeners_on_either(
         changed.set()
 
     async with (
-        fleet(kind, redis_url) as (http, apps),
+        fleet(kind, redis_url) as (http, balancer),
         Client.http(f"{BASE}/mcp", http_client=http, protocol=protocol, on_tools_changed=on_changed) as client,
     ):
         with anyio.fail_after(wire.TIMEOUT):  # the client opens its stream in a task of its own
-            while not any(app.server.connections for app in apps):  # noqa: ASYNC110 - a bounded wait on the stream
+            while not any(app.server.connections for app in balancer.apps):  # noqa: ASYNC110 - a bounded wait on the stream
                 await anyio.sleep(0.01)
-        for number, app in enumerate(apps):  # the GET stream is on one of them: one change is on the other
+        for number, app in enumerate(balancer.apps):  # the GET stream is on one of them: one change is on the other
             changed = anyio.Event()
             extra = make_server().tool(name=f"extra{number}")(_extra)
             app.server.add_tool(extra)
@@ -310,6 +318,26 @@ async def test_redis_slow_answers_503_at_once_and_nothing_hangs(redis_server: Re
             response, [reply] = await post(http, listing, legacy_headers(session), wire.LATEST)
         assert response.status_code == 503
         assert "Redis" in reply["error"]["message"]
+
+
+async def test_a_stream_whose_worker_is_gone_is_refused_on_resumption(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url, sse_retry=0.0) as (http, balancer):
+        balancer.turn = 0  # every request below goes to the worker named, not in turn
+        session = await initialize(http)
+        balancer.turn = 0
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}}
+        with anyio.fail_after(wire.TIMEOUT):
+            response = await http.post("/mcp", json=call, headers=legacy_headers(session))
+        ids = [line[4:] for line in response.text.splitlines() if line.startswith("id: ")]
+        assert len(ids) == 2  # the priming event and "before"; then the response closed, the call waits
+        worker = balancer.apps[0].fleet.backend
+        await worker.stop()  # the worker dies (it no longer listens), its call with it
+        balancer.turn = 1
+        resume = {**legacy_headers(session), "last-event-id": ids[-1]}
+        with anyio.fail_after(wire.TIMEOUT):
+            resumed = await http.get("/mcp", headers=resume)
+        assert resumed.status_code == 400
+        assert "gone" in resumed.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -109,6 +109,14 @@ class RedisBackend:
     async def start(self) -> None:
         if self._redis is not None:
             return
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise BackendError(
+                "RedisBackend runs on asyncio (redis.asyncio): serve the app on an asyncio loop"
+            ) from None
         try:
             import redis.asyncio as aioredis
         except ImportError as exc:  # pragma: no cover - the extra is installed with dev
@@ -185,8 +193,8 @@ class RedisBackend:
         channels = (f"{self.prefix}w/{self.worker}", self.prefix + "all")
         started = False
         pause = 0.05
-        while True:
-            pubsub = self._client().pubsub(ignore_subscribe_messages=True)
+        while self._redis is not None:  # until stopped
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await self._do("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
                 if not started:
@@ -198,6 +206,8 @@ class RedisBackend:
                     if message is not None and message["type"] == "message":
                         await inbox(message["data"])
             except (BackendError, redis.exceptions.RedisError, OSError) as exc:
+                if self._redis is None:  # stopped meanwhile
+                    return
                 logger.warning("the Redis subscription of worker %s was lost (%s); reconnecting", self.worker, exc)
                 if not started:  # the app starts all the same: what needs Redis answers 503 until it is back
                     task_status.started()

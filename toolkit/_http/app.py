@@ -92,7 +92,7 @@ class HttpApp:
             self._calls.fleet = gate.fleet = fleet
             self._calls.tag = AskTag(lambda: fleet.worker)  # an answer elsewhere is sent to this worker by name
             server.tools_told.append(fleet.tools_changed)
-            store.mirror = fleet.keep  # POST streams resume on any worker
+            store.mirror, store.worker = fleet.keep, lambda: fleet.worker  # POST streams resume on any worker
         sessions = SessionAccess(self._session, self._session_of, self._sessions.record, self._end)
         max_body = settings["max_body_size"]
         max_body = max_body if max_body is not None else server.max_message_size

@@ -105,6 +105,10 @@ class Fleet:
         """Send a client's answer to the worker whose call asked; False when that worker is gone."""
         return await self.backend.send(worker, _pack("answer", nonce, message))
 
+    async def alive(self, worker: str) -> bool:
+        """Whether `worker` still listens (a message it ignores: no session has the key "")."""
+        return await self.backend.send(worker, _pack("ping", "", None))
+
     async def cancel(self, nonce: str, message: dict[str, Any]) -> None:
         """A `notifications/cancelled` for a call this worker does not run: to the worker that does."""
         await self.backend.broadcast(_pack("cancel", nonce, message))

@@ -66,6 +66,8 @@ class EventStream:
         self._store = store
         self.nonce = nonce
         self.id = kind + secrets.token_urlsafe(8)
+        if kind == "p" and store.worker is not None:  # names the worker that writes it (`.` never in a token)
+            self.id += "." + store.worker()
         self.seq = 0  # the number of the last event (0: only the priming event so far)
         self.events: deque[tuple[int, bytes]] = deque()
         self.size = 0
@@ -147,6 +149,7 @@ class ReplayStore:
         self.total = total
         self.size = 0  # bytes held by every stream kept
         self.mirror: Mirror | None = None  # with a backend: where POST streams' events are kept for other workers
+        self.worker: Callable[[], str] | None = None  # with a backend: this worker's name, in its POST streams' ids
         self._sessions: dict[str, dict[str, EventStream]] = {}
         self._idle: OrderedDict[str, EventStream] = OrderedDict()  # streams no longer in use, oldest first
 

@@ -173,13 +173,16 @@ class Streams:
         backend = self.fleet.backend
         stream, _, seq = last.rpartition(":")
         after = int(seq) if seq.isdigit() and len(seq) < 10 else -1
+        writing = stream.rpartition(".")[2]  # the worker that writes it
         try:
             found = await backend.since(stream, after) if after >= 0 else None
+            gone = found is not None and not found.done and not await self.fleet.alive(writing)
         except BackendError as exc:
             await unavailable(send, None, exc)
             return
-        if found is None or not found.known:  # expired, or never kept anywhere
-            body = error_body(None, INVALID_REQUEST, "Bad request: Last-Event-ID names no stream kept here")
+        if found is None or not found.known or gone:  # expired, never kept anywhere, or its call died with its worker
+            why = "the server process that ran its call is gone" if gone else None
+            body = error_body(None, INVALID_REQUEST, "Bad request: Last-Event-ID names no stream kept here", why)
             await plain(send, 400, body, [JSON])
             return
         if found.done and not found.frames:
@@ -194,7 +197,8 @@ class Streams:
             tg.cancel_scope.cancel()
 
     async def _follow(self, stream: str, after: int, found: Events, writer: Writer, retry: bytes | None) -> bool:
-        """Write a shared stream's events as they come, until its last or `sse_close_after`; whether it ended."""
+        """Write a shared stream's events as they come, until its last or `sse_close_after`; whether it ended (or
+        its worker is gone: then the client's next resumption is told so)."""
         assert self.fleet is not None
         await writer.start_sse()
         if retry is not None:
@@ -212,6 +216,8 @@ class Streams:
                 return False
             try:
                 found = await self.fleet.backend.since(stream, after, wait=min(left, _FOLLOW))
+                if not found.frames and not found.done and not await self.fleet.alive(stream.rpartition(".")[2]):
+                    return True
             except BackendError:  # the client resumes again; the events wait in the backend
                 return False
 
