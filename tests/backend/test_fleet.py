@@ -124,23 +124,24 @@ async def run_lifespan(app: Any, started: anyio.Event, stop: anyio.Event) -> Non
     await app({"type": "lifespan"}, receive, send)
 
 
-def backends(kind: str, url: str, count: int = 2) -> list[Backend]:
+def backends(kind: str, url: str, count: int = 2, events_ttl: float = 60.0) -> list[Backend]:
     if kind == "memory":
-        first = MemoryBackend()
+        first = MemoryBackend(events_ttl=events_ttl)
         return [first, *(first.peer() for _ in range(count - 1))]
-    return [RedisBackend(url, timeout=0.5) for _ in range(count)]
+    return [RedisBackend(url, timeout=0.5, events_ttl=events_ttl) for _ in range(count)]
 
 
 @asynccontextmanager
 async def fleet(
-    kind: str, url: str, *, on_server: bool = False, **options: Any
+    kind: str, url: str, *, on_server: bool = False, events_ttl: float = 60.0, **options: Any
 ) -> AsyncIterator[tuple[httpx.AsyncClient, RoundRobin]]:
     """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them. The backend is
     given to `http_app(backend=)`, or with `on_server` to `Server(backend=)`."""
+    made = backends(kind, url, events_ttl=events_ttl)
     if on_server:
-        apps = [make_server(backend).http_app(**options) for backend in backends(kind, url)]
+        apps = [make_server(backend).http_app(**options) for backend in made]
     else:
-        apps = [make_server().http_app(backend=backend, **options) for backend in backends(kind, url)]
+        apps = [make_server().http_app(backend=backend, **options) for backend in made]
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
         for app in apps:
@@ -338,6 +339,27 @@ async def test_a_stream_whose_worker_is_gone_is_refused_on_resumption(kind: str,
             resumed = await http.get("/mcp", headers=resume)
         assert resumed.status_code == 400
         assert "gone" in resumed.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_every_key_in_redis_expires(redis_server: RedisServer) -> None:
+    own = RedisServer()  # a server of its own: its key count is this test's alone
+    own.start()
+    try:
+        options: dict[str, Any] = {"session_ttl": 1.0, "rate_limit": RateLimit(calls=100, per=1.0)}
+        async with (
+            fleet("redis", own.url, events_ttl=0.5, sse_retry=0.0, **options) as (http, _),
+            Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", on_log=lambda _: None) as client,
+        ):
+            await client.set_logging_level("debug")  # a session's level
+            assert (await client.call_tool("polled")).text == "resumed"  # a stream's events, a rate bucket
+            assert int(own.command("DBSIZE")) >= 3
+        # the client ended its session (DELETE): one more key, until the id would have expired
+        with anyio.fail_after(10):
+            while int(own.command("DBSIZE")) != 0:  # noqa: ASYNC110 - Redis expires them on its own clock
+                await anyio.sleep(0.1)
+    finally:
+        own.stop()
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
