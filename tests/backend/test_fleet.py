@@ -362,6 +362,25 @@ async def test_every_key_in_redis_expires(redis_server: RedisServer) -> None:
         own.stop()
 
 
+async def test_a_mounted_app_runs_its_part_of_the_fleet_in_the_parents_lifespan(kind: str, redis_url: str) -> None:
+    apps = [make_server().http_app(backend=backend) for backend in backends(kind, redis_url)]
+    balancer = RoundRobin(apps)
+    transport = StreamingASGITransport(balancer)
+    async with (
+        apps[0].running(),  # as a parent app's lifespan would (Starlette does not forward it to mounts)
+        apps[1].running(),
+        httpx.AsyncClient(transport=transport, base_url=BASE, timeout=wire.TIMEOUT) as http,
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=_accept) as client,
+    ):
+        for _ in range(2):
+            with anyio.fail_after(wire.TIMEOUT):
+                assert (await client.call_tool("purge")).text == "purged"
+
+
+async def _accept(request: ElicitRequest) -> ElicitResult[Any]:
+    return ElicitResult.accept()
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(redis_server: RedisServer) -> None:
     own = RedisServer()
