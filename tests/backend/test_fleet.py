@@ -404,3 +404,48 @@ async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(r
             assert response.status_code == 200
     finally:
         own.stop()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_redis_stopped_and_restarted_under_load_nothing_hangs_and_all_recover(
+    redis_server: RedisServer,
+) -> None:
+    own = RedisServer()
+    own.start()
+    statuses: dict[int, int] = {}
+    stopped, restarted = anyio.Event(), anyio.Event()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    try:
+        async with fleet("redis", own.url) as (http, _):
+
+            async def user(sessions: list[str]) -> None:
+                session = await initialize(http)
+                sessions.append(session)
+                while not restarted.is_set():
+                    with anyio.fail_after(5):  # each request answers promptly, Redis up or down
+                        response, _ = await post(http, call, legacy_headers(session), wire.LATEST)
+                    statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                    if stopped.is_set() and response.status_code == 503:
+                        await restarted.wait()
+                with anyio.fail_after(5):  # after the restart, served again with nothing done by hand
+                    response, [reply] = await post(http, call, legacy_headers(session), wire.LATEST)
+                assert response.status_code == 200
+                assert reply["result"]["content"][0]["text"] == "3"
+
+            sessions: list[str] = []
+            async with anyio.create_task_group() as tg:
+                for _ in range(20):
+                    tg.start_soon(user, sessions)
+                with anyio.fail_after(wire.TIMEOUT):
+                    while sum(statuses.values()) < 100:  # noqa: ASYNC110 - load is on
+                        await anyio.sleep(0.01)
+                own.stop()
+                stopped.set()
+                with anyio.fail_after(wire.TIMEOUT):
+                    while statuses.get(503, 0) < 20:  # noqa: ASYNC110 - every user saw Redis down
+                        await anyio.sleep(0.01)
+                own.start()
+                restarted.set()
+        assert set(statuses) == {200, 503}
+    finally:
+        own.stop()
