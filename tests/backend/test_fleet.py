@@ -381,6 +381,19 @@ async def _accept(request: ElicitRequest) -> ElicitResult[Any]:
     return ElicitResult.accept()
 
 
+async def test_malformed_messages_on_the_backend_stop_no_worker(kind: str, redis_url: str) -> None:
+    async with (
+        fleet(kind, redis_url) as (http, balancer),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=_accept) as client,
+    ):
+        backend = balancer.apps[0].fleet.backend
+        for junk in (b"junk", b'["cancel", ["x"], {}]', b'["cancel", "x", {"params": []}]', b"[1, 2, 3]"):
+            await backend.broadcast(junk)
+        for _ in range(2):  # both workers still listen: answers still cross
+            with anyio.fail_after(wire.TIMEOUT):
+                assert (await client.call_tool("purge")).text == "purged"
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(redis_server: RedisServer) -> None:
     own = RedisServer()
