@@ -165,7 +165,10 @@ def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
     return str(request.param)
 
 
-async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(kind: str, redis_url: str) -> None:
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])  # a request to the client, or a second round
+async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(
+    kind: str, redis_url: str, protocol: ProtocolMode
+) -> None:
     asked = 0
 
     async def confirm(request: ElicitRequest) -> ElicitResult[Any]:
@@ -175,7 +178,7 @@ async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(ki
 
     async with (
         fleet(kind, redis_url) as (http, _),
-        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=confirm) as client,
+        Client.http(f"{BASE}/mcp", http_client=http, protocol=protocol, elicitation_handler=confirm) as client,
     ):
         for _ in range(6):  # the answers land on either worker: half of them on the one that did not ask
             with anyio.fail_after(wire.TIMEOUT):
