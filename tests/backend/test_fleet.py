@@ -29,6 +29,8 @@ from toolkit import (
     ProtocolMode,
     RateLimit,
     RedisBackend,
+    SampleRequest,
+    SampleResult,
     Server,
     StreamingASGITransport,
 )
@@ -50,6 +52,12 @@ def make_server(backend: Backend | None = None) -> Server:
     @server.tool
     def add(a: int, b: int) -> int:
         return a + b
+
+    @server.tool
+    async def ask_model(ctx: Context) -> str:
+        reply = await ctx.sample("Say hi", max_tokens=10)
+        roots = await ctx.list_roots()
+        return f"{reply.text} from {len(list(roots))} roots"
 
     @server.tool
     async def wait(ctx: Context) -> str:
@@ -185,6 +193,22 @@ async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(
                 result = await client.call_tool("purge")
             assert (result.is_error, result.text) == (False, "purged")
     assert asked == 6
+
+
+async def test_sampling_and_roots_answers_reach_the_asking_worker(kind: str, redis_url: str) -> None:
+    async def model(request: SampleRequest) -> SampleResult:
+        return SampleResult.reply("hi")
+
+    async with (
+        fleet(kind, redis_url) as (http, _),
+        Client.http(
+            f"{BASE}/mcp", http_client=http, protocol="handshake", sampling_handler=model, roots=["/tmp"]
+        ) as client,
+    ):
+        for _ in range(4):  # two answers per call, each to either worker
+            with anyio.fail_after(wire.TIMEOUT):
+                result = await client.call_tool("ask_model")
+            assert (result.is_error, result.text) == (False, "hi from 1 roots")
 
 
 async def test_an_answer_for_a_worker_that_is_gone_is_refused_at_once(kind: str, redis_url: str) -> None:
