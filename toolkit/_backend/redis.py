@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import secrets
+import urllib.parse
 from typing import Any, TypedDict
 
 import anyio
@@ -104,7 +105,12 @@ class RedisBackend:
         return self._worker
 
     def __repr__(self) -> str:
-        return f"RedisBackend({self.url!r}, prefix={self.prefix!r})"
+        url = urllib.parse.urlsplit(self.url)
+        shown = self.url
+        if url.password is not None:  # never a password in a log line
+            netloc = f"***@{url.hostname}" + (f":{url.port}" if url.port else "")
+            shown = urllib.parse.urlunsplit((url.scheme, netloc, url.path, url.query, url.fragment))
+        return f"RedisBackend({shown!r}, prefix={self.prefix!r})"
 
     async def start(self) -> None:
         if self._redis is not None:
@@ -155,11 +161,11 @@ class RedisBackend:
             with anyio.fail_after(self.timeout * 2):  # the socket's own timeouts first; this one bounds the rest
                 return await run()
         except TimeoutError as exc:
-            raise BackendError(f"Redis did not answer {what} within {self.timeout} s ({self.url})") from exc
-        except redis.exceptions.RedisError as exc:
-            raise BackendError(f"Redis failed {what} ({self.url}): {exc}") from exc
+            raise BackendError(f"Redis did not answer {what} within {self.timeout} s") from exc
+        except redis.exceptions.RedisError as exc:  # its text names the host, never the URL's password
+            raise BackendError(f"Redis failed {what}: {exc}") from exc
         except OSError as exc:
-            raise BackendError(f"Redis unreachable for {what} ({self.url}): {exc}") from exc
+            raise BackendError(f"Redis unreachable for {what}: {exc}") from exc
 
     async def put(self, key: str, value: str, ttl: float) -> None:
         client = self._client()
