@@ -98,8 +98,8 @@ class Fleet:
         only that: the stream goes on here, and a resumption elsewhere says it does not have it."""
         try:
             await self.backend.append(stream, seq, frame, last=last)
-        except BackendError:
-            logger.warning("could not keep an SSE event in the backend", exc_info=True)
+        except BackendError as exc:
+            logger.warning("could not keep an SSE event for other workers: %s", exc)
 
     # -- messages -------------------------------------------------------------------------------------
 
