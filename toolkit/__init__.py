@@ -60,6 +60,8 @@ __all__ = [
     "Audio",
     "AudioContent",
     "AuditLog",
+    "Backend",
+    "BackendError",
     "BlobResourceContents",
     "CallNext",
     "CallToolResult",
@@ -89,6 +91,8 @@ __all__ = [
     "Lifespan",
     "LogLevel",
     "LogMessage",
+    "MemoryBackend",
+    "MemoryTaskStore",
     "MemoryTransport",
     "MessageError",
     "Middleware",
@@ -102,6 +106,7 @@ __all__ = [
     "Question",
     "QuestionMiddleware",
     "RateLimit",
+    "RedisBackend",
     "Request",
     "ResourceLink",
     "Root",
@@ -116,11 +121,14 @@ __all__ = [
     "Server",
     "SessionStore",
     "SqliteSessionStore",
+    "SqliteTaskStore",
     "StartupError",
     "StaticTokenVerifier",
     "StdioTransport",
     "StreamTransport",
     "StreamingASGITransport",
+    "TaskRecord",
+    "TaskStore",
     "TextContent",
     "TextResourceContents",
     "TokenVerifier",
@@ -142,6 +150,9 @@ __all__ = [
 
 if typing.TYPE_CHECKING:
     from ._asking.handlers import ElicitationHandler, ElicitRequest, RootsOption, SampleRequest, SamplingHandler
+    from ._backend.base import Backend, BackendError
+    from ._backend.memory import MemoryBackend
+    from ._backend.redis import RedisBackend
     from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
     from ._http.auth import StaticTokenVerifier, TokenVerifier
     from ._http.jwt import JWTVerifier
@@ -149,6 +160,8 @@ if typing.TYPE_CHECKING:
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
+    from ._tasks.sqlite import SqliteTaskStore
+    from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._transports.asgi import StreamingASGITransport
     from ._transports.memory import MemoryTransport
 
@@ -162,6 +175,10 @@ _LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._http.session_s
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.
 _LAZY |= dict.fromkeys(("PROFILES", "Problem", "Profile", "Rule"), "._profiles.profiles")
 _LAZY["AdaptedTool"] = "._profiles.adapter"
+# The backends a fleet shares its state through: only a server given one needs them (Redis: the `redis` extra).
+_LAZY |= dict.fromkeys(("Backend", "BackendError"), "._backend.base")
+_LAZY["MemoryBackend"] = "._backend.memory"
+_LAZY["RedisBackend"] = "._backend.redis"
 # What a client passes (handlers of the server's questions, their requests), HTTP's token verifiers and rate limit,
 # and the in-memory transport: a server imports them itself where it serves with them (issue 23: start-up).
 _LAZY |= dict.fromkeys(
@@ -170,6 +187,9 @@ _LAZY |= dict.fromkeys(
 _LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
 _LAZY["RateLimit"] = "._http.limits"
 _LAZY["MemoryTransport"] = "._transports.memory"
+# The task stores: a server picks one with `Server(task_store=...)`.
+_LAZY |= dict.fromkeys(("MemoryTaskStore", "TaskRecord", "TaskStore"), "._tasks.store")
+_LAZY["SqliteTaskStore"] = "._tasks.sqlite"
 
 
 def _public(obj: object) -> None:

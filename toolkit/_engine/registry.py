@@ -14,7 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -30,12 +30,14 @@ from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 
+from .tasks import TaskOptions, Tasks
 from .telemetry import Telemetry, find
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
 
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
@@ -56,7 +58,7 @@ class Running(Protocol):
     def elicitation_complete(self, elicitation_id: str) -> None: ...
 
 
-class ServerOptions(TypedDict, total=False):
+class ServerOptions(TaskOptions, total=False):
     """The options of `Server(name, ...)`, declared once (each is documented on [`Server`][toolkit.Server])."""
 
     version: str | None
@@ -88,6 +90,7 @@ class ServerOptions(TypedDict, total=False):
     max_result_bytes: int | None
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
+    backend: Backend | None
 
 
 class Registry:
@@ -127,6 +130,12 @@ class Registry:
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
         self.lifespan: AnyLifespan | None = lifespan
+        backend = options.get("backend")
+        if backend is not None and options.get("task_store") is None and hasattr(backend, "task_store"):
+            # A backend that keeps tasks too (`RedisBackend`): every worker of the fleet sees every task.
+            options = {**options, "task_store": backend.task_store()}
+        self.tasks = Tasks(self, options)
+        """The server's tasks (`task=` tools): their store, and those running in this process."""
         """The server's lifespan factory, or `None`."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
@@ -156,6 +165,16 @@ class Registry:
             raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
         self.confirm_fallback: ConfirmFallback = confirm_fallback
         self.client_request_timeout = options.get("client_request_timeout")
+        self.backend = options.get("backend")
+        if self.backend is not None:
+            from toolkit._backend.base import Backend  # deferred: most servers have none
+
+            if not isinstance(self.backend, Backend):
+                raise TypeError(f"backend= takes a Backend (MemoryBackend, RedisBackend), got {self.backend!r}")
+        """The state the workers serving this server share (`Server(backend=...)`); None: this process only."""
+        self.tools_told: list[Callable[[], None]] = []
+        """Called when the tool list changes, beside this process's connections (an HTTP app with a backend tells
+        the other workers)."""
         self.request_state_ttl = options.get("request_state_ttl", 900.0)
         secret = options.get("secret")
         keys = secret_keys(secret)
@@ -198,6 +217,8 @@ class Registry:
         if announce:
             for connection in list(self.connections):
                 connection.tools_changed()
+            for tell in self.tools_told:
+                tell()
 
     def tool_payloads(self, version: str) -> list[str]:
         """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
@@ -341,6 +362,7 @@ class Registry:
         self._users -= 1
         if self._users:
             return
+        await self.tasks.stop()  # the tasks running here end failed: their process stops serving
         cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
         if cm is None:
             return

@@ -179,12 +179,21 @@ class Sessions(Generic[S]):
             records.move_to_end(session.nonce)
         return record
 
+    def known(self, nonce: str) -> SessionRecord[S] | None:
+        """What this process keeps of the session `nonce`, if anything (never made here)."""
+        return self._records.get(nonce)
+
     def end(self, session: SessionId) -> None:
         """`DELETE`: the session is ended on every worker that shares the store; its calls on this process are
         cancelled and its GET stream closed."""
         self.store.end(session.nonce, session.expires)
         self._opened.pop(session.token, None)
-        record = self._records.pop(session.nonce, None)
+        self.forget(session.nonce)
+
+    def forget(self, nonce: str) -> None:
+        """The session `nonce` ended (here, or on another worker that said so): its calls on this process are
+        cancelled, its GET stream closed, its record dropped."""
+        record = self._records.pop(nonce, None)
         if record is not None:
             for call in record.calls.values():
                 call.scope.cancel()
