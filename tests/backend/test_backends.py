@@ -11,18 +11,11 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from redis_server import RedisServer
+from redis_server import RedisServer, kind_and_loop_fixture, kind_fixture, loop_of_kind_fixture  # noqa: F401
 
 from toolkit import Backend, BackendError, MemoryBackend, RedisBackend, Server
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(params=["memory", "redis"])
-def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
-    if request.param == "redis" and anyio_backend != "asyncio":
-        pytest.skip("redis.asyncio runs on asyncio only")
-    return str(request.param)
 
 
 @asynccontextmanager
@@ -119,9 +112,8 @@ async def test_redis_backend_on_trio_says_it_needs_asyncio(redis_url: str) -> No
         await RedisBackend(redis_url).start()
 
 
-async def test_redis_down_fails_fast_and_recovers_by_itself(redis_server: RedisServer, anyio_backend: str) -> None:
-    if anyio_backend != "asyncio":
-        pytest.skip("redis.asyncio runs on asyncio only")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_redis_down_fails_fast_and_recovers_by_itself(redis_server: RedisServer) -> None:
     own = RedisServer()
     own.start()
     backend = RedisBackend(own.url, timeout=0.3)
