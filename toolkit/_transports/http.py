@@ -37,7 +37,15 @@ _ACCEPT = "application/json, text/event-stream"
 _RETRY = 1.0  # seconds before reconnecting when the server gave no `retry`
 _MAX_RETRY = 30.0  # the longest wait between failed reconnections (the delay doubles from `retry` up to this)
 _ATTEMPTS = 5  # reconnections in a row that fail (no HTTP answer at all) before giving up
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The tasks extension: tasks/get, tasks/update and tasks/cancel carry the task's id in Mcp-Name (for routing).
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def header_value(value: str) -> str:
