@@ -167,16 +167,19 @@ class TasksPeer:
 
     async def answer(self, transport: MemoryTransport, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "server/discover":
-            extensions = {"extensions": {EXTENSION: {}}} if self.tasks else {}
+            extensions: dict[str, Any] = {"extensions": {EXTENSION: {}}} if self.tasks else {}
             return {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}, **extensions}}
         if method == "initialize":
-            tasks = {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}} if self.tasks else {}
+            tasks: dict[str, Any] = {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}} if self.tasks else {}
             info = {"name": "tasks-peer", "version": "1"}
             return {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}, **tasks}, "serverInfo": info}
         if method == "tools/list":
             return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("slow", "only_task", "echo")]}
         if method == "tools/call":
             return self._call(params)
+        return await self._on_task(transport, method, params)
+
+    async def _on_task(self, transport: MemoryTransport, method: str, params: dict[str, Any]) -> dict[str, Any]:
         job = self.jobs.get(params.get("taskId"))  # type: ignore[arg-type]
         if job is None:
             raise ProtocolError(-32602, "Failed to retrieve task: Task not found")
@@ -204,7 +207,7 @@ class TasksPeer:
         if name == "only_task" and self.tasks and not wants_task:
             if not self.modern:
                 raise ProtocolError(-32601, "Task augmentation required for tools/call requests")
-            data = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+            data: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
             raise ProtocolError(-32021, "Missing required client capability", data)
         if name == "echo" or not self.tasks or not wants_task:
             return {"content": [{"type": "text", "text": f"at once: {params.get('arguments')}"}], "isError": False}
@@ -247,7 +250,7 @@ async def test_a_task_is_started_then_awaited_for_its_result(era: str) -> None:
     async with peer.client() as client:
         task = await client.start_task("slow", {"n": 1}, ttl=60)
         first = task.info
-        peer.jobs[task.id or ""].finish("done")  # type: ignore[index]
+        peer.jobs[task.id or ""].finish("done")
         with anyio.fail_after(10):
             result = await task
 
