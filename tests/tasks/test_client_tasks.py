@@ -174,7 +174,17 @@ class TasksPeer:
             info = {"name": "tasks-peer", "version": "1"}
             return {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}, **tasks}, "serverInfo": info}
         if method == "tools/list":
-            return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("slow", "only_task", "echo")]}
+            support = {"slow": "optional", "only_task": "required", "echo": "forbidden"}
+            return {
+                "tools": [
+                    {
+                        "name": n,
+                        "inputSchema": {"type": "object"},
+                        **({} if self.modern else {"execution": {"taskSupport": s}}),
+                    }
+                    for n, s in support.items()
+                ]
+            }
         if method == "tools/call":
             return self._call(params)
         return await self._on_task(transport, method, params)
@@ -434,13 +444,17 @@ async def test_a_server_without_tasks_answers_at_once_and_the_handle_is_done(era
     assert "task" not in call  # 2025-11-25: a server without tasks.requests.tools.call is not asked for one
 
 
-async def test_a_2026_server_may_answer_a_task_call_with_the_result() -> None:
-    peer = TasksPeer("2026-07-28")
+async def test_a_tool_that_is_not_run_as_a_task_answers_at_once(era: str) -> None:
+    # 2026-07-28: the server decides (this one runs echo at once); 2025-11-25: echo's taskSupport is "forbidden",
+    # so the client does not ask for a task (tools/list tells it, listed once).
+    peer = TasksPeer(era)
     async with peer.client() as client:
         task = await client.start_task("echo", {"x": 1})
         result = await task
 
     assert (task.id, result.text) == (None, "at once: {'x': 1}")
+    assert [("task" in call) for call in peer.sent("tools/call")] == [False]
+    assert len(peer.sent("tools/list")) == (0 if era == "2026-07-28" else 1)
 
 
 async def test_call_tool_runs_a_tool_the_2026_server_runs_only_as_a_task() -> None:

@@ -222,6 +222,7 @@ class Client:
         self._task_events: dict[str, anyio.Event] = {}
         self._task_tokens: dict[str, str] = {}
         self._task_wire: TaskWire | None = None
+        self._task_support: dict[str, Any] = {}  # 2025-11-25: each listed tool's execution.taskSupport
         # OpenTelemetry (docs/observability.md): the providers given; the telemetry in use (found when the client
         # connects, None while OpenTelemetry is not configured); the transport's network attributes.
         self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
@@ -555,6 +556,10 @@ class Client:
             page = _tool_list_adapter().validate_python(result.get("tools", ()))
             for definition in page:
                 self._output_schemas[definition.name] = definition.output_schema
+                execution = (definition.model_extra or {}).get("execution")  # 2025-11-25's tasks: taskSupport
+                self._task_support[definition.name] = (
+                    execution.get("taskSupport") if isinstance(execution, dict) else None
+                )
             tools.extend(page)
             cursor = result.get("nextCursor")
             if not cursor:
@@ -634,7 +639,8 @@ class Client:
 
         In 2026-07-28 the client declares the tasks extension (`io.modelcontextprotocol/tasks`) on the call, and the
         server decides whether to run it as a task; in 2025-11-25 it asks for one (`params.task`) when the server
-        declares `tasks.requests.tools.call`. A server that runs the call at once (no tasks, or its choice) answers
+        declares `tasks.requests.tools.call` and the tool's `execution.taskSupport` allows it (the tools are listed
+        once to learn it). A server that runs the call at once (no tasks, or its choice) answers
         with the result: the handle is then already done (its `id` is `None`), and this waited for the result.
 
         Questions the tool asks before the task exists (2026-07-28) are answered here, by the client's handlers;
@@ -655,7 +661,7 @@ class Client:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         modern = self.modern
-        if not modern and self._server_runs_tasks():
+        if not modern and await self._runs_as_task(name):
             params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
         token = None
         if progress is not None:
@@ -699,12 +705,18 @@ class Client:
         """
         return ToolTask(self._tasks(), TaskInfo(task_id, "working"))
 
-    def _server_runs_tasks(self) -> bool:
-        """2025-11-25: the server declares task-augmented `tools/call` (`tasks.requests.tools.call`)."""
+    async def _runs_as_task(self, name: str) -> bool:
+        """2025-11-25: whether to ask for a task: the server declares task-augmented `tools/call`
+        (`tasks.requests.tools.call`) and the tool's `execution.taskSupport` is `optional` or `required` (tasks:
+        a client MUST NOT ask for a task otherwise). The tools are listed once to learn it."""
         tasks = self.capabilities.get("tasks")
         requests = tasks.get("requests") if isinstance(tasks, dict) else None
         tools = requests.get("tools") if isinstance(requests, dict) else None
-        return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+        if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
+            return False
+        if name not in self._task_support:
+            await self.list_tools()
+        return self._task_support.get(name) in ("optional", "required")
 
     def _tasks(self) -> TaskWire:
         """What a task handle needs of this client, made once per client."""
