@@ -577,7 +577,8 @@ class Client:
 
         Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`. A tool
         that asks the user or the model is answered by the client's handlers; in 2026-07-28 the client answers
-        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round.
+        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round. A tool the server
+        runs only as a task (2026-07-28: -32021 naming the tasks extension) is run as one and waited for.
 
         Args:
             name: The tool's name.
@@ -587,13 +588,10 @@ class Client:
 
         Raises:
             ProtocolError: the server refused the request (unknown tool, malformed params, -32021 for a capability
-                this client did not declare); in 2026-07-28 also a handler's error, and -32603 after
-                `max_input_rounds` rounds.
+                this client did not declare); in 2026-07-28 also a handler's error, -32603 after `max_input_rounds`.
             TimeoutError: `timeout` expired.
         """
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
+        params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": dict(arguments)}
         tokens: list[str] = []
 
         async def send(params: dict[str, Any]) -> Any:

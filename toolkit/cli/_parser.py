@@ -133,16 +133,7 @@ def _parser() -> argparse.ArgumentParser:
             formatter_class=_RAW,
         )
     )
-    _task_options(
-        commands.add_parser(
-            "task",
-            help="a task a call started: its status, its result, or cancel it",
-            usage="toolkit task [options] {get,result,cancel} ID TARGET\n"
-            "       toolkit task [options] {get,result,cancel} ID --stdio -- COMMAND ...",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
-        )
-    )
+    _task_options(commands)
     _docs_options(
         commands.add_parser(
             "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
@@ -215,7 +206,15 @@ def _call_options(call: argparse.ArgumentParser) -> None:
     call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
 
 
-def _task_options(task: argparse.ArgumentParser) -> None:
+def _task_options(commands: Any) -> None:
+    task = commands.add_parser(
+        "task",
+        help="a task a call started: its status, its result, or cancel it",
+        usage="toolkit task [options] {get,result,cancel} ID TARGET\n"
+        "       toolkit task [options] {get,result,cancel} ID --stdio -- COMMAND ...",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
     task.add_argument(
         "action",
         choices=("get", "result", "cancel"),
