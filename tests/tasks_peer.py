@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: wir
 
 import wire
 
-from toolkit import Client, MemoryTransport, ProtocolError, StdioTransport, Transport
+from toolkit import Client, MemoryTransport, ProtocolError, StdioTransport, StreamingASGITransport, Transport
 
 __all__ = ["EXTENSION", "QUESTION", "WHEN", "Job", "TasksPeer", "command"]
 
@@ -116,6 +116,7 @@ class TasksPeer:
         self.auto = auto  # tasks move on by themselves, a step per poll (the script's way)
         self.jobs: dict[str, Job] = {}
         self.received: list[dict[str, Any]] = []
+        self.headers: dict[str, list[dict[str, str]]] = {}  # over HTTP: each request's headers, by method
         self.created = anyio.Event()
         self._answers: dict[Any, Any] = {}
         self._waiting: dict[Any, anyio.Event] = {}
@@ -132,6 +133,18 @@ class TasksPeer:
             finally:
                 await theirs.aclose()
                 tg.cancel_scope.cancel()
+
+    @asynccontextmanager
+    async def http_client(self, **options: Any) -> AsyncIterator[Client]:
+        """A new Client over HTTP (its own httpx client) to this peer served as a 2026-07-28 endpoint, in process."""
+        import httpx
+
+        transport = StreamingASGITransport(self.asgi)
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
+            Client.http("http://127.0.0.1/mcp", http_client=http, protocol="2026-07-28", **options) as client,
+        ):
+            yield client
 
     def sent(self, method: str) -> list[dict[str, Any]]:
         """The params of every `method` request the client sent."""
@@ -167,17 +180,41 @@ class TasksPeer:
         return names.get(method) or wire.RESULTS[method]
 
     async def _reply(self, transport: Transport, message: dict[str, Any]) -> None:
+        await self._send(transport, await self._response(transport, message), message["method"])
+
+    async def _response(self, transport: Transport | None, message: dict[str, Any]) -> dict[str, Any]:
         method, params = message["method"], message.get("params") or {}
         try:
             result = await self.answer(transport, method, params)
         except ProtocolError as exc:
-            await self._send(transport, {"id": message["id"], "error": exc.to_error()}, method)
-            return
+            return {"id": message["id"], "error": exc.to_error()}
         if self.modern:
             result = {"resultType": "complete", **result}
-        await self._send(transport, {"id": message["id"], "result": result}, method)
+        return {"id": message["id"], "result": result}
 
-    async def answer(self, transport: Transport, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def asgi(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The peer as a 2026-07-28 Streamable HTTP endpoint (stateless: one POST, one JSON answer), keeping each
+        request's headers in `headers`, by method."""
+        assert (scope["type"], scope["method"]) == ("http", "POST")
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        message = json.loads(body)
+        self.received.append(message)
+        headers = {name.decode(): value.decode() for name, value in scope["headers"]}
+        self.headers.setdefault(message.get("method", ""), []).append(headers)
+        if "id" not in message:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        answer = json.dumps({"jsonrpc": "2.0", **await self._response(None, message)}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": answer})
+
+    async def answer(self, transport: Transport | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "server/discover":
             self.modern, self.era = True, "2026-07-28"
             extensions: dict[str, Any] = {"extensions": {EXTENSION: {}}} if self.tasks else {}
@@ -203,7 +240,7 @@ class TasksPeer:
             return self._call(params)
         return await self._on_task(transport, method, params)
 
-    async def _on_task(self, transport: Transport, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _on_task(self, transport: Transport | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         job = self.jobs.get(params.get("taskId"))  # type: ignore[arg-type]
         if job is None:
             raise ProtocolError(-32602, "Failed to retrieve task: Task not found")
@@ -242,8 +279,9 @@ class TasksPeer:
         self.created.set()
         return {"resultType": "task", **job.wire(True)} if self.modern else {"task": job.wire(False)}
 
-    async def _result(self, transport: Transport, job: Job) -> dict[str, Any]:
+    async def _result(self, transport: Transport | None, job: Job) -> dict[str, Any]:
         """2025-11-25 tasks/result: ask the job's questions (as server requests), then wait for its end."""
+        assert transport is not None, "2025-11-25 is served on a connection"
         for key, question in list(job.questions.items()):
             request_id = f"q-{job.task_id}-{key}"
             self._waiting[request_id] = answered = anyio.Event()

@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 import wire
-from tasks_peer import EXTENSION, QUESTION, WHEN, Job, TasksPeer
+from tasks_peer import EXTENSION, QUESTION, WHEN, Job, TasksPeer, command
 
-from toolkit import ElicitRequest, ElicitResult, ProtocolError, TaskCancelledError, TaskInfo, ToolTask
+from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, TaskCancelledError, TaskInfo, ToolTask
 
 pytestmark = pytest.mark.anyio
 
@@ -278,3 +278,67 @@ async def test_a_client_picks_up_a_task_of_its_own_connection_while_it_runs(era:
             results = [(await started).text, (await other).text]
 
     assert results == ["one result for both", "one result for both"]
+
+
+# -- over HTTP (2026-07-28) --------------------------------------------------------------------------------------
+
+
+async def test_over_http_task_requests_name_the_task_in_mcp_name_and_another_client_picks_it_up() -> None:
+    asked: list[str] = []
+    peer = TasksPeer("2026-07-28")
+
+    def handler(request: ElicitRequest) -> ElicitResult[Any]:
+        asked.append(request.message)
+        return ElicitResult.accept({"name": "Ada"})
+
+    async with peer.http_client() as client:
+        task = await client.start_task("slow", {"n": 1})
+        assert (await task.status()).status == "working"
+    job = peer.jobs["task-1"]
+    job.status, job.questions = "input_required", {"name": QUESTION}
+    async with peer.http_client(elicitation_handler=handler) as other:
+        again = other.task("task-1")
+        with anyio.fail_after(10):
+            async for info in again.watch():
+                if info.status == "working" and job.answers:
+                    job.finish("finished for another client")
+            result = await again
+
+    assert (result.text, asked) == ("finished for another client", ["Your name?"])
+    for method in ("tasks/get", "tasks/update"):
+        for headers in peer.headers[method]:
+            assert (headers["mcp-method"], headers["mcp-name"]) == (method, "task-1")
+            assert headers["mcp-protocol-version"] == "2026-07-28"
+    assert peer.headers["tools/call"][0]["mcp-name"] == "slow"
+
+
+async def test_over_http_a_cancel_names_the_task_too() -> None:
+    peer = TasksPeer("2026-07-28")
+    async with peer.http_client() as client:
+        task = await client.start_task("slow")
+        await task.cancel()
+        with anyio.fail_after(10), pytest.raises(TaskCancelledError):
+            await task
+
+    (headers,) = peer.headers["tasks/cancel"]
+    assert (headers["mcp-method"], headers["mcp-name"]) == ("tasks/cancel", "task-1")
+
+
+# -- over stdio, the peer's tasks moving on by themselves --------------------------------------------------------
+
+
+async def test_over_stdio_a_task_is_followed_to_its_result_and_its_question_answered(era: str) -> None:
+    protocol = "2026-07-28" if era == "2026-07-28" else "handshake"
+
+    def handler(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Grace"})
+
+    async with Client.stdio(command(), protocol=protocol, elicitation_handler=handler) as client:
+        with anyio.fail_after(30):
+            slow = await client.start_task("slow", {"n": 5})
+            states = [(info.status, info.status_message) async for info in slow.watch()]
+            result = await slow
+            greeting = await (await client.start_task("ask")).result()
+
+    assert states == [("working", "step 1 of 2"), ("working", "step 2 of 2"), ("completed", "step 2 of 2")]
+    assert (result.text, greeting.text) == ('slow done: {"n": 5}', "hello Grace")
