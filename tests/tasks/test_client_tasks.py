@@ -10,7 +10,16 @@ import pytest
 import wire
 from tasks_peer import EXTENSION, QUESTION, WHEN, Job, TasksPeer, command
 
-from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, TaskCancelledError, TaskInfo, ToolTask
+from toolkit import (
+    Client,
+    ElicitRequest,
+    ElicitResult,
+    ProtocolError,
+    ProtocolMode,
+    TaskCancelledError,
+    TaskInfo,
+    ToolTask,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -328,7 +337,7 @@ async def test_over_http_a_cancel_names_the_task_too() -> None:
 
 
 async def test_over_stdio_a_task_is_followed_to_its_result_and_its_question_answered(era: str) -> None:
-    protocol = "2026-07-28" if era == "2026-07-28" else "handshake"
+    protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
 
     def handler(request: ElicitRequest) -> ElicitResult[Any]:
         return ElicitResult.accept({"name": "Grace"})
