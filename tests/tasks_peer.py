@@ -55,6 +55,7 @@ class Job:
         self.answers: dict[str, Any] = {}
         self.ended = anyio.Event()
         self.polls = 0
+        self.poll_ms = 10  # the poll interval it suggests
 
     def finish(self, text: str, *, is_error: bool = False) -> None:
         self.status = "completed"  # 2026-07-28: a tool error completes the task (2025-11-25 says failed)
@@ -91,8 +92,8 @@ class Job:
         if self.message is not None:
             task["statusMessage"] = self.message
         if not modern:
-            return {**task, "ttl": 60000, "pollInterval": 10}
-        task |= {"ttlMs": 60000, "pollIntervalMs": 10}
+            return {**task, "ttl": 60000, "pollInterval": self.poll_ms}
+        task |= {"ttlMs": 60000, "pollIntervalMs": self.poll_ms}
         if self.status == "input_required":
             task["inputRequests"] = self.questions
         elif self.status == "completed":
@@ -117,6 +118,8 @@ class TasksPeer:
         self.jobs: dict[str, Job] = {}
         self.received: list[dict[str, Any]] = []
         self.headers: dict[str, list[dict[str, str]]] = {}  # over HTTP: each request's headers, by method
+        self.poll_ms = 10  # the poll interval its tasks suggest
+        self.notifies = False  # 2026-07-28: it sends notifications/tasks on subscriptions/listen
         self.created = anyio.Event()
         self._answers: dict[Any, Any] = {}
         self._waiting: dict[Any, anyio.Event] = {}
@@ -238,7 +241,25 @@ class TasksPeer:
             }
         if method == "tools/call":
             return self._call(params)
+        if method == "subscriptions/listen":
+            return await self._listen(transport, params)
         return await self._on_task(transport, method, params)
+
+    async def _listen(self, transport: Transport | None, params: dict[str, Any]) -> dict[str, Any]:
+        """2026-07-28 subscriptions/listen for tasks: acknowledged, then `notifications/tasks` once each task ends."""
+        if not self.notifies or transport is None:
+            raise ProtocolError(-32601, "Method not found: subscriptions/listen")
+        task_ids = [i for i in params.get("notifications", {}).get("taskIds", []) if i in self.jobs]
+        acknowledged = {"notifications": {"taskIds": task_ids}}
+        await self._send(
+            transport, {"method": "notifications/subscriptions/acknowledged", "params": acknowledged}, None
+        )
+        for task_id in task_ids:
+            job = self.jobs[task_id]
+            await job.ended.wait()
+            await self._send(transport, {"method": "notifications/tasks", "params": job.wire(True)}, None)
+        await anyio.sleep_forever()  # open until the client cancels it
+        raise AssertionError("unreachable")
 
     async def _on_task(self, transport: Transport | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         job = self.jobs.get(params.get("taskId"))  # type: ignore[arg-type]
@@ -275,6 +296,7 @@ class TasksPeer:
         if name == "echo" or not self.tasks or not wants_task:
             return {"content": [{"type": "text", "text": f"at once: {params.get('arguments')}"}], "isError": False}
         job = Job(f"task-{len(self.jobs) + 1}", name, params.get("arguments") or {})
+        job.poll_ms = self.poll_ms
         self.jobs[job.task_id] = job
         self.created.set()
         return {"resultType": "task", **job.wire(True)} if self.modern else {"task": job.wire(False)}

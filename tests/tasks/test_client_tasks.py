@@ -258,6 +258,27 @@ async def test_call_tool_runs_a_tool_the_2026_server_runs_only_as_a_task() -> No
     assert second["_meta"][wire.CAPABILITIES_KEY]["extensions"] == {EXTENSION: {}}
 
 
+async def test_a_2026_status_notification_wakes_the_wait_before_the_next_poll() -> None:
+    peer = TasksPeer("2026-07-28")
+    peer.poll_ms, peer.notifies = 3_600_000, True  # an hour between polls: only the notification can end the wait
+    async with peer.client() as client, anyio.create_task_group() as tg:
+        task = await client.start_task("slow")
+
+        async def finish_once_listening() -> None:
+            while not peer.sent("subscriptions/listen"):
+                await anyio.wait_all_tasks_blocked()
+            peer.jobs["task-1"].finish("heard")
+
+        tg.start_soon(finish_once_listening)
+        with anyio.fail_after(10):
+            result = await task
+
+    (listen,) = peer.sent("subscriptions/listen")
+    assert listen["notifications"] == {"taskIds": ["task-1"]}
+    assert listen["_meta"][wire.CAPABILITIES_KEY]["extensions"] == {EXTENSION: {}}
+    assert (result.text, len(peer.sent("tasks/get"))) == ("heard", 2)  # the first poll, and the one it woke
+
+
 # -- picking a task up again -------------------------------------------------------------------------------------
 
 

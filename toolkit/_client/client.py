@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -732,7 +733,16 @@ class Client:
                     await self._check_output(name, result)
                 return result
 
-            self._task_wire = TaskWire(self.modern, request, self._handlers.answer, finish, self._woken, self._ended)
+            async def listen(task_id: str) -> None:
+                # Held open until the handle stops waiting; a server that refuses it (or has no such stream) is
+                # polled all the same.
+                params = {"notifications": {"taskIds": [task_id]}, "_meta": {CAPABILITIES_KEY: capabilities}}
+                with contextlib.suppress(ProtocolError, MessageError):
+                    await self._request("subscriptions/listen", params, stream=True)
+
+            self._task_wire = TaskWire(
+                self.modern, request, self._handlers.answer, finish, self._woken, self._ended, listen
+            )
         return self._task_wire
 
     def _woken(self, task_id: str) -> anyio.Event:

@@ -13,7 +13,7 @@ the client's handlers answer as for a plain call).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -114,7 +114,8 @@ Finish = Callable[[str | None, Any], Awaitable[CallToolResult]]
 class TaskWire:
     """What a handle needs of its client: the era; how to send a task request, answer a question, and turn a raw
     result into a checked `CallToolResult` (for the tool named, if known); the event a status notification for a task
-    sets (`woken`); and what to call once the task has ended (`done`)."""
+    sets (`woken`); what to call once the task has ended (`done`); and how to hear a task's status notifications
+    (2026-07-28: a `subscriptions/listen` stream, held open until cancelled; `listen`)."""
 
     modern: bool
     request: Request
@@ -122,6 +123,7 @@ class TaskWire:
     finish: Finish
     woken: Callable[[str], anyio.Event]
     done: Callable[[str], None]
+    listen: Callable[[str], Coroutine[Any, Any, None]]
 
 
 class ToolTask:
@@ -267,8 +269,21 @@ class ToolTask:
             ProtocolError: the task failed with a JSON-RPC error (its code and message), or the server refused a
                 request (-32602: the task is unknown to it, or expired).
         """
-        async for _ in self.watch(poll_interval=poll_interval):
-            pass
+        if self._wire.modern and not self.done:
+            # 2026-07-28: status notifications (notifications/tasks) wake the polls early, where the server sends them.
+            failed: Exception | None = None
+            async with anyio.create_task_group() as tg:
+                assert self._info is not None
+                tg.start_soon(self._wire.listen, self._info.task_id)
+                try:
+                    await self._follow(poll_interval)
+                except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
+                    failed = exc
+                tg.cancel_scope.cancel()
+            if failed is not None:
+                raise failed
+        else:
+            await self._follow(poll_interval)
         if self._info is not None and self._info.status == "cancelled":
             raise TaskCancelledError(self._info.task_id, self._info.status_message)
         if self._error is not None:
@@ -276,6 +291,10 @@ class ToolTask:
         if self._raw is None:
             raise ProtocolError(INTERNAL_ERROR, f"task {self.id} ended without a result")
         return await self._wire.finish(self._name, self._raw)
+
+    async def _follow(self, poll_interval: float | None) -> None:
+        async for _ in self.watch(poll_interval=poll_interval):
+            pass
 
     async def cancel(self) -> None:
         """Ask the server to cancel the task (`tasks/cancel`). Cancellation is cooperative: the task may still end
