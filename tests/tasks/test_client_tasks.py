@@ -100,6 +100,14 @@ async def test_every_2026_request_on_a_task_declares_the_extension() -> None:
 # -- questions ---------------------------------------------------------------------------------------------------
 
 
+async def asking(client: Client, peer: TasksPeer) -> tuple[ToolTask, Job]:
+    """A task started, then waiting for the user's name."""
+    task = await client.start_task("slow")
+    job = peer.jobs["task-1"]
+    job.status, job.questions = "input_required", {"name": QUESTION}
+    return task, job
+
+
 async def test_a_task_that_asks_is_answered_by_the_clients_elicitation_handler(era: str) -> None:
     asked: list[ElicitRequest] = []
     peer = TasksPeer(era)
@@ -110,9 +118,7 @@ async def test_a_task_that_asks_is_answered_by_the_clients_elicitation_handler(e
         return ElicitResult.accept({"name": "Ada"})
 
     async with peer.client(elicitation_handler=handler) as client:
-        task = await client.start_task("slow")
-        job = peer.jobs["task-1"]
-        job.status, job.questions = "input_required", {"name": QUESTION}
+        task, job = await asking(client, peer)
         with anyio.fail_after(10):
             result = await task
 
@@ -136,9 +142,7 @@ async def test_a_question_seen_in_several_polls_is_answered_once() -> None:
         return ElicitResult.accept({"name": "Ada"})
 
     async with peer.client(elicitation_handler=handler) as client:
-        task = await client.start_task("slow")
-        job = peer.jobs["task-1"]
-        job.status, job.questions = "input_required", {"name": QUESTION}
+        task, job = await asking(client, peer)
         with anyio.fail_after(10):
             async for info in task.watch():
                 if info.status == "working" and job.answers:
