@@ -337,5 +337,25 @@ async def _main() -> None:
         tg.cancel_scope.cancel()
 
 
+def _serve_http() -> None:
+    """`python tasks_peer.py --http`: the peer as a 2026-07-28 endpoint on 127.0.0.1, on a port the system picks,
+    announced on stderr as `toolkit serve --http` does (tests/served.py waits for that line)."""
+    import socket
+
+    import uvicorn
+
+    peer = TasksPeer("2026-07-28", auto=True)
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    port = listening.getsockname()[1]
+    print(f"toolkit: serving on http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
+    server = uvicorn.Server(uvicorn.Config(peer.asgi, log_level="warning", lifespan="off", interface="asgi3"))
+    server.run(sockets=[listening])
+
+
 if __name__ == "__main__":
-    anyio.run(_main)
+    if sys.argv[1:] == ["--http"]:
+        _serve_http()
+    else:
+        anyio.run(_main)

@@ -3,10 +3,16 @@ of tests/tasks_peer.py served over stdio (its tasks move on a step per poll)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import tasks_peer
 from cli_helpers import outcome, toolkit
-from tasks_peer import command
+from served import Served
+from tasks_peer import WHEN, command
 
 PEER = ["--", *command()]
+TASKS_PEER = Path(tasks_peer.__file__)
 STEPS = "task task-1: working (step 1 of 2)\ntask task-1: working (step 2 of 2)\ntask task-1: completed (step 2 of 2)\n"
 
 
@@ -58,3 +64,37 @@ def test_task_needs_an_action_an_id_and_a_target() -> None:
     assert (no_target.returncode, bad_action.returncode) == (2, 2)
     assert "TARGET is required" in no_target.stderr
     assert "invalid choice: 'wait'" in bad_action.stderr
+
+
+def test_over_http_a_detached_task_is_picked_up_again_by_later_commands() -> None:
+    served = Served(TASKS_PEER, "--http", script=True)
+    try:
+        url = served.url
+        detached = toolkit("call", "--detach", url, "slow", "n=7")
+        first = toolkit("task", "get", "task-1", url)
+        raw = toolkit("task", "get", "task-1", url, "--raw")
+        result = toolkit("task", "result", "task-1", url)
+        toolkit("call", "--detach", url, "slow", "n=8")
+        cancelled = toolkit("task", "cancel", "task-2", url)
+        after = toolkit("task", "result", "task-2", url)
+    finally:
+        served.close()
+
+    assert outcome(detached) == (
+        0,
+        "task-1\n",
+        f"toolkit: task task-1 runs on; its result: toolkit task result task-1 {url}\n",
+    )
+    assert outcome(first) == (0, "task task-1: working (step 1 of 2)\n", "")
+    assert json.loads(raw.stdout) == {
+        "task_id": "task-1",
+        "status": "working",
+        "status_message": "step 2 of 2",
+        "created_at": WHEN,
+        "last_updated_at": WHEN,
+        "ttl": 60.0,
+        "poll_interval": 0.01,
+    }
+    assert outcome(result) == (0, 'slow done: {"n": 7}\n', "task task-1: completed (step 2 of 2)\n")
+    assert outcome(cancelled) == (0, "cancelled task-2\n", "")
+    assert outcome(after) == (2, "", "task task-2: cancelled\ntoolkit: error: task task-2 was cancelled\n")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -122,7 +123,7 @@ def task_command(args: argparse.Namespace, out: TextIO) -> int:
         return print_result(outcome, raw=args.raw, out=out)
     if isinstance(outcome, TaskInfo):
         if args.raw:
-            print(json.dumps(_info_json(outcome), indent=2, ensure_ascii=False), file=out)
+            print(json.dumps(dataclasses.asdict(outcome), indent=2, ensure_ascii=False), file=out)
         else:
             print(status_line(outcome), file=out)
         return 0
@@ -141,18 +142,6 @@ async def _act(client: Client, args: argparse.Namespace, bar: ProgressBar | None
         return await follow(task, bar)
     with anyio.fail_after(args.timeout):
         return await follow(task, bar)
-
-
-def _info_json(info: TaskInfo) -> dict[str, Any]:
-    return {
-        "taskId": info.task_id,
-        "status": info.status,
-        "statusMessage": info.status_message,
-        "createdAt": info.created_at,
-        "lastUpdatedAt": info.last_updated_at,
-        "ttl": info.ttl,
-        "pollInterval": info.poll_interval,
-    }
 
 
 def detached(task_id: str, args: argparse.Namespace, out: TextIO) -> int:
