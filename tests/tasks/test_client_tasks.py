@@ -294,10 +294,12 @@ async def test_a_new_client_picks_a_task_up_by_its_id(era: str) -> None:
     peer.jobs[task_id].finish("finished while nobody was connected")
     async with peer.client() as again:
         task = again.task(task_id)
+        unseen = (task.id, task.info, task.done)
         with anyio.fail_after(10):
             state = await task.status()
             result = await task
 
+    assert unseen == (task_id, None, False)  # nothing known before the first poll
     assert (state.status, result.text) == ("completed", "finished while nobody was connected")
 
 

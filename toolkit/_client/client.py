@@ -54,7 +54,7 @@ from toolkit._version import __version__
 from .opened import OpenedTransport
 from .peer import Peer
 from .schema_check import OutputCheck
-from .tasks import TASKS_EXTENSION, TaskInfo, TaskWire, ToolTask, created_task
+from .tasks import TASKS_EXTENSION, TaskWire, ToolTask, created_task
 
 if TYPE_CHECKING:
     import httpx
@@ -683,7 +683,7 @@ class Client:
             return ToolTask(wire, None, name, raw=raw)
         if token is not None:
             self._task_tokens[info.task_id] = token
-        return ToolTask(wire, info, name)
+        return ToolTask(wire, info.task_id, name, info=info)
 
     async def _as_task(
         self, refused: ProtocolError, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None
@@ -702,7 +702,7 @@ class Client:
 
         The handle does not know which tool the task runs, so its result is not checked against an `outputSchema`.
         """
-        return ToolTask(self._tasks(), TaskInfo(task_id, "working"))
+        return ToolTask(self._tasks(), task_id)
 
     async def _runs_as_task(self, name: str) -> bool:
         """2025-11-25: whether to ask for a task: the server declares task-augmented `tools/call`

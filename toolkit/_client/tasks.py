@@ -137,8 +137,17 @@ class ToolTask:
     server may) answers with the result at once: the handle is then done, and its `id` is `None`.
     """
 
-    def __init__(self, wire: TaskWire, info: TaskInfo | None, name: str | None = None, *, raw: Any = None) -> None:
+    def __init__(
+        self,
+        wire: TaskWire,
+        task_id: str | None,
+        name: str | None = None,
+        *,
+        info: TaskInfo | None = None,
+        raw: Any = None,
+    ) -> None:
         self._wire = wire
+        self._id = task_id
         self._info = info
         self._raw = raw  # the final result (a dict), once known
         self._error: ProtocolError | None = None
@@ -149,17 +158,18 @@ class ToolTask:
     @property
     def id(self) -> str | None:
         """The task's id (`None` when the server answered with the result at once)."""
-        return self._info.task_id if self._info is not None else None
+        return self._id
 
     @property
     def info(self) -> TaskInfo | None:
-        """The task's state when last seen (by the call that created it, a poll or a notification)."""
+        """The task's state when last seen (by the call that created it, or a poll); `None` before the first poll of
+        a handle from [`Client.task`][toolkit.Client.task]."""
         return self._info
 
     @property
     def done(self) -> bool:
         """Whether the task has ended, as last seen (without asking the server)."""
-        return self._info is None or self._info.done
+        return self._id is None or (self._info is not None and self._info.done)
 
     def __await__(self) -> Generator[Any, None, CallToolResult]:
         return self.result().__await__()
@@ -170,24 +180,24 @@ class ToolTask:
         Raises:
             ProtocolError: -32602 for a task the server does not know (expired, another user's, a wrong id).
         """
-        if self._info is None:
+        if self._id is None:
             raise RuntimeError("the server answered this call at once: there is no task to ask about")
-        if self._info.done and (self._raw is not None or self._error is not None):
+        if self._info is not None and self._info.done and (self._raw is not None or self._error is not None):
             return self._info
-        got = await self._wire.request("tasks/get", {"taskId": self._info.task_id})
+        got = await self._wire.request("tasks/get", {"taskId": self._id})
         if not isinstance(got, dict):
             raise ProtocolError(INTERNAL_ERROR, "the server answered tasks/get with something that is not a task")
-        self._seen(got)
-        return self._info
+        return self._seen(got)
 
-    def _seen(self, task: dict[str, Any]) -> None:
-        """Take in a task's state (tasks/get, a notification): its final result or error too, in 2026-07-28."""
-        self._info = TaskInfo.from_wire(task)
-        self._pending = task.get("inputRequests") if self._info.status == "input_required" else None
-        if self._wire.modern and self._info.status == "completed" and isinstance(task.get("result"), dict):
+    def _seen(self, task: dict[str, Any]) -> TaskInfo:
+        """Take in a task's state (tasks/get, a cancel): its final result or error too, in 2026-07-28."""
+        info = self._info = TaskInfo.from_wire(task)
+        self._pending = task.get("inputRequests") if info.status == "input_required" else None
+        if self._wire.modern and info.status == "completed" and isinstance(task.get("result"), dict):
             self._raw = task["result"]
-        elif self._wire.modern and self._info.status == "failed":
+        elif self._wire.modern and info.status == "failed":
             self._error = error_of(task.get("error"))
+        return info
 
     async def watch(self, *, poll_interval: float | None = None) -> AsyncIterator[TaskInfo]:
         """Follow the task until it ends: yields its state each time it changes, answers its questions on the way.
@@ -199,7 +209,7 @@ class ToolTask:
         Raises:
             ProtocolError: the server refused a request (an unknown or expired task: -32602).
         """
-        if self._info is None:
+        if self._id is None:
             return
         last: TaskInfo | None = None
         while True:
@@ -223,7 +233,7 @@ class ToolTask:
 
     async def _answer(self) -> bool:
         """Answer the task's questions: whether the wait for its next state should skip the pause."""
-        assert self._info is not None
+        assert self._id is not None
         if not self._wire.modern:
             # 2025-11-25: the server asks its questions while tasks/result waits for the end of the task.
             await self._take_result()
@@ -236,16 +246,15 @@ class ToolTask:
         for key, request in fresh.items():  # one at a time, in the server's order, as for a plain call
             responses[key] = await self._wire.answer(str(request.get("method")), request.get("params"), key)
         self._answered.update(responses)
-        await self._wire.request("tasks/update", {"taskId": self._info.task_id, "inputResponses": responses})
+        await self._wire.request("tasks/update", {"taskId": self._id, "inputResponses": responses})
         return True
 
     async def _take_result(self) -> None:
         """2025-11-25: `tasks/result`, which blocks until the task ends: its result, or the error it ended with."""
-        assert self._info is not None
         if self._raw is not None or self._error is not None:
             return
         try:
-            self._raw = await self._wire.request("tasks/result", {"taskId": self._info.task_id})
+            self._raw = await self._wire.request("tasks/result", {"taskId": self._id})
         except ProtocolError as exc:
             if type(exc) is not ProtocolError:  # the connection closed, a message too large: not the task's error
                 raise
@@ -269,12 +278,11 @@ class ToolTask:
             ProtocolError: the task failed with a JSON-RPC error (its code and message), or the server refused a
                 request (-32602: the task is unknown to it, or expired).
         """
-        if self._wire.modern and not self.done:
+        if self._wire.modern and self._id is not None and not self.done:
             # 2026-07-28: status notifications (notifications/tasks) wake the polls early, where the server sends them.
             failed: Exception | None = None
             async with anyio.create_task_group() as tg:
-                assert self._info is not None
-                tg.start_soon(self._wire.listen, self._info.task_id)
+                tg.start_soon(self._wire.listen, self._id)
                 try:
                     await self._follow(poll_interval)
                 except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
@@ -303,9 +311,9 @@ class ToolTask:
         Raises:
             ProtocolError: -32602 for a task the server does not know, or (2025-11-25) one that has already ended.
         """
-        if self._info is None:
+        if self._id is None:
             return
-        got = await self._wire.request("tasks/cancel", {"taskId": self._info.task_id})
+        got = await self._wire.request("tasks/cancel", {"taskId": self._id})
         if not self._wire.modern and isinstance(got, dict) and "status" in got:
             self._seen(got)  # 2025-11-25 answers with the task, now cancelled
 
