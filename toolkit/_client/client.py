@@ -557,7 +557,8 @@ class Client:
             page = _tool_list_adapter().validate_python(result.get("tools", ()))
             for definition in page:
                 self._output_schemas[definition.name] = definition.output_schema
-                execution = (definition.model_extra or {}).get("execution")  # 2025-11-25's tasks: taskSupport
+                # 2025-11-25's tasks: execution.taskSupport (a field of ToolDefinition, or kept as an extra one)
+                execution = getattr(definition, "execution", None) or (definition.model_extra or {}).get("execution")
                 self._task_support[definition.name] = (
                     execution.get("taskSupport") if isinstance(execution, dict) else None
                 )
