@@ -40,6 +40,7 @@ from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
@@ -580,7 +581,8 @@ class Client:
         Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`. A tool
         that asks the user or the model is answered by the client's handlers; in 2026-07-28 the client answers
         each `InputRequiredResult` and retries the call itself, and `timeout` spans every round. A tool the server
-        runs only as a task (2026-07-28: -32021 naming the tasks extension) is run as one and waited for.
+        runs only as a task (-32021 naming the tasks extension; in 2025-11-25, -32601 for a tool whose taskSupport
+        is `required`) is run as one and waited for.
 
         Args:
             name: The tool's name.
@@ -605,12 +607,12 @@ class Client:
             return await self._request("tools/call", params)
 
         async def call() -> Any:
-            if not self.modern:
-                return await send(params)
-            # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
             try:
+                if not self.modern:
+                    return await send(params)
+                # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
                 return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
-            except ProtocolError as exc:
+            except ProtocolError as exc:  # a tool the server runs only as a task is run as one
                 return await self._as_task(exc, name, arguments, progress)
 
         try:
@@ -689,12 +691,22 @@ class Client:
     async def _as_task(
         self, refused: ProtocolError, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None
     ) -> Any:
-        """A call the server refused for want of the tasks extension (it runs that tool only as a task), run as a
-        task and waited for: its raw result. Any other refusal is raised."""
-        if not _needs_tasks(refused):
+        """A call the server refused because it runs that tool only as a task, run as a task and waited for: its raw
+        result. 2026-07-28 says so with -32021 naming the tasks extension; 2025-11-25 with -32601 for a tool whose
+        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised."""
+        if self.modern:
+            if not _needs_tasks(refused):
+                raise refused
+        elif refused.code != METHOD_NOT_FOUND or not await self._task_required(name):
             raise refused
         task = await self.start_task(name, arguments, progress=progress)
         return (await task.result()).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _task_required(self, name: str) -> bool:
+        """2025-11-25: the tool's `execution.taskSupport` is `required` (the tools listed once to learn it)."""
+        if name not in self._task_support:
+            await self.list_tools()
+        return self._task_support.get(name) == "required"
 
     def task(self, task_id: str) -> ToolTask:
         """A handle on a task started earlier, by this client or another (after a reconnect, from another process):
@@ -714,9 +726,7 @@ class Client:
         tools = requests.get("tools") if isinstance(requests, dict) else None
         if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
             return False
-        if name not in self._task_support:
-            await self.list_tools()
-        return self._task_support.get(name) in ("optional", "required")
+        return await self._task_required(name) or self._task_support.get(name) == "optional"
 
     def _tasks(self) -> TaskWire:
         """What a task handle needs of this client, made once per client."""
