@@ -89,6 +89,7 @@ __all__ = [
     "Lifespan",
     "LogLevel",
     "LogMessage",
+    "MemoryTaskStore",
     "MemoryTransport",
     "MessageError",
     "Middleware",
@@ -116,6 +117,7 @@ __all__ = [
     "Server",
     "SessionStore",
     "SqliteSessionStore",
+    "SqliteTaskStore",
     "StartupError",
     "StaticTokenVerifier",
     "StdioTransport",
@@ -123,6 +125,8 @@ __all__ = [
     "StreamingASGITransport",
     "TaskCancelledError",
     "TaskInfo",
+    "TaskRecord",
+    "TaskStore",
     "TextContent",
     "TextResourceContents",
     "TokenVerifier",
@@ -152,6 +156,8 @@ if typing.TYPE_CHECKING:
     from ._http.limits import RateLimit
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
+    from ._tasks.sqlite import SqliteTaskStore
+    from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
     from ._transports.asgi import StreamingASGITransport
     from ._transports.memory import MemoryTransport
@@ -175,6 +181,9 @@ _LAZY |= dict.fromkeys(
 _LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
 _LAZY["RateLimit"] = "._http.limits"
 _LAZY["MemoryTransport"] = "._transports.memory"
+# The task stores: a server picks one with `Server(task_store=...)`.
+_LAZY |= dict.fromkeys(("MemoryTaskStore", "TaskRecord", "TaskStore"), "._tasks.store")
+_LAZY["SqliteTaskStore"] = "._tasks.sqlite"
 
 
 def _public(obj: object) -> None:
