@@ -3,11 +3,17 @@ in both eras, in memory: the test decides when a task ends, what it asks and how
 
 from __future__ import annotations
 
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 import wire
+from servers import client_tasks
 from tasks_peer import EXTENSION, QUESTION, WHEN, Job, TasksPeer, command
 
 from toolkit import (
@@ -16,6 +22,7 @@ from toolkit import (
     ElicitResult,
     ProtocolError,
     ProtocolMode,
+    StreamingASGITransport,
     TaskCancelledError,
     TaskInfo,
     ToolTask,
@@ -381,3 +388,131 @@ async def test_over_stdio_a_task_is_followed_to_its_result_and_its_question_answ
 
     assert states == [("working", "step 1 of 2"), ("working", "step 2 of 2"), ("completed", "step 2 of 2")]
     assert (result.text, greeting.text) == ('slow done: {"n": 5}', "hello Grace")
+
+
+# -- against a toolkit server (@tool(task=...)): memory, stdio and HTTP, both eras -------------------------------
+
+SERVER = Path(client_tasks.__file__)
+
+
+@asynccontextmanager
+async def toolkit_client(where: str, era: str, backend: str, **options: Any) -> AsyncIterator[Client]:
+    protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
+    if where == "memory":
+        async with Client(client_tasks.build(), protocol=protocol, **options) as client:
+            yield client
+    elif where == "stdio":
+        async with Client.stdio([sys.executable, str(SERVER)], protocol=protocol, **options) as client:
+            yield client
+    else:
+        server = client_tasks.build()
+        # Running around the app, as an ASGI server's lifespan does: the tasks outlive each request.
+        async with (
+            server.running(),
+            httpx.AsyncClient(transport=StreamingASGITransport(server.http_app()), base_url="http://127.0.0.1") as http,
+            Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol, **options) as client,
+        ):
+            yield client
+
+
+@pytest.mark.parametrize("where", ["memory", "stdio", "http"])
+async def test_a_toolkit_task_tool_is_started_followed_and_awaited(where: str, era: str, anyio_backend: str) -> None:
+    async with toolkit_client(where, era, anyio_backend) as client:
+        with anyio.fail_after(30):
+            task = await client.start_task("count", {"n": 3})
+            states = [info.status async for info in task.watch()]
+            result = await task
+            plain = await client.start_task("fails")
+            failed = await plain
+
+    assert task.id is not None
+    assert states[-1] == "completed"
+    assert set(states) <= {"working", "completed"}
+    assert result.text == "counted to 3"
+    assert (failed.is_error, failed.text) == (True, "it failed")
+
+
+@pytest.mark.parametrize("where", ["memory", "http"])
+async def test_a_toolkit_task_is_cancelled(where: str, era: str, anyio_backend: str) -> None:
+    async with toolkit_client(where, era, anyio_backend) as client:
+        with anyio.fail_after(30):
+            task = await client.start_task("forever")
+            await task.cancel()
+            with pytest.raises(TaskCancelledError):
+                await task
+
+
+@pytest.mark.parametrize("where", ["memory", "http"])
+async def test_call_tool_waits_for_a_tool_the_toolkit_server_runs_only_as_a_task(
+    where: str, era: str, anyio_backend: str
+) -> None:
+    async with toolkit_client(where, era, anyio_backend) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("report", {"weeks": 4})
+
+    assert result.text == "report of 4 weeks"
+
+
+async def test_a_toolkit_tasks_question_is_answered_by_the_elicitation_handler() -> None:
+    # 2026-07-28: inputRequests in tasks/get, answered with tasks/update. (2025-11-25's questions ride on
+    # tasks/result, which the server side does not send yet: the tasks peer above covers the client's part.)
+    asked: list[str] = []
+
+    def handler(request: ElicitRequest) -> ElicitResult[Any]:
+        asked.append(request.message)
+        return ElicitResult.accept({})
+
+    async with Client(client_tasks.build(), protocol="2026-07-28", elicitation_handler=handler) as client:
+        with anyio.fail_after(30):
+            result = await (await client.start_task("rebuild", {"name": "search"})).result()
+
+    assert (result.text, asked) == ("rebuilt search", ["Rebuild search?"])
+
+
+async def test_a_toolkit_task_is_picked_up_by_id_from_a_new_connection(era: str) -> None:
+    server = client_tasks.build()
+    protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
+    client_tasks.GATE.clear()
+    try:
+        async with server.running():  # the server runs on (as one serving many connections does) between them
+            async with Client(server, protocol=protocol) as client:
+                task_id = (await client.start_task("gate")).id
+            assert task_id is not None
+            client_tasks.GATE.set()
+            async with Client(server, protocol=protocol) as again:
+                with anyio.fail_after(30):
+                    result = await again.task(task_id)
+    finally:
+        client_tasks.GATE.set()
+
+    assert result.text == "opened"
+
+
+async def test_over_http_another_client_picks_a_toolkit_task_up_by_id(era: str) -> None:
+    server = client_tasks.build()
+    app = server.http_app()
+    protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
+
+    @asynccontextmanager
+    async def connected() -> AsyncIterator[Client]:
+        """A new Client with its own HTTP client: a new session (2025-11-25), nothing shared but the server."""
+        async with (
+            httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://127.0.0.1") as http,
+            Client.http("http://127.0.0.1/mcp", http_client=http, protocol=protocol) as client,
+        ):
+            yield client
+
+    client_tasks.GATE.clear()
+    try:
+        async with server.running():  # as an ASGI server's lifespan: the server runs on between the clients
+            async with connected() as client:
+                task_id = (await client.start_task("gate")).id
+                assert (await client.task(task_id or "").status()).status == "working"
+            client_tasks.GATE.set()
+            async with connected() as other:
+                with anyio.fail_after(30):
+                    result = await other.task(task_id or "")
+    finally:
+        client_tasks.GATE.set()
+
+    assert result.text == "opened"
