@@ -30,3 +30,49 @@ def test_a_tool_the_server_runs_at_once_gives_its_result_and_no_task_states(
 
     assert (result.text, states) == ("counted to 2", [])
     assert progress == [Progress(1, 2, None), Progress(2, 2, None)]
+
+
+@tool(task="optional")
+async def rebuild(name: str, ctx: Context) -> str:
+    """Rebuild an index, after asking."""
+    if not (await ctx.confirm(f"Rebuild {name}?")).accepted:
+        return "left alone"
+    return f"rebuilt {name}"
+
+
+@tool(task="required")
+def report(weeks: int) -> str:
+    """Only ever a task."""
+    return f"report of {weeks} weeks"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+def test_a_task_tool_runs_as_a_task_and_its_states_are_kept(
+    protocol: Literal["2026-07-28", "handshake"], backend: Literal["asyncio", "trio"]
+) -> None:
+    with ToolTester([rebuild, report], protocol=protocol, backend=backend) as tester:
+        result = tester.call_task("report", weeks=3)
+        states = [state.status for state in tester.task_states]
+        task_ids = {state.task_id for state in tester.task_states}
+        plain = tester.call("report", weeks=4)  # call_tool runs a task-only tool as a task, and waits
+
+    assert (result.text, plain.text) == ("report of 3 weeks", "report of 4 weeks")
+    assert states[-1] == "completed"
+    assert len(task_ids) == 1  # one task, seen in each state
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize(("script", "expected"), [("accept", "rebuilt search"), ("decline", "left alone")])
+def test_a_task_tools_question_is_answered_by_the_script(
+    backend: Literal["asyncio", "trio"], script: Literal["accept", "decline"], expected: str
+) -> None:
+    # 2026-07-28 (the default): the question waits in the task's inputRequests until the script answers it.
+    with ToolTester(rebuild, backend=backend, elicitation=script) as tester:
+        result = tester.call_task("rebuild", name="search")
+        questions = [question.message for question in tester.elicitations]
+        states = [state.status for state in tester.task_states]
+
+    assert (result.text, questions) == (expected, ["Rebuild search?"])
+    assert "input_required" in states
+    assert states[-1] == "completed"
