@@ -4,11 +4,13 @@ of tests/tasks_peer.py served over stdio (its tasks move on a step per poll)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import tasks_peer
 from cli_helpers import outcome, toolkit
 from served import Served
+from servers import client_tasks
 from tasks_peer import WHEN, command
 
 PEER = ["--", *command()]
@@ -98,3 +100,14 @@ def test_over_http_a_detached_task_is_picked_up_again_by_later_commands() -> Non
     assert outcome(result) == (0, 'slow done: {"n": 7}\n', "task task-1: completed (step 2 of 2)\n")
     assert outcome(cancelled) == (0, "cancelled task-2\n", "")
     assert outcome(after) == (2, "", "task task-2: cancelled\ntoolkit: error: task task-2 was cancelled\n")
+
+
+def test_call_runs_a_toolkit_task_tool_and_shows_its_states() -> None:
+    target = f"{Path(client_tasks.__file__)}:build"
+    run = toolkit("call", target, "count", "n=3")
+    asked = toolkit("call", target, "rebuild", "name=search", answers="y\n")
+
+    assert (run.returncode, run.stdout) == (0, "counted to 3\n")
+    assert re.fullmatch(r"task (\S+): working\ntask \1: completed\n", run.stderr), run.stderr
+    assert (asked.returncode, asked.stdout) == (0, "rebuilt search\n")
+    assert "input_required\n? Rebuild search? [y/N]: " in asked.stderr
