@@ -5,7 +5,6 @@ Run over stdio: `python tests/servers/tasks_server.py` (`--sqlite PATH` keeps it
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import anyio

@@ -144,8 +144,13 @@ class _Loop:
             self._soon = trio.lowlevel.current_trio_token().run_sync_soon
         else:
             import asyncio
+            import contextvars
+            import functools
 
-            self._soon = asyncio.get_running_loop().call_soon_threadsafe
+            # In this loop's context: a callback scheduled from another thread would run in that thread's context,
+            # where anyio cannot tell which event loop runs it.
+            loop, context = asyncio.get_running_loop(), contextvars.copy_context()
+            self._soon = functools.partial(loop.call_soon_threadsafe, context=context)
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self._started.set()
@@ -340,6 +345,10 @@ class Tasks:
         except Exception:
             logger.exception("task %s: tool %r failed", record.task_id, tool.name)
             return _failed({"code": INTERNAL_ERROR, "message": "Internal error"})
+        if asker is not None and asker.missing is not None and wire.get("isError"):
+            # As a plain call answers (basic/index): the client lacked a capability the tool needed, -32021.
+            required = {"requiredCapabilities": asker.missing}
+            return _failed({"code": MISSING_CLIENT_CAPABILITY, "message": wire["content"][0]["text"], "data": required})
         size = len(_encode(wire))
         if size > self.max_result_bytes:
             text = f"the result ({size} bytes of JSON) is larger than the task store keeps ({self.max_result_bytes})"
@@ -372,7 +381,9 @@ class Tasks:
         """Wait for the answer to `key` (given here, or to another worker of the store: looked for each lease
         period too)."""
         while True:
-            running.changed = anyio.Event()
+            if running.changed is None:  # one event for every question waiting (asked together)
+                running.changed = anyio.Event()
+            changed = running.changed
             taken: list[Any] = []
             record = await self.store.modify(task_id, _take(key, taken))
             if record is None:
@@ -380,7 +391,7 @@ class Tasks:
             if taken:
                 return taken[0]
             with anyio.move_on_after(self.lease / 3):
-                await running.changed.wait()
+                await changed.wait()
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
         record = await self.store.modify(task_id, change)
@@ -527,8 +538,9 @@ def _encode(wire: Any) -> str:
 
 
 def _set_changed(running: _Running) -> None:
-    if running.changed is not None:
-        running.changed.set()
+    changed, running.changed = running.changed, None
+    if changed is not None:
+        changed.set()
 
 
 def _cancel(running: _Running) -> None:
