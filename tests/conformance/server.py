@@ -250,6 +250,18 @@ async def multi_input(ctx: Context) -> str:
     return f"{first.action} {second.action}"
 
 
+class UserName(BaseModel):
+    name: str
+
+
+@server.tool(task="required")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Ask the user's name in the request's own rounds, then go on as a task."""
+    answer = await ctx.elicit("What is your name?", UserName, key="user_name")
+    await ctx.begin_task()
+    return f"Hello, {answer.data.name if answer.data else 'nobody'}!"
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     server.run(transport="http", host="127.0.0.1", port=port)

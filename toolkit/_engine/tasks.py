@@ -223,8 +223,9 @@ class Tasks:
 
     # -- creating ------------------------------------------------------------------------------------
 
-    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> bool:
-        """Whether this call runs as a task (the server decides, per request).
+    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> str | None:
+        """Whether this call runs as a task (the server decides, per request): `"now"`, `"later"` (2026-07-28, a
+        tool whose questions before `ctx.begin_task()` are the request's rounds), or None (a plain call).
 
         Raises:
             ProtocolError: -32021 (2026-07-28) for a `required` tool and a client without the extension; -32601
@@ -239,18 +240,26 @@ class Tasks:
                     f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
                     _NEEDS_EXTENSION,
                 )
-            return declared and tool.task is not None
+            if not declared or tool.task is None:
+                return None
+            return "later" if tool.asks_before_task else "now"
         asked = isinstance(params.get("task"), Mapping)
         if asked and tool.task is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
         if not asked and tool.task == "required":
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (taskSupport required)")
-        return asked
+        return "now" if asked else None
 
     async def create(
-        self, tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, params: Mapping[str, Any], state: SessionState
+        self,
+        tool: Tool[Any, Any],
+        arguments: Mapping[str, Any] | None,
+        params: Mapping[str, Any],
+        state: SessionState,
+        answers: list[Any] | None = None,
     ) -> dict[str, Any]:
         """Make the call's task, durably, start its tool here, and return the `CreateTaskResult` wire object.
+        `answers`: to the questions the tool asked before `ctx.begin_task()`, in order (it runs again from the start).
 
         Raises:
             ProtocolError: -32603 when the caller has as many live tasks as `max_tasks_per_caller`.
@@ -279,6 +288,7 @@ class Tasks:
             raise ProtocolError(INTERNAL_ERROR, f"Too many tasks: this caller has {self.max_per_caller} (the limit)")
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
+        call.answers = list(answers or ())
         self._ensure_loop().spawn(self._run, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
@@ -362,6 +372,8 @@ class Tasks:
         task_id = record.task_id
 
         async def send(method: str, params: dict[str, Any], wait: float | None) -> Any:
+            if call.answers:  # asked again before `ctx.begin_task()`: answered in the request's rounds
+                return call.answers.pop(0)
             key = f"{method.partition('/')[2] or method}-{next(self._keys)}"
             request = {"method": method, "params": params}
             await self._change(task_id, _asking(key, request))
@@ -518,7 +530,7 @@ class Tasks:
 class _Call:
     """What a task's tool is called with."""
 
-    __slots__ = ("arguments", "identity", "params", "state", "tool")
+    __slots__ = ("answers", "arguments", "identity", "params", "state", "tool")
 
     def __init__(
         self,
@@ -529,6 +541,7 @@ class _Call:
         identity: Identity | None,
     ) -> None:
         self.tool, self.arguments, self.params, self.state, self.identity = tool, arguments, params, state, identity
+        self.answers: list[Any] = []  # to the questions asked before `ctx.begin_task()`, in order
 
 
 def _encode(wire: Any) -> str:
