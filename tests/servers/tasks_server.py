@@ -59,5 +59,7 @@ def build(**options: object) -> Server:
     return server
 
 
+server = build()
+
 if __name__ == "__main__":
-    build().run()
+    server.run()
