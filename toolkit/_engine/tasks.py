@@ -289,6 +289,7 @@ class Tasks:
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
         call.answers = list(answers or ())
+        call.lifespan = self.server.lifespan_context  # read now: the request runs inside the server's lifespan
         self._ensure_loop().spawn(self._run, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
@@ -303,8 +304,13 @@ class Tasks:
             return self._loop
 
     async def stop(self) -> None:
-        """Stop the tasks running here (each ends failed: its process stopped serving) and the task loop; the store
-        stays open (the server may serve again)."""
+        """The server stops serving (its last `running()` block ends): stop the task loop if no task runs on it.
+
+        Tasks still running go on (an HTTP app mounted without its lifespan enters and leaves the server with every
+        request, and a task outlives its request); the loop's thread is a daemon, so it never holds the process up.
+        The store stays open (the server may serve again)."""
+        if self._running:
+            return
         loop, self._loop = self._loop, None
         if loop is not None:
             await anyio.to_thread.run_sync(loop.stop)
@@ -343,7 +349,7 @@ class Tasks:
                 request_id=None,
                 protocol_version=call.state.version,
                 show_error_details=server.show_error_details,
-                lifespan_context=server.lifespan_context,
+                lifespan_context=call.lifespan,
                 asker=asker,
             )
 
@@ -530,7 +536,7 @@ class Tasks:
 class _Call:
     """What a task's tool is called with."""
 
-    __slots__ = ("answers", "arguments", "identity", "params", "state", "tool")
+    __slots__ = ("answers", "arguments", "identity", "lifespan", "params", "state", "tool")
 
     def __init__(
         self,
@@ -542,6 +548,7 @@ class _Call:
     ) -> None:
         self.tool, self.arguments, self.params, self.state, self.identity = tool, arguments, params, state, identity
         self.answers: list[Any] = []  # to the questions asked before `ctx.begin_task()`, in order
+        self.lifespan: Any = None  # what the server's lifespan yielded
 
 
 def _encode(wire: Any) -> str:
