@@ -57,8 +57,9 @@ async def until(client: Any, task_id: str, statuses: set[str], token: str = ALIC
     with anyio.fail_after(wire.TIMEOUT):
         while True:
             reply = await modern(client, "tasks/get", {"taskId": task_id}, token)
-            if reply["result"]["status"] in statuses:
-                return reply["result"]
+            result: dict[str, Any] = reply["result"]
+            if result["status"] in statuses:
+                return result
             await anyio.sleep(0.01)
 
 
