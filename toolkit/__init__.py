@@ -156,9 +156,9 @@ if typing.TYPE_CHECKING:
     from ._http.limits import RateLimit
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
+    from ._profiles.profiles import PROFILES, Problem, Profile, Rule
     from ._tasks.sqlite import SqliteTaskStore
     from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
-    from ._profiles.profiles import PROFILES, Problem, Profile, Rule
     from ._transports.asgi import StreamingASGITransport
     from ._transports.memory import MemoryTransport
 

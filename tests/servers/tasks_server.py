@@ -5,7 +5,6 @@ Run over stdio: `python tests/servers/tasks_server.py` (`--sqlite PATH` keeps it
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import anyio
@@ -60,5 +59,7 @@ def build(**options: object) -> Server:
     return server
 
 
+server = build()
+
 if __name__ == "__main__":
-    build().run()
+    server.run()

@@ -18,8 +18,16 @@ if TYPE_CHECKING:
 __all__ = ["MetaHeaders", "accepts", "decode_header_value", "read_headers"]
 
 _OWS = " \t"
-# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http).
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http), or the task
+# (the tasks extension, "Streamable HTTP: Routing Headers").
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _CHECKED = ("mcp-protocol-version", "mcp-method", "mcp-name")
 
 
