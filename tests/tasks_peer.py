@@ -5,7 +5,7 @@ experimental tasks. In memory (`TasksPeer(era).client()`), the test decides when
 fails, and reads every message the client sent. Run as a script (`python tasks_peer.py`), it serves stdio in the era
 the client opens with, and its tasks move on by themselves, one step per poll: `slow` reports two steps then ends,
 `ask` asks the user's name then greets them. Each message it sends in 2025-11-25 is checked against that revision's
-schema (the 2026-07-28 schema has no task types: they live in the extension's own schema).
+schema, and the tasks extension's (tests/mcp_schema/ext-tasks.json) in 2026-07-28.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import wire
 from toolkit import Client, MemoryTransport, ProtocolError, StdioTransport, StreamingASGITransport, Transport
 
 __all__ = ["EXTENSION", "QUESTION", "WHEN", "Job", "TasksPeer", "command"]
+
+_CACHE = {"ttlMs": 0, "cacheScope": "private"}  # what a 2026-07-28 discover or list result says of its caching
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 WHEN = "2026-12-06T05:00:00Z"
@@ -97,7 +99,7 @@ class Job:
         if self.status == "input_required":
             task["inputRequests"] = self.questions
         elif self.status == "completed":
-            task["result"] = self.result
+            task["result"] = {"resultType": "complete", **(self.result or {})}  # a 2026-07-28 CallToolResult
         elif self.status == "failed":
             task["error"] = self.error
         return task
@@ -168,19 +170,8 @@ class TasksPeer:
 
     async def _send(self, transport: Transport, message: dict[str, Any], method: str | None) -> None:
         message = {"jsonrpc": "2.0", **message}
-        if not self.modern:
-            wire.check_server_message(message, self.era, None)
-            if method is not None and "result" in message:
-                wire.validate(message["result"], self._result_type(method, message["result"]), self.era)
+        wire.check_server_message(message, self.era, method)  # the era's schema, and the tasks extension's
         await transport.send(json.dumps(message))
-
-    @staticmethod
-    def _result_type(method: str, result: dict[str, Any]) -> str:
-        """The 2025-11-25 schema's name for the result of `method`."""
-        if method == "tools/call":
-            return "CreateTaskResult" if "task" in result else "CallToolResult"
-        names = {"tasks/get": "GetTaskResult", "tasks/result": "CallToolResult", "tasks/cancel": "CancelTaskResult"}
-        return names.get(method) or wire.RESULTS[method]
 
     async def _reply(self, transport: Transport, message: dict[str, Any]) -> None:
         await self._send(transport, await self._response(transport, message), message["method"])
@@ -213,7 +204,9 @@ class TasksPeer:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        answer = json.dumps({"jsonrpc": "2.0", **await self._response(None, message)}).encode()
+        response = {"jsonrpc": "2.0", **await self._response(None, message)}
+        wire.check_server_message(response, self.era, message["method"])
+        answer = json.dumps(response).encode()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": answer})
 
@@ -221,7 +214,8 @@ class TasksPeer:
         if method == "server/discover":
             self.modern, self.era = True, "2026-07-28"
             extensions: dict[str, Any] = {"extensions": {EXTENSION: {}}} if self.tasks else {}
-            return {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}, **extensions}}
+            capabilities = {"tools": {}, **extensions}
+            return {"supportedVersions": ["2026-07-28"], "capabilities": capabilities, **_CACHE}
         if method == "initialize":
             self.modern, self.era = False, "2025-11-25"
             tasks: dict[str, Any] = {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}} if self.tasks else {}
@@ -230,6 +224,7 @@ class TasksPeer:
         if method == "tools/list":
             support = {"slow": "optional", "ask": "optional", "only_task": "required", "echo": "forbidden"}
             return {
+                **(_CACHE if self.modern else {}),
                 "tools": [
                     {
                         "name": n,
@@ -237,7 +232,7 @@ class TasksPeer:
                         **({} if self.modern else {"execution": {"taskSupport": s}}),
                     }
                     for n, s in support.items()
-                ]
+                ],
             }
         if method == "tools/call":
             return self._call(params)
