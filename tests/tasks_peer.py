@@ -4,8 +4,8 @@ It plays the server of the tasks extension (2026-07-28, `io.modelcontextprotocol
 experimental tasks. In memory (`TasksPeer(era).client()`), the test decides when a task ends, what it asks and how it
 fails, and reads every message the client sent. Run as a script (`python tasks_peer.py`), it serves stdio in the era
 the client opens with, and its tasks move on by themselves, one step per poll: `slow` reports two steps then ends,
-`ask` asks the user's name then greets them. Each message it sends in 2025-11-25 is checked against that revision's
-schema, and the tasks extension's (tests/mcp_schema/ext-tasks.json) in 2026-07-28.
+`ask` asks the user's name then greets them. Each message it sends is checked against its era's schema (and, in
+2026-07-28, the tasks extension's: tests/mcp_schema/ext-tasks.json).
 """
 
 from __future__ import annotations
