@@ -108,6 +108,7 @@ async def test_handshake_era_tasks_get_result_list_cancel() -> None:
             "slow": "optional",
             "blocking": "required",
             "confirm_delete": "optional",
+            "gated": "required",
             "fails": "optional",
             "plain": None,
         }
