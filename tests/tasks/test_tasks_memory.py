@@ -126,3 +126,20 @@ async def test_handshake_era_tasks_get_result_list_cancel() -> None:
         assert required["error"]["code"] == -32601
         forbidden = await peer.request("tools/call", {"name": "plain", "arguments": {}, "task": {}})
         assert forbidden["error"]["code"] == -32601
+
+
+async def test_handshake_era_a_task_asks_its_question_on_the_tasks_result_stream() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        await peer.initialize(capabilities={"tasks": {}, "elicitation": {}})
+        call = {"name": "confirm_delete", "arguments": {"filename": "b.txt"}, "task": {}}
+        created = await peer.result("tools/call", call)
+        task_id = created["task"]["taskId"]
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": task_id}})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+        answer = {"action": "accept", "content": {"confirm": True}}
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": answer})
+        reply = await peer.receive()
+        assert reply["id"] == 7
+        assert reply["result"]["content"][0]["text"] == "deleted b.txt"

@@ -513,17 +513,26 @@ class Tasks:
             result["nextCursor"] = page[-1].task_id
         return result
 
-    async def result(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised).
+    async def result(
+        self, params: Mapping[str, Any], state: SessionState, ask: Callable[[str, dict[str, Any]], Awaitable[Any]]
+    ) -> dict[str, Any]:
+        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised). The task's
+        questions (`input_required`) are asked of the client meanwhile, through `ask`, and their answers kept.
 
         Raises:
             ProtocolError: the task's error, when it failed (and as `find`).
         """
         record = await self.find(params, state)
+        asked: set[str] = set()
+        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         while not record.terminal:
+            for key, request in record.input_requests.items():
+                if key not in asked:
+                    asked.add(key)
+                    answer = await ask(request["method"], {**request["params"], "_meta": related})
+                    await self.answer(record.task_id, {key: answer})
             await anyio.sleep(record.poll_interval_ms / 1000)
             record = await self.find(params, state)
-        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         if record.status == "failed" and record.error is not None:
             error = record.error
             code, text = error.get("code", INTERNAL_ERROR), error.get("message", "Task failed")
