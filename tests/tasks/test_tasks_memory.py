@@ -143,3 +143,26 @@ async def test_handshake_era_a_task_asks_its_question_on_the_tasks_result_stream
         reply = await peer.receive()
         assert reply["id"] == 7
         assert reply["result"]["content"][0]["text"] == "deleted b.txt"
+
+
+async def test_a_task_runs_through_the_tool_middleware_and_its_timeout() -> None:
+    seen: list[str] = []
+
+    async def note(request: Any, call_next: Any) -> Any:
+        seen.append(request.tool.name)
+        return await call_next(request)
+
+    server = tasks_server.build(tool_middleware=[note])
+
+    @server.tool(task="optional", timeout=0.01)
+    async def hangs() -> str:
+        """Never answers in time."""
+        await anyio.sleep(60)
+        return "late"
+
+    async with wire.memory(server) as peer:
+        created = await peer.result("tools/call", {"name": "hangs", "arguments": {}, "_meta": modern()})
+        done = await poll(peer, created["taskId"], {"completed", "failed"})
+        assert done["status"] == "completed"
+        assert done["result"]["isError"] is True
+        assert seen == ["hangs"]
