@@ -37,6 +37,7 @@ def test_the_typescript_sdk_runs_a_task_polls_it_lists_it_and_cancels_another(no
             ["slow", "optional"],
             ["blocking", "required"],
             ["confirm_delete", "optional"],
+            ["gated", "required"],
             ["fails", "optional"],
             ["plain", None],
         ],

@@ -826,7 +826,8 @@ class Connection:
         return await self.server.tasks.list(params, state)
 
     async def _tasks_result(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return await self.server.tasks.result(params, state)
+        # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
+        return await self.server.tasks.result(params, state, functools.partial(self.request, related=request_id))
 
     def _stamped(self, result: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """A 2026-07-28 result with the server's `serverInfo` in its `_meta`."""

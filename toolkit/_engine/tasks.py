@@ -34,6 +34,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from toolkit._asking.asking import AskedCall, Asker, AskingServer
+from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import ProtocolError
 from toolkit._identity import Identity, current_identity
@@ -76,6 +77,7 @@ class TaskServer(AskingServer, Protocol):
 
     show_error_details: bool
     strict_arguments: bool
+    wraps_tools: bool
 
     @property
     def lifespan_context(self) -> Any: ...
@@ -218,6 +220,9 @@ class Tasks:
         self._loop_lock = threading.Lock()
         self._running: dict[str, _Running] = {}
         self._keys = itertools.count(1)
+        self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
+        """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
+        that module sits above this one)."""
         self.listeners: list[Callable[[TaskRecord], None]] = []
         """Told of every change of a task's status made here (status notifications), on the task loop's thread."""
 
@@ -355,7 +360,21 @@ class Tasks:
 
         settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
         try:
-            wire = await call_tool(tool, call.arguments, context, settings)
+            if self.run_tool is not None and (tool.wrapped or server.wraps_tools):
+                arguments, asks = call.arguments, context() if tool.may_ask else None
+                request = Request(
+                    "tools/call",
+                    call.params,
+                    call.state.version,
+                    record.task_id,
+                    call.identity,
+                    tool.definition,
+                    arguments,
+                    asks,
+                )
+                wire = await self.run_tool(server, tool, request, settings)
+            else:
+                wire = await call_tool(tool, call.arguments, context, settings)
         except ProtocolError as exc:
             return _failed(exc.to_error())
         except Exception:
@@ -513,17 +532,26 @@ class Tasks:
             result["nextCursor"] = page[-1].task_id
         return result
 
-    async def result(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised).
+    async def result(
+        self, params: Mapping[str, Any], state: SessionState, ask: Callable[[str, dict[str, Any]], Awaitable[Any]]
+    ) -> dict[str, Any]:
+        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised). The task's
+        questions (`input_required`) are asked of the client meanwhile, through `ask`, and their answers kept.
 
         Raises:
             ProtocolError: the task's error, when it failed (and as `find`).
         """
         record = await self.find(params, state)
+        asked: set[str] = set()
+        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         while not record.terminal:
+            for key, request in record.input_requests.items():
+                if key not in asked:
+                    asked.add(key)
+                    answer = await ask(request["method"], {**request["params"], "_meta": related})
+                    await self.answer(record.task_id, {key: answer})
             await anyio.sleep(record.poll_interval_ms / 1000)
             record = await self.find(params, state)
-        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         if record.status == "failed" and record.error is not None:
             error = record.error
             code, text = error.get("code", INTERNAL_ERROR), error.get("message", "Task failed")

@@ -37,7 +37,9 @@ __all__ = ["MISROUTED", "Calls", "InSession", "watch"]
 logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
-_ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
+_ANSWERED_ALONE = frozenset(
+    {"tools/list", "server/discover", "ping", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list"}
+)  # tasks/result may ask the client (a 2025-11-25 task's questions): it runs on a connection of its own
 # What both workers say when a 2025-11-25 answer reaches the one that did not ask (issue 26 would route it instead).
 MISROUTED = (
     "route each session's requests to one process by its Mcp-Session-Id, or use protocol 2026-07-28 "
