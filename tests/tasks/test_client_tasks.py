@@ -453,16 +453,18 @@ async def test_call_tool_waits_for_a_tool_the_toolkit_server_runs_only_as_a_task
     assert result.text == "report of 4 weeks"
 
 
-async def test_a_toolkit_tasks_question_is_answered_by_the_elicitation_handler() -> None:
-    # 2026-07-28: inputRequests in tasks/get, answered with tasks/update. (2025-11-25's questions ride on
-    # tasks/result, which the server side does not send yet: the tasks peer above covers the client's part.)
+@pytest.mark.parametrize("where", ["memory", "stdio", "http"])
+async def test_a_toolkit_tasks_question_is_answered_by_the_elicitation_handler(
+    where: str, era: str, anyio_backend: str
+) -> None:
+    # 2026-07-28: inputRequests in tasks/get, answered with tasks/update; 2025-11-25: asked on tasks/result.
     asked: list[str] = []
 
     def handler(request: ElicitRequest) -> ElicitResult[Any]:
         asked.append(request.message)
         return ElicitResult.accept({})
 
-    async with Client(client_tasks.build(), protocol="2026-07-28", elicitation_handler=handler) as client:
+    async with toolkit_client(where, era, anyio_backend, elicitation_handler=handler) as client:
         with anyio.fail_after(30):
             result = await (await client.start_task("rebuild", {"name": "search"})).result()
 

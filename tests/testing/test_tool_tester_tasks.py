@@ -63,12 +63,17 @@ def test_a_task_tool_runs_as_a_task_and_its_states_are_kept(
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
 @pytest.mark.parametrize(("script", "expected"), [("accept", "rebuilt search"), ("decline", "left alone")])
 def test_a_task_tools_question_is_answered_by_the_script(
-    backend: Literal["asyncio", "trio"], script: Literal["accept", "decline"], expected: str
+    protocol: Literal["2026-07-28", "handshake"],
+    backend: Literal["asyncio", "trio"],
+    script: Literal["accept", "decline"],
+    expected: str,
 ) -> None:
-    # 2026-07-28 (the default): the question waits in the task's inputRequests until the script answers it.
-    with ToolTester(rebuild, backend=backend, elicitation=script) as tester:
+    # The question waits in the task (input_required) until the script answers it: in 2026-07-28 through
+    # tasks/update, in 2025-11-25 on tasks/result.
+    with ToolTester(rebuild, protocol=protocol, backend=backend, elicitation=script) as tester:
         result = tester.call_task("rebuild", name="search")
         questions = [question.message for question in tester.elicitations]
         states = [state.status for state in tester.task_states]
