@@ -166,3 +166,25 @@ async def test_a_task_runs_through_the_tool_middleware_and_its_timeout() -> None
         assert done["status"] == "completed"
         assert done["result"]["isError"] is True
         assert seen == ["hangs"]
+
+
+async def test_subscriptions_listen_sends_a_task_s_status_until_it_ends_and_only_the_caller_s_tasks() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        created = await peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "_meta": modern()})
+        task_id = created["taskId"]
+        listen = {"notifications": {"taskIds": [task_id, "not-a-task"]}, "_meta": modern()}
+        await peer.send({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": listen})
+        acknowledged = await peer.receive()
+        assert acknowledged["params"]["notifications"] == {"taskIds": [task_id]}
+        with anyio.fail_after(wire.TIMEOUT):
+            while True:
+                note = await peer.receive()
+                assert note["method"] == "notifications/tasks"
+                assert note["params"]["_meta"][wire.SUBSCRIPTION_KEY] == 9
+                if note["params"]["status"] == "completed":
+                    break
+        assert note["params"]["result"]["content"] == [{"type": "text", "text": "slept 0.05"}]
+        refused = await peer.request(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}, "_meta": wire.meta()}, id=10
+        )
+        assert refused["error"]["code"] == -32021

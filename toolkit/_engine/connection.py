@@ -918,23 +918,28 @@ class Connection:
         wanted = params.get("notifications")
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
-        agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        agreed: dict[str, Any] = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        if "taskIds" in wanted:  # the tasks extension: the caller's tasks among those named (-32021 without it)
+            agreed["taskIds"] = await self.server.tasks.watchable(wanted["taskIds"], state)
+        meta = {SUBSCRIPTION_KEY: request_id}
         try:
             # Registered before the acknowledgement is written, so that no change between the two is missed; the
             # acknowledgement still goes first, as it enters the (FIFO) outbox before any change notice can.
-            if agreed:
+            if agreed.get("toolsListChanged"):
                 self.listeners.add(request_id)
-            await self._notify(
-                "notifications/subscriptions/acknowledged",
-                {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request_id}},
-                request_id,
-            )
+            acknowledged = {"notifications": agreed, "_meta": meta}
+            await self._notify("notifications/subscriptions/acknowledged", acknowledged, request_id)
             # The stream stays open until the client cancels the request (this task is then cancelled) or its
             # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
             # `notifications/cancelled` for the listen request's id, end of input gets the notification: on stdio
             # the schema gives it to servers for exactly this (CancelledNotification), and the stream did not wind
             # down, it was cut short because the client went away (docs/protocol.md).
-            await self._closing.wait()
+            async with anyio.create_task_group() as tg:
+                if agreed.get("taskIds"):
+                    notify = functools.partial(self._notify, "notifications/tasks", related=request_id)
+                    tg.start_soon(self.server.tasks.watch, agreed["taskIds"], meta, notify)
+                await self._closing.wait()
+                tg.cancel_scope.cancel()
         finally:
             self.listeners.discard(request_id)
         await self._notify(

@@ -477,6 +477,41 @@ class Tasks:
             raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
         return record
 
+    async def watchable(self, task_ids: Any, state: SessionState) -> list[str]:
+        """The tasks of `task_ids` a `subscriptions/listen` may watch: the caller's own, not expired.
+
+        Raises:
+            ProtocolError: -32021 for a client without the extension; -32602 for `taskIds` not a list of strings.
+        """
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: taskIds must be a list of strings")
+        agreed = []
+        for task_id in task_ids:
+            try:
+                await self.find({"taskId": task_id}, state)
+            except ProtocolError as exc:
+                if exc.code == MISSING_CLIENT_CAPABILITY:
+                    raise
+                continue  # another caller's, unknown or expired: not agreed (and not said why)
+            agreed.append(task_id)
+        return agreed
+
+    async def watch(
+        self, task_ids: list[str], meta: dict[str, Any], notify: Callable[[dict[str, Any]], Awaitable[None]]
+    ) -> None:
+        """Send `notifications/tasks` (the task as `tasks/get` would give it) whenever one of `task_ids` changes,
+        until each has ended; read from the store each poll interval, so a change made by any worker is seen."""
+        seen: dict[str, float] = {}
+        while task_ids:
+            for task_id in list(task_ids):
+                record = await self.store.get(task_id)
+                if record is None or record.terminal:
+                    task_ids.remove(task_id)
+                if record is not None and seen.get(task_id) != record.updated_at:
+                    seen[task_id] = record.updated_at
+                    await notify({**wire_task(record, detailed=True), "_meta": meta})
+            await anyio.sleep(self.poll_interval)
+
     async def get(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
         """`tasks/get`."""
         record = await self.find(params, state)
