@@ -31,9 +31,11 @@ from toolkit import (
     SampleRequest,
     SampleResult,
     Server,
+    TaskInfo,
     Tool,
     ToolDefinition,
     ToolkitError,
+    ToolTask,
     tool,
 )
 from toolkit.testing import ToolTester
@@ -189,6 +191,11 @@ async def check_exported_aliases(
     assert_type(styled, Tool[[], None])
     async with Client(Server("aliases"), protocol=mode) as client:
         await client.call_tool("x", progress=progress)
+        task = await client.start_task("x", {"n": 1}, progress=progress, ttl=60)
+        assert_type(task, ToolTask)
+        assert_type(await task, CallToolResult)
+        assert_type(await client.task("id").status(), TaskInfo)
+        assert_type(task.id, str | None)
     checked: ProtocolMode = "handshake"
     assert_type(checked, ProtocolMode)
     options: ClientOptions = {"protocol": mode, "max_message_size": 1 << 20}

@@ -234,20 +234,7 @@ def _check_task_result(result: Any, version: str, method: str) -> bool:
     if not isinstance(result, dict):
         return False
     if version == MODERN:
-        if method == "tools/call" and result.get("resultType") == "task":
-            validate(result, "CreateTaskResult", TASKS_SCHEMA)
-            return True
-        if method in EXTENSION_TASK_RESULTS:
-            assert result.get("resultType") == "complete", f"a tasks result without resultType complete: {result}"
-            validate(result, EXTENSION_TASK_RESULTS[method], TASKS_SCHEMA)
-            detailed = result.get("status")
-            if detailed == "input_required":
-                for request in (result.get("inputRequests") or {}).values():
-                    validate(request, INPUT_REQUESTS[request["method"]], version)
-            if detailed == "completed" and method == "tasks/get":
-                validate(result["result"], "CallToolResult", version)
-            return True
-        return False
+        return _check_extension_task_result(result, method)
     if method == "tools/call" and "task" in result:
         validate(result, "CreateTaskResult", version)
         return True
@@ -257,6 +244,23 @@ def _check_task_result(result: Any, version: str, method: str) -> bool:
             validate(result, "CallToolResult", version)
         return True
     return False
+
+
+def _check_extension_task_result(result: dict[str, Any], method: str) -> bool:
+    """2026-07-28: the tasks extension's results, against its schema (`ext-tasks.json`)."""
+    if method == "tools/call" and result.get("resultType") == "task":
+        validate(result, "CreateTaskResult", TASKS_SCHEMA)
+        return True
+    if method not in EXTENSION_TASK_RESULTS:
+        return False
+    assert result.get("resultType") == "complete", f"a tasks result without resultType complete: {result}"
+    validate(result, EXTENSION_TASK_RESULTS[method], TASKS_SCHEMA)
+    if result.get("status") == "input_required":
+        for request in (result.get("inputRequests") or {}).values():
+            validate(request, INPUT_REQUESTS[request["method"]], MODERN)
+    if result.get("status") == "completed" and method == "tasks/get":
+        validate(result["result"], "CallToolResult", MODERN)
+    return True
 
 
 def _check_server_request(message: dict[str, Any], version: str) -> None:

@@ -127,6 +127,8 @@ __all__ = [
     "StdioTransport",
     "StreamTransport",
     "StreamingASGITransport",
+    "TaskCancelledError",
+    "TaskInfo",
     "TaskRecord",
     "TaskStore",
     "TextContent",
@@ -140,6 +142,7 @@ __all__ = [
     "ToolFilter",
     "ToolOptions",
     "ToolResultContent",
+    "ToolTask",
     "ToolUseContent",
     "ToolkitError",
     "Transport",
@@ -154,6 +157,7 @@ if typing.TYPE_CHECKING:
     from ._backend.memory import MemoryBackend
     from ._backend.redis import RedisBackend
     from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
+    from ._client.tasks import TaskCancelledError, TaskInfo, ToolTask
     from ._http.auth import StaticTokenVerifier, TokenVerifier
     from ._http.jwt import JWTVerifier
     from ._http.limits import RateLimit
@@ -167,6 +171,7 @@ if typing.TYPE_CHECKING:
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
 _LAZY = dict.fromkeys(("Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode"), "._client.client")
+_LAZY |= dict.fromkeys(("TaskCancelledError", "TaskInfo", "ToolTask"), "._client.tasks")
 _LAZY["StreamingASGITransport"] = "._transports.asgi"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
 _LAZY["JWTVerifier"] = "._http.jwt"

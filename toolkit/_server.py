@@ -20,6 +20,7 @@ from typing_extensions import ParamSpec, Unpack
 
 from toolkit._definition.options import with_defaults
 from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
+from toolkit._engine import middleware
 from toolkit._engine.connection import Connection
 from toolkit._engine.registry import Registry, ServerOptions
 from toolkit._engine.threads import running_calls
@@ -136,6 +137,19 @@ class Server(Registry):
             (`RedisBackend("redis://...")`), so that any of them serves any request of any session behind a
             round-robin balancer; also `http_app(backend=...)`. None (the default): this process only. See
             [Backends](backend.md).
+        task_store (TaskStore | None): Where the tasks of `@tool(task=...)` tools are kept: `None` (default) keeps
+            them in this process's memory; [`SqliteTaskStore`][toolkit.SqliteTaskStore] shares them between the
+            workers of one machine. See [tasks](tasks.md).
+        task_ttl (float): Seconds a task is kept from its creation (default 3600; a 2025-11-25 client's requested
+            `ttl` is honoured up to `max_task_ttl`).
+        max_task_ttl (float): The longest a task is kept, whatever the client asks (default 86400).
+        task_poll_interval (float): The polling interval suggested to clients, in seconds (default 0.5).
+        max_tasks_per_caller (int): Tasks one caller (identity) may have at once, expired ones excepted; one more
+            is refused with an error (default 100).
+        max_task_result_bytes (int): The largest result a task keeps (bytes of JSON); a larger one is kept as a
+            tool error saying so (default 1,000,000).
+        task_lease (float): Seconds a worker's claim on the tasks it runs lasts unless renewed (it renews a few
+            times per lease): a task whose process died is failed within about this time (default 30).
 
     Example:
         ```python
@@ -159,6 +173,7 @@ class Server(Registry):
         **options: Unpack[ServerOptions],
     ) -> None:
         super().__init__(name, lifespan, options)
+        self.tasks.run_tool = middleware.run_tool  # a task's call goes through the middleware, as a plain call does
         for t in tools:
             self.add_tool(t)
 

@@ -194,6 +194,74 @@ def _asking_tools() -> None:
 _asking_tools()
 
 
+# -- the tasks extension's scenarios (tasks-*, SEP-2663) --------------------------------------------------------
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Greet (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(seconds: float = 0, label: str = "") -> str:
+    """Sleep `seconds`, then answer (a task when the client speaks tasks)."""
+    await anyio.sleep(seconds)
+    return f"computed {label} after {seconds}s"
+
+
+@server.tool(task="required")
+async def failing_job() -> str:
+    """Fail as a tool after a second (only ever a task)."""
+    await anyio.sleep(1)
+    raise ToolError("the job failed")
+
+
+@server.tool(task="optional")
+async def protocol_error_job(ctx: Context) -> str:
+    """Ask for the client's roots, which the suite's client does not declare: the task fails with -32021."""
+    roots = await ctx.list_roots()
+    return str(len(roots))
+
+
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+@server.tool(task="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Ask for a confirmation, then answer."""
+    answer = await ctx.elicit(f"Delete {filename}?", Confirmation)
+    done = answer.action == "accept" and answer.data is not None and answer.data.confirm
+    return f"{'deleted' if done else 'kept'} {filename}"
+
+
+class Named(BaseModel):
+    name: str = ""
+    confirm: bool = False
+
+
+@server.tool(task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Ask two questions at once."""
+    async with ctx.together():
+        first = ctx.elicit("First?", Named)
+        second = ctx.elicit("Second?", Named)
+    return f"{first.action} {second.action}"
+
+
+class UserName(BaseModel):
+    name: str
+
+
+@server.tool(task="required")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Ask the user's name in the request's own rounds, then go on as a task."""
+    answer = await ctx.elicit("What is your name?", UserName, key="user_name")
+    await ctx.begin_task()
+    return f"Hello, {answer.data.name if answer.data else 'nobody'}!"
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     server.run(transport="http", host="127.0.0.1", port=port)

@@ -5,7 +5,7 @@ Run over stdio: `python tests/servers/tasks_server.py` (`--sqlite PATH` keeps it
 
 from __future__ import annotations
 
-import sys
+import argparse
 import threading
 
 import anyio
@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from toolkit import Context, Server, ToolError
 
-#: Set by a test to let `gate` finish (in memory only).
-GATE = threading.Event()
+#: The gates `gated` waits at, by name: a test opens one (in memory only).
+GATES: dict[str, threading.Event] = {}
 
 
 class Confirm(BaseModel):
@@ -47,6 +47,12 @@ def build(**options: object) -> Server:
             return f"deleted {filename}"
         return f"kept {filename}"
 
+    @server.tool(task="required")
+    def gated(name: str) -> str:
+        """A sync tool that waits until its gate opens (a minute at most)."""
+        opened = GATES.setdefault(name, threading.Event()).wait(60)
+        return f"{name} {'opened' if opened else 'closed'}"
+
     @server.tool(task="optional")
     async def fails() -> str:
         """A tool error."""
@@ -60,5 +66,15 @@ def build(**options: object) -> Server:
     return server
 
 
+server = build()
+
 if __name__ == "__main__":
-    build().run()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sqlite", help="keep the tasks in this SQLite file")
+    parser.add_argument("--lease", type=float, default=30.0, help="the task lease, in seconds")
+    args = parser.parse_args()
+    if args.sqlite:
+        from toolkit import SqliteTaskStore
+
+        server = build(task_store=SqliteTaskStore(args.sqlite), task_lease=args.lease)
+    server.run()

@@ -108,6 +108,7 @@ async def test_handshake_era_tasks_get_result_list_cancel() -> None:
             "slow": "optional",
             "blocking": "required",
             "confirm_delete": "optional",
+            "gated": "required",
             "fails": "optional",
             "plain": None,
         }
@@ -125,3 +126,65 @@ async def test_handshake_era_tasks_get_result_list_cancel() -> None:
         assert required["error"]["code"] == -32601
         forbidden = await peer.request("tools/call", {"name": "plain", "arguments": {}, "task": {}})
         assert forbidden["error"]["code"] == -32601
+
+
+async def test_handshake_era_a_task_asks_its_question_on_the_tasks_result_stream() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        await peer.initialize(capabilities={"tasks": {}, "elicitation": {}})
+        call = {"name": "confirm_delete", "arguments": {"filename": "b.txt"}, "task": {}}
+        created = await peer.result("tools/call", call)
+        task_id = created["task"]["taskId"]
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": task_id}})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+        answer = {"action": "accept", "content": {"confirm": True}}
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": answer})
+        reply = await peer.receive()
+        assert reply["id"] == 7
+        assert reply["result"]["content"][0]["text"] == "deleted b.txt"
+
+
+async def test_a_task_runs_through_the_tool_middleware_and_its_timeout() -> None:
+    seen: list[str] = []
+
+    async def note(request: Any, call_next: Any) -> Any:
+        seen.append(request.tool.name)
+        return await call_next(request)
+
+    server = tasks_server.build(tool_middleware=[note])
+
+    @server.tool(task="optional", timeout=0.01)
+    async def hangs() -> str:
+        """Never answers in time."""
+        await anyio.sleep(60)
+        return "late"
+
+    async with wire.memory(server) as peer:
+        created = await peer.result("tools/call", {"name": "hangs", "arguments": {}, "_meta": modern()})
+        done = await poll(peer, created["taskId"], {"completed", "failed"})
+        assert done["status"] == "completed"
+        assert done["result"]["isError"] is True
+        assert seen == ["hangs"]
+
+
+async def test_subscriptions_listen_sends_a_task_s_status_until_it_ends_and_only_the_caller_s_tasks() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        created = await peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "_meta": modern()})
+        task_id = created["taskId"]
+        listen = {"notifications": {"taskIds": [task_id, "not-a-task"]}, "_meta": modern()}
+        await peer.send({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": listen})
+        acknowledged = await peer.receive()
+        assert acknowledged["params"]["notifications"] == {"taskIds": [task_id]}
+        with anyio.fail_after(wire.TIMEOUT):
+            while True:
+                note = await peer.receive()
+                assert note["method"] == "notifications/tasks"
+                assert note["params"]["_meta"][wire.SUBSCRIPTION_KEY] == 9
+                if note["params"]["status"] == "completed":
+                    break
+        assert note["params"]["result"]["content"] == [{"type": "text", "text": "slept 0.05"}]
+        refused = await peer.request(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}, "_meta": wire.meta()}, id=10
+        )
+        assert refused["error"]["code"] == -32021

@@ -140,6 +140,7 @@ class Asker:
         "on_url",
         "replay",
         "send",
+        "task",
         "version",
     )
 
@@ -166,6 +167,9 @@ class Asker:
         self.hooks = server.question_middleware
         self.missing: dict[str, Any] | None = None
         """What the client lacked for a question of this call (`requiredCapabilities`), once one was refused."""
+        self.task: Literal["before", "begun"] | None = None
+        """A task tool's questions before its `ctx.begin_task()` (2026-07-28): `"before"` while the tool runs in its
+        request (its questions are that request's rounds), `"begun"` once it reached `begin_task()`."""
 
     # -- the lifecycle: started before the tool runs, finished with its result ------------------------------
 

@@ -59,6 +59,10 @@ class Replay:
         """The input requests this round ends with, by key."""
         self.pending_digests: dict[str, str] = {}
 
+    def answered(self) -> list[Any]:
+        """The answers recorded so far, in the order the questions were asked (a task replays them)."""
+        return [entry["r"] for entry in self._log if "r" in entry]
+
     def answer(
         self, kind: str, method: str, params: dict[str, Any], key: str | None = None, *, together: bool = False
     ) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -36,7 +37,13 @@ from toolkit._engine.telemetry import (
     network_attributes,
 )
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from toolkit._protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from toolkit._protocol.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
 from toolkit._protocol.revisions import era_neutral
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
@@ -48,6 +55,7 @@ from toolkit._version import __version__
 from .opened import OpenedTransport
 from .peer import Peer
 from .schema_check import OutputCheck
+from .tasks import TASKS_EXTENSION, TaskWire, ToolTask, created_task
 
 if TYPE_CHECKING:
     import httpx
@@ -212,6 +220,11 @@ class Client:
         self._validators: dict[str, OutputCheck] = {}
         self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
         self._log_level: LogLevel | None = None
+        # Tasks (docs/client.md#tasks): the events a status notification sets, by task id; each task's progress token.
+        self._task_events: dict[str, anyio.Event] = {}
+        self._task_tokens: dict[str, str] = {}
+        self._task_wire: TaskWire | None = None
+        self._task_support: dict[str, Any] = {}  # 2025-11-25: each listed tool's execution.taskSupport
         # OpenTelemetry (docs/observability.md): the providers given; the telemetry in use (found when the client
         # connects, None while OpenTelemetry is not configured); the transport's network attributes.
         self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
@@ -318,6 +331,7 @@ class Client:
     # -- connection ----------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
+        self._task_wire = None  # made for the era of this connection
         stack = AsyncExitStack()
         await stack.__aenter__()
         self._telemetry = find(*self._providers, known=self._telemetry)
@@ -441,6 +455,10 @@ class Client:
             await _maybe_await(self._on_log(log))
         elif method == "notifications/subscriptions/acknowledged" and self._acknowledged is not None:
             self._acknowledged.set()
+        elif method in ("notifications/tasks", "notifications/tasks/status"):
+            event = self._task_events.get(params.get("taskId"))  # type: ignore[arg-type]
+            if event is not None:  # a poll waiting for this task: it asks again now
+                event.set()
         elif method == "notifications/tools/list_changed":
             self._output_schemas.clear()
             if self._on_tools_changed is not None:
@@ -540,6 +558,11 @@ class Client:
             page = _tool_list_adapter().validate_python(result.get("tools", ()))
             for definition in page:
                 self._output_schemas[definition.name] = definition.output_schema
+                # 2025-11-25's tasks: execution.taskSupport (a field of ToolDefinition, or kept as an extra one)
+                execution = getattr(definition, "execution", None) or (definition.model_extra or {}).get("execution")
+                self._task_support[definition.name] = (
+                    execution.get("taskSupport") if isinstance(execution, dict) else None
+                )
             tools.extend(page)
             cursor = result.get("nextCursor")
             if not cursor:
@@ -557,7 +580,9 @@ class Client:
 
         Leaving a cancel scope around the call (or `timeout` expiring) sends `notifications/cancelled`. A tool
         that asks the user or the model is answered by the client's handlers; in 2026-07-28 the client answers
-        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round.
+        each `InputRequiredResult` and retries the call itself, and `timeout` spans every round. A tool the server
+        runs only as a task (-32021 naming the tasks extension; in 2025-11-25, -32601 for a tool whose taskSupport
+        is `required`) is run as one and waited for.
 
         Args:
             name: The tool's name.
@@ -567,13 +592,10 @@ class Client:
 
         Raises:
             ProtocolError: the server refused the request (unknown tool, malformed params, -32021 for a capability
-                this client did not declare); in 2026-07-28 also a handler's error, and -32603 after
-                `max_input_rounds` rounds.
+                this client did not declare); in 2026-07-28 also a handler's error, -32603 after `max_input_rounds`.
             TimeoutError: `timeout` expired.
         """
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
+        params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": dict(arguments)}
         tokens: list[str] = []
 
         async def send(params: dict[str, Any]) -> Any:
@@ -585,10 +607,13 @@ class Client:
             return await self._request("tools/call", params)
 
         async def call() -> Any:
-            if not self.modern:
-                return await send(params)
-            # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
-            return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
+            try:
+                if not self.modern:
+                    return await send(params)
+                # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
+                return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
+            except ProtocolError as exc:  # a tool the server runs only as a task is run as one
+                return await self._as_task(exc, name, arguments, progress)
 
         try:
             if timeout is None:
@@ -603,6 +628,147 @@ class Client:
         if self._validate_output and not result.is_error:
             await self._check_output(name, result)
         return result
+
+    async def start_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        ttl: float | None = None,
+    ) -> ToolTask:
+        """Call a tool as a task: return a [`ToolTask`][toolkit.ToolTask] to await, poll, watch or cancel.
+
+        In 2026-07-28 the client declares the tasks extension (`io.modelcontextprotocol/tasks`) on the call, and the
+        server decides whether to run it as a task; in 2025-11-25 it asks for one (`params.task`) when the server
+        declares `tasks.requests.tools.call` and the tool's `execution.taskSupport` allows it (the tools are listed
+        once to learn it). A server that runs the call at once (no tasks, or its choice) answers
+        with the result: the handle is then already done (its `id` is `None`), and this waited for the result.
+
+        Questions the tool asks before the task exists (2026-07-28) are answered here, by the client's handlers;
+        those it asks while it runs are answered by the handle's `result()` and `watch()`.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            progress: Called for each progress notification of the call (2025-11-25 sends them for as long as the
+                task runs; the 2026-07-28 extension reports progress in the task's `status_message` instead).
+            ttl: Seconds the server should keep the task and its result (2025-11-25: a request the server may lower;
+                in 2026-07-28 the server alone decides).
+
+        Raises:
+            ProtocolError: the server refused the call (an unknown tool, a tool that forbids tasks: -32601).
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        modern = self.modern
+        if not modern and await self._runs_as_task(name):
+            params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
+        token = None
+        if progress is not None:
+            token = f"p{self._peer.next_id() if self._peer is not None else 0}"
+            self._progress[token] = progress
+            params["_meta"] = {"progressToken": token}
+        wire = self._tasks()
+        try:
+            if modern:
+                send = functools.partial(wire.request, "tools/call")
+                raw = await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
+            else:
+                raw = await self._request("tools/call", params)
+        except BaseException:
+            self._progress.pop(token, None)
+            raise
+        info = created_task(raw, modern)
+        if info is None:
+            self._progress.pop(token, None)
+            return ToolTask(wire, None, name, raw=raw)
+        if token is not None:
+            self._task_tokens[info.task_id] = token
+        return ToolTask(wire, info.task_id, name, info=info)
+
+    async def _as_task(
+        self, refused: ProtocolError, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None
+    ) -> Any:
+        """A call the server refused because it runs that tool only as a task, run as a task and waited for: its raw
+        result. 2026-07-28 says so with -32021 naming the tasks extension; 2025-11-25 with -32601 for a tool whose
+        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised."""
+        if self.modern:
+            if not _needs_tasks(refused):
+                raise refused
+        elif refused.code != METHOD_NOT_FOUND or not await self._task_required(name):
+            raise refused
+        task = await self.start_task(name, arguments, progress=progress)
+        return (await task.result()).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _task_required(self, name: str) -> bool:
+        """2025-11-25: the tool's `execution.taskSupport` is `required` (the tools listed once to learn it)."""
+        if name not in self._task_support:
+            await self.list_tools()
+        return self._task_support.get(name) == "required"
+
+    def task(self, task_id: str) -> ToolTask:
+        """A handle on a task started earlier, by this client or another (after a reconnect, from another process):
+        `await client.task(task_id)` waits for its result. The server decides who may reach a task (the user that
+        created it, most often); an unknown task fails the handle's first request with -32602.
+
+        The handle does not know which tool the task runs, so its result is not checked against an `outputSchema`.
+        """
+        return ToolTask(self._tasks(), task_id)
+
+    async def _runs_as_task(self, name: str) -> bool:
+        """2025-11-25: whether to ask for a task: the server declares task-augmented `tools/call`
+        (`tasks.requests.tools.call`) and the tool's `execution.taskSupport` is `optional` or `required` (tasks:
+        a client MUST NOT ask for a task otherwise). The tools are listed once to learn it."""
+        tasks = self.capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
+            return False
+        return await self._task_required(name) or self._task_support.get(name) == "optional"
+
+    def _tasks(self) -> TaskWire:
+        """What a task handle needs of this client, made once per client."""
+        if self._task_wire is None:
+            capabilities = {**self._capabilities, "extensions": {TASKS_EXTENSION: {}}}
+
+            async def request(method: str, params: dict[str, Any]) -> Any:
+                if self.modern:  # 2026-07-28: every task request declares the extension (else -32021)
+                    params = {**params, "_meta": {**params.get("_meta", {}), CAPABILITIES_KEY: capabilities}}
+                return await self._request(method, params)
+
+            async def finish(name: str | None, raw: Any) -> CallToolResult:
+                result = CallToolResult.model_validate(era_neutral(raw))
+                if name is not None and self._validate_output and not result.is_error:
+                    await self._check_output(name, result)
+                return result
+
+            async def listen(task_id: str) -> None:
+                # Held open until the handle stops waiting; a server that refuses it (or has no such stream) is
+                # polled all the same.
+                params = {"notifications": {"taskIds": [task_id]}, "_meta": {CAPABILITIES_KEY: capabilities}}
+                with contextlib.suppress(ProtocolError, MessageError):
+                    await self._request("subscriptions/listen", params, stream=True)
+
+            self._task_wire = TaskWire(
+                self.modern, request, self._handlers.answer, finish, self._woken, self._ended, listen
+            )
+        return self._task_wire
+
+    def _woken(self, task_id: str) -> anyio.Event:
+        """The event the next status notification for `task_id` sets (a fresh one once it has been set)."""
+        event = self._task_events.get(task_id)
+        if event is None or event.is_set():
+            event = self._task_events[task_id] = anyio.Event()
+        return event
+
+    def _ended(self, task_id: str) -> None:
+        """A task ended: forget its event and its progress token."""
+        self._task_events.pop(task_id, None)
+        token = self._task_tokens.pop(task_id, None)
+        if token is not None:
+            self._progress.pop(token, None)
 
     async def _check_output(self, name: str, result: CallToolResult) -> None:
         if self._can_validate is None:
@@ -625,6 +791,16 @@ class Client:
                 INTERNAL_ERROR,
                 f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
             )
+
+
+def _needs_tasks(exc: ProtocolError) -> bool:
+    """The server refused a call for want of the tasks extension: it runs that tool only as a task (-32021 naming
+    `io.modelcontextprotocol/tasks` in `requiredCapabilities.extensions`)."""
+    if exc.code != MISSING_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
+        return False
+    required = exc.data.get("requiredCapabilities")
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 async def _leave(stack: AsyncExitStack) -> None:

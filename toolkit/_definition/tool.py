@@ -319,6 +319,9 @@ class Tool(Generic[P, R]):
         self.runs_in_thread = self._in_thread
         self.task = opts["task"]
         """Whether a call may run as a task (`"optional"`), must (`"required"`), or never (None)."""
+        code = getattr(fn, "__code__", None)
+        self.asks_before_task = self.task is not None and code is not None and "begin_task" in code.co_names
+        """The tool calls `ctx.begin_task()`: its questions before it are asked before the task is made."""
         self.wrapped = bool(self.middleware) or self.timeout is not None or self.max_result_bytes is not None
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
         self._destructive = not (opts["read_only"] or opts["destructive"] is False)

@@ -768,16 +768,18 @@ class Connection:
         if tool is None or server.tool_filter is not None:  # a tool hidden from this caller is unknown to it
             tool = self._shown(tool, name, request_id, params, state)
         assert isinstance(name, str)  # found by it
-        arguments = raw_arguments = params.get("arguments")
+        arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
         profile = server.schema_profile
         arguments = tool.arguments_from(profile, arguments) if profile is not None else arguments
-        if (tool.task is not None or "task" in params) and server.tasks.wanted(tool, params, state):
+        # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
+        task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
+        if task == "now":
             return await server.tasks.create(tool, arguments, params, state)
         # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
         # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md).
-        asking = self._start_asking(request_id, params, state, name, raw_arguments) if tool.may_ask else None
+        asking = self._start_asking(request_id, params, state, name, task) if tool.may_ask else None
         # Made only if the tool takes a Context: most do not, and they save its cost.
         context = functools.partial(self._context, request_id, params, state, asking)
         try:
@@ -799,13 +801,13 @@ class Connection:
         except Suspend:  # 2026-07-28: a question without an answer yet ends this round
             wire = {}
         except URLElicitationRequired as exc:  # also from a tool without a Context
-            asking = asking or self._start_asking(request_id, params, state, name, raw_arguments)
+            asking = asking or self._start_asking(request_id, params, state, name)
             wire = asking.url_required(exc)
         if asking is not None:
             wire = asking.finish(wire)
-            if wire.get("resultType") == "input_required":
-                wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
-                return wire
+            if wire.get("resultType") == "input_required" or asking.task == "begun":
+                create = functools.partial(server.tasks.create, tool, arguments, params, state)
+                return await self._asked(asking, wire, create)
         if state.version == MODERN_VERSION:
             wire["resultType"] = "complete"
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
@@ -824,7 +826,8 @@ class Connection:
         return await self.server.tasks.list(params, state)
 
     async def _tasks_result(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return await self.server.tasks.result(params, state)
+        # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
+        return await self.server.tasks.result(params, state, functools.partial(self.request, related=request_id))
 
     def _stamped(self, result: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """A 2026-07-28 result with the server's `serverInfo` in its `_meta`."""
@@ -846,17 +849,30 @@ class Connection:
             return tool
         raise _unknown_tool(name, middleware.shown_tools(self.server, request))
 
+    async def _asked(
+        self, asking: Asker, wire: dict[str, Any], create: Callable[[list[Any]], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """A 2026-07-28 round that ends with questions, or (a tool at `ctx.begin_task()`) with its task, `create`d
+        with the answers of the questions asked before."""
+        if asking.task == "begun" and asking.replay is not None and wire.get("resultType") != "input_required":
+            return await create(asking.replay.answered())
+        wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
+        return wire
+
     def _start_asking(
-        self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, arguments: Any
+        self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, task: str | None = None
     ) -> Asker:
         call: AskedCall = {
             "tool": name,
-            "arguments": arguments,
+            "arguments": params.get("arguments"),
             "params": params,
             "version": state.version,
             "capabilities": state.client_capabilities,
         }
-        return Asker.start(self.server, self, request_id, call)
+        asker = Asker.start(self.server, self, request_id, call)
+        if task == "later":  # its questions before `ctx.begin_task()` are this request's rounds
+            asker.task = "before"
+        return asker
 
     def elicitation_complete(self, elicitation_id: str) -> None:
         """Send `notifications/elicitation/complete` (from any thread): a URL-mode elicitation's flow is done."""
@@ -902,23 +918,28 @@ class Connection:
         wanted = params.get("notifications")
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
-        agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        agreed: dict[str, Any] = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        if "taskIds" in wanted:  # the tasks extension: the caller's tasks among those named (-32021 without it)
+            agreed["taskIds"] = await self.server.tasks.watchable(wanted["taskIds"], state)
+        meta = {SUBSCRIPTION_KEY: request_id}
         try:
             # Registered before the acknowledgement is written, so that no change between the two is missed; the
             # acknowledgement still goes first, as it enters the (FIFO) outbox before any change notice can.
-            if agreed:
+            if agreed.get("toolsListChanged"):
                 self.listeners.add(request_id)
-            await self._notify(
-                "notifications/subscriptions/acknowledged",
-                {"notifications": agreed, "_meta": {SUBSCRIPTION_KEY: request_id}},
-                request_id,
-            )
+            acknowledged = {"notifications": agreed, "_meta": meta}
+            await self._notify("notifications/subscriptions/acknowledged", acknowledged, request_id)
             # The stream stays open until the client cancels the request (this task is then cancelled) or its
             # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
             # `notifications/cancelled` for the listen request's id, end of input gets the notification: on stdio
             # the schema gives it to servers for exactly this (CancelledNotification), and the stream did not wind
             # down, it was cut short because the client went away (docs/protocol.md).
-            await self._closing.wait()
+            async with anyio.create_task_group() as tg:
+                if agreed.get("taskIds"):
+                    notify = functools.partial(self._notify, "notifications/tasks", related=request_id)
+                    tg.start_soon(self.server.tasks.watch, agreed["taskIds"], meta, notify)
+                await self._closing.wait()
+                tg.cancel_scope.cancel()
         finally:
             self.listeners.discard(request_id)
         await self._notify(

@@ -15,6 +15,7 @@ from typing_extensions import TypeVar, Unpack
 
 from toolkit._asking.asking import Asker, CallThread, confirm_call
 from toolkit._asking.elicitation import empty_form
+from toolkit._asking.mrtr import Suspend
 from toolkit._identity import Identity, current_identity
 from toolkit._markers import ContextMarker
 from toolkit._protocol.types import Implementation
@@ -398,6 +399,18 @@ class Context(ContextMarker, Generic[StateT]):
             concurrent.futures.CancelledError: (sync tools) the call was cancelled while, or before, it asked.
         """
         return self._require_asker().list_roots(self._thread(), key, timeout)
+
+    async def begin_task(self) -> None:
+        """Make the call a task from here on (a `task=` tool, 2026-07-28): the questions asked before are answered
+        in the `tools/call`'s own rounds (multi-round-trip), as the tasks extension advises, and the client gets
+        the task once they are; the questions after are the task's (`input_required`). Anywhere else (a plain call,
+        2025-11-25, inside the task) it does nothing. Call it in the tool's own body: toolkit looks for it there
+        when the tool is defined (docs/tasks.md).
+        """
+        asker = self._asker
+        if asker is not None and asker.task == "before":
+            asker.task = "begun"
+            raise Suspend
 
     def together(self) -> Together:
         """Ask several questions at once: `async with ctx.together():` in an async tool, `with ctx.together():` in

@@ -34,6 +34,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from toolkit._asking.asking import AskedCall, Asker, AskingServer
+from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import ProtocolError
 from toolkit._identity import Identity, current_identity
@@ -76,6 +77,7 @@ class TaskServer(AskingServer, Protocol):
 
     show_error_details: bool
     strict_arguments: bool
+    wraps_tools: bool
 
     @property
     def lifespan_context(self) -> Any: ...
@@ -144,8 +146,13 @@ class _Loop:
             self._soon = trio.lowlevel.current_trio_token().run_sync_soon
         else:
             import asyncio
+            import contextvars
+            import functools
 
-            self._soon = asyncio.get_running_loop().call_soon_threadsafe
+            # In this loop's context: a callback scheduled from another thread would run in that thread's context,
+            # where anyio cannot tell which event loop runs it.
+            loop, context = asyncio.get_running_loop(), contextvars.copy_context()
+            self._soon = functools.partial(loop.call_soon_threadsafe, context=context)
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self._started.set()
@@ -213,13 +220,17 @@ class Tasks:
         self._loop_lock = threading.Lock()
         self._running: dict[str, _Running] = {}
         self._keys = itertools.count(1)
+        self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
+        """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
+        that module sits above this one)."""
         self.listeners: list[Callable[[TaskRecord], None]] = []
         """Told of every change of a task's status made here (status notifications), on the task loop's thread."""
 
     # -- creating ------------------------------------------------------------------------------------
 
-    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> bool:
-        """Whether this call runs as a task (the server decides, per request).
+    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> str | None:
+        """Whether this call runs as a task (the server decides, per request): `"now"`, `"later"` (2026-07-28, a
+        tool whose questions before `ctx.begin_task()` are the request's rounds), or None (a plain call).
 
         Raises:
             ProtocolError: -32021 (2026-07-28) for a `required` tool and a client without the extension; -32601
@@ -234,18 +245,26 @@ class Tasks:
                     f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
                     _NEEDS_EXTENSION,
                 )
-            return declared and tool.task is not None
+            if not declared or tool.task is None:
+                return None
+            return "later" if tool.asks_before_task else "now"
         asked = isinstance(params.get("task"), Mapping)
         if asked and tool.task is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
         if not asked and tool.task == "required":
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (taskSupport required)")
-        return asked
+        return "now" if asked else None
 
     async def create(
-        self, tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, params: Mapping[str, Any], state: SessionState
+        self,
+        tool: Tool[Any, Any],
+        arguments: Mapping[str, Any] | None,
+        params: Mapping[str, Any],
+        state: SessionState,
+        answers: list[Any] | None = None,
     ) -> dict[str, Any]:
         """Make the call's task, durably, start its tool here, and return the `CreateTaskResult` wire object.
+        `answers`: to the questions the tool asked before `ctx.begin_task()`, in order (it runs again from the start).
 
         Raises:
             ProtocolError: -32603 when the caller has as many live tasks as `max_tasks_per_caller`.
@@ -274,6 +293,8 @@ class Tasks:
             raise ProtocolError(INTERNAL_ERROR, f"Too many tasks: this caller has {self.max_per_caller} (the limit)")
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
+        call.answers = list(answers or ())
+        call.lifespan = self.server.lifespan_context  # read now: the request runs inside the server's lifespan
         self._ensure_loop().spawn(self._run, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
@@ -288,8 +309,13 @@ class Tasks:
             return self._loop
 
     async def stop(self) -> None:
-        """Stop the tasks running here (each ends failed: its process stopped serving) and the task loop; the store
-        stays open (the server may serve again)."""
+        """The server stops serving (its last `running()` block ends): stop the task loop if no task runs on it.
+
+        Tasks still running go on (an HTTP app mounted without its lifespan enters and leaves the server with every
+        request, and a task outlives its request); the loop's thread is a daemon, so it never holds the process up.
+        The store stays open (the server may serve again)."""
+        if self._running:
+            return
         loop, self._loop = self._loop, None
         if loop is not None:
             await anyio.to_thread.run_sync(loop.stop)
@@ -328,18 +354,36 @@ class Tasks:
                 request_id=None,
                 protocol_version=call.state.version,
                 show_error_details=server.show_error_details,
-                lifespan_context=server.lifespan_context,
+                lifespan_context=call.lifespan,
                 asker=asker,
             )
 
         settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
         try:
-            wire = await call_tool(tool, call.arguments, context, settings)
+            if self.run_tool is not None and (tool.wrapped or server.wraps_tools):
+                arguments, asks = call.arguments, context() if tool.may_ask else None
+                request = Request(
+                    "tools/call",
+                    call.params,
+                    call.state.version,
+                    record.task_id,
+                    call.identity,
+                    tool.definition,
+                    arguments,
+                    asks,
+                )
+                wire = await self.run_tool(server, tool, request, settings)
+            else:
+                wire = await call_tool(tool, call.arguments, context, settings)
         except ProtocolError as exc:
             return _failed(exc.to_error())
         except Exception:
             logger.exception("task %s: tool %r failed", record.task_id, tool.name)
             return _failed({"code": INTERNAL_ERROR, "message": "Internal error"})
+        if asker is not None and asker.missing is not None and wire.get("isError"):
+            # As a plain call answers (basic/index): the client lacked a capability the tool needed, -32021.
+            required = {"requiredCapabilities": asker.missing}
+            return _failed({"code": MISSING_CLIENT_CAPABILITY, "message": wire["content"][0]["text"], "data": required})
         size = len(_encode(wire))
         if size > self.max_result_bytes:
             text = f"the result ({size} bytes of JSON) is larger than the task store keeps ({self.max_result_bytes})"
@@ -353,6 +397,8 @@ class Tasks:
         task_id = record.task_id
 
         async def send(method: str, params: dict[str, Any], wait: float | None) -> Any:
+            if call.answers:  # asked again before `ctx.begin_task()`: answered in the request's rounds
+                return call.answers.pop(0)
             key = f"{method.partition('/')[2] or method}-{next(self._keys)}"
             request = {"method": method, "params": params}
             await self._change(task_id, _asking(key, request))
@@ -372,7 +418,9 @@ class Tasks:
         """Wait for the answer to `key` (given here, or to another worker of the store: looked for each lease
         period too)."""
         while True:
-            running.changed = anyio.Event()
+            if running.changed is None:  # one event for every question waiting (asked together)
+                running.changed = anyio.Event()
+            changed = running.changed
             taken: list[Any] = []
             record = await self.store.modify(task_id, _take(key, taken))
             if record is None:
@@ -380,7 +428,7 @@ class Tasks:
             if taken:
                 return taken[0]
             with anyio.move_on_after(self.lease / 3):
-                await running.changed.wait()
+                await changed.wait()
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
         record = await self.store.modify(task_id, change)
@@ -428,6 +476,41 @@ class Tasks:
         if record.expires_at() <= time.time():
             raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
         return record
+
+    async def watchable(self, task_ids: Any, state: SessionState) -> list[str]:
+        """The tasks of `task_ids` a `subscriptions/listen` may watch: the caller's own, not expired.
+
+        Raises:
+            ProtocolError: -32021 for a client without the extension; -32602 for `taskIds` not a list of strings.
+        """
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: taskIds must be a list of strings")
+        agreed = []
+        for task_id in task_ids:
+            try:
+                await self.find({"taskId": task_id}, state)
+            except ProtocolError as exc:
+                if exc.code == MISSING_CLIENT_CAPABILITY:
+                    raise
+                continue  # another caller's, unknown or expired: not agreed (and not said why)
+            agreed.append(task_id)
+        return agreed
+
+    async def watch(
+        self, task_ids: list[str], meta: dict[str, Any], notify: Callable[[dict[str, Any]], Awaitable[None]]
+    ) -> None:
+        """Send `notifications/tasks` (the task as `tasks/get` would give it) whenever one of `task_ids` changes,
+        until each has ended; read from the store each poll interval, so a change made by any worker is seen."""
+        seen: dict[str, float] = {}
+        while task_ids:
+            for task_id in list(task_ids):
+                record = await self.store.get(task_id)
+                if record is None or record.terminal:
+                    task_ids.remove(task_id)
+                if record is not None and seen.get(task_id) != record.updated_at:
+                    seen[task_id] = record.updated_at
+                    await notify({**wire_task(record, detailed=True), "_meta": meta})
+            await anyio.sleep(self.poll_interval)
 
     async def get(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
         """`tasks/get`."""
@@ -484,17 +567,26 @@ class Tasks:
             result["nextCursor"] = page[-1].task_id
         return result
 
-    async def result(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised).
+    async def result(
+        self, params: Mapping[str, Any], state: SessionState, ask: Callable[[str, dict[str, Any]], Awaitable[Any]]
+    ) -> dict[str, Any]:
+        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised). The task's
+        questions (`input_required`) are asked of the client meanwhile, through `ask`, and their answers kept.
 
         Raises:
             ProtocolError: the task's error, when it failed (and as `find`).
         """
         record = await self.find(params, state)
+        asked: set[str] = set()
+        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         while not record.terminal:
+            for key, request in record.input_requests.items():
+                if key not in asked:
+                    asked.add(key)
+                    answer = await ask(request["method"], {**request["params"], "_meta": related})
+                    await self.answer(record.task_id, {key: answer})
             await anyio.sleep(record.poll_interval_ms / 1000)
             record = await self.find(params, state)
-        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
         if record.status == "failed" and record.error is not None:
             error = record.error
             code, text = error.get("code", INTERNAL_ERROR), error.get("message", "Task failed")
@@ -507,7 +599,7 @@ class Tasks:
 class _Call:
     """What a task's tool is called with."""
 
-    __slots__ = ("arguments", "identity", "params", "state", "tool")
+    __slots__ = ("answers", "arguments", "identity", "lifespan", "params", "state", "tool")
 
     def __init__(
         self,
@@ -518,6 +610,8 @@ class _Call:
         identity: Identity | None,
     ) -> None:
         self.tool, self.arguments, self.params, self.state, self.identity = tool, arguments, params, state, identity
+        self.answers: list[Any] = []  # to the questions asked before `ctx.begin_task()`, in order
+        self.lifespan: Any = None  # what the server's lifespan yielded
 
 
 def _encode(wire: Any) -> str:
@@ -527,8 +621,9 @@ def _encode(wire: Any) -> str:
 
 
 def _set_changed(running: _Running) -> None:
-    if running.changed is not None:
-        running.changed.set()
+    changed, running.changed = running.changed, None
+    if changed is not None:
+        changed.set()
 
 
 def _cancel(running: _Running) -> None:

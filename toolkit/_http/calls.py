@@ -39,7 +39,9 @@ __all__ = ["MISROUTED", "Calls", "InSession", "watch"]
 logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
-_ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
+_ANSWERED_ALONE = frozenset(
+    {"tools/list", "server/discover", "ping", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list"}
+)  # tasks/result may ask the client (a 2025-11-25 task's questions): it runs on a connection of its own
 # What both workers say when a 2025-11-25 answer reaches the one that did not ask, without a backend (with one, the
 # answer is sent on to the worker that asked: `fleet.py`).
 MISROUTED = (

@@ -8,7 +8,7 @@ import binascii
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolkit._protocol.meta import VERSION_KEY
+from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
 
 from .response import Scope
 
@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["MetaHeaders", "accepts", "decode_header_value", "read_headers"]
 
 _OWS = " \t"
-# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http).
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The requests whose `Mcp-Name` header names the tool, resource or prompt (2026-07-28 streamable-http), or the task
+# (the tasks extension, "Streamable HTTP: Routing Headers"): one table with the client's.
+_NAME_PARAM = NAME_PARAMS
 _CHECKED = ("mcp-protocol-version", "mcp-method", "mcp-name")
 
 

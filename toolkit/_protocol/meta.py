@@ -10,6 +10,7 @@ __all__ = [
     "CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
     "LOG_LEVEL_KEY",
+    "NAME_PARAMS",
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_KEY",
     "TOOL_META_KEYS",
@@ -28,6 +29,16 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 # OpenTelemetry trace context (W3C Trace Context and Baggage), unprefixed by exception (basic/index, SEP-414): in any
 # request's or notification's `_meta`, in both eras.
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+# The requests whose `Mcp-Name` header (2026-07-28 streamable-http) repeats a param: the tool, prompt or resource,
+# or the task (the tasks extension's "Streamable HTTP: Routing Headers"); the client sets it, the server checks it.
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 # A key is an optional prefix (dot-separated labels, then "/") and a name. Labels start with a letter and end with
 # a letter or digit; a name, unless empty, starts and ends with a letter or digit.

@@ -62,6 +62,7 @@ class SqliteTaskStore:
                 self.path, timeout=self._timeout, check_same_thread=False, isolation_level=None
             )
             connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")  # WAL: a process that dies loses nothing committed
             connection.executescript(_SCHEMA)
             self._connection, self._pid = connection, os.getpid()
         return self._connection

@@ -26,7 +26,7 @@ import anyio.abc
 import httpx
 
 from toolkit._protocol.jsonrpc import decode, encode, error_response, is_valid_id
-from toolkit._protocol.meta import VERSION_KEY
+from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
 
 __all__ = ["HttpTransport", "open_http"]
@@ -37,7 +37,6 @@ _ACCEPT = "application/json, text/event-stream"
 _RETRY = 1.0  # seconds before reconnecting when the server gave no `retry`
 _MAX_RETRY = 30.0  # the longest wait between failed reconnections (the delay doubles from `retry` up to this)
 _ATTEMPTS = 5  # reconnections in a row that fail (no HTTP answer at all) before giving up
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 def header_value(value: str) -> str:
@@ -205,7 +204,7 @@ class HttpTransport:
     def _add_metadata_headers(self, headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
         """2026-07-28: the headers that repeat what the body says (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`)."""
         headers["mcp-method"] = method
-        key = _NAME_PARAM.get(method)
+        key = NAME_PARAMS.get(method)
         name = params.get(key) if key is not None else None
         if not isinstance(name, str):
             return

@@ -44,6 +44,7 @@ from ._common import (
 )
 from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 from ._prompt import TerminalPrompt
+from ._tasks import detached, going_on, refuse_detach, run_call, tasks_ended
 
 if TYPE_CHECKING:
     from toolkit import LogMessage
@@ -268,7 +269,7 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     # A tool that asks is answered by the person at the terminal (stderr and stdin; stdout is the result).
     prompt = TerminalPrompt(yes=args.yes)
 
-    async def call() -> CallToolResult:
+    async def call() -> CallToolResult | None:
         options: dict[str, Any] = {} if args.quiet else {"on_log": show}
         options.update(
             elicitation_handler=prompt.elicit,
@@ -284,11 +285,13 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
             if not args.quiet and (client.modern or "logging" in client.capabilities):
                 await client.set_logging_level(args.log_level)
-            progress = None if args.quiet else bar.update
-            return await client.call_tool(name, arguments, progress=progress, timeout=args.timeout)
+            return await run_call(client, name, arguments, args, None if args.quiet else bar)
 
+    args.started = []  # the task the server runs the call as, if any: named when the command stops waiting
+    refuse_detach(args)
     try:
-        result = run(call)
+        with tasks_ended(args):
+            result = run(call)
     except ProtocolError as exc:
         if prompt.refused_sampling:  # 2026-07-28: the client's own answer ends the call, not the server
             raise CommandError(f"{name} asked for a completion from a model: {exc.message}") from exc
@@ -296,11 +299,14 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
         hint = _suggestion(name, listed) if listed and name not in listed and "did you mean" not in exc.message else ""
         raise CommandError(f"the server refused the call: {exc.message} (code {exc.code}){hint}") from exc
     except TimeoutError as exc:
-        raise CommandTimeout(f"call: {name} gave no result within {seconds(args.timeout)} (--timeout)") from exc
+        waited = f"call: {name} gave no result within {seconds(args.timeout)} (--timeout)"
+        raise CommandTimeout(waited + going_on(args)) from exc
     except StartupError as exc:
         raise CommandError(str(exc)) from exc
     finally:
         bar.close()
+    if result is None:
+        return detached(args.started[0], args, out)
     return print_result(result, raw=args.raw, out=out)
 
 

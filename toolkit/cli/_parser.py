@@ -16,6 +16,7 @@ from ._dev import run_dev
 from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
 from ._lint import lint_tools
+from ._tasks import task_command
 from ._typed_client import write_client
 
 __all__ = ["parse_arguments"]
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
             formatter_class=_RAW,
         )
     )
+    _task_options(commands)
     _docs_options(
         commands.add_parser(
             "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
@@ -193,9 +195,50 @@ def _call_options(call: argparse.ArgumentParser) -> None:
     call.add_argument(
         "--log-level", choices=_LOG_LEVELS, default="info", help="the least severe log message to show (default: info)"
     )
+    call.add_argument(
+        "--detach",
+        action="store_true",
+        help="with a server at a URL: when the server runs the call as a task, print the task's id and exit (pick "
+        "it up with toolkit task)",
+    )
     _size_option(call)
     _traceback_option(call)
     call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
+
+
+def _task_options(commands: Any) -> None:
+    task = commands.add_parser(
+        "task",
+        help="a task a call started: its status, its result, or cancel it",
+        usage="toolkit task [options] {get,result,cancel} ID TARGET\n"
+        "       toolkit task [options] {get,result,cancel} ID --stdio -- COMMAND ...",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
+    task.add_argument(
+        "action",
+        choices=("get", "result", "cancel"),
+        help="get: the task's status; result: wait for its result (answering its questions); cancel: cancel it",
+    )
+    task.add_argument("task_id", metavar="ID", help="the task's id, as toolkit call printed it")
+    task.add_argument("target", nargs="?", metavar="TARGET", help="the server: a URL, or a file or module")
+    task.add_argument("--stdio", action="store_true", help="ask the server started by the command after --")
+    _header_option(task)
+    task.add_argument(
+        "--protocol",
+        choices=("auto", "handshake", "2026-07-28"),
+        default="auto",
+        help="the protocol era (default: auto, 2026-07-28 when the server offers it)",
+    )
+    task.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS", help="result: seconds to wait (124)")
+    task.add_argument("--raw", action="store_true", help="print the whole result (or state) as JSON")
+    task.add_argument("-q", "--quiet", action="store_true", help="result: do not show the task's state as it changes")
+    task.add_argument(
+        "-y", "--yes", action="store_true", help="accept the task's confirmations without asking (forms still ask)"
+    )
+    _size_option(task)
+    _traceback_option(task)
+    task.set_defaults(run=task_command, name="task")
 
 
 def _docs_options(docs: argparse.ArgumentParser) -> None:

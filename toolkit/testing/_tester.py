@@ -6,6 +6,8 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+import anyio
+
 from toolkit import (
     CallToolResult,
     Client,
@@ -15,6 +17,7 @@ from toolkit import (
     LogMessage,
     RootsOption,
     SampleRequest,
+    TaskInfo,
     ToolDefinition,
 )
 from toolkit import ProtocolMode as ProtocolChoice
@@ -105,6 +108,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         """Log messages the last call produced."""
         self.progress: list[Progress] = []
         """Progress notifications the last call produced."""
+        self.task_states: list[TaskInfo] = []
+        """The states of the task the last [`call_task`][toolkit.testing.ToolTester.call_task] ran, in the order the
+        client saw them (a state that did not change between polls is kept once)."""
         self.spans: list[ReadableSpan] = []
         """With `trace=True`, the OpenTelemetry spans the last call produced (the client's, the server's, the tool's
         own), in the order they ended."""
@@ -251,9 +257,31 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             TimeoutError: the call took longer than the tester's `timeout`.
         """
         __tracebackhide__ = True
+        return self._run(name, arguments, as_task=False)
+
+    def call_task(self, name: str, /, **arguments: Any) -> CallToolResult:
+        """Call the tool `name` as a task ([`Client.start_task`][toolkit.Client.start_task]) and wait for its result.
+
+        The task's states, as the client saw them while it waited, replace
+        [`task_states`][toolkit.testing.ToolTester.task_states] (empty when the server ran the call at once); its
+        questions are answered by the scripts, as for [`call`][toolkit.testing.ToolTester.call], and its logs and
+        progress are kept alike.
+
+        Raises:
+            AssertionError: the task asked something the scripts had no answer for.
+            ProtocolError: the server refused the call, or the task failed with a JSON-RPC error.
+            TaskCancelledError: the task was cancelled.
+            TimeoutError: the task took longer than the tester's `timeout`.
+        """
+        __tracebackhide__ = True
+        return self._run(name, arguments, as_task=True)
+
+    def _run(self, name: str, arguments: dict[str, Any], *, as_task: bool) -> CallToolResult:
+        __tracebackhide__ = True
         client = self.client
         self.logs.clear()
         self.progress.clear()
+        self.task_states.clear()
         self._scripted.reset()
         if self._exporter is not None:
             self._exporter.clear()
@@ -262,7 +290,13 @@ class ToolTester(AbstractContextManager["ToolTester"]):
             self.progress.append(Progress(progress, total, message))
 
         async def call() -> CallToolResult:
-            return await client.call_tool(name, arguments, progress=on_progress, timeout=self.timeout)
+            if not as_task:
+                return await client.call_tool(name, arguments, progress=on_progress, timeout=self.timeout)
+            with anyio.fail_after(self.timeout):
+                task = await client.start_task(name, arguments, progress=on_progress)
+                async for state in task.watch():
+                    self.task_states.append(state)
+                return await task.result()
 
         try:
             result = self.portal.call(call)
