@@ -136,7 +136,8 @@ class _Loop:
         self.thread = threading.Thread(target=anyio.run, args=(self._serve, backend), kwargs={"backend": backend})
         self.thread.name, self.thread.daemon = "toolkit-tasks", True
         self.thread.start()
-        self._started.wait()
+        if not self._started.wait(30):  # the loop failed to start (its error is on stderr): not a silent hang
+            raise RuntimeError(f"the task loop ({backend}) did not start")
 
     async def _serve(self, backend: str) -> None:
         self._stop = anyio.Event()
@@ -415,8 +416,8 @@ class Tasks:
         return Asker(asked, send, self.server)
 
     async def _answer(self, task_id: str, key: str, running: _Running) -> Any:
-        """Wait for the answer to `key` (given here, or to another worker of the store: looked for each lease
-        period too)."""
+        """Wait for the answer to `key` (given here: woken at once; or to another worker of the store: looked for
+        every poll interval)."""
         while True:
             if running.changed is None:  # one event for every question waiting (asked together)
                 running.changed = anyio.Event()
@@ -427,7 +428,7 @@ class Tasks:
                 raise anyio.get_cancelled_exc_class()()
             if taken:
                 return taken[0]
-            with anyio.move_on_after(self.lease / 3):
+            with anyio.move_on_after(min(self.poll_interval, self.lease / 3)):  # another worker may take the answer
                 await changed.wait()
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
