@@ -58,6 +58,7 @@ RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 _NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 _PAGE = 50
+_FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
 
 
 class TaskOptions(TypedDict, total=False):
@@ -87,6 +88,8 @@ def task_capabilities(version: str) -> dict[str, Any]:
     """What a server with task tools adds to its capabilities in `version`."""
     if version == MODERN_VERSION:
         return {"extensions": {EXTENSION: {}}}
+    if version < _FIRST_TASKS:
+        return {}
     return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
 
 
@@ -249,7 +252,7 @@ class Tasks:
             if not declared or tool.task is None:
                 return None
             return "later" if tool.asks_before_task else "now"
-        asked = isinstance(params.get("task"), Mapping)
+        asked = isinstance(params.get("task"), Mapping) and state.version >= _FIRST_TASKS
         if asked and tool.task is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
         if not asked and tool.task == "required":
