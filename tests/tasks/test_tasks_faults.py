@@ -10,7 +10,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +57,10 @@ async def test_a_task_over_stdio_both_eras() -> None:
 
 
 async def test_cancelling_a_task_running_a_sync_tool_ends_it_cancelled_and_its_thread_finishes() -> None:
-    gate = tasks_server.GATES.setdefault("cancel-sync", __import__("threading").Event())
+    name = f"cancel-sync-{uuid.uuid4()}"  # a gate of this run's own (the other backend's run opened its own)
+    gate = tasks_server.GATES.setdefault(name, threading.Event())
     async with wire.memory(tasks_server.build()) as peer:
-        created = await peer.result(
-            "tools/call", {"name": "gated", "arguments": {"name": "cancel-sync"}, "_meta": meta()}
-        )
+        created = await peer.result("tools/call", {"name": "gated", "arguments": {"name": name}, "_meta": meta()})
         await peer.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
         gate.set()  # the thread cannot be stopped: it returns, and its result is dropped
         ended = await until(peer, created["taskId"], {"cancelled", "completed"})

@@ -17,6 +17,7 @@ failed by the next sweep. Nothing is retried.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -227,8 +228,6 @@ class Tasks:
         self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
         """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
         that module sits above this one)."""
-        self.listeners: list[Callable[[TaskRecord], None]] = []
-        """Told of every change of a task's status made here (status notifications), on the task loop's thread."""
 
     # -- creating ------------------------------------------------------------------------------------
 
@@ -298,7 +297,8 @@ class Tasks:
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
         call.answers = list(answers or ())
-        call.lifespan = self.server.lifespan_context  # read now: the request runs inside the server's lifespan
+        with contextlib.suppress(RuntimeError):  # read now: a request runs inside the server's lifespan
+            call.lifespan = self.server.lifespan_context
         self._ensure_loop().spawn(self._run, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
@@ -435,11 +435,7 @@ class Tasks:
                 await changed.wait()
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
-        record = await self.store.modify(task_id, change)
-        if record is not None:
-            for listener in self.listeners:
-                listener(record)
-        return record
+        return await self.store.modify(task_id, change)
 
     async def _heartbeat(self) -> None:
         """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
