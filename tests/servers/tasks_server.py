@@ -41,7 +41,9 @@ def build(**options: object) -> Server:
 
     @server.tool(task="optional")
     async def confirm_delete(filename: str, ctx: Context) -> str:
-        """Ask, then answer."""
+        """Ask, then answer (reporting progress and logging first: in a task, neither is sent anywhere)."""
+        await ctx.report_progress(1, 2)
+        await ctx.info(f"asking about {filename}")
         answer = await ctx.elicit(f"Delete {filename}?", Confirm)
         if answer.action == "accept" and answer.data is not None and answer.data.confirm:
             return f"deleted {filename}"

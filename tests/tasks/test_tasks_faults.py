@@ -10,7 +10,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +57,10 @@ async def test_a_task_over_stdio_both_eras() -> None:
 
 
 async def test_cancelling_a_task_running_a_sync_tool_ends_it_cancelled_and_its_thread_finishes() -> None:
-    gate = tasks_server.GATES.setdefault("cancel-sync", __import__("threading").Event())
+    name = f"cancel-sync-{uuid.uuid4()}"  # a gate of this run's own (the other backend's run opened its own)
+    gate = tasks_server.GATES.setdefault(name, threading.Event())
     async with wire.memory(tasks_server.build()) as peer:
-        created = await peer.result(
-            "tools/call", {"name": "gated", "arguments": {"name": "cancel-sync"}, "_meta": meta()}
-        )
+        created = await peer.result("tools/call", {"name": "gated", "arguments": {"name": name}, "_meta": meta()})
         await peer.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
         gate.set()  # the thread cannot be stopped: it returns, and its result is dropped
         ended = await until(peer, created["taskId"], {"cancelled", "completed"})
@@ -147,3 +148,24 @@ async def test_a_thousand_tasks_in_flight_leave_memory_flat_once_expired() -> No
             assert await store.sweep(time.time() + 7200) == 1000  # past every task's time to live
             sizes.append(rss_kib())
     assert sizes[2] - sizes[1] < 4096, sizes  # KiB: the second thousand left nothing behind
+
+
+async def test_another_worker_of_the_sqlite_store_answers_and_polls_a_task_it_does_not_run(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    first, second = SqliteTaskStore(path), SqliteTaskStore(path)
+    envelope = meta()
+    envelope[wire.CAPABILITIES_KEY]["elicitation"] = {}
+    async with (
+        wire.memory(tasks_server.build(task_store=first, task_poll_interval=0.01)) as runs,
+        wire.memory(tasks_server.build(task_store=second)) as answers,
+    ):
+        call = {"name": "confirm_delete", "arguments": {"filename": "c"}, "_meta": envelope}
+        task_id = (await runs.result("tools/call", call))["taskId"]
+        waiting = await until(answers, task_id, {"input_required"})
+        (key,) = waiting["inputRequests"]
+        update = {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}
+        await answers.result("tasks/update", {**update, "_meta": envelope})
+        done = await until(answers, task_id, {"completed"})
+        assert done["result"]["content"][0]["text"] == "deleted c"
+    await first.aclose()
+    await second.aclose()

@@ -4,6 +4,7 @@ caller reaches it from another connection or session, another caller never does.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -133,3 +134,30 @@ async def _session(client: Any, auth: dict[str, str]) -> str:
     assert reply["result"]["capabilities"]["tasks"]["requests"] == {"tools": {"call": {}}}
     session: str = response.headers["mcp-session-id"]
     return session
+
+
+async def test_handshake_era_a_task_s_question_goes_out_on_the_tasks_result_stream() -> None:
+    from test_http_hitl import initialize as open_session
+    from test_http_hitl import session_headers, streamed
+
+    async with http_client(tasks_server.build().http_app()) as client:
+        session = await open_session(client, {"elicitation": {"form": {}}, "tasks": {}})
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        call["params"] = {"name": "confirm_delete", "arguments": {"filename": "h"}, "task": {}}
+        _, [created] = await post(client, call, session_headers(session), wire.LATEST)
+        task_id = created["result"]["task"]["taskId"]
+        result = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}}
+        with anyio.fail_after(wire.TIMEOUT):
+            async with streamed(client, session, result) as messages:
+                question = await anext(messages)
+                assert question["method"] == "elicitation/create"
+                assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": question["id"],
+                    "result": {"action": "accept", "content": {"confirm": True}},
+                }
+                response = await client.post("/mcp", content=json.dumps(answer), headers=session_headers(session))
+                assert response.status_code == 202
+                rest = [message async for message in messages]  # to the answer, which ends the stream
+        assert rest[-1]["result"]["content"][0]["text"] == "deleted h"

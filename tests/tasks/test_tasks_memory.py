@@ -188,3 +188,13 @@ async def test_subscriptions_listen_sends_a_task_s_status_until_it_ends_and_only
             "subscriptions/listen", {"notifications": {"taskIds": [task_id]}, "_meta": wire.meta()}, id=10
         )
         assert refused["error"]["code"] == -32021
+
+
+async def test_revisions_before_tasks_see_no_task_capability_and_get_plain_calls() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        init = await peer.initialize("2025-06-18")
+        assert "tasks" not in init["capabilities"]
+        plain = await peer.result("tools/call", {"name": "slow", "arguments": {}, "task": {}})
+        assert plain["content"] == [{"type": "text", "text": "slept 0.0"}]
+        required = await peer.request("tools/call", {"name": "blocking", "arguments": {}})
+        assert required["error"]["code"] == -32601

@@ -17,6 +17,7 @@ failed by the next sweep. Nothing is retried.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -58,6 +59,7 @@ RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 _NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 _PAGE = 50
+_FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
 
 
 class TaskOptions(TypedDict, total=False):
@@ -87,6 +89,8 @@ def task_capabilities(version: str) -> dict[str, Any]:
     """What a server with task tools adds to its capabilities in `version`."""
     if version == MODERN_VERSION:
         return {"extensions": {EXTENSION: {}}}
+    if version < _FIRST_TASKS:
+        return {}
     return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
 
 
@@ -136,7 +140,8 @@ class _Loop:
         self.thread = threading.Thread(target=anyio.run, args=(self._serve, backend), kwargs={"backend": backend})
         self.thread.name, self.thread.daemon = "toolkit-tasks", True
         self.thread.start()
-        self._started.wait()
+        if not self._started.wait(30):  # the loop failed to start (its error is on stderr): not a silent hang
+            raise RuntimeError(f"the task loop ({backend}) did not start")
 
     async def _serve(self, backend: str) -> None:
         self._stop = anyio.Event()
@@ -223,8 +228,6 @@ class Tasks:
         self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
         """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
         that module sits above this one)."""
-        self.listeners: list[Callable[[TaskRecord], None]] = []
-        """Told of every change of a task's status made here (status notifications), on the task loop's thread."""
 
     # -- creating ------------------------------------------------------------------------------------
 
@@ -248,7 +251,7 @@ class Tasks:
             if not declared or tool.task is None:
                 return None
             return "later" if tool.asks_before_task else "now"
-        asked = isinstance(params.get("task"), Mapping)
+        asked = isinstance(params.get("task"), Mapping) and state.version >= _FIRST_TASKS
         if asked and tool.task is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
         if not asked and tool.task == "required":
@@ -294,7 +297,8 @@ class Tasks:
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
         call.answers = list(answers or ())
-        call.lifespan = self.server.lifespan_context  # read now: the request runs inside the server's lifespan
+        with contextlib.suppress(RuntimeError):  # read now: a request runs inside the server's lifespan
+            call.lifespan = self.server.lifespan_context
         self._ensure_loop().spawn(self._run, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
@@ -415,8 +419,8 @@ class Tasks:
         return Asker(asked, send, self.server)
 
     async def _answer(self, task_id: str, key: str, running: _Running) -> Any:
-        """Wait for the answer to `key` (given here, or to another worker of the store: looked for each lease
-        period too)."""
+        """Wait for the answer to `key` (given here: woken at once; or to another worker of the store: looked for
+        every poll interval)."""
         while True:
             if running.changed is None:  # one event for every question waiting (asked together)
                 running.changed = anyio.Event()
@@ -427,15 +431,11 @@ class Tasks:
                 raise anyio.get_cancelled_exc_class()()
             if taken:
                 return taken[0]
-            with anyio.move_on_after(self.lease / 3):
+            with anyio.move_on_after(min(self.poll_interval, self.lease / 3)):  # another worker may take the answer
                 await changed.wait()
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
-        record = await self.store.modify(task_id, change)
-        if record is not None:
-            for listener in self.listeners:
-                listener(record)
-        return record
+        return await self.store.modify(task_id, change)
 
     async def _heartbeat(self) -> None:
         """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
