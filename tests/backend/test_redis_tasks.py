@@ -5,14 +5,16 @@ asyncio only (redis.asyncio)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
+import threading
 import time
 from collections.abc import Callable
 
 import anyio
 import pytest
-from redis_server import RedisServer
+from redis_server import TIMEOUT, RedisServer
 
-from toolkit import RedisBackend
+from toolkit import Client, RedisBackend, Server
 from toolkit._tasks.store import LEASE_EXPIRED, TaskRecord, TaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
@@ -114,3 +116,36 @@ async def test_every_key_of_a_finished_task_expires(redis_server: RedisServer, r
         while int(redis_server.command("-n", db, "DBSIZE")) != 0:  # noqa: ASYNC110 - Redis expires them itself
             await anyio.sleep(0.05)
     await a.aclose()
+
+
+async def test_redis_down_fails_a_heartbeat_not_the_task_loop_and_tasks_go_on_when_it_returns() -> None:
+    own = RedisServer()  # a server of its own, stopped and started by this test
+    own.start()
+    failed = threading.Event()  # set from the task loop's thread
+
+    class Beats(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "heartbeat" in record.getMessage():
+                failed.set()
+
+    handler = Beats(logging.WARNING)
+    logging.getLogger("toolkit").addHandler(handler)
+    server = Server("tasks", backend=RedisBackend(own.url, timeout=0.3), task_lease=0.3)
+
+    @server.tool(task="required")
+    async def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    try:
+        async with Client(server, protocol="2026-07-28") as client:
+            assert (await (await client.start_task("echo", {"text": "before"}))).text == "before"
+            own.stop()
+            with anyio.fail_after(TIMEOUT):  # the heartbeat runs every lease / 3
+                await anyio.to_thread.run_sync(failed.wait)
+            own.start()
+            with anyio.fail_after(TIMEOUT):
+                assert (await (await client.start_task("echo", {"text": "after"}))).text == "after"
+    finally:
+        logging.getLogger("toolkit").removeHandler(handler)
+        own.stop()

@@ -84,8 +84,10 @@ def modern_headers(message: dict[str, Any]) -> dict[str, str]:
         "mcp-protocol-version": wire.MODERN,
         "mcp-method": message["method"],
     }
-    name = message.get("params", {}).get("name")
-    if message["method"] == "tools/call" and isinstance(name, str):
+    # The parameter the Mcp-Name header repeats: a tool's name, or a task's id on tasks/get, update and cancel.
+    key = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+    name = message.get("params", {}).get(key.get(message["method"], ""))
+    if isinstance(name, str):
         headers["mcp-name"] = name
     return headers
 

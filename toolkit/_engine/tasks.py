@@ -441,8 +441,11 @@ class Tasks:
         """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
         while True:
             now = time.time()
-            await self.store.renew(self.worker, now + self.lease)
-            await self.store.sweep(now)
+            try:
+                await self.store.renew(self.worker, now + self.lease)
+                await self.store.sweep(now)
+            except Exception:  # a store that is down (Redis) fails this beat, never the task loop: the next one retries
+                logger.warning("tasks: the task store failed a heartbeat (lease renewal, sweep)", exc_info=True)
             await anyio.sleep(self.lease / 3)
 
     def _wake(self, task_id: str) -> None:
