@@ -41,7 +41,7 @@ def build(**options: object) -> Server:
 
     @server.tool(task="optional")
     async def confirm_delete(filename: str, ctx: Context) -> str:
-        """Ask, then answer (reporting progress and logging first: in a task, neither is sent anywhere)."""
+        """Ask, then answer (reporting progress and logging first: in a task, progress is its statusMessage)."""
         await ctx.report_progress(1, 2)
         await ctx.info(f"asking about {filename}")
         answer = await ctx.elicit(f"Delete {filename}?", Confirm)

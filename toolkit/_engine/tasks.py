@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import logging
 import math
@@ -100,6 +101,19 @@ def _iso(seconds: float) -> str:
 
 def _owner(identity: Identity | None) -> str:
     return identity.subject if identity is not None else ""
+
+
+def _progress_text(params: Mapping[str, Any]) -> str:
+    """`ctx.report_progress(3, 10, "pages")` as a task's statusMessage: "pages (3/10)"."""
+    done = f"{params['progress']:g}" + (f"/{params['total']:g}" if "total" in params else "")
+    message = params.get("message")
+    return f"{message} ({done})" if message else done
+
+
+def _progressed(message: str, record: TaskRecord) -> TaskRecord | None:
+    if record.status != "working":  # a question or the end came first: its message stands
+        return None
+    return dataclasses.replace(record, status_message=message, updated_at=time.time())
 
 
 def wire_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
@@ -353,6 +367,11 @@ class Tasks:
         server, tool = self.server, call.tool
         asker = self._asker(record, call, running) if tool.may_ask else None
 
+        async def progress(method: str, params: dict[str, Any]) -> None:
+            # `ctx.report_progress` in a task: its statusMessage, what `tasks/get` shows while the task works.
+            if method == "notifications/progress":
+                await self._change(record.task_id, functools.partial(_progressed, _progress_text(params)))
+
         def context() -> Context:
             return Context(
                 request_id=None,
@@ -360,6 +379,8 @@ class Tasks:
                 show_error_details=server.show_error_details,
                 lifespan_context=call.lifespan,
                 asker=asker,
+                progress_token=record.task_id,
+                notify=progress,
             )
 
         settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
