@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOG_LEVELS",
+    "PY_LEVELS",
     "Context",
     "LogLevel",
     "Notify",
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
-_PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING}
+PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING}
 
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 
@@ -65,7 +66,7 @@ class ServedRequest(TypedDict, total=False):
 #: Set by the HTTP app for the call's task, which its worker thread inherits; read by `Context.close_sse_stream`.
 sse_closer: ContextVar[Callable[[], Coroutine[Any, Any, None]] | None] = ContextVar("toolkit_sse_closer", default=None)
 
-_logger = logging.getLogger("toolkit.tools")
+_logger = logging.getLogger("toolkit.tools")  # a detached Context's log messages (a task's too)
 
 #: The type of the lifespan's value; a bare `Context` is `Context[Any]`.
 StateT = TypeVar("StateT", default=Any)
@@ -227,7 +228,7 @@ class Context(ContextMarker, Generic[StateT]):
         if rank is None:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         if self._notify is None:
-            _logger.log(_PY_LEVELS.get(level, logging.ERROR), "%s", data)
+            _logger.log(PY_LEVELS.get(level, logging.ERROR), "%s", data)
             return self._deliver(None, _NO_PARAMS)
         threshold = self._log_level() if self._log_level is not None else None
         if threshold is None or rank < _RANK[threshold]:

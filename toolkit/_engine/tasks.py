@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 import anyio
 import anyio.abc
@@ -44,7 +44,7 @@ from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT
 from toolkit._protocol.types import MODERN_VERSION
 from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
-from .context import Context
+from .context import PY_LEVELS, Context
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTENSION", "RELATED_TASK_KEY", "TaskOptions", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
 
 logger = logging.getLogger("toolkit")
+_tool_logger = logging.getLogger("toolkit.tools")  # what a task's tool logs (`ctx.log`)
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
@@ -101,6 +102,10 @@ def _iso(seconds: float) -> str:
 
 def _owner(identity: Identity | None) -> str:
     return identity.subject if identity is not None else ""
+
+
+def _every_level() -> Literal["debug"]:
+    return "debug"
 
 
 def _progress_text(params: Mapping[str, Any]) -> str:
@@ -367,11 +372,6 @@ class Tasks:
         server, tool = self.server, call.tool
         asker = self._asker(record, call, running) if tool.may_ask else None
 
-        async def progress(method: str, params: dict[str, Any]) -> None:
-            # `ctx.report_progress` in a task: its statusMessage, what `tasks/get` shows while the task works.
-            if method == "notifications/progress":
-                await self._change(record.task_id, functools.partial(_progressed, _progress_text(params)))
-
         def context() -> Context:
             return Context(
                 request_id=None,
@@ -380,7 +380,8 @@ class Tasks:
                 lifespan_context=call.lifespan,
                 asker=asker,
                 progress_token=record.task_id,
-                notify=progress,
+                notify=functools.partial(self._notified, record.task_id),
+                log_level=_every_level,
             )
 
         settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
@@ -454,6 +455,14 @@ class Tasks:
                 return taken[0]
             with anyio.move_on_after(min(self.poll_interval, self.lease / 3)):  # another worker may take the answer
                 await changed.wait()
+
+    async def _notified(self, task_id: str, method: str, params: dict[str, Any]) -> None:
+        """What a task's Context sends: a task sends no notifications, so `ctx.report_progress` is its statusMessage
+        (what `tasks/get` shows while it works) and `ctx.log` goes to the server's own log, as a detached Context's."""
+        if method == "notifications/progress":
+            await self._change(task_id, functools.partial(_progressed, _progress_text(params)))
+        elif method == "notifications/message":
+            _tool_logger.log(PY_LEVELS.get(params["level"], logging.ERROR), "task %s: %s", task_id, params["data"])
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
         return await self.store.modify(task_id, change)
