@@ -83,15 +83,31 @@ async def chatty(ctx: Context) -> str:
     return "said"
 
 
+@tool
+def spare() -> str:
+    """Added and removed at run time by `change`."""
+    return "spare"
+
+
 @server.tool
 def change() -> str:
-    """Toggle this process's `spare` tool (a copy of `add`): the listeners of every process hear that the list
+    """Toggle this process's `spare` tool: the listeners of every process hear that the list
     changed, whichever process they listen on."""
     if "spare" in server.tools:
         server.remove_tool("spare")
         return "changed"
-    server.add_tool(tool(name="spare")(add))
+    server.add_tool(spare)
     return "changed"
+
+
+@server.tool
+async def poll(count: int, ctx: Context) -> str:
+    """Close the call's SSE stream after each of `count` progress reports: the client resumes it each time (SEP-1699),
+    behind round robin on another process."""
+    for done in range(1, count + 1):
+        await ctx.report_progress(done, total=count)
+        await ctx.close_sse_stream()
+    return "polled"
 
 
 def _options() -> dict[str, Any]:
