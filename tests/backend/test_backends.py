@@ -12,13 +12,14 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 from redis_server import RedisServer
+from test_local_backend import local_workers
 
 from toolkit import Backend, BackendError, MemoryBackend, RedisBackend
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "local", "redis"])
 def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
     if request.param == "redis" and anyio_backend != "asyncio":
         pytest.skip("redis.asyncio runs on asyncio only")
@@ -27,6 +28,10 @@ def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
 
 @asynccontextmanager
 async def two_workers(kind: str, url: str, **options: float) -> AsyncIterator[tuple[Backend, Backend]]:
+    if kind == "local":  # two workers of `toolkit serve --workers`, on a hub of their own (test_local_backend.py)
+        async with local_workers(**options) as pair:
+            yield pair
+        return
     if kind == "memory":
         first: Backend = MemoryBackend(**options)  # type: ignore[arg-type]
         second: Backend = first.peer()  # type: ignore[attr-defined]

@@ -22,8 +22,9 @@ import json
 import logging
 import os
 import secrets
+import socket
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -59,8 +60,27 @@ class _Line:
         (length,) = _LENGTH.unpack(await self.reader.receive_exactly(_LENGTH.size))
         if length > _MAX_FRAME:
             raise anyio.BrokenResourceError(f"a frame of {length} bytes")
-        message: dict[str, Any] = json.loads(await self.reader.receive_exactly(length))
+        try:
+            message = json.loads(await self.reader.receive_exactly(length))
+        except ValueError:  # not JSON (UnicodeDecodeError included)
+            message = None
+        if not isinstance(message, dict):
+            raise anyio.BrokenResourceError("a frame that is not a JSON object")
         return message
+
+
+async def _connect(path: str) -> _Line:
+    """A connection to the hub. Made with the socket module and handed to anyio as a plain stream socket (not
+    `anyio.connect_unix`, whose asyncio streams can set the result of a cancelled future when a read is cancelled as
+    data arrives: "InvalidStateError" from the event loop)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.connect(path)  # local: at once, or an error (no hub; EAGAIN when its backlog is full)
+    except OSError:
+        sock.close()
+        raise
+    return _Line(await anyio.abc.SocketStream.from_socket(sock))
 
 
 def _b64(data: bytes) -> str:
@@ -106,22 +126,30 @@ class LocalBackend:
     async def _call(self, request: dict[str, Any], wait: float = 0.0) -> Any:
         try:
             with anyio.fail_after(self._timeout + wait):
-                line = self._idle.pop() if self._idle else _Line(await anyio.connect_unix(self._path))
-                try:
-                    await line.write(request)
-                    reply = await line.read()
-                except BaseException:  # cancelled or broken mid-request: its reply must never meet another request
-                    await anyio.aclose_forcefully(line.stream)
-                    raise
+                reply = await self._exchange(request)
         except (TimeoutError, *_LOST) as exc:
             raise BackendError(f"the workers' local backend ({self._path}) did not answer: {exc!r}") from None
+        if "error" in reply:
+            raise BackendError(f"the workers' local backend refused {request['op']}: {reply['error']}")
+        return reply.get("ok")
+
+    async def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        pooled = bool(self._idle)
+        line = self._idle.pop() if pooled else await _connect(self._path)
+        try:
+            await line.write(request)
+            reply = await line.read()
+        except BaseException as exc:  # cancelled or broken mid-request: its reply must never meet another request
+            await anyio.aclose_forcefully(line.stream)
+            if pooled and isinstance(exc, _LOST):  # closed while idle (the hub restarted): so are the others
+                await self.stop()
+                return await self._exchange(request)
+            raise
         if len(self._idle) < self._pool:
             self._idle.append(line)
         else:
             await anyio.aclose_forcefully(line.stream)
-        if "error" in reply:
-            raise BackendError(f"the workers' local backend refused {request['op']}: {reply['error']}")
-        return reply.get("ok")
+        return reply
 
     async def put(self, key: str, value: str, ttl: float) -> None:
         await self._call({"op": "put", "key": key, "value": value, "ttl": ttl})
@@ -154,7 +182,7 @@ class LocalBackend:
         started = False
         while True:
             try:
-                line = _Line(await anyio.connect_unix(self._path))
+                line = await _connect(self._path)
             except OSError:
                 await anyio.sleep(_RETRY_SECONDS)
                 continue
@@ -177,6 +205,16 @@ async def _deliver(inbox: Inbox, message: bytes) -> None:
         _logger.exception("toolkit: a message from another worker could not be handled")
 
 
+@contextlib.contextmanager
+def _removed(path: str) -> Iterator[None]:
+    """Remove the socket file at the end of the block: a hub started again on the same path binds it anew."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 class _Listener:
     """A worker's `listen` connection, as the hub holds it: pushes to it are written one at a time."""
 
@@ -197,7 +235,8 @@ class _Listener:
 
 class LocalHub:
     """The hub of `LocalBackend`: serves the shared state on a Unix socket, in the process that supervises the
-    workers (`serve`, until cancelled). The socket is made readable by this user only.
+    workers (`serve`, until cancelled). The socket is made reachable by this user only; put it in a private folder
+    (`toolkit serve` uses a fresh temporary one).
 
     Args:
         path: The Unix socket to create.
@@ -221,23 +260,32 @@ class LocalHub:
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; `task_status.started()` once workers can connect."""
-        old = os.umask(0o077)  # the socket is born private: no moment when another user could connect
-        try:
-            listener = await anyio.create_unix_listener(self.path)
-        finally:
-            os.umask(old)
-        async with listener:
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with listening:
+            listening.bind(self.path)
+            with _removed(self.path):
+                os.chmod(self.path, 0o600)  # this user only (and the supervisor's folder is private: 0700)
+                listening.listen(1024)
+                listening.setblocking(False)
+                await self._accept(listening, task_status)
+
+    async def _accept(self, listening: socket.socket, task_status: anyio.abc.TaskStatus[None]) -> None:
+        async with anyio.create_task_group() as tg:
             task_status.started()
-            await listener.serve(self._serve_one)
+            while True:
+                await anyio.wait_readable(listening)
+                with contextlib.suppress(BlockingIOError):  # another wake-up took it
+                    conn, _ = listening.accept()
+                    tg.start_soon(self._serve_one, await anyio.abc.SocketStream.from_socket(conn))
 
     async def _serve_one(self, stream: anyio.abc.ByteStream) -> None:
         line = _Line(stream)
         async with stream:
-            with contextlib.suppress(*_LOST):
+            with contextlib.suppress(*_LOST):  # a peer that breaks the protocol loses its connection, nothing else
                 while True:
                     request = await line.read()
-                    if request.get("op") == "listen":
-                        await self._hold(request["worker"], line)
+                    if request.get("op") == "listen" and isinstance(worker := request.get("worker"), str):
+                        await self._hold(worker, line)
                         return
                     await line.write(await self._answer(request))
 
@@ -247,7 +295,7 @@ class LocalHub:
             return {"error": f"unknown operation {request.get('op')!r}"}
         try:
             return {"ok": await op(request)}
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a request of the wrong shape
             return {"error": f"{type(exc).__name__}: {exc}"}
 
     async def _hold(self, worker: str, line: _Line) -> None:
