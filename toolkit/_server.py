@@ -132,6 +132,10 @@ class Server(Registry):
             [observability](observability.md).
         meter_provider (MeterProvider | None): An OpenTelemetry meter provider for this server's histograms,
             instead of the global one.
+        backend (Backend | None): The state the processes serving this server over HTTP share
+            (`RedisBackend("redis://...")`), so that any of them serves any request of any session behind a
+            round-robin balancer; also `http_app(backend=...)`. None (the default): this process only. See
+            [Backends](backend.md).
 
     Example:
         ```python
@@ -282,7 +286,8 @@ class Server(Registry):
 
         Serve it with any ASGI server (`uvicorn module:app`), or mount it in Starlette or FastAPI. See
         [HTTP](http.md) for the options: allowed hosts and origins, the body limit, the session key, and
-        [resumption](http.md#resumption) (`sse_retry`, `sse_close_after`, `replay_window`, `replay_size`).
+        [resumption](http.md#resumption) (`sse_retry`, `sse_close_after`, `replay_window`, `replay_size`), and
+        the [backend](backend.md) its workers share (`backend=`, else `Server(backend=...)`).
         """
         from toolkit._http.app import HttpApp
 

@@ -118,6 +118,12 @@ async def test_events_resume_on_another_worker_bounded_and_followed(kind: str, r
         assert (await b.since("p1", 6)).done
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_redis_backend_on_trio_says_it_needs_asyncio(redis_url: str) -> None:
+    with pytest.raises(BackendError, match="runs on asyncio"):
+        await RedisBackend(redis_url).start()
+
+
 async def test_redis_down_fails_fast_and_recovers_by_itself(redis_server: RedisServer, anyio_backend: str) -> None:
     if anyio_backend != "asyncio":
         pytest.skip("redis.asyncio runs on asyncio only")

@@ -66,7 +66,8 @@ class Backend(Protocol):
 
     @property
     def worker(self) -> str:
-        """This process's name among the workers (unique in the fleet, without `.` or `/`): the address of `send`."""
+        """This process's name among the workers, unique in the fleet, 8 to 32 characters of `0-9a-z`: the address
+        of `send`, and the start of the ids of the questions this worker asks (so that an answer finds it)."""
         ...
 
     async def start(self) -> None:

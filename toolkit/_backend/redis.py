@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import secrets
 from typing import Any, TypedDict
 
@@ -65,7 +66,8 @@ class RedisOptions(TypedDict, total=False):
 
 
 class RedisBackend:
-    """The state a fleet of workers shares, in Redis or Valkey ([Backends](backend.md)): `pip install '...[redis]'`.
+    """The state a fleet of workers shares, in Redis or Valkey ([Backends](backend.md)): the `redis` extra
+    (`pip install '.[redis]'` in a clone of toolkit).
 
     ```python
     from toolkit import RedisBackend, Server
@@ -78,7 +80,7 @@ class RedisBackend:
 
     Args:
         url: A `redis://` (or `rediss://`, `unix://`) URL, as `redis.asyncio.from_url` takes it.
-        **options: `prefix`, `timeout`, `max_connections`, `events_ttl`, `max_events` ([`RedisOptions`]).
+        **options: `prefix`, `timeout`, `max_connections`, `events_ttl`, `max_events` (`RedisOptions`).
     """
 
     def __init__(self, url: str, **options: Unpack[RedisOptions]) -> None:
@@ -90,12 +92,15 @@ class RedisBackend:
         self.max_events = options.get("max_events", 1000)
         if self.timeout <= 0 or self.max_connections < 2 or self.events_ttl <= 0 or self.max_events < 1:
             raise ValueError("RedisBackend needs timeout > 0, max_connections >= 2, events_ttl > 0, max_events >= 1")
-        self._worker = secrets.token_hex(6)
+        self._worker, self._pid = "", 0
         self._redis: Any = None
         self._take: Any = None
 
     @property
     def worker(self) -> str:
+        # Named again in a process forked after it was made (gunicorn --preload): two workers never share a name.
+        if self._pid != os.getpid():
+            self._worker, self._pid = secrets.token_hex(6), os.getpid()
         return self._worker
 
     def __repr__(self) -> str:
@@ -104,10 +109,20 @@ class RedisBackend:
     async def start(self) -> None:
         if self._redis is not None:
             return
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise BackendError(
+                "RedisBackend runs on asyncio (redis.asyncio): serve the app on an asyncio loop"
+            ) from None
         try:
             import redis.asyncio as aioredis
         except ImportError as exc:  # pragma: no cover - the extra is installed with dev
-            raise ImportError("RedisBackend needs the redis package: pip install 'mcp-toolkit[redis]'") from exc
+            raise ImportError(
+                "RedisBackend needs the redis extra: in a clone of toolkit, pip install '.[redis]'"
+            ) from exc
         pool = aioredis.BlockingConnectionPool.from_url(
             self.url,
             max_connections=self.max_connections,
@@ -175,11 +190,11 @@ class RedisBackend:
     ) -> None:
         import redis.exceptions
 
-        channels = (f"{self.prefix}w/{self._worker}", self.prefix + "all")
+        channels = (f"{self.prefix}w/{self.worker}", self.prefix + "all")
         started = False
         pause = 0.05
-        while True:
-            pubsub = self._client().pubsub(ignore_subscribe_messages=True)
+        while self._redis is not None:  # until stopped
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await self._do("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
                 if not started:
@@ -191,7 +206,12 @@ class RedisBackend:
                     if message is not None and message["type"] == "message":
                         await inbox(message["data"])
             except (BackendError, redis.exceptions.RedisError, OSError) as exc:
-                logger.warning("the Redis subscription of worker %s was lost (%s); reconnecting", self._worker, exc)
+                if self._redis is None:  # stopped meanwhile
+                    return
+                logger.warning("the Redis subscription of worker %s was lost (%s); reconnecting", self.worker, exc)
+                if not started:  # the app starts all the same: what needs Redis answers 503 until it is back
+                    task_status.started()
+                    started = True
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeout):
                     await pubsub.aclose()
@@ -205,7 +225,8 @@ class RedisBackend:
 
         async def run() -> None:
             async with client.pipeline(transaction=False) as pipe:
-                pipe.xadd(key, fields, id=f"{seq}-0", maxlen=self.max_events, approximate=False)
+                # `<seq>-1`: event 0 (the stream opened) too, as Redis refuses the id 0-0
+                pipe.xadd(key, fields, id=f"{seq}-1", maxlen=self.max_events, approximate=False)
                 pipe.pexpire(key, math.ceil(self.events_ttl * 1000))
                 await pipe.execute()
 
@@ -231,7 +252,7 @@ class RedisBackend:
             block = max(1, math.ceil(min(wait, self.timeout * 0.8) * 1000))
 
             async def follow() -> Any:
-                return await client.xread({key: f"{after}-0"}, block=block)
+                return await client.xread({key: f"{after}-1"}, block=block)
 
             replies = await self._do("events", follow)
             found = replies[0][1] if replies else []

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
 
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
@@ -88,6 +89,7 @@ class ServerOptions(TypedDict, total=False):
     max_result_bytes: int | None
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
+    backend: Backend | None
 
 
 class Registry:
@@ -156,6 +158,11 @@ class Registry:
             raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
         self.confirm_fallback: ConfirmFallback = confirm_fallback
         self.client_request_timeout = options.get("client_request_timeout")
+        self.backend = options.get("backend")
+        """The state the workers serving this server share (`Server(backend=...)`); None: this process only."""
+        self.tools_told: list[Callable[[], None]] = []
+        """Called when the tool list changes, beside this process's connections (an HTTP app with a backend tells
+        the other workers)."""
         self.request_state_ttl = options.get("request_state_ttl", 900.0)
         secret = options.get("secret")
         keys = secret_keys(secret)
@@ -198,6 +205,8 @@ class Registry:
         if announce:
             for connection in list(self.connections):
                 connection.tools_changed()
+            for tell in self.tools_told:
+                tell()
 
     def tool_payloads(self, version: str) -> list[str]:
         """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""

@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING
 import anyio
 from typing_extensions import Unpack
 
+from toolkit._backend.base import BackendError
 from toolkit._engine.connection import Connection
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
 from .auth import BearerAuth, Refusal, Resource, current_identity, to_verifier
 from .calls import Calls
-from .exchange import Caller, Exchange, SessionAccess
+from .exchange import AskTag, Caller, Exchange, SessionAccess
+from .fleet import Fleet, unavailable
 from .gate import CallGate
 from .guards import HostGuard
 from .headers import read_headers
@@ -82,11 +84,21 @@ class HttpApp:
         retry = retry_field(settings["sse_retry"])
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
         self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
-        sessions = SessionAccess(self._session, self._session_of, self._sessions.record, self._sessions.end)
+        backend = settings["backend"] if settings["backend"] is not None else server.backend
+        self.fleet = Fleet(backend, server, self._sessions) if backend is not None else None
+        """With a backend: what this worker tells the others, and hears from them (`fleet.py`)."""
+        if self.fleet is not None:
+            fleet = self.fleet
+            self._calls.fleet = gate.fleet = fleet
+            self._calls.tag = AskTag(lambda: fleet.worker)  # an answer elsewhere is sent to this worker by name
+            server.tools_told.append(fleet.tools_changed)
+            store.mirror, store.worker = fleet.keep, lambda: fleet.worker  # POST streams resume on any worker
+        sessions = SessionAccess(self._session, self._session_of, self._sessions.record, self._end)
         max_body = settings["max_body_size"]
         max_body = max_body if max_body is not None else server.max_message_size
         self._posts = Posts(self._calls, sessions, max_body, self.legacy, UNSET)
         self._streams = Streams(server, resumption, sessions, self._calls.live)
+        self._streams.fleet = self.fleet
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
@@ -112,12 +124,15 @@ class HttpApp:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
         try:
-            async with self.server.running():
+            async with self.server.running(), anyio.create_task_group() as tg:
+                if self.fleet is not None:
+                    await tg.start(self.fleet.run)
                 self._running = True
                 await send({"type": "lifespan.startup.complete"})
                 await receive()  # lifespan.shutdown
                 self._running = False
                 self.stopping()
+                tg.cancel_scope.cancel()
         except StartupError as exc:
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return
@@ -206,9 +221,22 @@ class HttpApp:
             await plain(send, 400, body, [JSON])
             return None
         session = self._session(token, caller)
+        if session is not None and self.fleet is not None:
+            try:
+                ended, _ = await self.fleet.facts(session)
+            except BackendError as exc:
+                await unavailable(send, None, exc)
+                return None
+            session = None if ended else session
         if session is None:
             await session_gone(send)
         return session
+
+    async def _end(self, session: SessionId) -> None:
+        """DELETE: on every worker (the backend, else the shared `session_store`), and here at once."""
+        if self.fleet is not None:
+            await self.fleet.end(session)  # first: if the backend fails, the session is not ended anywhere
+        self._sessions.end(session)
 
 
 def _bearer(server: Registry, path: str, options: HttpOptions) -> BearerAuth | None:

@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from toolkit._backend.base import BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, error_response
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response
 from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out, Post, SessionRecord
+from .fleet import Fleet
 from .gate import CallGate
 from .response import JSON, Receive, Writer, error_body, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
@@ -107,6 +109,7 @@ class Calls:
         "_store",
         "answering",
         "close_after",
+        "fleet",
         "live",
         "server",
         "streaming",
@@ -134,6 +137,7 @@ class Calls:
         self.streaming: set[anyio.CancelScope] = set()
         self.answering: set[anyio.CancelScope] = set()
         self.tag = AskTag()  # the prefix of the ids of the server's requests in this process
+        self.fleet: Fleet | None = None  # with a backend (`HttpApp`): setLevel is told to the other workers
         # 2026-07-28 requests answered alone carry all their state: one connection (made once, never run) answers
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
@@ -305,6 +309,10 @@ class Calls:
                     # the level it started with to itself (writing it back would undo a later setLevel)
                     if post.message["method"] == "logging/setLevel" and connection.session is not None:
                         session.record.log_level = connection.session.log_level
+                        if self.fleet is not None and kind is not MessageKind.ERROR:
+                            shared = await self._share_level(post, session, connection.session.log_level, text)
+                            await writer.final(shared, status)
+                            return True
                 elif post.message["method"] == "initialize":
                     self._initialized(connection, writer, post.caller)
                 elif kind is MessageKind.ERROR:  # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
@@ -312,6 +320,16 @@ class Calls:
                 await writer.final(text, status)
                 return True
         return False
+
+    async def _share_level(self, post: Post, session: InSession, level: Any, text: str) -> str:
+        """`logging/setLevel` on every worker: the session's level in the backend; the answer (or, when the backend
+        failed, an error saying so)."""
+        assert self.fleet is not None
+        try:
+            await self.fleet.set_level(session.nonce, level)
+        except BackendError as exc:
+            return encode(error_response(post.message["id"], INTERNAL_ERROR, "Shared state unavailable", str(exc)))
+        return text
 
     def _writer(
         self, post: Post, session: InSession | None, connection: Connection, out: MemoryObjectSendStream[Out]

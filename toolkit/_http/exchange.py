@@ -200,7 +200,7 @@ class SessionAccess:
     session: Callable[[str, Caller], SessionId | None]
     session_of: Callable[[dict[str, str], Send, Caller], Awaitable[SessionId | None]]
     record: Callable[[SessionId], SessionRecord]
-    end: Callable[[SessionId], None]
+    end: Callable[[SessionId], Awaitable[None]]
 
 
 class AnswerOnly:
@@ -225,27 +225,32 @@ class AskTag:
     that asked). Made again in a process forked after the app was made (gunicorn `--preload`), so that two workers
     never share it."""
 
-    __slots__ = ("_pid", "_prefix")
+    __slots__ = ("_pid", "_prefix", "_worker")
 
-    def __init__(self) -> None:
+    def __init__(self, worker: Callable[[], str] | None = None) -> None:
         self._prefix, self._pid = "", 0
+        self._worker = worker  # with a backend: its name for this worker, where answers are sent (`fleet.py`)
 
     def prefix(self) -> str:
         if self._pid != os.getpid():
-            self._prefix, self._pid = f"{secrets.token_hex(_TAG_SIZE // 2)}-", os.getpid()
+            tag = self._worker() if self._worker is not None else secrets.token_hex(_TAG_SIZE // 2)
+            self._prefix, self._pid = f"{tag}-", os.getpid()
         return self._prefix
 
-    def foreign(self, ask: str) -> bool:
-        """Whether `ask` names a request another process of this server made: another tag, then a number."""
+    def foreign(self, ask: str) -> str | None:
+        """The tag of the process of this server that made the request `ask` when it is another one (another tag,
+        then a number), else None."""
         tag, dash, number = ask.partition("-")
-        return (
-            len(tag) == _TAG_SIZE
-            and all(c in "0123456789abcdef" for c in tag)
+        if (
+            _TAG_SIZE <= len(tag) <= 4 * _TAG_SIZE
+            and all(c in "0123456789abcdefghijklmnopqrstuvwxyz" for c in tag)
             and bool(dash)
             and number.isdigit()
             and len(number) < 20
             and not ask.startswith(self.prefix())
-        )
+        ):
+            return tag
+        return None
 
 
 class AskIds:

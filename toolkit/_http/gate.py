@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from toolkit._backend.base import BackendError
 from toolkit._definition.middleware import Request
 from toolkit._engine import middleware
 from toolkit._protocol.jsonrpc import RATE_LIMITED
@@ -12,6 +13,7 @@ from toolkit._protocol.meta import VERSION_KEY
 
 from .auth import BearerAuth
 from .exchange import Post
+from .fleet import Fleet, unavailable
 from .limits import RateLimiter
 from .response import JSON, error_body, plain
 
@@ -24,13 +26,15 @@ __all__ = ["CallGate"]
 class CallGate:
     """Refuses the tool calls a caller may not make (scopes: 403) or not make now (the rate limit: 429)."""
 
-    __slots__ = ("_auth", "_limiter", "_server", "open")
+    __slots__ = ("_auth", "_limiter", "_server", "fleet", "open")
 
     def __init__(self, auth: BearerAuth | None, limiter: RateLimiter | None, server: Server | None = None) -> None:
         self._auth = auth
         self._limiter = limiter
         self._server = server  # its `tool_filter`: a tool hidden from the caller is not one the gate may name
         self.open = auth is None and limiter is None
+        self.fleet: Fleet | None = None
+        """With a backend: the buckets are the fleet's (`rate_limit=` holds for all the workers together)."""
         """Nothing to check: every call passes (then `refused` need not be asked)."""
 
     async def refused(self, post: Post) -> bool:
@@ -43,13 +47,27 @@ class CallGate:
                 await plain(post.send, refusal.status, refusal.body, refusal.headers)
                 return True
         if self._limiter is not None:
-            wait = self._limiter.acquire(caller.key)
+            wait = await self._wait(post)
+            if wait is not None and wait < 0:  # answered: the backend is down
+                return True
             if wait is not None:
                 seconds = max(1, math.ceil(wait))
                 body = error_body(message["id"], RATE_LIMITED, "Rate limit exceeded", f"retry in {seconds} s")
                 await plain(post.send, 429, body, [JSON, (b"retry-after", str(seconds).encode())])
                 return True
         return False
+
+    async def _wait(self, post: Post) -> float | None:
+        """The caller's wait before a call (None: now); -1 when the shared buckets could not be reached (answered)."""
+        assert self._limiter is not None
+        limiter, key = self._limiter, post.caller.key
+        if self.fleet is None:
+            return limiter.acquire(key)
+        try:
+            return await self.fleet.backend.take(key, limiter.rate, limiter.capacity)
+        except BackendError as exc:
+            await unavailable(post.send, post.message["id"], exc)
+            return -1.0
 
     def _hidden(self, post: Post, params: dict[str, Any]) -> bool:
         """Whether the server's `tool_filter` hides the called tool from this caller: the server then answers it as

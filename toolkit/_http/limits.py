@@ -39,6 +39,16 @@ class RateLimiter:
         self._capacity = float(limit.burst if limit.burst is not None else limit.calls)
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
+    @property
+    def rate(self) -> float:
+        """Tokens a second."""
+        return self._rate
+
+    @property
+    def capacity(self) -> float:
+        """Tokens a full bucket holds."""
+        return self._capacity
+
     def acquire(self, key: str) -> float | None:
         """Take one call for `key`: None when allowed, else the seconds until one would be."""
         now = time.monotonic()

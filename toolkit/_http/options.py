@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TypedDict
 
+from toolkit._backend.base import Backend
+
 from .auth import Identity, TokenVerifier
 from .limits import RateLimit
 from .session_store import SessionStore
@@ -35,6 +37,7 @@ class HttpOptions(TypedDict, total=False):
     required_scopes: Mapping[str, Collection[str]] | None
     scope_implies: Mapping[str, Collection[str]] | None
     rate_limit: RateLimit | None
+    backend: Backend | None
 
 
 #: Every option's default (docs/http.md says what each does).
@@ -58,6 +61,7 @@ DEFAULTS: HttpOptions = {
     "required_scopes": None,
     "scope_implies": None,
     "rate_limit": None,
+    "backend": None,  # the Server's
 }
 
 
@@ -75,6 +79,9 @@ def resolve(options: HttpOptions) -> HttpOptions:
     close_after = resolved["sse_close_after"]
     if close_after is not None and close_after < 0:
         raise ValueError(f"sse_close_after must be at least 0 seconds, got {close_after}")
+    backend = resolved["backend"]
+    if backend is not None and not isinstance(backend, Backend):
+        raise TypeError(f"backend= takes a Backend (MemoryBackend, RedisBackend), got {backend!r}")
     store = resolved["session_store"]
     if store is not None and not isinstance(store, SessionStore):
         raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {store!r}")

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Any
 
+from toolkit._backend.base import BackendError
 from toolkit._engine.telemetry import HTTP_NETWORK, SESSION_ID
 from toolkit._protocol.jsonrpc import (
     HEADER_MISMATCH,
@@ -25,6 +27,7 @@ from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 from .calls import MISROUTED, Calls, InSession
 from .exchange import Caller, Post, SessionAccess, SessionRecord
+from .fleet import unavailable
 from .headers import MetaHeaders, accepts
 from .response import JSON, Receive, Send, error_body, plain, session_gone
 from .sessions import SessionId
@@ -177,6 +180,10 @@ class Posts:
             await plain(post.send, status, error_body(message.get("id"), code, text), [JSON])
             return
         session = self._sessions.session(post.headers["mcp-session-id"], post.caller)
+        if session is not None and self._calls.fleet is not None:
+            session = await self._shared(post, session)
+            if session is None:
+                return
         if session is None:
             await session_gone(post.send)
             return
@@ -200,6 +207,23 @@ class Posts:
         else:
             await self._calls.serve(post, served)
 
+    async def _shared(self, post: Post, session: SessionId) -> SessionId | None:
+        """What the backend says of a session: None when it was ended on any worker (answered `404`) or the backend
+        failed (`503`: never serve a session that may have ended); its log level, set on any worker, goes in its
+        record here."""
+        assert self._calls.fleet is not None
+        try:
+            ended, level = await self._calls.fleet.facts(session)
+        except BackendError as exc:
+            await unavailable(post.send, post.message.get("id"), exc)
+            return None
+        if ended:
+            await session_gone(post.send)
+            return None
+        if level is not self._unset:
+            self._sessions.record(session).log_level = level
+        return session
+
     async def _take(self, post: Post, record: SessionRecord, session: SessionId) -> None:
         """A session's notification (a cancellation), or its answer to a request of the server (to the asking call):
         `202`, or `400` for an answer to a question another process asked (transports: input the server cannot
@@ -213,12 +237,18 @@ class Posts:
                 call = record.calls.get(params.get("requestId"))
                 if call is not None:  # the call's connection cancels it, and tells the client of its own requests
                     call.end_input(message)
+                elif self._calls.fleet is not None:  # perhaps another worker runs it
+                    await self._told(post, self._calls.fleet.cancel(session.nonce, message))
+                    return
             await plain(post.send, 202)
             return
         ask = message.get("id")
         exchange = record.asks.pop(ask, None) if type(ask) is str else None
         if exchange is not None:
             exchange.deliver(message)
+        elif type(ask) is str and self._calls.fleet is not None and (worker := self._calls.tag.foreign(ask)):
+            await self._told(post, self._calls.fleet.answer(worker, session.nonce, message))
+            return
         elif type(ask) is str and self._calls.tag.foreign(ask):
             self._calls.misrouted(session.nonce, ask)
             refusal = error_body(None, INTERNAL_ERROR, "Answer not delivered: another process asked", MISROUTED)
@@ -226,4 +256,19 @@ class Posts:
             return
         else:  # late (the request timed out or was cancelled), or never made: accepted, as JSON-RPC lets it be
             logger.debug("skipped an answer to no request in flight: id %r", ask)
+        await plain(post.send, 202)
+
+    async def _told(self, post: Post, telling: Awaitable[bool | None]) -> None:
+        """A notification or an answer sent on to another worker: `202` once the backend took it; `400` when the
+        worker that asked is gone (its call ended with it: the client should not wait for it); `503` when the
+        backend failed."""
+        try:
+            delivered = await telling
+        except BackendError as exc:
+            await unavailable(post.send, None, exc)
+            return
+        if delivered is False:
+            why = "the server process whose tool asked is gone; the call it ran ended with it"
+            await plain(post.send, 400, error_body(None, INTERNAL_ERROR, "Answer not delivered", why), [JSON])
+            return
         await plain(post.send, 202)

@@ -146,6 +146,8 @@ class Writer:
         if self.stream is None and self._open is not None:
             store, nonce = self._open
             self.stream = store.open(nonce, "p")
+            if self.stream.mirror is not None:  # known to the other workers from its first event on
+                await self.stream.mirror(self.stream.id, 0, b"", False)
         if self.stream is not None and self._retry is not None:
             body = self.stream.priming(after, self._retry)
             await self.send({"type": "http.response.body", "body": body, "more_body": True})
@@ -162,6 +164,8 @@ class Writer:
             await self.send({"type": "http.response.body", "body": body, "more_body": True})
             return
         frame = stream.add(text)
+        if stream.mirror is not None:
+            await stream.mirror(stream.id, stream.seq, frame, False)
         if self.phase is Phase.GONE:
             return
         if stream.owner != self.owner:  # resumed elsewhere: this response ends, the stream goes on there
@@ -192,6 +196,8 @@ class Writer:
             return
         frame = stream.add(text)
         stream.finish()
+        if stream.mirror is not None:
+            await stream.mirror(stream.id, stream.seq, frame, True)
         if not gone:
             await self.send({"type": "http.response.body", "body": frame if stream.owner == self.owner else b""})
 
@@ -211,8 +217,11 @@ class Writer:
 
     async def end(self) -> None:
         """End a response that got no answer (cancelled, or the server is closing)."""
-        if self.stream is not None:
-            self.stream.finish()
+        stream = self.stream
+        if stream is not None:
+            if stream.mirror is not None and not stream.done:  # nothing more will come: resumptions elsewhere end
+                await stream.mirror(stream.id, stream.seq + 1, b"", True)
+            stream.finish()
         if self.phase in (Phase.GONE, Phase.DONE):
             return
         if self.phase is Phase.PENDING:

@@ -27,6 +27,9 @@ _PRUNE_EVERY = 1024  # ends between two sweeps of the expired entries of the in-
 class SessionStore(Protocol):
     """Remembers which 2025-11-25 sessions were ended by `DELETE` (see [Deploying](deploy.md#ending-sessions)).
 
+    A [backend](backend.md) (`http_app(backend=...)`, `Server(backend=...)`) shares ended sessions too, with the
+    rest of what a fleet shares; a store given beside it is consulted as well.
+
     `key` is the session's random nonce (22 characters, URL-safe), never the session id itself. Pass a store
     shared by all workers as `server.http_app(session_store=...)`; only 2025-11-25 requests consult it.
 
@@ -74,8 +77,8 @@ class SqliteSessionStore:
 
     Reads never wait for a write (WAL), and a read is one primary-key lookup (a few microseconds), so each
     2025-11-25 request pays little; a `DELETE` writes one row and sweeps the expired ones. Each process opens its
-    own connection on first use (a connection never crosses a `fork`). For several machines, implement
-    [`SessionStore`][toolkit.SessionStore] on a shared server (Redis: see [Deploying](deploy.md#ending-sessions)).
+    own connection on first use (a connection never crosses a `fork`). For several machines, give the app a
+    [backend](backend.md) (`RedisBackend`): it shares ended sessions with the rest.
 
     Args:
         path: The database file (created if missing), on a local disk that all the workers see. Not on a network

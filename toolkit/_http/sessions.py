@@ -179,6 +179,10 @@ class Sessions(Generic[S]):
             records.move_to_end(session.nonce)
         return record
 
+    def known(self, nonce: str) -> SessionRecord[S] | None:
+        """What this process keeps of the session `nonce`, if anything (never made here)."""
+        return self._records.get(nonce)
+
     def end(self, session: SessionId) -> None:
         """`DELETE`: the session is ended on every worker that shares the store; its calls on this process are
         cancelled and its GET stream closed."""

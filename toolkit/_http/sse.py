@@ -18,15 +18,25 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
 
-__all__ = ["PRIMING_SINCE", "EventStream", "ReplayStore", "Resumption", "retry_field"]
+__all__ = ["PRIMING_SINCE", "EventStream", "Mirror", "ReplayStore", "Resumption", "priming", "retry_field"]
+
+Mirror = Callable[[str, int, bytes, bool], Awaitable[None]]
+"""Where a POST stream's events are also kept for the other workers (with a backend, `fleet.py`): the stream's id,
+the event's number (0: the stream opened), its frame, and whether it is the last."""
 
 # SEP-1699 (2025-11-25): the revision whose clients expect priming events (an id, empty data); older clients would
 # read the empty data as a message.
 PRIMING_SINCE = "2025-11-25"
+
+
+def priming(stream_id: str, after: int, retry: bytes) -> bytes:
+    """The event that opens a response of a stream: an id the client may resume from, `retry`, no data."""
+    return b"id: %s:%d\n%sdata:\n\n" % (stream_id.encode(), after, retry)
 
 
 def retry_field(seconds: float) -> bytes:
@@ -37,12 +47,27 @@ def retry_field(seconds: float) -> bytes:
 class EventStream:
     """One SSE stream of a session, as kept for resumption: its numbered events and whether it has ended."""
 
-    __slots__ = ("_store", "_waiter", "done", "events", "id", "idle_at", "kept", "nonce", "owner", "seq", "size")
+    __slots__ = (
+        "_store",
+        "_waiter",
+        "done",
+        "events",
+        "id",
+        "idle_at",
+        "kept",
+        "mirror",
+        "nonce",
+        "owner",
+        "seq",
+        "size",
+    )
 
     def __init__(self, store: ReplayStore, nonce: str, kind: str) -> None:
         self._store = store
         self.nonce = nonce
         self.id = kind + secrets.token_urlsafe(8)
+        if kind == "p" and store.worker is not None:  # names the worker that writes it (`.` never in a token)
+            self.id += "." + store.worker()
         self.seq = 0  # the number of the last event (0: only the priming event so far)
         self.events: deque[tuple[int, bytes]] = deque()
         self.size = 0
@@ -51,10 +76,13 @@ class EventStream:
         self.owner = 0  # who writes it now: 0 the request that opened it, n the n-th resumption
         self.kept = True  # False once the store let it go (its size no longer counts there)
         self._waiter: anyio.Event | None = None
+        # A POST's stream is resumed on any worker: its events are kept in the backend too (GET streams are not:
+        # any worker opens a fresh one, and the tool-list changes reach every worker's).
+        self.mirror = store.mirror if kind == "p" else None
 
     def priming(self, after: int, retry: bytes) -> bytes:
         """The event that opens a response of this stream: an id the client may resume from, `retry`, no data."""
-        return b"id: %s:%d\n%sdata:\n\n" % (self.id.encode(), after, retry)
+        return priming(self.id, after, retry)
 
     def add(self, text: str) -> bytes:
         """Number an event, keep it for replay, and return its SSE frame."""
@@ -120,6 +148,8 @@ class ReplayStore:
         self.per_session = per_session
         self.total = total
         self.size = 0  # bytes held by every stream kept
+        self.mirror: Mirror | None = None  # with a backend: where POST streams' events are kept for other workers
+        self.worker: Callable[[], str] | None = None  # with a backend: this worker's name, in its POST streams' ids
         self._sessions: dict[str, dict[str, EventStream]] = {}
         self._idle: OrderedDict[str, EventStream] = OrderedDict()  # streams no longer in use, oldest first
 

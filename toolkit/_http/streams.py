@@ -8,26 +8,30 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from toolkit._backend.base import BackendError, Events
 from toolkit._engine.connection import Connection
 from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
 from .calls import watch
 from .exchange import Caller, Exchange, Out, SessionAccess, SessionRecord
+from .fleet import Fleet, unavailable
 from .headers import accepts
 from .response import JSON, Receive, Send, Writer, error_body, plain
-from .sse import PRIMING_SINCE, EventStream, Resumption
+from .sse import PRIMING_SINCE, EventStream, Resumption, priming
 
 if TYPE_CHECKING:
     from toolkit._engine.registry import Registry as Server
 
 __all__ = ["Streams"]
 
+_FOLLOW = 5.0  # seconds one wait for a shared stream's next event lasts at most (then it asks again)
+
 
 class Streams:
     """GET and DELETE of one app."""
 
-    __slots__ = ("_close_after", "_live", "_ping", "_replay", "_retry", "_server", "_sessions")
+    __slots__ = ("_close_after", "_live", "_ping", "_replay", "_retry", "_server", "_sessions", "fleet")
 
     def __init__(
         self,
@@ -41,6 +45,8 @@ class Streams:
         self._sessions = sessions
         self._live = live  # open exchanges: they end when the server closes
         self._ping, self._close_after = resumption.ping, resumption.close_after
+        self.fleet: Fleet | None = None
+        """With a backend: a POST's stream served by another worker is resumed from there (`_resume_shared`)."""
 
     async def get(self, headers: dict[str, str], receive: Receive, send: Send, caller: Caller) -> None:
         _, sse_ok = accepts(headers.get("accept"))
@@ -56,6 +62,8 @@ class Streams:
         found = self._replay.find(session.nonce, last) if last is not None else None
         if found is not None and found[0].id.startswith("p"):
             await self._resume(found[0], found[1], retry, receive, send)
+        elif found is None and last is not None and self.fleet is not None and last.startswith("p"):
+            await self._resume_shared(last, retry, receive, send)
         elif found is None and last is not None and not last.startswith("g"):
             # A POST's stream this process does not keep: expired, or served by another worker (docs/deploy.md).
             # Not 404, which would tell the client its session is gone.
@@ -157,11 +165,71 @@ class Streams:
             await send({"type": "http.response.body", "body": end})
             tg.cancel_scope.cancel()
 
+    async def _resume_shared(self, last: str, retry: bytes | None, receive: Receive, send: Send) -> None:
+        """GET + Last-Event-ID of a POST's stream that another worker serves (or served): its events after that id
+        from the backend, then the rest as that worker keeps them, up to the answer; bounded by `sse_close_after`
+        as a resumption here is."""
+        assert self.fleet is not None
+        backend = self.fleet.backend
+        stream, _, seq = last.rpartition(":")
+        after = int(seq) if seq.isdigit() and len(seq) < 10 else -1
+        writing = stream.rpartition(".")[2]  # the worker that writes it
+        try:
+            found = await backend.since(stream, after) if after >= 0 else None
+            gone = found is not None and not found.done and not await self.fleet.alive(writing)
+        except BackendError as exc:
+            await unavailable(send, None, exc)
+            return
+        if found is None or not found.known or gone:  # expired, never kept anywhere, or its call died with its worker
+            why = "the server process that ran its call is gone" if gone else None
+            body = error_body(None, INVALID_REQUEST, "Bad request: Last-Event-ID names no stream kept here", why)
+            await plain(send, 400, body, [JSON])
+            return
+        if found.done and not found.frames:
+            await plain(send, 204)  # nothing more will come (see `_resume`)
+            return
+        writer = Writer(send, False, True, retry=retry)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, receive, writer, tg.cancel_scope)
+            done = await self._follow(stream, after, found, writer, retry)
+            end = retry + b"\n" if retry is not None and not done else b""
+            await send({"type": "http.response.body", "body": end})
+            tg.cancel_scope.cancel()
+
+    async def _follow(self, stream: str, after: int, found: Events, writer: Writer, retry: bytes | None) -> bool:
+        """Write a shared stream's events as they come, until its last or `sse_close_after`; whether it ended (or
+        its worker is gone: then the client's next resumption is told so)."""
+        assert self.fleet is not None
+        await writer.start_sse()
+        if retry is not None:
+            await writer.send({"type": "http.response.body", "body": priming(stream, after, retry), "more_body": True})
+        close_at = anyio.current_time() + (self._close_after if self._close_after is not None else math.inf)
+        while True:
+            for number, frame in found.frames:
+                if frame:
+                    await writer.send({"type": "http.response.body", "body": frame, "more_body": True})
+                after = max(after, number)
+            if found.done:
+                return True
+            left = close_at - anyio.current_time()
+            if left <= 0:
+                return False
+            try:
+                found = await self.fleet.backend.since(stream, after, wait=min(left, _FOLLOW))
+                if not found.frames and not found.done and not await self.fleet.alive(stream.rpartition(".")[2]):
+                    return True
+            except BackendError:  # the client resumes again; the events wait in the backend
+                return False
+
     async def delete(self, headers: dict[str, str], send: Send, caller: Caller) -> None:
         """End a session: its calls are cancelled, its GET stream closes, its events are dropped."""
         session = await self._sessions.session_of(headers, send, caller)
         if session is None:
             return
-        self._sessions.end(session)
+        try:
+            await self._sessions.end(session)
+        except BackendError as exc:
+            await unavailable(send, None, exc)
+            return
         self._replay.drop_session(session.nonce)
         await plain(send, 204)
