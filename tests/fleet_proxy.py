@@ -188,6 +188,8 @@ class Proxy:
                 await _cancelled(relay)
                 return False
             await _cancelled(gone)
+            if relay.exception() is not None:  # the client went as the answer was written
+                return False
             if not gone.cancelled():
                 if not (early := gone.result()):
                     return False

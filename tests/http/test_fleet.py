@@ -53,7 +53,7 @@ def fleet(request: pytest.FixtureRequest) -> Iterator[Fleet]:
 
 
 async def accept(request: ElicitRequest) -> ElicitResult[Any]:
-    return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {})
+    return ElicitResult.accept({"name": "Ada"} if "name" in request.message else {})  # `Your name?` asks one
 
 
 def sample(request: SampleRequest) -> str:
@@ -109,7 +109,7 @@ async def test_a_cancellation_reaches_the_process_that_runs_the_call(fleet: Flee
             for _ in range(PROCESSES):
                 with anyio.fail_after(TIMEOUT):
                     await cancel_once(session, port)
-                    await anyio.wait_socket_readable(sock)  # the tool was cancelled: it said so
+                    await anyio.wait_readable(sock)  # the tool was cancelled: it said so
                     conn, _ = sock.accept()
                     with conn:
                         assert conn.recv(64).startswith(b"cancelled")

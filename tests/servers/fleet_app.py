@@ -3,8 +3,8 @@ processes behind a round-robin proxy, at module level as a deployment writes it.
 
 Named `http-app` 1.0.0 like tests/servers/http_app.py, so that the servers' health probe knows it. From the
 environment (docs/deploy.md): `MCP_SECRET`, and the backend the processes share: `MCP_REDIS_URL` (a
-`RedisBackend`), else none (`toolkit serve --workers N` gives its workers the machine's own). Every tool that asks
-says which process asks (`pid N:` at the start of its question), so that a test can kill that one.
+`RedisBackend`), else none (`toolkit serve --workers N` gives its workers the machine's own).
+`held` says which process asks (`pid N:` at the start of its question), so that a test can kill that one.
 """
 
 from __future__ import annotations
@@ -51,14 +51,21 @@ def purge() -> str:
 @server.tool
 async def greet(ctx: Context) -> str:
     """Ask the user's name in a form, and greet them."""
-    answer = await ctx.elicit(f"pid {os.getpid()}: your name?", NAME)
+    answer = await ctx.elicit("Your name?", NAME)
     return f"hello {answer.data['name']}" if answer.data else f"no name ({answer.action})"
+
+
+@server.tool
+async def held(ctx: Context) -> str:
+    """Ask a question that says which process asks (2025-11-25: a 2026-07-28 round must ask the same each time)."""
+    answer = await ctx.elicit(f"pid {os.getpid()}: go on?", NAME)
+    return f"went on ({answer.action})"
 
 
 @server.tool
 async def summarize(text: str, ctx: Context) -> str:
     """Ask the client's model for a summary."""
-    reply = await ctx.sample(f"pid {os.getpid()}: summarize {text}", max_tokens=50)
+    reply = await ctx.sample(f"Summarize {text}", max_tokens=50)
     return f"summary: {reply.text}"
 
 

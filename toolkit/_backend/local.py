@@ -102,17 +102,22 @@ class LocalBackend:
         pool: Idle connections kept for the next requests (more are opened while many requests run at once).
     """
 
-    __slots__ = ("_idle", "_path", "_pool", "_timeout", "_worker")
+    __slots__ = ("_idle", "_path", "_pid", "_pool", "_timeout", "_worker")
 
     def __init__(self, path: str, *, timeout: float = 5.0, pool: int = 16) -> None:
         self._path = path
         self._timeout = timeout
         self._pool = pool
         self._idle: list[_Line] = []
-        self._worker = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._worker, self._pid = secrets.token_hex(6), os.getpid()
 
     @property
     def worker(self) -> str:
+        # Lowercase letters and digits only: the name starts the ids of the questions this worker asks (AskTag).
+        # Named again in a process forked after it was made: two workers never share a name.
+        if self._pid != os.getpid():
+            self._worker, self._pid = secrets.token_hex(6), os.getpid()
+            self._idle = []  # the parent's connections are the parent's
         return self._worker
 
     async def start(self) -> None:
@@ -188,7 +193,7 @@ class LocalBackend:
                 continue
             with contextlib.suppress(*_LOST):
                 async with line.stream:
-                    await line.write({"op": "listen", "worker": self._worker})
+                    await line.write({"op": "listen", "worker": self.worker})
                     await line.read()  # the hub has this worker's name: `send` to it delivers from now on
                     if not started:
                         started = True
