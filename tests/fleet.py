@@ -23,6 +23,7 @@ from pathlib import Path
 
 import servers
 from asgi_servers import TIMEOUT, Spawned
+from redis_server import RedisServer
 from served import Served, follow
 
 HERE = Path(__file__).parent
@@ -35,6 +36,7 @@ class Fleet:
     def __init__(self, ports: list[int], members: list[Spawned] | Served) -> None:
         self.members = members
         self.ports = ports
+        self.redis: RedisServer | None = None  # the Redis the processes share, when a test holds it here
         self.proxy = subprocess.Popen(
             [sys.executable, str(HERE / "fleet_proxy.py"), *map(str, ports)],
             cwd=HERE,
