@@ -2,7 +2,7 @@
 processes behind a round-robin proxy, at module level as a deployment writes it.
 
 Named `http-app` 1.0.0 like tests/servers/http_app.py, so that the servers' health probe knows it. From the
-environment (docs/deploy.md): `MCP_SECRET`, and the backend the processes share: `MCP_REDIS_URL` (a
+environment (docs/deploy.md): `MCP_SECRET`, `MCP_SESSION_TTL` and `MCP_EVENTS_TTL` when set, and the backend the processes share: `MCP_REDIS_URL` (a
 `RedisBackend`), else none (`toolkit serve --workers N` gives its workers the machine's own).
 `held` says which process asks (`pid N:` at the start of its question), so that a test can kill that one.
 """
@@ -119,10 +119,13 @@ async def poll(count: int, ctx: Context) -> str:
 
 def _options() -> dict[str, Any]:
     options: dict[str, Any] = {"secret": os.environ.get("MCP_SECRET")}
+    # Short lives for the load test, whose Redis must be back to its key count soon after the load.
+    if ttl := os.environ.get("MCP_SESSION_TTL"):
+        options["session_ttl"] = float(ttl)
     if url := os.environ.get("MCP_REDIS_URL"):
         from toolkit import RedisBackend
 
-        options["backend"] = RedisBackend(url)
+        options["backend"] = RedisBackend(url, events_ttl=float(os.environ.get("MCP_EVENTS_TTL", "60")))
     return options
 
 
