@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import servers
@@ -97,6 +98,26 @@ class Fleet:
         assert "Traceback" not in said, said
         for output in outputs:
             assert "Traceback" not in output, output
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, kind: str, count: int = 3, **env: str) -> Iterator[Fleet]:
+        """A fleet of `count` processes for the block: `"redis"` (machines sharing a Redis of their own, started
+        here and held as `redis`; `env` for the processes) or `"workers"` (`toolkit serve --workers count`)."""
+        if kind == "workers":
+            fleet = cls.workers(count)
+            yield fleet
+            fleet.close()
+            return
+        redis = RedisServer()
+        redis.start()
+        try:
+            fleet = cls.machines(count, redis.url, **env)
+            fleet.redis = redis
+            yield fleet
+            fleet.close()
+        finally:
+            redis.stop()
 
     @property
     def checked(self) -> int:

@@ -22,7 +22,7 @@ import itertools
 import json
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import wire
@@ -81,6 +81,14 @@ async def _relay_answer(upstream: asyncio.StreamReader, client: asyncio.StreamWr
             await client.drain()
         return False
     return headers.get(b"connection", b"").lower() != b"close"
+
+
+async def _safely(answer: Awaitable[bool]) -> bool:
+    """`answer`, or False (end the client's connection) when either side went away mid-answer."""
+    try:
+        return await answer
+    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+        return False
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> None:
@@ -181,15 +189,13 @@ class Proxy:
         try:
             upstream_writer.write(head + body)
             exchange = Exchange(head, body, self.asked)
-            relay = asyncio.ensure_future(_relay_answer(upstream_reader, writer, exchange))
+            relay = asyncio.ensure_future(_safely(_relay_answer(upstream_reader, writer, exchange)))
             gone = asyncio.ensure_future(reader.read(1))  # clients send nothing mid-answer: this is their hang-up
             done, _ = await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
             if relay not in done:  # the client hung up (or, never seen, pipelined): end the server's side too
                 await _cancelled(relay)
                 return False
             await _cancelled(gone)
-            if relay.exception() is not None:  # the client went as the answer was written
-                return False
             if not gone.cancelled():
                 if not (early := gone.result()):
                     return False

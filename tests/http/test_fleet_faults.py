@@ -28,20 +28,8 @@ PROCESSES = 3
 @pytest.fixture(params=["redis", "workers"])
 def fleet(request: pytest.FixtureRequest) -> Iterator[Fleet]:
     """A fresh fleet for each test: these tests kill its processes."""
-    if request.param == "workers":
-        fleet = Fleet.workers(PROCESSES)
+    with Fleet.running(request.param, PROCESSES) as fleet:
         yield fleet
-        fleet.close()
-        return
-    redis = RedisServer()
-    redis.start()
-    try:
-        fleet = Fleet.machines(PROCESSES, redis.url)
-        fleet.redis = redis
-        yield fleet
-        fleet.close()
-    finally:
-        redis.stop()
 
 
 async def test_a_worker_killed_while_its_tool_waits_for_an_answer_fails_the_call_promptly(fleet: Fleet) -> None:

@@ -17,6 +17,7 @@ import pytest
 from fleet import Fleet
 from redis_server import RedisServer
 from served import Served
+from test_fleet import with_progress
 
 from toolkit import Client, ProtocolMode
 
@@ -30,20 +31,8 @@ GROWTH = 16 * 1024 * 1024  # bytes a process may grow over the second part of th
 
 @pytest.fixture(params=["redis", "workers"])
 def fleet(request: pytest.FixtureRequest) -> Iterator[Fleet]:
-    if request.param == "workers":
-        fleet = Fleet.workers(PROCESSES)
+    with Fleet.running(request.param, PROCESSES, MCP_SESSION_TTL=str(TTL), MCP_EVENTS_TTL=str(TTL)) as fleet:
         yield fleet
-        fleet.close()
-        return
-    redis = RedisServer()
-    redis.start()
-    try:
-        fleet = Fleet.machines(PROCESSES, redis.url, MCP_SESSION_TTL=str(TTL), MCP_EVENTS_TTL=str(TTL))
-        fleet.redis = redis
-        yield fleet
-        fleet.close()
-    finally:
-        redis.stop()
 
 
 def rss(pid: int) -> int:
@@ -73,9 +62,7 @@ async def one_client(url: str, protocol: ProtocolMode, deadline: float, counts: 
                 for _ in range(2):
                     number += 1
                     assert (await session.call_tool("add", {"a": number, "b": 1})).text == str(number + 1)
-                seen: list[float] = []
-                result = await session.call_tool("ticks", {"count": 2}, progress=lambda p, t, m: seen.append(p))
-                assert (result.text, seen) == ("2 ticks", [1, 2])
+                assert await with_progress(session, "ticks", {"count": 2}) == ("2 ticks", [1, 2])
         counts[protocol] += 3
 
 

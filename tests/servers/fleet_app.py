@@ -2,8 +2,9 @@
 processes behind a round-robin proxy, at module level as a deployment writes it.
 
 Named `http-app` 1.0.0 like tests/servers/http_app.py, so that the servers' health probe knows it. From the
-environment (docs/deploy.md): `MCP_SECRET`, `MCP_SESSION_TTL` and `MCP_EVENTS_TTL` when set, and the backend the processes share: `MCP_REDIS_URL` (a
-`RedisBackend`), else none (`toolkit serve --workers N` gives its workers the machine's own).
+environment (docs/deploy.md): `MCP_SECRET`, `MCP_SESSION_TTL` and `MCP_EVENTS_TTL` when set, and the backend the
+processes share: `MCP_REDIS_URL` (a `RedisBackend`), else none (`toolkit serve --workers N` gives its workers the
+machine's own).
 `held` says which process asks (`pid N:` at the start of its question), so that a test can kill that one.
 """
 
