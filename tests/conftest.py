@@ -23,3 +23,8 @@ def connect(request: pytest.FixtureRequest, anyio_backend: str) -> wire.Connect:
         return wire.connect(transport, anyio_backend, **options)
 
     return open_peer
+
+
+# -- a real Redis server (tests/redis_server.py): one for the session, started by the first test that needs it -----
+
+from redis_server import redis_server, redis_url  # noqa: E402, F401

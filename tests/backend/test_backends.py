@@ -14,7 +14,7 @@ import pytest
 from redis_server import RedisServer
 from test_local_backend import local_workers
 
-from toolkit import Backend, BackendError, MemoryBackend, RedisBackend
+from toolkit import Backend, BackendError, MemoryBackend, RedisBackend, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -145,3 +145,10 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(redis_server: RedisS
     finally:
         await backend.stop()
         own.stop()
+
+
+def test_a_backend_option_that_is_not_a_backend_is_refused_at_once() -> None:
+    with pytest.raises(TypeError, match="backend= takes a Backend"):
+        Server("demo", backend="redis://localhost")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="backend= takes a Backend"):
+        Server("demo").http_app(backend=object())  # type: ignore[arg-type]

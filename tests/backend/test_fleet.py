@@ -29,6 +29,8 @@ from toolkit import (
     ProtocolMode,
     RateLimit,
     RedisBackend,
+    SampleRequest,
+    SampleResult,
     Server,
     StreamingASGITransport,
 )
@@ -50,6 +52,12 @@ def make_server(backend: Backend | None = None) -> Server:
     @server.tool
     def add(a: int, b: int) -> int:
         return a + b
+
+    @server.tool
+    async def ask_model(ctx: Context) -> str:
+        reply = await ctx.sample("Say hi", max_tokens=10)
+        roots = await ctx.list_roots()
+        return f"{reply.text} from {len(list(roots))} roots"
 
     @server.tool
     async def wait(ctx: Context) -> str:
@@ -165,7 +173,10 @@ def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
     return str(request.param)
 
 
-async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(kind: str, redis_url: str) -> None:
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])  # a request to the client, or a second round
+async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(
+    kind: str, redis_url: str, protocol: ProtocolMode
+) -> None:
     asked = 0
 
     async def confirm(request: ElicitRequest) -> ElicitResult[Any]:
@@ -175,13 +186,29 @@ async def test_every_answer_to_a_question_reaches_the_worker_whose_tool_waits(ki
 
     async with (
         fleet(kind, redis_url) as (http, _),
-        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=confirm) as client,
+        Client.http(f"{BASE}/mcp", http_client=http, protocol=protocol, elicitation_handler=confirm) as client,
     ):
         for _ in range(6):  # the answers land on either worker: half of them on the one that did not ask
             with anyio.fail_after(wire.TIMEOUT):
                 result = await client.call_tool("purge")
             assert (result.is_error, result.text) == (False, "purged")
     assert asked == 6
+
+
+async def test_sampling_and_roots_answers_reach_the_asking_worker(kind: str, redis_url: str) -> None:
+    async def model(request: SampleRequest) -> SampleResult:
+        return SampleResult.reply("hi")
+
+    async with (
+        fleet(kind, redis_url) as (http, _),
+        Client.http(
+            f"{BASE}/mcp", http_client=http, protocol="handshake", sampling_handler=model, roots=["/tmp"]
+        ) as client,
+    ):
+        for _ in range(4):  # two answers per call, each to either worker
+            with anyio.fail_after(wire.TIMEOUT):
+                result = await client.call_tool("ask_model")
+            assert (result.is_error, result.text) == (False, "hi from 1 roots")
 
 
 async def test_an_answer_for_a_worker_that_is_gone_is_refused_at_once(kind: str, redis_url: str) -> None:
@@ -362,6 +389,38 @@ async def test_every_key_in_redis_expires(redis_server: RedisServer) -> None:
         own.stop()
 
 
+async def test_a_mounted_app_runs_its_part_of_the_fleet_in_the_parents_lifespan(kind: str, redis_url: str) -> None:
+    apps = [make_server().http_app(backend=backend) for backend in backends(kind, redis_url)]
+    balancer = RoundRobin(apps)
+    transport = StreamingASGITransport(balancer)
+    async with (
+        apps[0].running(),  # as a parent app's lifespan would (Starlette does not forward it to mounts)
+        apps[1].running(),
+        httpx.AsyncClient(transport=transport, base_url=BASE, timeout=wire.TIMEOUT) as http,
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=_accept) as client,
+    ):
+        for _ in range(2):
+            with anyio.fail_after(wire.TIMEOUT):
+                assert (await client.call_tool("purge")).text == "purged"
+
+
+async def _accept(request: ElicitRequest) -> ElicitResult[Any]:
+    return ElicitResult.accept()
+
+
+async def test_malformed_messages_on_the_backend_stop_no_worker(kind: str, redis_url: str) -> None:
+    async with (
+        fleet(kind, redis_url) as (http, balancer),
+        Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", elicitation_handler=_accept) as client,
+    ):
+        backend = balancer.apps[0].fleet.backend
+        for junk in (b"junk", b'["cancel", ["x"], {}]', b'["cancel", "x", {"params": []}]', b"[1, 2, 3]"):
+            await backend.broadcast(junk)
+        for _ in range(2):  # both workers still listen: answers still cross
+            with anyio.fail_after(wire.TIMEOUT):
+                assert (await client.call_tool("purge")).text == "purged"
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(redis_server: RedisServer) -> None:
     own = RedisServer()
@@ -383,5 +442,50 @@ async def test_redis_down_answers_503_at_once_and_the_fleet_recovers_by_itself(r
             with anyio.fail_after(5):
                 response, _ = await post(http, listing, legacy_headers(session), wire.LATEST)
             assert response.status_code == 200
+    finally:
+        own.stop()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_redis_stopped_and_restarted_under_load_nothing_hangs_and_all_recover(
+    redis_server: RedisServer,
+) -> None:
+    own = RedisServer()
+    own.start()
+    statuses: dict[int, int] = {}
+    stopped, restarted = anyio.Event(), anyio.Event()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    try:
+        async with fleet("redis", own.url) as (http, _):
+
+            async def user(sessions: list[str]) -> None:
+                session = await initialize(http)
+                sessions.append(session)
+                while not restarted.is_set():
+                    with anyio.fail_after(5):  # each request answers promptly, Redis up or down
+                        response, _ = await post(http, call, legacy_headers(session), wire.LATEST)
+                    statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                    if stopped.is_set() and response.status_code == 503:
+                        await restarted.wait()
+                with anyio.fail_after(5):  # after the restart, served again with nothing done by hand
+                    response, [reply] = await post(http, call, legacy_headers(session), wire.LATEST)
+                assert response.status_code == 200
+                assert reply["result"]["content"][0]["text"] == "3"
+
+            sessions: list[str] = []
+            async with anyio.create_task_group() as tg:
+                for _ in range(20):
+                    tg.start_soon(user, sessions)
+                with anyio.fail_after(wire.TIMEOUT):
+                    while sum(statuses.values()) < 100:  # noqa: ASYNC110 - load is on
+                        await anyio.sleep(0.01)
+                own.stop()
+                stopped.set()
+                with anyio.fail_after(wire.TIMEOUT):
+                    while statuses.get(503, 0) < 20:  # noqa: ASYNC110 - every user saw Redis down
+                        await anyio.sleep(0.01)
+                own.start()
+                restarted.set()
+        assert set(statuses) == {200, 503}
     finally:
         own.stop()

@@ -116,12 +116,14 @@ class Backend(Protocol):
     # -- SSE events kept for resumption -----------------------------------------------------------------
 
     async def append(self, stream: str, seq: int, frame: bytes, *, last: bool = False) -> None:
-        """Keep event number `seq` (1, 2, ...) of `stream`, its SSE `frame`, and whether it is the stream's `last`.
-        The backend keeps a bounded number of each stream's latest events (the last one always), and forgets the
-        stream some time after its latest event."""
+        """Keep event number `seq` of `stream`, its SSE `frame`, and whether it is the stream's `last`. Numbers only
+        grow within a stream; 0 (an empty frame) says the stream opened, so that it is known before its first
+        event. The backend keeps a bounded number of each stream's latest events (the last one always), and
+        forgets the stream some time after its latest event."""
         ...
 
     async def since(self, stream: str, after: int, wait: float = 0.0) -> Events:
         """The kept events of `stream` numbered after `after`; when there are none yet (and the stream is not
-        done), wait up to `wait` seconds for one."""
+        done), wait up to `wait` seconds for one (a backend may wait less: the caller asks again). `known` is
+        False when nothing of the stream is kept."""
         ...

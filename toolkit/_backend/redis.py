@@ -141,7 +141,10 @@ class RedisBackend:
 
     def _client(self) -> Any:
         if self._redis is None:
-            raise BackendError("RedisBackend is not started: the app's lifespan starts it (server.running())")
+            raise BackendError(
+                "RedisBackend is not started: the app's ASGI lifespan starts it (mounted in another app: enter "
+                "app.running() in the parent's lifespan)"
+            )
         return self._redis
 
     async def _do(self, what: str, run: Any) -> Any:

@@ -159,6 +159,11 @@ class Registry:
         self.confirm_fallback: ConfirmFallback = confirm_fallback
         self.client_request_timeout = options.get("client_request_timeout")
         self.backend = options.get("backend")
+        if self.backend is not None:
+            from toolkit._backend.base import Backend  # deferred: most servers have none
+
+            if not isinstance(self.backend, Backend):
+                raise TypeError(f"backend= takes a Backend (MemoryBackend, RedisBackend), got {self.backend!r}")
         """The state the workers serving this server share (`Server(backend=...)`); None: this process only."""
         self.tools_told: list[Callable[[], None]] = []
         """Called when the tool list changes, beside this process's connections (an HTTP app with a backend tells

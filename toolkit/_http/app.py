@@ -15,7 +15,9 @@ No web framework: the app speaks ASGI 3 directly, so it runs on any ASGI server 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import anyio
@@ -109,7 +111,8 @@ class HttpApp:
                 await self._http(scope, receive, send)
                 return
             # Mounted inside another app (Starlette does not forward the lifespan to mounts): join the server's
-            # lifespan per request; the parent app should run `server.running()` in its own lifespan.
+            # lifespan per request; the parent app should run `server.running()` in its own lifespan (with a
+            # backend: `app.running()`, else what needs the backend answers 503).
             try:
                 async with self.server.running():
                     await self._http(scope, receive, send)
@@ -121,18 +124,33 @@ class HttpApp:
         else:  # websocket: not an MCP transport
             await send({"type": "websocket.close", "code": 1000})
 
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the server's lifespan and, with a backend, this worker's part in the fleet (it listens to the others)
+        around the block: what the ASGI lifespan does. An app mounted in another app (Starlette does not forward
+        the lifespan to mounts) with a backend needs the parent's lifespan to enter it.
+
+        Raises:
+            StartupError: the server's lifespan failed to start.
+        """
+        async with self.server.running(), anyio.create_task_group() as tg:
+            if self.fleet is not None:
+                await tg.start(self.fleet.run)
+            self._running = True
+            try:
+                yield
+            finally:
+                self._running = False
+                tg.cancel_scope.cancel()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
         try:
-            async with self.server.running(), anyio.create_task_group() as tg:
-                if self.fleet is not None:
-                    await tg.start(self.fleet.run)
-                self._running = True
+            async with self.running():
                 await send({"type": "lifespan.startup.complete"})
                 await receive()  # lifespan.shutdown
                 self._running = False
                 self.stopping()
-                tg.cancel_scope.cancel()
         except StartupError as exc:
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return

@@ -40,10 +40,11 @@ logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
 _ANSWERED_ALONE = frozenset({"tools/list", "server/discover", "ping"})
-# What both workers say when a 2025-11-25 answer reaches the one that did not ask (issue 26 would route it instead).
+# What both workers say when a 2025-11-25 answer reaches the one that did not ask, without a backend (with one, the
+# answer is sent on to the worker that asked: `fleet.py`).
 MISROUTED = (
-    "route each session's requests to one process by its Mcp-Session-Id, or use protocol 2026-07-28 "
-    "(docs/deploy.md#several-workers)"
+    "give the app a shared backend (http_app(backend=...), docs/backend.md), route each session's requests to one "
+    "process by its Mcp-Session-Id, or use protocol 2026-07-28 (docs/deploy.md#several-workers)"
 )
 
 # How long a shared store keeps a misrouted answer: the asking worker reads it within its poll, while its question

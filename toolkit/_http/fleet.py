@@ -132,11 +132,21 @@ class Fleet:
                 logger.warning("could not tell the other workers that the tool list changed", exc_info=True)
 
     async def _hear(self, data: bytes) -> None:
+        """A message from another worker (or this one's broadcast). Nothing in it stops the listening: what cannot
+        be read or acted on is logged and skipped."""
         try:
             kind, key, message = json.loads(data)
+            if not isinstance(key, str):
+                raise TypeError("not a key")
         except (ValueError, TypeError):
             logger.warning("skipped a malformed message from the backend: %r", data[:200])
             return
+        try:
+            self._act(kind, key, message)
+        except Exception:
+            logger.exception("could not act on a message from another worker: %r", data[:200])
+
+    def _act(self, kind: str, key: str, message: Any) -> None:
         if kind == "changed":
             if key != self.worker:
                 for connection in list(self._server.connections):
@@ -151,7 +161,8 @@ class Fleet:
             if exchange is not None:
                 exchange.deliver(message)
         elif kind == "cancel":
-            call = record.calls.get((message.get("params") or {}).get("requestId"))
+            request_id = (message.get("params") or {}).get("requestId")
+            call = record.calls.get(request_id) if isinstance(request_id, (str, int)) else None
             if call is not None:
                 call.end_input(message)
 
