@@ -7,8 +7,9 @@ Each worker is a `Server` of its own (as in another process) with the same tools
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -34,6 +35,8 @@ from toolkit import (
     Server,
     StreamingASGITransport,
 )
+from toolkit._backend.local import LocalBackend
+from toolkit._http.serve import local_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +136,8 @@ async def run_lifespan(app: Any, started: anyio.Event, stop: anyio.Event) -> Non
 
 
 def backends(kind: str, url: str, count: int = 2, events_ttl: float = 60.0) -> list[Backend]:
+    if kind.startswith("local:"):  # the workers of `toolkit serve --workers` on one machine: a hub in a thread
+        return [LocalBackend(kind.removeprefix("local:"), timeout=0.5) for _ in range(count)]
     if kind == "memory":
         first = MemoryBackend(events_ttl=events_ttl)
         return [first, *(first.peer() for _ in range(count - 1))]
@@ -166,11 +171,15 @@ async def fleet(
             stop.set()
 
 
-@pytest.fixture(params=["memory", "redis"])
-def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
+@pytest.fixture(params=["memory", "local", "redis"])
+def kind(request: pytest.FixtureRequest, anyio_backend: str, tmp_path: Path) -> Iterator[str]:
     if request.param == "redis" and anyio_backend != "asyncio":
         pytest.skip("redis.asyncio runs on asyncio only")
-    return str(request.param)
+    if request.param == "local":  # the hub of `toolkit serve --workers`, as its supervisor serves it
+        with local_hub(str(tmp_path)) as path:
+            yield f"local:{path}"
+        return
+    yield str(request.param)
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])  # a request to the client, or a second round

@@ -11,7 +11,8 @@ in base64. A request takes a connection of its own from a small pool (no reply t
 reading in the background); `listen` holds one for as long as it listens. Every request is bounded by the
 backend's `timeout` (and by its wait, for `since`): a hub that does not answer is a `BackendError`, never a hang.
 
-Measured on the test machine (python -m benchmarks.fleet): a `get` round trip costs about 0.1 ms.
+Measured on the test machine: a `get` round trip takes about 0.13 ms (a worker and the hub in one process); a
+2025-11-25 `tools/call` costs about 0.5 ms more than with no backend (`python -m benchmarks.fleet`, docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -102,13 +103,15 @@ class LocalBackend:
         pool: Idle connections kept for the next requests (more are opened while many requests run at once).
     """
 
-    __slots__ = ("_idle", "_path", "_pid", "_pool", "_timeout", "_worker")
+    __slots__ = ("_idle", "_listening", "_path", "_pid", "_pool", "_stopped", "_timeout", "_worker")
 
     def __init__(self, path: str, *, timeout: float = 5.0, pool: int = 16) -> None:
         self._path = path
         self._timeout = timeout
         self._pool = pool
         self._idle: list[_Line] = []
+        self._listening: _Line | None = None  # `listen`'s connection, closed by `stop`
+        self._stopped = False
         self._worker, self._pid = secrets.token_hex(6), os.getpid()
 
     @property
@@ -121,9 +124,15 @@ class LocalBackend:
         return self._worker
 
     async def start(self) -> None:
-        pass  # connections are opened on first use: a hub that is not there yet fails the request, not the start
+        self._stopped = False  # connections are opened on first use: a hub not there yet fails a request, not this
 
     async def stop(self) -> None:
+        self._stopped = True
+        await self._drop_idle()
+        if self._listening is not None:  # `listen` returns: this worker is gone for the others at once
+            await anyio.aclose_forcefully(self._listening.stream)
+
+    async def _drop_idle(self) -> None:
         idle, self._idle = self._idle, []
         for line in idle:
             await anyio.aclose_forcefully(line.stream)
@@ -147,7 +156,7 @@ class LocalBackend:
         except BaseException as exc:  # cancelled or broken mid-request: its reply must never meet another request
             await anyio.aclose_forcefully(line.stream)
             if pooled and isinstance(exc, _LOST):  # closed while idle (the hub restarted): so are the others
-                await self.stop()
+                await self._drop_idle()
                 return await self._exchange(request)
             raise
         if len(self._idle) < self._pool:
@@ -185,9 +194,9 @@ class LocalBackend:
         self, inbox: Inbox, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         started = False
-        while True:
+        while not self._stopped:  # until stopped; through the hub's restarts
             try:
-                line = await _connect(self._path)
+                line = self._listening = await _connect(self._path)
             except OSError:
                 await anyio.sleep(_RETRY_SECONDS)
                 continue
@@ -200,7 +209,9 @@ class LocalBackend:
                         task_status.started()
                     while True:
                         await _deliver(inbox, _bytes((await line.read())["message"]))
-            await anyio.sleep(_RETRY_SECONDS)
+            self._listening = None
+            if not self._stopped:
+                await anyio.sleep(_RETRY_SECONDS)
 
 
 async def _deliver(inbox: Inbox, message: bytes) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "ServeError",
     "Served",
     "Workers",
+    "local_hub",
     "say_stopping",
     "serve_http",
     "serve_workers",
@@ -281,18 +282,23 @@ def serve_workers(factory: str, target: str, server: Served, where: Workers, opt
     os.environ[_LOG_LEVEL_ENV] = where.log_level
     sock = _bind(where.host, where.port)
     try:
-        with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder, _hub(folder):
+        with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder, local_hub(folder) as hub:
             os.environ.setdefault(STORE_ENV, os.path.join(folder, "sessions.db"))
-            _Supervisor(sock, where.workers, where.path, server).run()
+            os.environ[BACKEND_ENV] = hub
+            try:
+                _Supervisor(sock, where.workers, where.path, server).run()
+            finally:
+                del os.environ[BACKEND_ENV]
     finally:
         sock.close()
     _say("stopped")
 
 
 @contextlib.contextmanager
-def _hub(folder: str) -> Iterator[None]:
-    """The workers' shared state, served by this process on a Unix socket in `folder` while the block runs (an event
-    loop in a thread of its own: the supervisor's loop is a plain `select`)."""
+def local_hub(folder: str) -> Iterator[str]:
+    """The shared state of the workers of one machine: a `LocalHub` served by this process on a Unix socket in
+    `folder` while the block runs (an event loop in a thread of its own: a supervisor's loop is a plain `select`).
+    Yields the socket's path, for the workers' `LocalBackend`."""
     from anyio.from_thread import start_blocking_portal
 
     from toolkit._backend.local import LocalHub
@@ -300,11 +306,9 @@ def _hub(folder: str) -> Iterator[None]:
     path = os.path.join(folder, "backend.sock")
     with start_blocking_portal() as portal:
         serving, _ = portal.start_task(LocalHub(path).serve)
-        os.environ[BACKEND_ENV] = path
         try:
-            yield
+            yield path
         finally:
-            os.environ.pop(BACKEND_ENV, None)
             serving.cancel()
 
 
