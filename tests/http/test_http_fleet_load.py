@@ -17,7 +17,7 @@ import pytest
 from fleet import Fleet
 from redis_server import RedisServer
 from served import Served
-from test_fleet import with_progress
+from test_http_fleet import with_progress
 
 from toolkit import Client, ProtocolMode
 
