@@ -152,3 +152,9 @@ def test_a_backend_option_that_is_not_a_backend_is_refused_at_once() -> None:
         Server("demo", backend="redis://localhost")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="backend= takes a Backend"):
         Server("demo").http_app(backend=object())  # type: ignore[arg-type]
+
+
+def test_a_redis_password_never_shows() -> None:
+    backend = RedisBackend("redis://user:s3cret@cache.internal:6380/2")
+    assert "s3cret" not in repr(backend)
+    assert repr(backend) == "RedisBackend('redis://***@cache.internal:6380/2', prefix='mcp:')"

@@ -241,6 +241,30 @@ async def test_a_session_ended_on_one_worker_is_ended_on_every_worker(kind: str,
             assert response.status_code == 404
 
 
+async def test_a_delete_on_one_worker_stops_the_sessions_calls_on_the_other(kind: str, redis_url: str) -> None:
+    async with fleet(kind, redis_url) as (http, balancer):
+        balancer.turn = 0
+        session = await initialize(http)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+        CALLS["started"], CALLS["cancelled"] = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as tg:
+            balancer.turn = 0  # the call on the first worker
+
+            async def run_call() -> None:
+                await http.post("/mcp", json=call, headers=legacy_headers(session))
+
+            tg.start_soon(run_call)
+            with anyio.fail_after(wire.TIMEOUT):
+                await CALLS["started"].wait()
+            balancer.turn = 1  # the DELETE on the second
+            with anyio.fail_after(wire.TIMEOUT):
+                ended = await http.delete("/mcp", headers=legacy_headers(session))
+            assert ended.status_code == 204
+            with anyio.fail_after(wire.TIMEOUT):
+                await CALLS["cancelled"].wait()
+        assert CALLS["cancelled"].is_set()
+
+
 async def test_the_rate_limit_holds_for_the_workers_together(kind: str, redis_url: str) -> None:
     limit = RateLimit(calls=2, per=3600.0)
     async with fleet(kind, redis_url, on_server=True, rate_limit=limit) as (http, _):

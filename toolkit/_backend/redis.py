@@ -19,6 +19,8 @@ import logging
 import math
 import os
 import secrets
+import urllib.parse
+from collections.abc import Awaitable, Callable
 from typing import Any, TypedDict
 
 import anyio
@@ -104,7 +106,12 @@ class RedisBackend:
         return self._worker
 
     def __repr__(self) -> str:
-        return f"RedisBackend({self.url!r}, prefix={self.prefix!r})"
+        url = urllib.parse.urlsplit(self.url)
+        shown = self.url
+        if url.password is not None:  # never a password in a log line
+            netloc = f"***@{url.hostname}" + (f":{url.port}" if url.port else "")
+            shown = urllib.parse.urlunsplit((url.scheme, netloc, url.path, url.query, url.fragment))
+        return f"RedisBackend({shown!r}, prefix={self.prefix!r})"
 
     async def start(self) -> None:
         if self._redis is not None:
@@ -139,7 +146,13 @@ class RedisBackend:
             with anyio.CancelScope(shield=True):
                 await client.aclose(close_connection_pool=True)
 
-    def _client(self) -> Any:
+    def client(self) -> Any:
+        """This worker's `redis.asyncio.Redis` client (its pool), for what else a fleet keeps beside this backend in
+        the same Redis (the task store): use the `prefix`, an expiry on every key, and `run` for each round trip.
+
+        Raises:
+            BackendError: not started (the app's lifespan starts it).
+        """
         if self._redis is None:
             raise BackendError(
                 "RedisBackend is not started: the app's ASGI lifespan starts it (mounted in another app: enter "
@@ -147,46 +160,47 @@ class RedisBackend:
             )
         return self._redis
 
-    async def _do(self, what: str, run: Any) -> Any:
-        """Run one round trip, bounded; every failure is one clear `BackendError`."""
+    async def run(self, what: str, run: Callable[[], Awaitable[Any]]) -> Any:
+        """Await `run()` (one round trip to Redis), bounded by the timeout; every failure is one clear
+        `BackendError` saying `what` failed."""
         import redis.exceptions
 
         try:
             with anyio.fail_after(self.timeout * 2):  # the socket's own timeouts first; this one bounds the rest
                 return await run()
         except TimeoutError as exc:
-            raise BackendError(f"Redis did not answer {what} within {self.timeout} s ({self.url})") from exc
-        except redis.exceptions.RedisError as exc:
-            raise BackendError(f"Redis failed {what} ({self.url}): {exc}") from exc
+            raise BackendError(f"Redis did not answer {what} within {self.timeout} s") from exc
+        except redis.exceptions.RedisError as exc:  # its text names the host, never the URL's password
+            raise BackendError(f"Redis failed {what}: {exc}") from exc
         except OSError as exc:
-            raise BackendError(f"Redis unreachable for {what} ({self.url}): {exc}") from exc
+            raise BackendError(f"Redis unreachable for {what}: {exc}") from exc
 
     async def put(self, key: str, value: str, ttl: float) -> None:
-        client = self._client()
-        await self._do("a write", lambda: client.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000))))
+        client = self.client()
+        await self.run("a write", lambda: client.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000))))
 
     async def get(self, *keys: str) -> list[str | None]:
-        client = self._client()
-        found = await self._do("a read", lambda: client.mget([self.prefix + key for key in keys]))
+        client = self.client()
+        found = await self.run("a read", lambda: client.mget([self.prefix + key for key in keys]))
         return [value.decode() if value is not None else None for value in found]
 
     async def take(self, key: str, rate: float, capacity: float) -> float | None:
-        client = self._client()
+        client = self.client()
         script = self._take
-        wait = await self._do(
+        wait = await self.run(
             "a rate limit",
             lambda: script(keys=[self.prefix + "rate/" + key], args=[repr(rate), repr(capacity)], client=client),
         )
         return float(wait) if wait else None
 
     async def send(self, worker: str, message: bytes) -> bool:
-        client = self._client()
-        listening = await self._do("a message", lambda: client.publish(f"{self.prefix}w/{worker}", message))
+        client = self.client()
+        listening = await self.run("a message", lambda: client.publish(f"{self.prefix}w/{worker}", message))
         return int(listening) > 0
 
     async def broadcast(self, message: bytes) -> None:
-        client = self._client()
-        await self._do("a message", lambda: client.publish(self.prefix + "all", message))
+        client = self.client()
+        await self.run("a message", lambda: client.publish(self.prefix + "all", message))
 
     async def listen(
         self, inbox: Inbox, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -199,7 +213,7 @@ class RedisBackend:
         while self._redis is not None:  # until stopped
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await self._do("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
+                await self.run("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
                 if not started:
                     task_status.started()
                     started = True
@@ -222,7 +236,7 @@ class RedisBackend:
             pause = min(1.0, pause * 2)
 
     async def append(self, stream: str, seq: int, frame: bytes, *, last: bool = False) -> None:
-        client = self._client()
+        client = self.client()
         key = self.prefix + "events/" + stream
         fields = {"f": frame, "d": b"1"} if last else {"f": frame}
 
@@ -233,10 +247,10 @@ class RedisBackend:
                 pipe.pexpire(key, math.ceil(self.events_ttl * 1000))
                 await pipe.execute()
 
-        await self._do("an event", run)
+        await self.run("an event", run)
 
     async def since(self, stream: str, after: int, wait: float = 0.0) -> Events:
-        client = self._client()
+        client = self.client()
         key = self.prefix + "events/" + stream
 
         async def read() -> tuple[list[Any], list[Any]]:
@@ -246,7 +260,7 @@ class RedisBackend:
                 found, latest = await pipe.execute()
             return found, latest
 
-        found, latest = await self._do("events", read)
+        found, latest = await self.run("events", read)
         if not latest:
             return Events((), False, known=False)
         done = b"d" in latest[0][1]
@@ -257,7 +271,7 @@ class RedisBackend:
             async def follow() -> Any:
                 return await client.xread({key: f"{after}-1"}, block=block)
 
-            replies = await self._do("events", follow)
+            replies = await self.run("events", follow)
             found = replies[0][1] if replies else []
             done = any(b"d" in fields for _, fields in found)
         frames = [(int(entry.split(b"-")[0]), fields[b"f"]) for entry, fields in found]

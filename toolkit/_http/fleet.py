@@ -84,7 +84,9 @@ class Fleet:
         return ended is not None, json.loads(level) if level is not None else UNSET
 
     async def end(self, session: SessionId) -> None:
+        """`DELETE`: ended for every worker's next request, and what runs of it on any worker stops now."""
         await self.backend.put("ended/" + session.nonce, "1", _ttl(session))
+        await self.backend.broadcast(_pack("ended", session.nonce, None))
 
     async def set_level(self, nonce: str, level: Any) -> None:
         await self.backend.put("level/" + nonce, json.dumps(level), self._sessions.ttl)
@@ -96,8 +98,8 @@ class Fleet:
         only that: the stream goes on here, and a resumption elsewhere says it does not have it."""
         try:
             await self.backend.append(stream, seq, frame, last=last)
-        except BackendError:
-            logger.warning("could not keep an SSE event in the backend", exc_info=True)
+        except BackendError as exc:
+            logger.warning("could not keep an SSE event for other workers: %s", exc)
 
     # -- messages -------------------------------------------------------------------------------------
 
@@ -151,6 +153,9 @@ class Fleet:
             if key != self.worker:
                 for connection in list(self._server.connections):
                     connection.tools_changed()
+            return
+        if kind == "ended":
+            self._sessions.forget(key)
             return
         record = self._sessions.known(key)
         if record is None or not isinstance(message, dict):

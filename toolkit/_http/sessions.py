@@ -188,7 +188,12 @@ class Sessions(Generic[S]):
         cancelled and its GET stream closed."""
         self.store.end(session.nonce, session.expires)
         self._opened.pop(session.token, None)
-        record = self._records.pop(session.nonce, None)
+        self.forget(session.nonce)
+
+    def forget(self, nonce: str) -> None:
+        """The session `nonce` ended (here, or on another worker that said so): its calls on this process are
+        cancelled, its GET stream closed, its record dropped."""
+        record = self._records.pop(nonce, None)
         if record is not None:
             for call in record.calls.values():
                 call.scope.cancel()
