@@ -12,6 +12,11 @@ server's connection at once, so the server sees the client go (a resumption test
 Small on purpose: bodies with a `Content-Length` (what every MCP client sends); answers framed by
 `Content-Length`, chunked, or by the end of the connection. A backend that refuses the connection (a killed worker)
 is skipped for the next one, as a load balancer's health check would. Nothing is changed in either direction.
+
+It checks what it relays: every JSON-RPC message a server sends is validated against the official schema of its
+revision, and no request of a session may be answered twice; a failure is one `invalid: ...` line on stderr
+(tests/fleet.py fails the test on it). An SSE event that carries `DROP` makes it drop the client's connection
+right after that event, as a network would.
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ def _headers(head: bytes) -> dict[bytes, bytes]:
     return found
 
 
-Observe = Callable[[bytes], None]
+Observe = Callable[[bytes], bool]  # sees each piece of an answer; True: drop the client's connection now
+#: An SSE event that carries this text makes the proxy drop the client's connection right after relaying it, as a
+#: network would: the client resumes the stream (GET + Last-Event-ID) on the next server.
+DROP = b"fleet-proxy: drop the connection here"
 
 
 async def _relay_chunked(upstream: asyncio.StreamReader, client: asyncio.StreamWriter, observe: Observe) -> None:
@@ -54,8 +62,12 @@ async def _relay_chunked(upstream: asyncio.StreamReader, client: asyncio.StreamW
             return
         chunk = await upstream.readexactly(size + 2)
         client.write(chunk)
-        observe(chunk[:-2])
+        drop = observe(chunk[:-2])
         await client.drain()
+        if drop:
+            sys.stderr.write("dropped a connection, as asked\n")
+            sys.stderr.flush()
+            raise ConnectionResetError("dropped by the proxy, as asked")
 
 
 async def _relay_answer(upstream: asyncio.StreamReader, client: asyncio.StreamWriter, exchange: Exchange) -> bool:
@@ -103,12 +115,14 @@ class Exchange:
     against the official schema of its revision (tests/wire.py); a message that is not valid is said on stderr
     (`invalid: ...`), which the harness reads."""
 
-    def __init__(self, head: bytes, body: bytes, asked: dict[tuple[bytes, Any], str]) -> None:
+    def __init__(self, head: bytes, body: bytes, proxy: Proxy) -> None:
         self.method = head.split(b" ", 1)[0]
         headers = _headers(head[:-4])
         self.session = headers.get(b"mcp-session-id", b"")
         self.version = headers.get(b"mcp-protocol-version", b"").decode() or wire.LATEST
-        self.asked = asked  # (session, request id) -> method: what a resumed stream's result answers
+        self.asked = proxy.asked  # (session, request id) -> method: what a resumed stream's result answers
+        self.answered = proxy.answered  # (session, request id) of every answer seen: none may come twice
+        self.drop = False  # the server asked the proxy to drop the client's connection here (DROP)
         self.pending = b""
         self.own: tuple[Any, str] | None = None  # the id and method of the request, answered here or on a resumption
         with contextlib.suppress(ValueError):
@@ -116,7 +130,7 @@ class Exchange:
             if isinstance(sent, dict) and "method" in sent and "id" in sent:
                 self.own = (sent["id"], sent["method"])
                 if self.session:
-                    asked[self.session, sent["id"]] = sent["method"]
+                    self.asked[self.session, sent["id"]] = sent["method"]
                 if sent["method"] == "initialize":
                     self.version = str(sent.get("params", {}).get("protocolVersion", wire.LATEST))
 
@@ -125,22 +139,25 @@ class Exchange:
             return self._json
         if content_type.startswith(b"text/event-stream"):
             return self._sse
-        return lambda data: None
+        return lambda data: False
 
-    def _json(self, data: bytes) -> None:
+    def _json(self, data: bytes) -> bool:
         self.pending += data
         with contextlib.suppress(ValueError):
             message = json.loads(self.pending)
             self.pending = b""
             self._check(message)
+        return False
 
-    def _sse(self, data: bytes) -> None:
+    def _sse(self, data: bytes) -> bool:
         self.pending += data.replace(b"\r\n", b"\n")
         *events, self.pending = self.pending.split(b"\n\n")
         for event in events:
             lines = [line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
             if lines and any(lines):
                 self._check(json.loads(b"\n".join(lines)))
+                self.drop = self.drop or DROP in event
+        return self.drop
 
     def _check(self, message: Any) -> None:
         answers = message.get("id") if isinstance(message, dict) and "method" not in message else None
@@ -149,6 +166,9 @@ class Exchange:
             method = self.own[1]
         try:
             wire.check_server_message(message, self.version, method)
+            if self.session and answers is not None:
+                assert (self.session, answers) not in self.answered, f"request {answers} answered twice"
+                self.answered.add((self.session, answers))
         except AssertionError as exc:
             sys.stderr.write(f"invalid: {' '.join(str(exc).split())[:2000]}\n")
             sys.stderr.flush()
@@ -164,6 +184,7 @@ class Proxy:
         self.turn = itertools.cycle(range(len(ports)))
         self.early: dict[asyncio.StreamReader, bytes] = {}  # a byte of the next request read while watching
         self.asked: dict[tuple[bytes, Any], str] = {}
+        self.answered: set[tuple[bytes, Any]] = set()
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         error: OSError | None = None
@@ -188,7 +209,7 @@ class Proxy:
             return True
         try:
             upstream_writer.write(head + body)
-            exchange = Exchange(head, body, self.asked)
+            exchange = Exchange(head, body, self)
             relay = asyncio.ensure_future(_safely(_relay_answer(upstream_reader, writer, exchange)))
             gone = asyncio.ensure_future(reader.read(1))  # clients send nothing mid-answer: this is their hang-up
             done, _ = await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)

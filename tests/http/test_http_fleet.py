@@ -81,6 +81,16 @@ async def test_a_closed_stream_resumes_on_another_process(fleet: Fleet) -> None:
             assert await with_progress(session, "poll", {"count": 3}) == ("polled", [1, 2, 3])
 
 
+@ASYNCIO
+async def test_a_dropped_connection_resumes_on_another_process(fleet: Fleet) -> None:
+    async with client(fleet, "handshake") as session:
+        for _ in range(PROCESSES):
+            assert await with_progress(session, "dropped", {}) == ("resumed after a drop", [1, 2, 3])
+    with anyio.fail_after(TIMEOUT):  # the proxy said so on its stderr, which a thread reads: a moment later at most
+        while fleet.said.count("dropped a connection, as asked\n") < PROCESSES:
+            await anyio.wait_all_tasks_blocked()
+
+
 def listening() -> tuple[socket.socket, int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

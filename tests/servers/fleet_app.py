@@ -118,6 +118,17 @@ async def poll(count: int, ctx: Context) -> str:
     return "polled"
 
 
+@server.tool
+async def dropped(ctx: Context) -> str:
+    """Report progress whose message asks the fleet's proxy to drop the client's connection (tests/fleet_proxy.py),
+    then go on: the client resumes the stream on another process, which replays the rest from the backend."""
+    await ctx.report_progress(1, total=3, message="fleet-proxy: drop the connection here")
+    await ctx.report_progress(2, total=3)
+    await anyio.lowlevel.checkpoint()
+    await ctx.report_progress(3, total=3)
+    return "resumed after a drop"
+
+
 def _options() -> dict[str, Any]:
     options: dict[str, Any] = {"secret": os.environ.get("MCP_SECRET")}
     # Short lives for the load test, whose Redis must be back to its key count soon after the load.
