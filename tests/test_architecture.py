@@ -45,7 +45,7 @@ _LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit
 _BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal", "toolkit._matcher")
 _TOOLS = (*_BASE, "toolkit._profiles", "toolkit._definition", "toolkit._asking")
 _RUN = ("toolkit._engine.context", "toolkit._engine.threads")
-_ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._engine", "toolkit._backend")
+_ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._tasks", "toolkit._engine", "toolkit._backend")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(_LEAVES, ()),
     "toolkit._protocol": _LEAVES,
@@ -56,7 +56,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "toolkit._definition": (*_TOOLS, *_RUN),
     "toolkit._asking": (*_TOOLS, *_RUN),
     "toolkit._transports": _BASE,
-    "toolkit._backend": _BASE,
+    "toolkit._tasks": _BASE,
+    "toolkit._backend": (*_BASE, "toolkit._tasks"),
     "toolkit._engine": _ENGINE,
     "toolkit._http": (*_ENGINE, "toolkit._http"),
     "toolkit._server": (*_ENGINE, "toolkit._http"),

@@ -52,6 +52,19 @@ RESULTS = {
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
 }
+# Tasks: 2025-11-25's experimental methods (its core schema), and the 2026-07-28 extension's (`ext-tasks.json`).
+HANDSHAKE_TASK_RESULTS = {
+    "tasks/get": "GetTaskResult",
+    "tasks/result": "GetTaskPayloadResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
+}
+EXTENSION_TASK_RESULTS = {
+    "tasks/get": "GetTaskResult",
+    "tasks/update": "UpdateTaskResult",
+    "tasks/cancel": "CancelTaskResult",
+}
+TASKS_SCHEMA = "ext-tasks"
 NOTIFICATIONS = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
@@ -59,6 +72,7 @@ NOTIFICATIONS = {
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
     "notifications/cancelled": "CancelledNotification",
     "notifications/elicitation/complete": "ElicitationCompleteNotification",
+    "notifications/tasks/status": "TaskStatusNotification",
 }
 # Requests a toolkit server sends to its client (handshake era only), by the revision that introduced them.
 SERVER_REQUESTS = {
@@ -166,6 +180,9 @@ def check_server_message(message: Any, version: str, method: str | None) -> None
         return
     if "method" in message:
         validate(message, "JSONRPCNotification", version)
+        if message["method"] == "notifications/tasks" and version == MODERN:
+            validate(message, "TaskStatusNotification", TASKS_SCHEMA)
+            return
         name = NOTIFICATIONS.get(message["method"])
         assert name is not None, f"an unexpected notification: {message}"
         validate(message, name, version)
@@ -193,6 +210,8 @@ def _check_result_response(message: dict[str, Any], version: str, method: str | 
     envelope = "JSONRPCResultResponse" if version >= "2025-11-25" else "JSONRPCResponse"
     validate(message, envelope, version)
     result = message["result"]
+    if method is not None and _check_task_result(result, version, method):
+        return
     asks = modern and isinstance(result, dict) and result.get("resultType") == "input_required"
     if method is not None and method in RESULTS and not asks:
         validate(result, RESULTS[method], version)
@@ -208,6 +227,36 @@ def _check_result_response(message: dict[str, Any], version: str, method: str | 
     else:
         for later in ("resultType", "ttlMs", "cacheScope"):
             assert later not in result, f"{later} in a {version} result: {message}"
+
+
+def _check_task_result(result: Any, version: str, method: str) -> bool:
+    """Check a task's result (a task made by `tools/call`, or a `tasks/*` answer); False for any other result."""
+    if not isinstance(result, dict):
+        return False
+    if version == MODERN:
+        if method == "tools/call" and result.get("resultType") == "task":
+            validate(result, "CreateTaskResult", TASKS_SCHEMA)
+            return True
+        if method in EXTENSION_TASK_RESULTS:
+            assert result.get("resultType") == "complete", f"a tasks result without resultType complete: {result}"
+            validate(result, EXTENSION_TASK_RESULTS[method], TASKS_SCHEMA)
+            detailed = result.get("status")
+            if detailed == "input_required":
+                for request in (result.get("inputRequests") or {}).values():
+                    validate(request, INPUT_REQUESTS[request["method"]], version)
+            if detailed == "completed" and method == "tasks/get":
+                validate(result["result"], "CallToolResult", version)
+            return True
+        return False
+    if method == "tools/call" and "task" in result:
+        validate(result, "CreateTaskResult", version)
+        return True
+    if method in HANDSHAKE_TASK_RESULTS:
+        validate(result, HANDSHAKE_TASK_RESULTS[method], version)
+        if method == "tasks/result":
+            validate(result, "CallToolResult", version)
+        return True
+    return False
 
 
 def _check_server_request(message: dict[str, Any], version: str) -> None:

@@ -92,6 +92,7 @@ __all__ = [
     "LogLevel",
     "LogMessage",
     "MemoryBackend",
+    "MemoryTaskStore",
     "MemoryTransport",
     "MessageError",
     "Middleware",
@@ -120,11 +121,14 @@ __all__ = [
     "Server",
     "SessionStore",
     "SqliteSessionStore",
+    "SqliteTaskStore",
     "StartupError",
     "StaticTokenVerifier",
     "StdioTransport",
     "StreamTransport",
     "StreamingASGITransport",
+    "TaskRecord",
+    "TaskStore",
     "TextContent",
     "TextResourceContents",
     "TokenVerifier",
@@ -156,6 +160,8 @@ if typing.TYPE_CHECKING:
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
+    from ._tasks.sqlite import SqliteTaskStore
+    from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._transports.asgi import StreamingASGITransport
     from ._transports.memory import MemoryTransport
 
@@ -181,6 +187,9 @@ _LAZY |= dict.fromkeys(
 _LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
 _LAZY["RateLimit"] = "._http.limits"
 _LAZY["MemoryTransport"] = "._transports.memory"
+# The task stores: a server picks one with `Server(task_store=...)`.
+_LAZY |= dict.fromkeys(("MemoryTaskStore", "TaskRecord", "TaskStore"), "._tasks.store")
+_LAZY["SqliteTaskStore"] = "._tasks.sqlite"
 
 
 def _public(obj: object) -> None:

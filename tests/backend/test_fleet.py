@@ -7,7 +7,7 @@ Each worker is a `Server` of its own (as in another process) with the same tools
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import httpx
 import pytest
 import wire
 from redis_server import RedisServer
+from servers import tasks_server
 from test_http import initialize, legacy_headers, modern_headers, modern_message, post
 
 from toolkit import (
@@ -146,13 +147,19 @@ def backends(kind: str, url: str, count: int = 2, events_ttl: float = 60.0) -> l
 
 @asynccontextmanager
 async def fleet(
-    kind: str, url: str, *, on_server: bool = False, events_ttl: float = 60.0, **options: Any
+    kind: str,
+    url: str,
+    *,
+    on_server: bool = False,
+    events_ttl: float = 60.0,
+    build: Callable[[Backend | None], Server] = make_server,
+    **options: Any,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, RoundRobin]]:
     """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them. The backend is
-    given to `http_app(backend=)`, or with `on_server` to `Server(backend=)`."""
+    given to `http_app(backend=)`, or with `on_server` to `Server(backend=)` (of the server `build` makes)."""
     made = backends(kind, url, events_ttl=events_ttl)
     if on_server:
-        apps = [make_server(backend).http_app(**options) for backend in made]
+        apps = [build(backend).http_app(**options) for backend in made]
     else:
         apps = [make_server().http_app(backend=backend, **options) for backend in made]
     stop = anyio.Event()
@@ -452,6 +459,31 @@ async def test_malformed_messages_on_the_backend_stop_no_worker(kind: str, redis
         for _ in range(2):  # both workers still listen: answers still cross
             with anyio.fail_after(wire.TIMEOUT):
                 assert (await client.call_tool("purge")).text == "purged"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_task_made_on_one_worker_is_polled_to_its_result_on_the_other(redis_url: str) -> None:
+    def build(backend: Backend | None) -> Server:
+        return tasks_server.build(secret=SECRET, backend=backend)
+
+    envelope = wire.meta()
+    envelope[wire.CAPABILITIES_KEY] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    async with fleet("redis", redis_url, on_server=True, build=build) as (http, balancer):
+        params = {"name": "slow", "arguments": {"seconds": 0}, "_meta": envelope}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        balancer.turn = 0
+        _, [created] = await post(http, call, modern_headers(call))
+        assert created["result"]["resultType"] == "task"
+        poll = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get"}
+        poll["params"] = {"taskId": created["result"]["taskId"], "_meta": envelope}
+        with anyio.fail_after(wire.TIMEOUT):
+            while True:
+                balancer.turn = 1  # always the worker that did not make it
+                _, [got] = await post(http, poll, modern_headers(poll))
+                if got["result"]["status"] == "completed":
+                    break
+                await anyio.sleep(0.01)
+        assert got["result"]["result"]["content"] == [{"type": "text", "text": "slept 0.0"}]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

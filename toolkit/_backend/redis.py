@@ -21,13 +21,17 @@ import os
 import secrets
 import urllib.parse
 from collections.abc import Awaitable, Callable
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 import anyio.abc
 from typing_extensions import Unpack
 
 from .base import BackendError, Events, Inbox
+from .redis_client import bounded, connect
+
+if TYPE_CHECKING:
+    from .redis_tasks import RedisTaskStore
 
 __all__ = ["RedisBackend", "RedisOptions"]
 
@@ -116,28 +120,7 @@ class RedisBackend:
     async def start(self) -> None:
         if self._redis is not None:
             return
-        import asyncio
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise BackendError(
-                "RedisBackend runs on asyncio (redis.asyncio): serve the app on an asyncio loop"
-            ) from None
-        try:
-            import redis.asyncio as aioredis
-        except ImportError as exc:  # pragma: no cover - the extra is installed with dev
-            raise ImportError(
-                "RedisBackend needs the redis extra: in a clone of toolkit, pip install '.[redis]'"
-            ) from exc
-        pool = aioredis.BlockingConnectionPool.from_url(
-            self.url,
-            max_connections=self.max_connections,
-            timeout=self.timeout,
-            socket_timeout=self.timeout,
-            socket_connect_timeout=self.timeout,
-        )
-        self._redis = aioredis.Redis(connection_pool=pool)
+        self._redis = connect(self.url, self.timeout, self.max_connections)
         self._take = self._redis.register_script(_TAKE)
 
     async def stop(self) -> None:
@@ -145,6 +128,13 @@ class RedisBackend:
         if client is not None:
             with anyio.CancelScope(shield=True):
                 await client.aclose(close_connection_pool=True)
+
+    def task_store(self) -> RedisTaskStore:
+        """A task store in the same Redis (its own connections on each event loop that uses it): what
+        `Server(backend=RedisBackend(...))` keeps its tasks in, unless `task_store=` says otherwise."""
+        from .redis_tasks import RedisTaskStore  # deferred: most servers run no task
+
+        return RedisTaskStore(self.url, prefix=self.prefix, timeout=self.timeout, max_connections=self.max_connections)
 
     def client(self) -> Any:
         """This worker's `redis.asyncio.Redis` client (its pool), for what else a fleet keeps beside this backend in
@@ -163,17 +153,7 @@ class RedisBackend:
     async def run(self, what: str, run: Callable[[], Awaitable[Any]]) -> Any:
         """Await `run()` (one round trip to Redis), bounded by the timeout; every failure is one clear
         `BackendError` saying `what` failed."""
-        import redis.exceptions
-
-        try:
-            with anyio.fail_after(self.timeout * 2):  # the socket's own timeouts first; this one bounds the rest
-                return await run()
-        except TimeoutError as exc:
-            raise BackendError(f"Redis did not answer {what} within {self.timeout} s") from exc
-        except redis.exceptions.RedisError as exc:  # its text names the host, never the URL's password
-            raise BackendError(f"Redis failed {what}: {exc}") from exc
-        except OSError as exc:
-            raise BackendError(f"Redis unreachable for {what}: {exc}") from exc
+        return await bounded(what, run, self.timeout)
 
     async def put(self, key: str, value: str, ttl: float) -> None:
         client = self.client()

@@ -53,6 +53,7 @@ class ToolOptions(TypedDict, total=False):
     middleware: Sequence[Middleware] | None
     timeout: float | None
     max_result_bytes: int | None
+    task: Literal["optional", "required"] | None
 
 
 #: The options whose default is not None (an option left out is None unless named here).
@@ -113,6 +114,8 @@ def option_problems(options: ToolOptions, param_names: list[str], is_async: bool
     problems.extend(_lint_ignore_problems(options["lint_ignore"]))
     problems.extend(middleware_problems(options["middleware"]))
     problems.extend(limit_problems(options["timeout"], options["max_result_bytes"]))
+    if options["task"] not in (None, "optional", "required"):
+        problems.append(f"task must be 'optional', 'required' or None, not {options['task']!r}")
     if options["timeout"] is not None and not options["run_in_thread"] and not is_async:
         problems.append(
             "timeout= cannot stop a sync function run on the event loop (run_in_thread=False): it blocks the loop "

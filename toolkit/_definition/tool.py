@@ -317,6 +317,8 @@ class Tool(Generic[P, R]):
         self.middleware = tuple(opts["middleware"] or ())
         self.timeout, self.max_result_bytes = opts["timeout"], opts["max_result_bytes"]
         self.runs_in_thread = self._in_thread
+        self.task = opts["task"]
+        """Whether a call may run as a task (`"optional"`), must (`"required"`), or never (None)."""
         self.wrapped = bool(self.middleware) or self.timeout is not None or self.max_result_bytes is not None
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
         self._destructive = not (opts["read_only"] or opts["destructive"] is False)
@@ -366,6 +368,7 @@ def _definition(
         if icons is not None
         else None,
         meta=dict(opts["meta"]) if opts["meta"] is not None else None,
+        execution={"taskSupport": opts["task"]} if opts["task"] is not None else None,
     )
 
 
@@ -598,11 +601,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         inline_defs (bool): Inline `$defs` (default; recursive types keep theirs). `False` keeps every `$defs`.
         schema_dialect (bool): Name the dialect in the `inputSchema`: `"$schema":
             "https://json-schema.org/draft/2020-12/schema"` (MCP's default dialect, so off by default).
-        input_schema_extra (Mapping[str, Any] | None): JSON Schema keywords added, as written, to the root of the
-            `inputSchema` (`allOf`, `if`/`then`/`else`, `dependentRequired`, ...): what a signature cannot say.
-            Advertised to the model, not enforced: calls are validated against the signature only, so check such
-            rules in the function. Cannot set what toolkit derives (`type`, `properties`, `required`,
-            `additionalProperties`, `$defs`, `$schema`).
+        input_schema_extra (Mapping[str, Any] | None): JSON Schema keywords added as written to the `inputSchema`'s
+            root (`allOf`, `if`/`then`/`else`, ...): advertised, not enforced (calls are validated against the
+            signature). Cannot set what toolkit derives (`type`, `properties`, `required`, `$defs`, ...).
         optional_style (OptionalStyle): `"compact"` (default) describes `x: T | None = None` as an optional `T`;
             `"faithful"` keeps `anyOf [T, null]` with `default: null`.
         show_error_details (bool): Send exception types and messages to the client (off: a generic message).
@@ -621,6 +622,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             so; overrides `Server(tool_timeout=...)` for this tool (see [timeouts](middleware.md#timeouts)).
         max_result_bytes (int | None): The largest result a call may send (bytes of JSON); a larger one is
             answered with a tool error instead; overrides `Server(max_result_bytes=...)`.
+        task ("optional" | "required" | None): Run calls as MCP tasks when the client speaks tasks (`"required"`:
+            only as tasks); default never. See [tasks](tasks.md).
     """
     localns = caller_locals()
     opts = with_defaults(options)  # an unknown option fails here, before a function is given

@@ -82,7 +82,7 @@ __all__ = ["Connection"]
 logger = logging.getLogger("toolkit")
 ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goes out whole, its kinds unread)
 
-_LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen"})  # run in their own task, cancellable
+_LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen", "tasks/result"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _UNSCOPED = contextlib.nullcontext()
 # Where the notifications of a request answered in its caller's task go (`Connection.answer`'s `sink`): set for that
@@ -284,12 +284,19 @@ class Connection:
             "tools/list": self._tools_list,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
+            "tasks/get": self._tasks_get,
+            "tasks/result": self._tasks_result,
+            "tasks/list": self._tasks_list,
+            "tasks/cancel": self._tasks_cancel,
         }
         self._modern_methods: dict[str, Handler] = {
             "tools/call": self._tools_call,
             "tools/list": self._tools_list,
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
+            "tasks/get": self._tasks_get,
+            "tasks/update": self._tasks_update,
+            "tasks/cancel": self._tasks_cancel,
         }
 
     @property
@@ -764,8 +771,10 @@ class Connection:
         arguments = raw_arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        if server.schema_profile is not None:
-            arguments = tool.arguments_from(server.schema_profile, arguments)
+        profile = server.schema_profile
+        arguments = tool.arguments_from(profile, arguments) if profile is not None else arguments
+        if (tool.task is not None or "task" in params) and server.tasks.wanted(tool, params, state):
+            return await server.tasks.create(tool, arguments, params, state)
         # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
         # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md).
         asking = self._start_asking(request_id, params, state, name, raw_arguments) if tool.may_ask else None
@@ -801,6 +810,27 @@ class Connection:
             wire["resultType"] = "complete"
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
+
+    async def _tasks_get(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        return self._stamped(await self.server.tasks.get(params, state), state)
+
+    async def _tasks_update(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        return self._stamped(await self.server.tasks.update(params, state), state)
+
+    async def _tasks_cancel(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        return self._stamped(await self.server.tasks.cancel(params, state), state)
+
+    async def _tasks_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        return await self.server.tasks.list(params, state)
+
+    async def _tasks_result(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        return await self.server.tasks.result(params, state)
+
+    def _stamped(self, result: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        """A 2026-07-28 result with the server's `serverInfo` in its `_meta`."""
+        if state.version == MODERN_VERSION:
+            result["_meta"] = {SERVER_INFO_KEY: self._modern_info}
+        return result
 
     def _shown(
         self, tool: Tool[Any, Any] | None, name: Any, request_id: Any, params: dict[str, Any], state: SessionState

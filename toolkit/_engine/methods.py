@@ -19,13 +19,21 @@ from toolkit._protocol.revisions import negotiate
 from toolkit._protocol.types import MODERN_VERSION
 
 from .session import LOG_LEVELS, SessionState
+from .tasks import task_capabilities
 
 if TYPE_CHECKING:
     from .registry import Registry
 
-__all__ = ["CAPABILITIES", "discover", "initialize", "set_level", "tools_page"]
+__all__ = ["CAPABILITIES", "discover", "initialize", "server_capabilities", "set_level", "tools_page"]
 
 CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
+
+
+def server_capabilities(server: Registry, version: str) -> dict[str, Any]:
+    """The server's capabilities in `version`: tasks too when a tool may run as one."""
+    if any(tool.task is not None for tool in server.tools.values()):
+        return {**CAPABILITIES, **task_capabilities(version)}
+    return CAPABILITIES
 
 
 def initialize(
@@ -52,7 +60,7 @@ def initialize(
     )
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": CAPABILITIES,
+        "capabilities": server_capabilities(server, version),
         "serverInfo": server.server_info(version),
     }
     if server.instructions is not None:
@@ -77,7 +85,7 @@ def discover(server: Registry, modern_info: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {
         # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
         "supportedVersions": [MODERN_VERSION],
-        "capabilities": CAPABILITIES,
+        "capabilities": server_capabilities(server, MODERN_VERSION),
         "ttlMs": server.ttl_ms,
         "cacheScope": server.cache_scope,
         "resultType": "complete",

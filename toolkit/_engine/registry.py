@@ -14,7 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -30,6 +30,7 @@ from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 
+from .tasks import TaskOptions, Tasks
 from .telemetry import Telemetry, find
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class Running(Protocol):
     def elicitation_complete(self, elicitation_id: str) -> None: ...
 
 
-class ServerOptions(TypedDict, total=False):
+class ServerOptions(TaskOptions, total=False):
     """The options of `Server(name, ...)`, declared once (each is documented on [`Server`][toolkit.Server])."""
 
     version: str | None
@@ -129,6 +130,12 @@ class Registry:
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
         self.lifespan: AnyLifespan | None = lifespan
+        backend = options.get("backend")
+        if backend is not None and options.get("task_store") is None and hasattr(backend, "task_store"):
+            # A backend that keeps tasks too (`RedisBackend`): every worker of the fleet sees every task.
+            options = {**options, "task_store": backend.task_store()}
+        self.tasks = Tasks(self, options)
+        """The server's tasks (`task=` tools): their store, and those running in this process."""
         """The server's lifespan factory, or `None`."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
@@ -355,6 +362,7 @@ class Registry:
         self._users -= 1
         if self._users:
             return
+        await self.tasks.stop()  # the tasks running here end failed: their process stops serving
         cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
         if cm is None:
             return

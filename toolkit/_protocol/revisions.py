@@ -33,6 +33,8 @@ def negotiate(requested: Any) -> str:
 def shape_tool(tool: dict[str, Any], version: str, raw_output_schema: dict[str, Any] | None) -> dict[str, Any]:
     """A tool's wire object for `version`: drop what the revision lacks; unwrap output for 2026-07-28."""
     if version == MODERN_VERSION:
+        if "execution" in tool:  # tasks are an extension in 2026-07-28, not a field of the tool
+            tool = {key: value for key, value in tool.items() if key != "execution"}
         if raw_output_schema is not None and "outputSchema" in tool:
             return {**tool, "outputSchema": raw_output_schema}
         return tool

@@ -103,6 +103,9 @@ class ToolDefinition(WireModel):
     """Icons for display."""
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
     """Free-form metadata."""
+    execution: dict[str, Any] | None = None
+    """2025-11-25's experimental tasks: `{"taskSupport": "optional" | "required"}` (2026-07-28: the tasks extension
+    instead, not on the tool)."""
 
 
 class Annotations(WireModel):

@@ -1,0 +1,116 @@
+"""`RedisBackend.task_store()`: the task store of a fleet, on a real Redis server (tests/redis_server.py), checked
+against what `TaskStore` promises (toolkit/_tasks/store.py): two workers' stores on one Redis, as two processes.
+asyncio only (redis.asyncio)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+import anyio
+import pytest
+from redis_server import RedisServer
+
+from toolkit import RedisBackend
+from toolkit._tasks.store import LEASE_EXPIRED, TaskRecord, TaskStore
+
+pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
+
+
+def record(task_id: str, owner: str = "alice", *, ttl: float = 60.0, worker: str | None = "w1") -> TaskRecord:
+    now = time.time()
+    return TaskRecord(
+        task_id=task_id,
+        owner=owner,
+        tool="slow",
+        version="2026-07-28",
+        status="working",
+        created_at=now,
+        updated_at=now,
+        ttl_ms=int(ttl * 1000),
+        poll_interval_ms=500,
+        worker=worker,
+        lease_until=now + 30 if worker is not None else None,
+    )
+
+
+def stores(url: str) -> tuple[TaskStore, TaskStore]:
+    return RedisBackend(url).task_store(), RedisBackend(url).task_store()
+
+
+async def test_a_task_made_on_one_worker_is_found_and_changed_on_the_other(redis_url: str) -> None:
+    a, b = stores(redis_url)
+    assert isinstance(a, TaskStore)
+    made = record("t1")
+    assert await a.create(made, limit=10)
+    assert await b.get("t1") == made
+    done = await b.modify("t1", lambda r: dataclasses.replace(r, status="completed", result={"content": []}))
+    assert done is not None
+    assert (await a.get("t1")) == done
+    assert await a.modify("t1", lambda r: None) == done  # None: unchanged
+    assert await a.get("nope") is None
+    assert await a.modify("nope", lambda r: r) is None
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_the_owners_limit_holds_across_workers(redis_url: str) -> None:
+    a, b = stores(redis_url)
+    assert await a.create(record("t1"), limit=2)
+    assert await b.create(record("t2"), limit=2)
+    assert not await a.create(record("t3"), limit=2)
+    assert await b.create(record("t4", owner="bob"), limit=2)
+    assert [r.task_id for r in await b.list_owned("alice", None, 10)] == ["t1", "t2"]
+    assert [r.task_id for r in await b.list_owned("alice", "t1", 10)] == ["t2"]
+    assert [r.task_id for r in await b.list_owned("alice", None, 1)] == ["t1"]
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_changes_made_at_once_on_two_workers_are_both_kept(redis_url: str) -> None:
+    a, b = stores(redis_url)
+    await a.create(record("t1"), limit=10)
+
+    def answer(key: str) -> Callable[[TaskRecord], TaskRecord]:
+        return lambda r: dataclasses.replace(r, input_responses={**r.input_responses, key: True})
+
+    async with anyio.create_task_group() as tg:
+        for i in range(10):
+            tg.start_soon(a.modify, "t1", answer(f"a{i}"))
+            tg.start_soon(b.modify, "t1", answer(f"b{i}"))
+    final = await a.get("t1")
+    assert final is not None
+    assert len(final.input_responses) == 20
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_a_dead_workers_tasks_fail_when_its_lease_ends_and_a_live_one_renews(redis_url: str) -> None:
+    a, b = stores(redis_url)
+    now = time.time()
+    await a.create(dataclasses.replace(record("dead", worker="w1"), lease_until=now - 1), limit=10)
+    await a.create(dataclasses.replace(record("alive", worker="w2"), lease_until=now - 1), limit=10)
+    await b.renew("w2", now + 30)  # w2 is alive: its heartbeat
+    assert await b.sweep(now) == 1
+    dead = await a.get("dead")
+    assert dead is not None
+    assert (dead.status, dead.status_message) == ("failed", LEASE_EXPIRED)
+    alive = await a.get("alive")
+    assert alive is not None
+    assert alive.status == "working"
+    assert await b.sweep(now) == 0
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_every_key_of_a_finished_task_expires(redis_server: RedisServer, redis_url: str) -> None:
+    a, _ = stores(redis_url)
+    db = redis_url.rsplit("/", 1)[1]
+    await a.create(record("t1", ttl=0.3), limit=10)
+    await a.modify("t1", lambda r: dataclasses.replace(r, status="completed", worker=None, lease_until=None))
+    assert int(redis_server.command("-n", db, "DBSIZE")) > 0
+    with anyio.fail_after(10):
+        while int(redis_server.command("-n", db, "DBSIZE")) != 0:  # noqa: ASYNC110 - Redis expires them itself
+            await anyio.sleep(0.05)
+    await a.aclose()

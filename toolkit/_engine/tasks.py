@@ -1,0 +1,606 @@
+"""Tasks: a `tools/call` answered at once with a task that the client polls, the tool running on (both eras).
+
+2026-07-28: the extension `io.modelcontextprotocol/tasks` (SEP-2663): a client that declares it in a request's
+capabilities may get `CreateTaskResult` (`resultType: "task"`) for a task tool; `tasks/get` (the task, its result,
+error or questions inlined), `tasks/update` (answers), `tasks/cancel`. 2025-11-25: the experimental tasks of that
+revision: `params.task` asks for one, `tasks/get`, `tasks/result` (waits), `tasks/list`, `tasks/cancel`, and
+`notifications/tasks/status`.
+
+The tool runs with the same body as a plain call (`call_tool`), on this process's task loop: a thread with an event
+loop of its own (`_Loop`), started with the first task, so that a task outlives the request, the connection and the
+HTTP response that created it. Its questions (`ctx.elicit`, `confirm=`, `ctx.sample`) are kept in the store as the
+task's `inputRequests` (status `input_required`) until an answer comes (`tasks/update`, or in 2025-11-25 the
+answer to the request sent on a `tasks/result` stream). Everything about a task is in the store (`_tasks/store.py`):
+a worker of the same store answers for it; the worker running it renews its lease, and a task whose worker died is
+failed by the next sweep. Nothing is retried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import math
+import secrets
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import anyio.to_thread
+
+from toolkit._asking.asking import AskedCall, Asker, AskingServer
+from toolkit._definition.tool import CallSettings, call_tool
+from toolkit._errors import ProtocolError
+from toolkit._identity import Identity, current_identity
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
+from toolkit._protocol.types import MODERN_VERSION
+from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
+
+from .context import Context
+
+if TYPE_CHECKING:
+    from toolkit._definition.tool import Tool
+
+    from .session import SessionState
+
+__all__ = ["EXTENSION", "RELATED_TASK_KEY", "TaskOptions", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
+
+logger = logging.getLogger("toolkit")
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
+_NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+_NOT_FOUND = "Failed to retrieve task: Task not found"
+_PAGE = 50
+
+
+class TaskOptions(TypedDict, total=False):
+    """The task options of `Server(...)` (documented on [`Server`][toolkit.Server])."""
+
+    task_store: TaskStore | None
+    task_ttl: float
+    max_task_ttl: float
+    task_poll_interval: float
+    max_tasks_per_caller: int
+    max_task_result_bytes: int
+    task_lease: float
+
+
+class TaskServer(AskingServer, Protocol):
+    """What tasks need of their server (its registry, which owns them): how it runs a call."""
+
+    show_error_details: bool
+    strict_arguments: bool
+
+    @property
+    def lifespan_context(self) -> Any: ...
+
+
+def task_capabilities(version: str) -> dict[str, Any]:
+    """What a server with task tools adds to its capabilities in `version`."""
+    if version == MODERN_VERSION:
+        return {"extensions": {EXTENSION: {}}}
+    return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _owner(identity: Identity | None) -> str:
+    return identity.subject if identity is not None else ""
+
+
+def wire_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
+    """The task's wire object for the revision that created it; `detailed`: with its result, error or questions
+    (2026-07-28's `DetailedTask`)."""
+    modern = record.version == MODERN_VERSION
+    task: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": _iso(record.created_at),
+        "lastUpdatedAt": _iso(record.updated_at),
+        ("ttlMs" if modern else "ttl"): record.ttl_ms,
+        ("pollIntervalMs" if modern else "pollInterval"): record.poll_interval_ms,
+    }
+    if record.status_message is not None:
+        task["statusMessage"] = record.status_message
+    if detailed and modern:
+        if record.status == "completed" and record.result is not None:
+            task["result"] = record.result
+        elif record.status == "failed" and record.error is not None:
+            task["error"] = record.error
+        elif record.status == "input_required":
+            task["inputRequests"] = record.input_requests
+    return task
+
+
+class _Loop:
+    """A thread running an event loop of its own (the caller's backend), where this process's tasks run.
+
+    Reached from other threads (and other event loops) without blocking: `soon` schedules a plain function on it.
+    """
+
+    def __init__(self, backend: str) -> None:
+        self._started = threading.Event()
+        self._stop: anyio.Event | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._soon: Callable[..., Any] | None = None
+        self.thread = threading.Thread(target=anyio.run, args=(self._serve, backend), kwargs={"backend": backend})
+        self.thread.name, self.thread.daemon = "toolkit-tasks", True
+        self.thread.start()
+        self._started.wait()
+
+    async def _serve(self, backend: str) -> None:
+        self._stop = anyio.Event()
+        if backend == "trio":
+            import trio.lowlevel
+
+            self._soon = trio.lowlevel.current_trio_token().run_sync_soon
+        else:
+            import asyncio
+
+            self._soon = asyncio.get_running_loop().call_soon_threadsafe
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self._started.set()
+            await self._stop.wait()
+            tg.cancel_scope.cancel()
+
+    def soon(self, func: Callable[..., Any], *args: Any) -> None:
+        """Call `func(*args)` on the loop, soon (from any thread, never waiting)."""
+        assert self._soon is not None
+        try:
+            self._soon(func, *args)
+        except RuntimeError:  # the loop has ended
+            logger.debug("the task loop has ended: %r not called", func)
+
+    def spawn(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        assert self._tg is not None
+        self.soon(self._tg.start_soon, func, *args)
+
+    def stop(self) -> None:
+        """Cancel what runs, end the loop and its thread (blocking: from a worker thread)."""
+        if self.thread.is_alive() and self._stop is not None:
+            self.soon(self._stop.set)
+            self.thread.join()
+
+
+class _Running:
+    """A task running in this process: how to stop it, and how to wake it when its answers come."""
+
+    __slots__ = ("changed", "scope")
+
+    def __init__(self) -> None:
+        self.scope: anyio.CancelScope | None = None
+        self.changed: anyio.Event | None = None  # the tool waits for an answer
+
+
+def _backend() -> str:
+    try:
+        import sniffio
+
+        return sniffio.current_async_library()
+    except Exception:
+        return "asyncio"
+
+
+class Tasks:
+    """A server's tasks: creating them for calls, answering the `tasks/*` methods, running them here.
+
+    Args:
+        server: The server.
+        options: Its task options (`TaskOptions`).
+    """
+
+    def __init__(self, server: TaskServer, options: TaskOptions) -> None:
+        self.server = server
+        store = options.get("task_store")
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.ttl = options.get("task_ttl", 3600.0)
+        self.max_ttl = options.get("max_task_ttl", 86400.0)
+        self.poll_interval = options.get("task_poll_interval", 0.5)
+        self.max_per_caller = options.get("max_tasks_per_caller", 100)
+        self.max_result_bytes = options.get("max_task_result_bytes", 1_000_000)
+        self.lease = options.get("task_lease", 30.0)
+        self.worker = secrets.token_hex(8)
+        self._loop: _Loop | None = None
+        self._loop_lock = threading.Lock()
+        self._running: dict[str, _Running] = {}
+        self._keys = itertools.count(1)
+        self.listeners: list[Callable[[TaskRecord], None]] = []
+        """Told of every change of a task's status made here (status notifications), on the task loop's thread."""
+
+    # -- creating ------------------------------------------------------------------------------------
+
+    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> bool:
+        """Whether this call runs as a task (the server decides, per request).
+
+        Raises:
+            ProtocolError: -32021 (2026-07-28) for a `required` tool and a client without the extension; -32601
+                (2025-11-25) for a task asked of a tool that cannot be one, or a `required` tool called plainly.
+        """
+        if state.version == MODERN_VERSION:
+            extensions = state.client_capabilities.get("extensions")
+            declared = isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+            if not declared and tool.task == "required":
+                raise ProtocolError(
+                    MISSING_CLIENT_CAPABILITY,
+                    f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
+                    _NEEDS_EXTENSION,
+                )
+            return declared and tool.task is not None
+        asked = isinstance(params.get("task"), Mapping)
+        if asked and tool.task is None:
+            raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
+        if not asked and tool.task == "required":
+            raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (taskSupport required)")
+        return asked
+
+    async def create(
+        self, tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, params: Mapping[str, Any], state: SessionState
+    ) -> dict[str, Any]:
+        """Make the call's task, durably, start its tool here, and return the `CreateTaskResult` wire object.
+
+        Raises:
+            ProtocolError: -32603 when the caller has as many live tasks as `max_tasks_per_caller`.
+        """
+        identity = current_identity.get()
+        now = time.time()
+        ttl = self.ttl
+        requested = params.get("task")
+        if isinstance(requested, Mapping) and isinstance(requested.get("ttl"), int | float):
+            ttl = max(1.0, requested["ttl"] / 1000)
+        ttl = min(ttl, self.max_ttl)
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(16),
+            owner=_owner(identity),
+            tool=tool.name,
+            version=state.version,
+            status="working",
+            created_at=now,
+            updated_at=now,
+            ttl_ms=math.ceil(ttl * 1000),
+            poll_interval_ms=max(1, round(self.poll_interval * 1000)),
+            worker=self.worker,
+            lease_until=now + self.lease,
+        )
+        if not await self.store.create(record, limit=self.max_per_caller):
+            raise ProtocolError(INTERNAL_ERROR, f"Too many tasks: this caller has {self.max_per_caller} (the limit)")
+        running = self._running[record.task_id] = _Running()
+        call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
+        self._ensure_loop().spawn(self._run, record, call, running)
+        task = wire_task(record, detailed=False)
+        if state.version == MODERN_VERSION:
+            return {**task, "resultType": "task"}
+        return {"task": task}
+
+    def _ensure_loop(self) -> _Loop:
+        with self._loop_lock:
+            if self._loop is None or not self._loop.thread.is_alive():
+                self._loop = _Loop(_backend())
+                self._loop.spawn(self._heartbeat)
+            return self._loop
+
+    async def stop(self) -> None:
+        """Stop the tasks running here (each ends failed: its process stopped serving) and the task loop; the store
+        stays open (the server may serve again)."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            await anyio.to_thread.run_sync(loop.stop)
+
+    # -- running -------------------------------------------------------------------------------------
+
+    async def _run(self, record: TaskRecord, call: _Call, running: _Running) -> None:
+        token = current_identity.set(call.identity)
+        outcome: Callable[[TaskRecord], TaskRecord | None]
+        try:
+            with anyio.CancelScope() as scope:
+                running.scope = scope
+                outcome = await self._outcome(record, call, running)
+            if scope.cancelled_caught:
+                outcome = _ended("cancelled", "The task was cancelled.")
+        except BaseException:
+            # The task loop is stopping (the server stops): the task did not finish here, and is not retried.
+            outcome = _failed({"code": INTERNAL_ERROR, "message": "the server stopped while the task was running"})
+            with anyio.CancelScope(shield=True):
+                await self._change(record.task_id, outcome)
+            raise
+        finally:
+            current_identity.reset(token)
+            self._running.pop(record.task_id, None)
+        await self._change(record.task_id, outcome)
+
+    async def _outcome(
+        self, record: TaskRecord, call: _Call, running: _Running
+    ) -> Callable[[TaskRecord], TaskRecord | None]:
+        """Run the tool; the change that ends its task (completed, or failed for a protocol error)."""
+        server, tool = self.server, call.tool
+        asker = self._asker(record, call, running) if tool.may_ask else None
+
+        def context() -> Context:
+            return Context(
+                request_id=None,
+                protocol_version=call.state.version,
+                show_error_details=server.show_error_details,
+                lifespan_context=server.lifespan_context,
+                asker=asker,
+            )
+
+        settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
+        try:
+            wire = await call_tool(tool, call.arguments, context, settings)
+        except ProtocolError as exc:
+            return _failed(exc.to_error())
+        except Exception:
+            logger.exception("task %s: tool %r failed", record.task_id, tool.name)
+            return _failed({"code": INTERNAL_ERROR, "message": "Internal error"})
+        size = len(_encode(wire))
+        if size > self.max_result_bytes:
+            text = f"the result ({size} bytes of JSON) is larger than the task store keeps ({self.max_result_bytes})"
+            wire = {"content": [{"type": "text", "text": text}], "isError": True}
+        if call.state.version == MODERN_VERSION:
+            wire["resultType"] = "complete"  # what the plain call would have answered
+        return _ended("completed", None, wire)
+
+    def _asker(self, record: TaskRecord, call: _Call, running: _Running) -> Asker:
+        """The task's asking: each question becomes an input request in the store, answered by `tasks/update`."""
+        task_id = record.task_id
+
+        async def send(method: str, params: dict[str, Any], wait: float | None) -> Any:
+            key = f"{method.partition('/')[2] or method}-{next(self._keys)}"
+            request = {"method": method, "params": params}
+            await self._change(task_id, _asking(key, request))
+            with anyio.fail_after(wait):
+                return await self._answer(task_id, key, running)
+
+        asked: AskedCall = {
+            "tool": call.tool.name,
+            "arguments": call.arguments,
+            "params": call.params,
+            "version": call.state.version,
+            "capabilities": call.state.client_capabilities,
+        }
+        return Asker(asked, send, self.server)
+
+    async def _answer(self, task_id: str, key: str, running: _Running) -> Any:
+        """Wait for the answer to `key` (given here, or to another worker of the store: looked for each lease
+        period too)."""
+        while True:
+            running.changed = anyio.Event()
+            taken: list[Any] = []
+            record = await self.store.modify(task_id, _take(key, taken))
+            if record is None:
+                raise anyio.get_cancelled_exc_class()()
+            if taken:
+                return taken[0]
+            with anyio.move_on_after(self.lease / 3):
+                await running.changed.wait()
+
+    async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
+        record = await self.store.modify(task_id, change)
+        if record is not None:
+            for listener in self.listeners:
+                listener(record)
+        return record
+
+    async def _heartbeat(self) -> None:
+        """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
+        while True:
+            now = time.time()
+            await self.store.renew(self.worker, now + self.lease)
+            await self.store.sweep(now)
+            await anyio.sleep(self.lease / 3)
+
+    def _wake(self, task_id: str) -> None:
+        running = self._running.get(task_id)
+        loop = self._loop
+        if running is None or loop is None:
+            return
+        loop.soon(_set_changed, running)
+
+    # -- the methods ---------------------------------------------------------------------------------
+
+    async def find(self, params: Mapping[str, Any], state: SessionState) -> TaskRecord:
+        """The caller's task that `params.taskId` names.
+
+        Raises:
+            ProtocolError: -32021 (2026-07-28) for a client without the extension; -32602 for a task that is unknown,
+                another caller's, or expired.
+        """
+        if state.version == MODERN_VERSION:
+            extensions = state.client_capabilities.get("extensions")
+            if not (isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)):
+                raise ProtocolError(
+                    MISSING_CLIENT_CAPABILITY, f"Missing required client capability: {EXTENSION}", _NEEDS_EXTENSION
+                )
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        record = await self.store.get(task_id)
+        if record is None or record.owner != _owner(current_identity.get()):
+            raise ProtocolError(INVALID_PARAMS, _NOT_FOUND)
+        if record.expires_at() <= time.time():
+            raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
+        return record
+
+    async def get(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tasks/get`."""
+        record = await self.find(params, state)
+        task = wire_task(record, detailed=True)
+        if state.version == MODERN_VERSION:
+            task["resultType"] = "complete"
+        return task
+
+    async def update(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tasks/update` (2026-07-28): answers to the task's outstanding questions; others are ignored.
+
+        Raises:
+            ProtocolError: -32602 for `inputResponses` not an object (and as `find`).
+        """
+        record = await self.find(params, state)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        await self.answer(record.task_id, responses)
+        return {"resultType": "complete"}
+
+    async def answer(self, task_id: str, responses: Mapping[str, Any]) -> None:
+        """Keep answers to outstanding questions and wake the tool if it runs here."""
+        await self._change(task_id, _answered(dict(responses)))
+        self._wake(task_id)
+
+    async def cancel(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tasks/cancel`: the task ends cancelled at once (a finished one stays as it is); its tool is stopped.
+
+        Raises:
+            ProtocolError: -32602 (2025-11-25) for a task already finished (and as `find`).
+        """
+        record = await self.find(params, state)
+        if record.terminal and state.version != MODERN_VERSION:
+            raise ProtocolError(INVALID_PARAMS, f"Cannot cancel task: already {record.status}")
+        changed = await self._change(record.task_id, _ended("cancelled", "The task was cancelled."))
+        running = self._running.get(record.task_id)
+        if running is not None and self._loop is not None:
+            self._loop.soon(_cancel, running)
+        if state.version == MODERN_VERSION:
+            return {"resultType": "complete"}
+        return wire_task(changed or record, detailed=False)
+
+    async def list(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tasks/list` (2025-11-25): the caller's tasks, a page at a time."""
+        cursor = params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor")
+        records = await self.store.list_owned(_owner(current_identity.get()), cursor, _PAGE + 1)
+        page = records[:_PAGE]
+        result: dict[str, Any] = {"tasks": [wire_task(r, detailed=False) for r in page]}
+        if len(records) > _PAGE:
+            result["nextCursor"] = page[-1].task_id
+        return result
+
+    async def result(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tasks/result` (2025-11-25): wait until the task ends; its result (or its error, raised).
+
+        Raises:
+            ProtocolError: the task's error, when it failed (and as `find`).
+        """
+        record = await self.find(params, state)
+        while not record.terminal:
+            await anyio.sleep(record.poll_interval_ms / 1000)
+            record = await self.find(params, state)
+        related = {RELATED_TASK_KEY: {"taskId": record.task_id}}
+        if record.status == "failed" and record.error is not None:
+            error = record.error
+            code, text = error.get("code", INTERNAL_ERROR), error.get("message", "Task failed")
+            raise ProtocolError(code, text, error.get("data"))
+        if record.status == "cancelled" or record.result is None:
+            raise ProtocolError(INVALID_PARAMS, f"Task {record.task_id} was cancelled: it has no result")
+        return {**record.result, "_meta": {**(record.result.get("_meta") or {}), **related}}
+
+
+class _Call:
+    """What a task's tool is called with."""
+
+    __slots__ = ("arguments", "identity", "params", "state", "tool")
+
+    def __init__(
+        self,
+        tool: Tool[Any, Any],
+        arguments: dict[str, Any] | None,
+        params: dict[str, Any],
+        state: SessionState,
+        identity: Identity | None,
+    ) -> None:
+        self.tool, self.arguments, self.params, self.state, self.identity = tool, arguments, params, state, identity
+
+
+def _encode(wire: Any) -> str:
+    import json
+
+    return json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+
+
+def _set_changed(running: _Running) -> None:
+    if running.changed is not None:
+        running.changed.set()
+
+
+def _cancel(running: _Running) -> None:
+    if running.scope is not None:
+        running.scope.cancel()
+
+
+def _ended(
+    status: Any, message: str | None, result: dict[str, Any] | None = None
+) -> Callable[[TaskRecord], TaskRecord | None]:
+    def change(record: TaskRecord) -> TaskRecord | None:
+        if record.terminal:  # a task ends once (a cancelled one is not completed after)
+            return None
+        return dataclasses.replace(
+            record,
+            status=status,
+            status_message=message,
+            result=result,
+            input_requests={},
+            input_responses={},
+            worker=None,
+            lease_until=None,
+            updated_at=time.time(),
+        )
+
+    return change
+
+
+def _failed(error: dict[str, Any]) -> Callable[[TaskRecord], TaskRecord | None]:
+    end = _ended("failed", str(error.get("message", "failed")))
+
+    def change(record: TaskRecord) -> TaskRecord | None:
+        ended = end(record)
+        return dataclasses.replace(ended, error=error) if ended is not None else None
+
+    return change
+
+
+def _asking(key: str, request: dict[str, Any]) -> Callable[[TaskRecord], TaskRecord | None]:
+    def change(record: TaskRecord) -> TaskRecord | None:
+        if record.terminal:
+            return None
+        requests = {**record.input_requests, key: request}
+        return dataclasses.replace(record, status="input_required", input_requests=requests, updated_at=time.time())
+
+    return change
+
+
+def _answered(responses: dict[str, Any]) -> Callable[[TaskRecord], TaskRecord | None]:
+    def change(record: TaskRecord) -> TaskRecord | None:
+        known = {key: value for key, value in responses.items() if key in record.input_requests}
+        if record.terminal or not known:
+            return None  # unknown, answered or superseded keys are ignored (the spec's SHOULD)
+        left = {key: value for key, value in record.input_requests.items() if key not in known}
+        return dataclasses.replace(
+            record,
+            status="input_required" if left else "working",
+            input_requests=left,
+            input_responses={**record.input_responses, **known},
+            updated_at=time.time(),
+        )
+
+    return change
+
+
+def _take(key: str, taken: list[Any]) -> Callable[[TaskRecord], TaskRecord | None]:
+    def change(record: TaskRecord) -> TaskRecord | None:
+        taken.clear()
+        if key not in record.input_responses:
+            return None
+        taken.append(record.input_responses[key])
+        rest = {k: v for k, v in record.input_responses.items() if k != key}
+        return dataclasses.replace(record, input_responses=rest)
+
+    return change
