@@ -103,6 +103,14 @@ async def _safely(answer: Awaitable[bool]) -> bool:
         return False
 
 
+async def _hang_up(reader: asyncio.StreamReader) -> bytes:
+    """The client's next byte while its answer is relayed: b"" when it hung up (or reset the connection)."""
+    try:
+        return await reader.read(1)
+    except OSError:
+        return b""
+
+
 async def _cancelled(task: asyncio.Future[Any]) -> None:
     """Cancel `task` and wait until it has ended (a read still pending would make the next one fail)."""
     task.cancel()
@@ -211,7 +219,7 @@ class Proxy:
             upstream_writer.write(head + body)
             exchange = Exchange(head, body, self)
             relay = asyncio.ensure_future(_safely(_relay_answer(upstream_reader, writer, exchange)))
-            gone = asyncio.ensure_future(reader.read(1))  # clients send nothing mid-answer: this is their hang-up
+            gone = asyncio.ensure_future(_hang_up(reader))  # clients send nothing mid-answer
             done, _ = await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
             if relay not in done:  # the client hung up (or, never seen, pipelined): end the server's side too
                 await _cancelled(relay)
