@@ -105,14 +105,15 @@ def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
             f"{args.workers} workers could not trust each other's sessions; give it http_app(secret=...) (see the "
             "deploy docs, Keys), or serve it with one worker"
         )
-    if args.workers > 1 and found.session_store is None:
-        # Without one, a DELETE holds on one worker only, and a call whose question's answer reached another worker
-        # cannot learn it (issue 21: no client may wait for an answer that cannot arrive).
+    if args.workers > 1 and found.session_store is None and found.fleet is None:
+        # Without either, a DELETE holds on one worker only, and a call whose question's answer reached another
+        # worker cannot learn it (issue 21: no client may wait for an answer that cannot arrive).
         raise CommandError(
             f"{where!r} serves the app made by server.http_app() in the module, which has no shared session store: "
             f"its {args.workers} workers could not end sessions for each other nor tell a call that its question's "
-            "answer reached another worker; give it http_app(session_store=SqliteSessionStore(PATH)) (see the "
-            "deploy docs, Several workers), or serve it with one worker"
+            "answer reached another worker; give it http_app(backend=RedisBackend(URL)), or "
+            "http_app(session_store=SqliteSessionStore(PATH)) (see the deploy docs, Several workers), or serve it "
+            "with one worker"
         )
     return {}
 
