@@ -29,6 +29,15 @@ SECRET = "a secret the test workers share, 32 bytes or more"
 
 #: The command lines of docs/deploy.md, with the port left to fill in ({port}).
 SERVERS: dict[str, list[str]] = {
+    "uvicorn-one": [
+        "-m",
+        "uvicorn",
+        "{app}",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "{port}",
+    ],  # one process (tests/fleet.py)
     "uvicorn": ["-m", "uvicorn", "{app}", "--host", "127.0.0.1", "--port", "{port}", "--workers", "2"],
     "gunicorn+uvicorn-worker": [
         "-m",

@@ -146,11 +146,12 @@ def redis_url(redis_server: RedisServer) -> str:
     return f"redis://127.0.0.1:{redis_server.port}/{db}"
 
 
-# Which backend a test runs on, and on which event loop: memory on asyncio and trio, Redis on asyncio only
-# (redis.asyncio). A module that imports the three fixtures below runs each test that takes `kind` three times, and
+# Which backend a test runs on, and on which event loop: memory and local (the hub of `toolkit serve --workers`) on
+# asyncio and trio, Redis on asyncio only
+# (redis.asyncio). A module that imports the three fixtures below runs each test that takes `kind` five times, and
 # makes no case that could only be skipped (CI counts a skip as a failure). Their Python names differ from the
 # fixtures' names so that a test's `kind` parameter does not shadow an import.
-KINDS = [("memory", "asyncio"), ("memory", "trio"), ("redis", "asyncio")]
+KINDS = [("memory", "asyncio"), ("memory", "trio"), ("local", "asyncio"), ("local", "trio"), ("redis", "asyncio")]
 
 
 @pytest.fixture(name="kind_and_loop", params=KINDS, ids=[f"{kind}-{loop}" for kind, loop in KINDS])
@@ -166,5 +167,5 @@ def loop_of_kind_fixture(kind_and_loop: tuple[str, str]) -> str:
 
 @pytest.fixture(name="kind")
 def kind_fixture(kind_and_loop: tuple[str, str]) -> str:
-    """memory or redis."""
+    """memory, local or redis."""
     return kind_and_loop[0]

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -36,6 +37,21 @@ def install_node() -> Path:
     return NODE
 
 
+def follow(stream: IO[str], said: list[str]) -> tuple[threading.Thread, queue.Queue[str]]:
+    """Read `stream` in a thread until it ends: each line goes into `said` and the queue, then `""` into the queue."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            said.append(line)
+            lines.put(line)
+        lines.put("")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader, lines
+
+
 class Served:
     """A `toolkit serve --http` process and the URL it announced."""
 
@@ -44,18 +60,9 @@ class Served:
         if script:  # the file serves itself (`server.run(transport="http", ...)` with options of its own)
             command = [sys.executable, str(target), *args]
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
-        lines: queue.Queue[str] = queue.Queue()
         self.stderr: list[str] = []
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.stderr.append(line)
-                lines.put(line)
-            lines.put("")
-
-        self.reader = threading.Thread(target=read, daemon=True)
-        self.reader.start()
+        assert self.process.stderr is not None
+        self.reader, lines = follow(self.process.stderr, self.stderr)
         while True:
             try:
                 line = lines.get(timeout=TIMEOUT)

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 from redis_server import RedisServer, kind_and_loop_fixture, kind_fixture, loop_of_kind_fixture  # noqa: F401
+from test_local_backend import local_workers
 
 from toolkit import Backend, BackendError, MemoryBackend, RedisBackend, Server
 
@@ -20,6 +21,10 @@ pytestmark = pytest.mark.anyio
 
 @asynccontextmanager
 async def two_workers(kind: str, url: str, **options: float) -> AsyncIterator[tuple[Backend, Backend]]:
+    if kind == "local":  # two workers of `toolkit serve --workers`, on a hub of their own (test_local_backend.py)
+        async with local_workers(**options) as pair:
+            yield pair
+        return
     if kind == "memory":
         first: Backend = MemoryBackend(**options)  # type: ignore[arg-type]
         second: Backend = first.peer()  # type: ignore[attr-defined]

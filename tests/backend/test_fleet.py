@@ -7,15 +7,16 @@ Each worker is a `Server` of its own (as in another process) with the same tools
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 import wire
-from redis_server import RedisServer, kind_and_loop_fixture, kind_fixture, loop_of_kind_fixture  # noqa: F401
+from redis_server import RedisServer, kind_and_loop_fixture, loop_of_kind_fixture  # noqa: F401
 from servers import tasks_server
 from test_http import initialize, legacy_headers, modern_headers, modern_message, post
 
@@ -35,6 +36,8 @@ from toolkit import (
     Server,
     StreamingASGITransport,
 )
+from toolkit._backend.local import LocalBackend
+from toolkit._http.serve import local_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -134,6 +137,8 @@ async def run_lifespan(app: Any, started: anyio.Event, stop: anyio.Event) -> Non
 
 
 def backends(kind: str, url: str, count: int = 2, events_ttl: float = 60.0) -> list[Backend]:
+    if kind.startswith("local:"):  # the workers of `toolkit serve --workers` on one machine: a hub in a thread
+        return [LocalBackend(kind.removeprefix("local:"), timeout=0.5) for _ in range(count)]
     if kind == "memory":
         first = MemoryBackend(events_ttl=events_ttl)
         return [first, *(first.peer() for _ in range(count - 1))]
@@ -171,6 +176,16 @@ async def fleet(
                 yield client, balancer
         finally:
             stop.set()
+
+
+@pytest.fixture
+def kind(kind_and_loop: tuple[str, str], tmp_path: Path) -> Iterator[str]:
+    """memory, local or redis (tests/redis_server.py's `kind_and_loop`: Redis on asyncio only)."""
+    if kind_and_loop[0] == "local":  # the hub of `toolkit serve --workers`, as its supervisor serves it
+        with local_hub(str(tmp_path)) as path:
+            yield f"local:{path}"
+        return
+    yield kind_and_loop[0]
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])  # a request to the client, or a second round

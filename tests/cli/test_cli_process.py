@@ -277,8 +277,8 @@ def test_serve_http_refuses_to_change_or_split_the_modules_own_app() -> None:
         [
             f"{prefix}, which has no shared session store: its 2 workers could not end sessions for each other nor "
             "tell a call that its question's answer reached another worker; give it "
-            "http_app(session_store=SqliteSessionStore(PATH)) (see the deploy docs, Several workers), or serve it "
-            "with one worker"
+            "http_app(backend=RedisBackend(URL)), or http_app(session_store=SqliteSessionStore(PATH)) (see the "
+            "deploy docs, Several workers), or serve it with one worker"
         ],
     )
 

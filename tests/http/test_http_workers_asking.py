@@ -8,8 +8,9 @@ it (`400`, saying what to do) and tells the asking worker through the shared ses
 with the same advice at once. Each test calls until both cases happened (the answer reached the asking worker, and
 it did not): no reliance on which worker gets which request. Every request goes on a fresh connection.
 
-Served as docs/deploy.md says: `toolkit serve FILE --http --workers 2` (its own key and store) and `uvicorn
---workers 2` with a shared `MCP_SECRET` and `SqliteSessionStore`.
+Served as docs/deploy.md says: `uvicorn --workers 2` with a shared `MCP_SECRET` and `SqliteSessionStore`, no
+backend. `toolkit serve FILE --http --workers 2` gives its workers the machine's backend, through which every
+answer reaches the asking worker (issue 26): the last test; the fleet tests run every row so (test_http_fleet.py).
 """
 
 from __future__ import annotations
@@ -43,13 +44,9 @@ class Workers(Protocol):
     url: str
 
 
-@pytest.fixture(scope="module", params=["toolkit serve", "uvicorn"])
-def workers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
-    if request.param == "toolkit serve":
-        served = Served(Path(f"{APP}:server"), "--workers", "2")
-        yield served
-        served.close()
-        return
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
+    """`uvicorn --workers 2` with a shared key and store, and no backend (`toolkit serve --workers` has its own)."""
     store = tmp_path_factory.mktemp("store") / "sessions.db"
     spawned = Spawned("uvicorn", module="asking_app", env={"MCP_SESSION_STORE": str(store)})
     yield spawned
@@ -119,3 +116,23 @@ async def test_the_official_sdk_gets_an_error_result_from_the_worker_whose_quest
             if seen == {"answered", "refused"}:
                 break
     assert seen == {"answered", "refused"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_under_toolkit_serve_workers_every_answer_reaches_the_asking_worker() -> None:
+    async def confirm(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept()
+
+    served = Served(Path(f"{APP}:server"), "--workers", "2")
+    try:
+        fresh = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=0), timeout=httpx.Timeout(TIMEOUT))
+        async with (
+            fresh,
+            Client.http(served.url, http_client=fresh, protocol="handshake", elicitation_handler=confirm) as client,
+        ):
+            for _ in range(20):  # about one answer in two reaches the other worker: routed, never refused
+                with anyio.fail_after(TIMEOUT):
+                    result = await client.call_tool("purge")
+                assert (result.is_error, result.text) == (False, "purged")
+    finally:
+        served.close()

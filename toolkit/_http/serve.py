@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from toolkit._errors import StartupError
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .app import HttpApp
 
 __all__ = [
+    "BACKEND_ENV",
     "OPTIONS_ENV",
     "SECRET_ENV",
     "STORE_ENV",
@@ -43,6 +44,7 @@ __all__ = [
     "ServeError",
     "Served",
     "Workers",
+    "local_hub",
     "say_stopping",
     "serve_http",
     "serve_workers",
@@ -54,6 +56,7 @@ TARGET_ENV = "TOOLKIT_HTTP_TARGET"
 SECRET_ENV = "TOOLKIT_HTTP_SECRET"
 OPTIONS_ENV = "TOOLKIT_HTTP_OPTIONS"
 STORE_ENV = "TOOLKIT_HTTP_SESSION_STORE"  # the SQLite file of the ended sessions the workers share
+BACKEND_ENV = "TOOLKIT_HTTP_BACKEND"  # the Unix socket of the supervisor's `LocalHub`: the state the workers share
 # What the supervisor tells each worker process it starts (`work`).
 _FACTORY_ENV = "TOOLKIT_HTTP_FACTORY"
 _SOCKET_ENV = "TOOLKIT_HTTP_SOCKET_FD"
@@ -258,8 +261,10 @@ def serve_workers(factory: str, target: str, server: Served, where: Workers, opt
 
     `factory` is the import string (`module:function`) of the function each worker calls for its app, whose server
     is `server` (its `shutdown_grace` bounds the shutdown). Every worker
-    gets the same fresh session key, so any of them serves any request of a session, and one session store (an
-    SQLite file in a temporary folder, removed on exit), so that a DELETE holds on all of them.
+    gets the same fresh session key, so any of them serves any request of a session, one session store (an
+    SQLite file in a temporary folder, removed on exit), so that a DELETE holds on all of them, and one backend: a
+    `LocalHub` this process serves on a Unix socket in that folder, so that an answer, a cancellation, a log level,
+    a stream's events and a list change reach the worker that needs them, whichever worker gets the request.
 
     Runs until SIGTERM or Ctrl-C: the workers then shut down gracefully, each giving its calls in flight the
     server's `shutdown_grace`; a second signal, or the grace and a cleanup margin running out, stops them at once.
@@ -277,12 +282,34 @@ def serve_workers(factory: str, target: str, server: Served, where: Workers, opt
     os.environ[_LOG_LEVEL_ENV] = where.log_level
     sock = _bind(where.host, where.port)
     try:
-        with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder:
+        with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder, local_hub(folder) as hub:
             os.environ.setdefault(STORE_ENV, os.path.join(folder, "sessions.db"))
-            _Supervisor(sock, where.workers, where.path, server).run()
+            os.environ[BACKEND_ENV] = hub
+            try:
+                _Supervisor(sock, where.workers, where.path, server).run()
+            finally:
+                del os.environ[BACKEND_ENV]
     finally:
         sock.close()
     _say("stopped")
+
+
+@contextlib.contextmanager
+def local_hub(folder: str) -> Iterator[str]:
+    """The shared state of the workers of one machine: a `LocalHub` served by this process on a Unix socket in
+    `folder` while the block runs (an event loop in a thread of its own: a supervisor's loop is a plain `select`).
+    Yields the socket's path, for the workers' `LocalBackend`."""
+    from anyio.from_thread import start_blocking_portal
+
+    from toolkit._backend.local import LocalHub
+
+    path = os.path.join(folder, "backend.sock")
+    with start_blocking_portal() as portal:
+        serving, _ = portal.start_task(LocalHub(path).serve)
+        try:
+            yield path
+        finally:
+            serving.cancel()
 
 
 class _Supervisor:

@@ -106,14 +106,15 @@ def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
             f"{args.workers} workers could not trust each other's sessions; give it http_app(secret=...) (see the "
             "deploy docs, Keys), or serve it with one worker"
         )
-    if args.workers > 1 and found.session_store is None:
-        # Without one, a DELETE holds on one worker only, and a call whose question's answer reached another worker
-        # cannot learn it (issue 21: no client may wait for an answer that cannot arrive).
+    if args.workers > 1 and found.session_store is None and found.fleet is None:
+        # Without either, a DELETE holds on one worker only, and a call whose question's answer reached another
+        # worker cannot learn it (issue 21: no client may wait for an answer that cannot arrive).
         raise CommandError(
             f"{where!r} serves the app made by server.http_app() in the module, which has no shared session store: "
             f"its {args.workers} workers could not end sessions for each other nor tell a call that its question's "
-            "answer reached another worker; give it http_app(session_store=SqliteSessionStore(PATH)) (see the "
-            "deploy docs, Several workers), or serve it with one worker"
+            "answer reached another worker; give it http_app(backend=RedisBackend(URL)), or "
+            "http_app(session_store=SqliteSessionStore(PATH)) (see the deploy docs, Several workers), or serve it "
+            "with one worker"
         )
     return {}
 
@@ -374,13 +375,17 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
 
 def worker_app() -> Any:
     """The app of one worker of `toolkit serve --http --workers N` (each worker process calls it): the app the module
-    made itself, as it is, or the server's, with the key and the session store the workers share."""
+    made itself, as it is, or the server's, with the key, the session store and the backend the workers share (the
+    supervisor's `LocalHub`, unless the server has a backend of its own, such as Redis)."""
     from toolkit import SqliteSessionStore
-    from toolkit._http.serve import OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
+    from toolkit._backend.local import LocalBackend
+    from toolkit._http.serve import BACKEND_ENV, OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
     found = load_served(os.environ[TARGET_ENV])
     if not isinstance(found, Server):
         return found
     options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
+    if found.backend is None and BACKEND_ENV in os.environ:
+        options["backend"] = LocalBackend(os.environ[BACKEND_ENV])
     return found.http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)

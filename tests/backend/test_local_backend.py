@@ -1,0 +1,130 @@
+"""`LocalBackend`, the workers of one machine on a `LocalHub` (what `toolkit serve --workers N` runs), beyond the
+protocol's own tests (test_backends.py runs those on it too): a worker that dies is known at once, a hub that is
+gone is an error within the timeout and never a hang, `listen` comes back with the hub, and bad bytes on the socket
+leave the hub serving. On asyncio and trio, with a hub in the test's own event loop.
+"""
+
+from __future__ import annotations
+
+import struct
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from toolkit import BackendError
+from toolkit._backend.local import LocalBackend, LocalHub
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def hub_at(path: str, **options: float) -> AsyncIterator[LocalHub]:
+    """A hub serving on `path` for the block."""
+    hub = LocalHub(path, **options)  # type: ignore[arg-type]
+    async with anyio.create_task_group() as tg:
+        await tg.start(hub.serve)
+        yield hub
+        tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def local_workers(**options: float) -> AsyncIterator[tuple[LocalBackend, LocalBackend]]:
+    """Two workers on a hub of their own."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "hub.sock")
+        async with hub_at(path, **options):
+            pair = (LocalBackend(path), LocalBackend(path))  # their `start` is nothing: they connect when used
+            try:
+                yield pair
+            finally:
+                for backend in pair:
+                    await backend.stop()
+
+
+async def test_a_worker_that_dies_is_gone_at_once() -> None:
+    async with local_workers() as (a, b):
+        heard = anyio.Event()
+        async with anyio.create_task_group() as tg:
+
+            async def inbox(message: bytes) -> None:
+                heard.set()
+
+            listening = await tg.start(_listen_in_scope, b, inbox)
+            assert await a.send(b.worker, b"are you there")
+            with anyio.fail_after(5):
+                await heard.wait()
+            listening.cancel()  # the worker's connection closes, as when its process is killed
+        with anyio.fail_after(5):
+            while await a.send(b.worker, b"still there?"):  # the hub sees the close as soon as it reads it
+                await anyio.wait_all_tasks_blocked()
+        assert not await a.send(b.worker, b"gone")
+
+
+async def _listen_in_scope(
+    backend: LocalBackend,
+    inbox: object,
+    *,
+    task_status: anyio.abc.TaskStatus[anyio.CancelScope] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            await tg.start(backend.listen, inbox)
+            task_status.started(scope)
+
+
+async def test_a_hub_that_is_gone_is_an_error_within_the_timeout_and_listen_comes_back_with_it() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "hub.sock")
+        worker = LocalBackend(path, timeout=0.5)
+        with anyio.fail_after(5), pytest.raises(BackendError, match="did not answer"):
+            await worker.get("k")  # no hub yet
+        got: list[bytes] = []
+        back = anyio.Event()
+
+        async def inbox(message: bytes) -> None:
+            got.append(message)
+            back.set()
+
+        async with anyio.create_task_group() as tg:
+            async with hub_at(path):
+                await tg.start(worker.listen, inbox)
+                await worker.put("k", "v", 60)
+            # The hub is gone, and its socket with it.
+            with anyio.fail_after(5), pytest.raises(BackendError):
+                await worker.get("k")
+            async with hub_at(path):  # back, empty: a restarted supervisor
+                other = LocalBackend(path)
+                with anyio.fail_after(5):
+                    assert await worker.get("k") == [None]
+                    while not await other.send(worker.worker, b"welcome back"):  # listen reconnects by itself
+                        await anyio.wait_all_tasks_blocked()
+                    await back.wait()
+                await other.stop()
+            tg.cancel_scope.cancel()
+        await worker.stop()
+        assert got == [b"welcome back"]
+
+
+async def test_bad_bytes_on_the_socket_leave_the_hub_serving() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "hub.sock")
+        async with hub_at(path):
+            for garbage in (b"\x00\x00\x00\x05nojs!", struct.pack(">I", 1 << 31), b"\x00\x00\x00\x02[]"):
+                async with await anyio.connect_unix(path) as raw:
+                    await raw.send(garbage)
+            refusal = b'{"error":"unknown operation \'what\'"}'
+            with anyio.fail_after(5):
+                async with await anyio.connect_unix(path) as raw:
+                    await raw.send(struct.pack(">I", 14) + b'{"op": "what"}')
+                    reply = await BufferedByteReceiveStream(raw).receive_exactly(4 + len(refusal))
+            assert reply == struct.pack(">I", len(refusal)) + refusal
+            worker = LocalBackend(path)
+            await worker.put("k", "v", 60)
+            assert await worker.get("k") == ["v"]
+            await worker.stop()
