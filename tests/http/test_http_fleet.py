@@ -74,6 +74,22 @@ async def test_every_row_of_a_tool_answers_once_on_any_process(fleet: Fleet, pro
         assert len(pids) > 1  # the requests were spread (strictly so behind the proxy's round robin)
 
 
+@ERAS
+async def test_a_task_started_on_one_process_is_answered_and_awaited_on_any(
+    fleet: Fleet, protocol: ProtocolMode
+) -> None:
+    async with client(fleet, protocol) as session:
+        with anyio.fail_after(TIMEOUT):
+            task = await session.start_task("report", {"weeks": 4})
+            assert task.id is not None  # a task, polled (and its question answered) through the round robin
+            result = await task
+    assert (result.text or "").startswith("report of 4 weeks for Ada by ")
+    async with client(fleet, protocol) as later:  # another client, another process: the same task, done
+        with anyio.fail_after(TIMEOUT):
+            again = await later.task(task.id).result()
+    assert again.text == result.text
+
+
 @ASYNCIO
 async def test_a_closed_stream_resumes_on_another_process(fleet: Fleet) -> None:
     async with client(fleet, "handshake") as session:

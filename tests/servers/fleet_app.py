@@ -129,6 +129,15 @@ async def dropped(ctx: Context) -> str:
     return "resumed after a drop"
 
 
+@server.tool(task="optional")
+async def report(weeks: int, ctx: Context) -> str:
+    """A long job as a task: started on one process, its progress, questions and result read on any (the tasks live
+    in the backend's store)."""
+    await ctx.report_progress(1, total=2, message="half")
+    answer = await ctx.elicit(f"Your name, for the {weeks} weeks?", NAME)
+    return f"report of {weeks} weeks for {answer.data['name'] if answer.data else answer.action} by {os.getpid()}"
+
+
 def _options() -> dict[str, Any]:
     options: dict[str, Any] = {"secret": os.environ.get("MCP_SECRET")}
     # Short lives for the load test, whose Redis must be back to its key count soon after the load.

@@ -32,6 +32,8 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from toolkit._tasks.sqlite import SqliteTaskStore
+
 from .base import BackendError, Events, Inbox
 from .memory import MemoryBackend
 
@@ -113,6 +115,11 @@ class LocalBackend:
         self._listening: _Line | None = None  # `listen`'s connection, closed by `stop`
         self._stopped = False
         self._worker, self._pid = secrets.token_hex(6), os.getpid()
+
+    def task_store(self) -> SqliteTaskStore:
+        """The tasks the workers of this machine share: a SQLite file beside the hub's socket, in the supervisor's
+        private folder (what `toolkit serve --workers N` keeps tasks in, unless the server has a store)."""
+        return SqliteTaskStore(os.path.join(os.path.dirname(self._path), "tasks.db"))
 
     @property
     def worker(self) -> str:

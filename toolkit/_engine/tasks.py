@@ -233,6 +233,8 @@ class Tasks:
         self.server = server
         store = options.get("task_store")
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.chosen = store is not None
+        """The store was given (`task_store=`, or a `Server(backend=)`'s) or shared: `share` keeps it."""
         self.ttl = options.get("task_ttl", 3600.0)
         self.max_ttl = options.get("max_task_ttl", 86400.0)
         self.poll_interval = options.get("task_poll_interval", 0.5)
@@ -247,6 +249,13 @@ class Tasks:
         self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
         """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
         that module sits above this one)."""
+
+    def share(self, store: TaskStore) -> None:
+        """Keep the tasks in `store` (a backend's, given to `http_app(backend=...)` or by `toolkit serve --workers`),
+        unless the server was given a store of its own; before the first task only (a store is never swapped under
+        tasks that live in the old one)."""
+        if not self.chosen and self._loop is None:
+            self.store, self.chosen = store, True
 
     # -- creating ------------------------------------------------------------------------------------
 
