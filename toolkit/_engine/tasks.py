@@ -327,7 +327,7 @@ class Tasks:
         call.answers = list(answers or ())
         with contextlib.suppress(RuntimeError):  # read now: a request runs inside the server's lifespan
             call.lifespan = self.server.lifespan_context
-        self._ensure_loop().spawn(self._run, record, call, running)
+        self._ensure_loop().spawn(self._guarded, record, call, running)
         task = wire_task(record, detailed=False)
         if state.version == MODERN_VERSION:
             return {**task, "resultType": "task"}
@@ -353,6 +353,12 @@ class Tasks:
             await anyio.to_thread.run_sync(loop.stop)
 
     # -- running -------------------------------------------------------------------------------------
+
+    async def _guarded(self, record: TaskRecord, call: _Call, running: _Running) -> None:
+        try:
+            await self._run(record, call, running)
+        except Exception:  # the store failed to keep the outcome (Redis down): never the task loop's end
+            logger.exception("task %s: the task store could not keep its outcome (its lease ends it)", record.task_id)
 
     async def _run(self, record: TaskRecord, call: _Call, running: _Running) -> None:
         token = current_identity.set(call.identity)
