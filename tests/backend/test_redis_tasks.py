@@ -14,7 +14,7 @@ import anyio
 import pytest
 from redis_server import TIMEOUT, RedisServer
 
-from toolkit import Client, RedisBackend, Server
+from toolkit import Client, ProtocolError, RedisBackend, Server
 from toolkit._tasks.store import LEASE_EXPIRED, TaskRecord, TaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
@@ -149,3 +149,21 @@ async def test_redis_down_fails_a_heartbeat_not_the_task_loop_and_tasks_go_on_wh
     finally:
         logging.getLogger("toolkit").removeHandler(handler)
         own.stop()
+
+
+async def test_a_task_made_while_redis_is_down_is_refused_saying_so() -> None:
+    own = RedisServer()  # started and stopped at once: its port answers nothing
+    own.start()
+    own.stop()
+    server = Server("tasks", backend=RedisBackend(own.url, timeout=0.3))
+
+    @server.tool(task="required")
+    async def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    async with Client(server, protocol="2026-07-28") as client:
+        with anyio.fail_after(TIMEOUT), pytest.raises(ProtocolError) as refused:
+            await client.start_task("echo", {"text": "hi"})
+    assert (refused.value.code, refused.value.message) == (-32603, "Shared state unavailable")
+    assert "Redis failed" in str(refused.value.data)

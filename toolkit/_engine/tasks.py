@@ -26,7 +26,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
@@ -102,6 +102,18 @@ def _iso(seconds: float) -> str:
 
 def _owner(identity: Identity | None) -> str:
     return identity.subject if identity is not None else ""
+
+
+@contextlib.contextmanager
+def _store_used() -> Iterator[None]:
+    """A store that fails (Redis down, a SQLite file locked too long) is a clear error for the request that needed
+    it, naming the cause ("Shared state unavailable", as the HTTP app says), never a bare internal error."""
+    try:
+        yield
+    except ProtocolError:
+        raise
+    except Exception as exc:
+        raise ProtocolError(INTERNAL_ERROR, "Shared state unavailable", str(exc)) from exc
 
 
 def _every_level() -> Literal["debug"]:
@@ -320,7 +332,9 @@ class Tasks:
             worker=self.worker,
             lease_until=now + self.lease,
         )
-        if not await self.store.create(record, limit=self.max_per_caller):
+        with _store_used():
+            kept = await self.store.create(record, limit=self.max_per_caller)
+        if not kept:
             raise ProtocolError(INTERNAL_ERROR, f"Too many tasks: this caller has {self.max_per_caller} (the limit)")
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
@@ -480,7 +494,8 @@ class Tasks:
             _tool_logger.log(PY_LEVELS.get(params["level"], logging.ERROR), "task %s: %s", task_id, params["data"])
 
     async def _change(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
-        return await self.store.modify(task_id, change)
+        with _store_used():
+            return await self.store.modify(task_id, change)
 
     async def _heartbeat(self) -> None:
         """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
@@ -518,7 +533,8 @@ class Tasks:
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: taskId must be a string")
-        record = await self.store.get(task_id)
+        with _store_used():
+            record = await self.store.get(task_id)
         if record is None or record.owner != _owner(current_identity.get()):
             raise ProtocolError(INVALID_PARAMS, _NOT_FOUND)
         if record.expires_at() <= time.time():
@@ -608,7 +624,8 @@ class Tasks:
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor")
-        records = await self.store.list_owned(_owner(current_identity.get()), cursor, _PAGE + 1)
+        with _store_used():
+            records = await self.store.list_owned(_owner(current_identity.get()), cursor, _PAGE + 1)
         page = records[:_PAGE]
         result: dict[str, Any] = {"tasks": [wire_task(r, detailed=False) for r in page]}
         if len(records) > _PAGE:
