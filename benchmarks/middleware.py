@@ -72,7 +72,7 @@ async def _fastmcp(kind: str, calls: int) -> float:
     import fastmcp
     from fastmcp.server.middleware import Middleware
 
-    class Noop(Middleware):
+    class Noop(Middleware):  # type: ignore[misc,unused-ignore]  # Any when the bench extra is absent
         """Every hook of the base class passes the call on."""
 
     server = fastmcp.FastMCP("bench-middleware")
@@ -80,7 +80,7 @@ async def _fastmcp(kind: str, calls: int) -> float:
         for _ in range(NOOPS):
             server.add_middleware(Noop())
 
-    @server.tool
+    @server.tool  # type: ignore[untyped-decorator,unused-ignore]  # likewise
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
