@@ -6,6 +6,7 @@ never for a delay.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import shutil
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -50,6 +51,20 @@ def follow(stream: IO[str], said: list[str]) -> tuple[threading.Thread, queue.Qu
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     return reader, lines
+
+
+def run_node_script(script: str, *args: str, timeout: float = TIMEOUT) -> Any:
+    """Run `tests/conformance/<script>` (a client of the TypeScript SDK) on the pinned Node with `args`; the JSON it
+    printed on stdout (it must exit 0: its stderr says why when it does not)."""
+    run = subprocess.run(
+        [str(install_node()), str(CONFORMANCE / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
 
 
 class Served:

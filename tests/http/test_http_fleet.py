@@ -11,9 +11,7 @@ its assertion); the proxy validates every server message against the official sc
 
 from __future__ import annotations
 
-import json
 import socket
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +22,7 @@ import pytest
 from fleet import Fleet
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
-from served import CONFORMANCE, TIMEOUT, install_node
+from served import TIMEOUT, run_node_script
 
 from toolkit import Client, ElicitRequest, ElicitResult, LogMessage, ProtocolMode, SampleRequest
 
@@ -208,15 +206,7 @@ async def test_the_official_sdk_client_in_2025_11_25(fleet: Fleet) -> None:
 
 
 def test_the_typescript_sdk_client_in_2025_11_25(fleet: Fleet) -> None:
-    node = install_node()
-    run = subprocess.run(
-        [str(node), str(CONFORMANCE / "fleet_client.mjs"), fleet.url, str(PROCESSES)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT * 2,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    printed = run_node_script("fleet_client.mjs", fleet.url, str(PROCESSES), timeout=TIMEOUT * 2)
     rounds = [
         {
             "purge": "purged",
@@ -226,4 +216,4 @@ def test_the_typescript_sdk_client_in_2025_11_25(fleet: Fleet) -> None:
             "progress": [1, 2],
         }
     ] * PROCESSES
-    assert json.loads(run.stdout) == {"protocolVersion": "2025-11-25", "rounds": rounds}
+    assert printed == {"protocolVersion": "2025-11-25", "rounds": rounds}

@@ -5,21 +5,13 @@ that era is covered by the conformance suite's own stateless client (test_confor
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import servers
-from served import CONFORMANCE, TIMEOUT, Served, install_node
+from served import Served, run_node_script
 
 DEMO = servers.HTTP_DEMO
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    return install_node()
 
 
 @pytest.fixture(scope="module")
@@ -29,16 +21,8 @@ def served() -> Iterator[Served]:
     server.close()
 
 
-def test_the_typescript_sdk_client_speaks_to_toolkit(node: Path, served: Served) -> None:
-    run = subprocess.run(
-        [str(node), str(CONFORMANCE / "ts_client.mjs"), served.url],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {
+def test_the_typescript_sdk_client_speaks_to_toolkit(served: Served) -> None:
+    assert run_node_script("ts_client.mjs", served.url) == {
         "protocolVersion": "2025-11-25",
         "session": True,
         "tools": ["add", "steps", "worker"],

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from served import CONFORMANCE, HERE, TIMEOUT, Served, install_node
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    return install_node()
+from served import HERE, Served, run_node_script
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +15,8 @@ def served() -> Iterator[Served]:
     server.close()
 
 
-def test_the_typescript_sdk_runs_a_task_polls_it_lists_it_and_cancels_another(node: Path, served: Served) -> None:
-    run = subprocess.run(
-        [str(node), str(CONFORMANCE / "ts_tasks_client.mjs"), served.url],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {
+def test_the_typescript_sdk_runs_a_task_polls_it_lists_it_and_cancels_another(served: Served) -> None:
+    assert run_node_script("ts_tasks_client.mjs", served.url) == {
         "tools": [
             ["slow", "optional"],
             ["blocking", "required"],
