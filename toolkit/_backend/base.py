@@ -25,6 +25,7 @@ a backend adds its own prefix. Nothing it keeps lives longer than the `ttl` it w
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -34,7 +35,14 @@ import anyio.abc
 
 from toolkit._errors import ToolkitError
 
-__all__ = ["Backend", "BackendError", "Events", "Inbox"]
+__all__ = ["Backend", "BackendError", "Events", "Inbox", "worker_name"]
+
+
+def worker_name() -> str:
+    """A new worker's name: 12 lowercase hex digits, which start the ids of the questions it asks (`AskTag`), so no
+    separator a question id uses may appear in it. Every backend names its workers with this."""
+    return secrets.token_hex(6)
+
 
 Inbox = Callable[[bytes], Awaitable[None]]
 """What `Backend.listen` calls with each message sent to this worker (`send`) or to every worker (`broadcast`)."""

@@ -22,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Iterator
@@ -34,7 +33,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolkit._tasks.sqlite import SqliteTaskStore
 
-from .base import BackendError, Events, Inbox
+from .base import BackendError, Events, Inbox, worker_name
 from .memory import MemoryBackend
 
 __all__ = ["LocalBackend", "LocalHub"]
@@ -114,7 +113,7 @@ class LocalBackend:
         self._idle: list[_Line] = []
         self._listening: _Line | None = None  # `listen`'s connection, closed by `stop`
         self._stopped = False
-        self._worker, self._pid = secrets.token_hex(6), os.getpid()
+        self._worker, self._pid = worker_name(), os.getpid()
 
     def task_store(self) -> SqliteTaskStore:
         """The tasks the workers of this machine share: a SQLite file beside the hub's socket, in the supervisor's
@@ -126,7 +125,7 @@ class LocalBackend:
         # Lowercase letters and digits only: the name starts the ids of the questions this worker asks (AskTag).
         # Named again in a process forked after it was made: two workers never share a name.
         if self._pid != os.getpid():
-            self._worker, self._pid = secrets.token_hex(6), os.getpid()
+            self._worker, self._pid = worker_name(), os.getpid()
             self._idle = []  # the parent's connections are the parent's
         return self._worker
 

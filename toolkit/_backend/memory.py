@@ -7,7 +7,6 @@ against: every worker made with `peer()` shares the first one's state, and has a
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from .base import Events, Inbox
+from .base import Events, Inbox, worker_name
 
 __all__ = ["MemoryBackend"]
 
@@ -73,13 +72,13 @@ class MemoryBackend:
         if events_ttl <= 0 or max_events < 1:
             raise ValueError("MemoryBackend needs events_ttl > 0 and max_events >= 1")
         self._space = _Space(events_ttl, max_events)
-        self._worker = secrets.token_hex(6)
+        self._worker = worker_name()
 
     def peer(self) -> MemoryBackend:
         """Another worker sharing this one's state."""
         other = MemoryBackend.__new__(MemoryBackend)
         other._space = self._space
-        other._worker = secrets.token_hex(6)
+        other._worker = worker_name()
         return other
 
     @property

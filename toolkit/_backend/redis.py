@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import secrets
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -27,7 +26,7 @@ import anyio
 import anyio.abc
 from typing_extensions import Unpack
 
-from .base import BackendError, Events, Inbox
+from .base import BackendError, Events, Inbox, worker_name
 from .redis_client import bounded, connect
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ class RedisBackend:
     def worker(self) -> str:
         # Named again in a process forked after it was made (gunicorn --preload): two workers never share a name.
         if self._pid != os.getpid():
-            self._worker, self._pid = secrets.token_hex(6), os.getpid()
+            self._worker, self._pid = worker_name(), os.getpid()
         return self._worker
 
     def __repr__(self) -> str:
