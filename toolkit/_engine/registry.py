@@ -130,13 +130,10 @@ class Registry:
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
         self.lifespan: AnyLifespan | None = lifespan
-        backend = options.get("backend")
-        if backend is not None and options.get("task_store") is None and hasattr(backend, "task_store"):
-            # A backend that keeps tasks too (`RedisBackend`): every worker of the fleet sees every task.
-            options = {**options, "task_store": backend.task_store()}
+        """The server's lifespan factory, or `None`."""
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
-        """The server's lifespan factory, or `None`."""
+        self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
         self._state: Any = _NOT_RUNNING

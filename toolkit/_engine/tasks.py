@@ -245,8 +245,7 @@ class Tasks:
         self.server = server
         store = options.get("task_store")
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
-        self.chosen = store is not None
-        """The store was given (`task_store=`, or a `Server(backend=)`'s) or shared: `share` keeps it."""
+        self._chosen = store is not None  # given (`task_store=`) or shared already: `share` keeps it
         self.ttl = options.get("task_ttl", 3600.0)
         self.max_ttl = options.get("max_task_ttl", 86400.0)
         self.poll_interval = options.get("task_poll_interval", 0.5)
@@ -262,12 +261,14 @@ class Tasks:
         """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
         that module sits above this one)."""
 
-    def share(self, store: TaskStore) -> None:
-        """Keep the tasks in `store` (a backend's, given to `http_app(backend=...)` or by `toolkit serve --workers`),
-        unless the server was given a store of its own; before the first task only (a store is never swapped under
-        tasks that live in the old one)."""
-        if not self.chosen and self._loop is None:
-            self.store, self.chosen = store, True
+    def share(self, backend: object) -> None:
+        """Keep the tasks in `backend`'s task store, when it offers one (`RedisBackend`, the one-machine backend of
+        `toolkit serve --workers`), unless the server was given a store of its own (`task_store=`); before the first
+        task only (a store is never swapped under tasks that live in the old one). `Server(backend=)` and
+        `http_app(backend=)` both call it."""
+        make = getattr(backend, "task_store", None)
+        if make is not None and not self._chosen and self._loop is None:
+            self.store, self._chosen = make(), True
 
     # -- creating ------------------------------------------------------------------------------------
 

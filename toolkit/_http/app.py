@@ -87,9 +87,7 @@ class HttpApp:
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
         self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
         backend = settings["backend"] if settings["backend"] is not None else server.backend
-        task_store = getattr(backend, "task_store", None)  # a backend whose workers share the tasks too
-        if task_store is not None and not server.tasks.chosen:
-            server.tasks.share(task_store())
+        server.tasks.share(backend)  # a backend whose workers share the tasks too
         self.fleet = Fleet(backend, server, self._sessions) if backend is not None else None
         """With a backend: what this worker tells the others, and hears from them (`fleet.py`)."""
         if self.fleet is not None:
