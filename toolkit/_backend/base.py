@@ -35,7 +35,12 @@ import anyio.abc
 
 from toolkit._errors import ToolkitError
 
-__all__ = ["Backend", "BackendError", "Events", "Inbox", "worker_name"]
+__all__ = ["UNAVAILABLE", "Backend", "BackendError", "Events", "Inbox", "worker_name"]
+
+
+UNAVAILABLE = "Shared state unavailable"
+"""The message of the JSON-RPC error a request gets when the shared state it needs did not answer (its data says
+why: the `BackendError`, the task store's failure)."""
 
 
 def worker_name() -> str:

@@ -36,6 +36,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from toolkit._asking.asking import AskedCall, Asker, AskingServer
+from toolkit._backend.base import UNAVAILABLE
 from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import ProtocolError
@@ -107,13 +108,13 @@ def _owner(identity: Identity | None) -> str:
 @contextlib.contextmanager
 def _store_used() -> Iterator[None]:
     """A store that fails (Redis down, a SQLite file locked too long) is a clear error for the request that needed
-    it, naming the cause ("Shared state unavailable", as the HTTP app says), never a bare internal error."""
+    it, naming the cause (`UNAVAILABLE`, as the HTTP app says), never a bare internal error."""
     try:
         yield
     except ProtocolError:
         raise
     except Exception as exc:
-        raise ProtocolError(INTERNAL_ERROR, "Shared state unavailable", str(exc)) from exc
+        raise ProtocolError(INTERNAL_ERROR, UNAVAILABLE, str(exc)) from exc
 
 
 def _every_level() -> Literal["debug"]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from toolkit._backend.base import BackendError
+from toolkit._backend.base import UNAVAILABLE, BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
@@ -331,7 +331,7 @@ class Calls:
         try:
             await self.fleet.set_level(session.nonce, level)
         except BackendError as exc:
-            return encode(error_response(post.message["id"], INTERNAL_ERROR, "Shared state unavailable", str(exc)))
+            return encode(error_response(post.message["id"], INTERNAL_ERROR, UNAVAILABLE, str(exc)))
         return text
 
     def _writer(

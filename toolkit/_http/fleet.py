@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
-from toolkit._backend.base import Backend, BackendError
+from toolkit._backend.base import UNAVAILABLE, Backend, BackendError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 
 from .response import JSON, Send, error_body, plain
@@ -41,7 +41,7 @@ _QUEUED = 256  # tool-list changes waiting to be told (more in a burst are one c
 async def unavailable(send: Send, request_id: Any, error: BackendError) -> None:
     """The request needed the shared backend, which did not answer: `503`, said plainly (never a hang, never a
     session served that may have ended); the client may try again."""
-    body = error_body(request_id, INTERNAL_ERROR, "Shared state unavailable", str(error))
+    body = error_body(request_id, INTERNAL_ERROR, UNAVAILABLE, str(error))
     await plain(send, 503, body, [JSON, (b"retry-after", b"1")])
 
 
