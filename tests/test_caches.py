@@ -6,7 +6,9 @@ import gc
 import typing
 import weakref
 
-from toolkit import Server, tool
+import pytest
+
+from toolkit import Client, Server, tool
 from toolkit._definition import schema as _schema
 
 
@@ -35,3 +37,24 @@ def test_prepared_payloads_are_dropped_with_their_server_and_rebuilt_after_a_cha
     del server
     gc.collect()
     assert alive() is None
+
+
+@tool
+def shout(text: str) -> str:
+    """Shout."""
+    return text.upper()
+
+
+@pytest.mark.anyio
+async def test_tools_are_added_in_place_before_serving_and_as_a_new_view_while_serving() -> None:
+    server = Server("grows")
+    view = server.tools
+    server.add_tool(echo)
+    assert server.tools is view  # decoration time: no copy of the list per tool
+    assert list(view) == ["echo"]
+    async with Client(server) as client:
+        serving = server.tools
+        server.add_tool(shout)
+        assert list(serving) == ["echo"]  # a request reading the old view is not disturbed
+        assert list(server.tools) == ["echo", "shout"]
+        assert [t.name for t in await client.list_tools()] == ["echo", "shout"]

@@ -188,7 +188,7 @@ class Server(Registry):
             ValueError: a tool with that name is already served.
         """
         self._check_new(tool, self.tools)
-        self.set_tools({**self.tools, tool.name: tool})
+        self.put_tool(tool)
 
     def replace_tools(self, tools: Iterable[Tool[Any, Any]]) -> bool:
         """Serve `tools`, in this order, instead of the tools served now, all at once.

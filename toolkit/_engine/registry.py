@@ -123,8 +123,11 @@ class Registry:
         self.meter_provider = options.get("meter_provider")
         """The meter provider given, likewise."""
         self.telemetry: Telemetry | None = find(self.tracer_provider, self.meter_provider)
-        self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType({})
-        """The tools served, by name, in registration order (read-only; a new mapping after every change)."""
+        self._tools: dict[str, Tool[Any, Any]] = {}
+        self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType(self._tools)
+        """The tools served, by name, in registration order (read-only). While the server serves, a new mapping
+        after every change, so that a request reading it is not disturbed; before, tools are added to it in place
+        (registering N tools costs N additions, not N copies of the list)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
         self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
         self.connections: set[Running] = set()
@@ -209,6 +212,7 @@ class Registry:
     def set_tools(self, tools: dict[str, Tool[Any, Any]], *, announce: bool = True) -> None:
         """Serve `tools` from now on; with `announce`, tell every running connection that the list changed."""
         # A new view, never one changed in place: a call iterating the old one is not disturbed.
+        self._tools = tools
         self.tools = MappingProxyType(tools)
         self._payloads = {}
         if announce:
@@ -216,6 +220,16 @@ class Registry:
                 connection.tools_changed()
             for tell in self.tools_told:
                 tell()
+
+    def put_tool(self, tool: Tool[Any, Any]) -> None:
+        """Serve one more tool (its name is new). Before the server serves anyone (no connection runs, nobody is to
+        be told), in place: decorating 10,000 tools copied the growing list 10,000 times (3.5 s of a 10,000-tool
+        server's start-up, issue 23)."""
+        if self.connections or self.tools_told:
+            self.set_tools({**self._tools, tool.name: tool})
+        else:
+            self._tools[tool.name] = tool
+            self._payloads = {}
 
     def tool_payloads(self, version: str) -> list[str]:
         """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
