@@ -119,6 +119,25 @@ def issue7_rows(*, quick: bool) -> list[Row]:
             False,
             targets=(("mcp", 5, ">= 5x mcp"),),
         ),
+        Row(
+            "call-stdio-raw-async",
+            "`tools/call` over stdio, hand-written client, async tool",
+            "call-stdio-raw",
+            "/s",
+            True,
+            {"calls": calls, "tool": "add_async"},
+            targets=(("floor", 0.6, ">= 60% of floor"),),
+        ),
+        Row(
+            "call-stdio-client-async",
+            "`tools/call` over stdio, the framework's own client, async tool",
+            "call-stdio-client",
+            "/s",
+            True,
+            {"calls": client_calls, "tool": "add_async"},
+            False,
+            targets=(("mcp", 5, ">= 5x mcp"),),
+        ),
         # "at most 10 % of mcp's time" is an advantage of 1 / 0.10, and so on.
         Row(
             "import",
