@@ -58,3 +58,12 @@ async def test_tools_are_added_in_place_before_serving_and_as_a_new_view_while_s
         assert list(serving) == ["echo"]  # a request reading the old view is not disturbed
         assert list(server.tools) == ["echo", "shout"]
         assert [t.name for t in await client.list_tools()] == ["echo", "shout"]
+
+
+def test_an_http_app_serves_from_its_creation_so_tools_change_by_new_views() -> None:
+    server = Server("web", tools=[echo])
+    server.http_app()
+    view = server.tools
+    server.add_tool(shout)
+    assert list(view) == ["echo"]
+    assert list(server.tools) == ["echo", "shout"]

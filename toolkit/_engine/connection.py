@@ -259,6 +259,7 @@ class Connection:
         request_ids: Iterator[int | str] | None = None,
     ) -> None:
         self.server = server
+        server.served = True  # from now on the tools change by new views (`Registry.put_tool`)
         self.transport = transport
         self._session = session
         self._initialized = session is not None and session.initialized  # may come before initialize

@@ -125,13 +125,16 @@ class Registry:
         self.telemetry: Telemetry | None = find(self.tracer_provider, self.meter_provider)
         self._tools: dict[str, Tool[Any, Any]] = {}
         self.tools: Mapping[str, Tool[Any, Any]] = MappingProxyType(self._tools)
-        """The tools served, by name, in registration order (read-only). While the server serves, a new mapping
-        after every change, so that a request reading it is not disturbed; before, tools are added to it in place
-        (registering N tools costs N additions, not N copies of the list)."""
+        """The tools served, by name, in registration order (read-only). Once the server serves (`served`), a new
+        mapping after every change, so that a request reading it is not disturbed; before, tools are added to it in
+        place (registering N tools costs N additions, not N copies of the list)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
         self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
+        self.served = False
+        """Whether a connection was ever made for this server (an HTTP app makes one when it is created): from then
+        on a change to the tools makes a new view of them (`put_tool`)."""
         self.lifespan: AnyLifespan | None = lifespan
         """The server's lifespan factory, or `None`."""
         self.tasks = Tasks(self, options)
@@ -222,10 +225,10 @@ class Registry:
                 tell()
 
     def put_tool(self, tool: Tool[Any, Any]) -> None:
-        """Serve one more tool (its name is new). Before the server serves anyone (no connection runs, nobody is to
-        be told), in place: decorating 10,000 tools copied the growing list 10,000 times (3.5 s of a 10,000-tool
-        server's start-up, issue 23)."""
-        if self.connections or self.tools_told:
+        """Serve one more tool (its name is new). Before any connection was made for the server (decoration time),
+        in place: decorating 10,000 tools copied the growing list 10,000 times (3.5 s of a 10,000-tool server's
+        start-up, issue 23)."""
+        if self.served or self.tools_told:
             self.set_tools({**self._tools, tool.name: tool})
         else:
             self._tools[tool.name] = tool
