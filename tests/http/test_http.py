@@ -61,6 +61,21 @@ class Wait:
 
         return wait
 
+    def telling_tool(self) -> Any:
+        @tool
+        async def wait(ctx: Context) -> str:
+            """Say it started, then wait until the test releases it (a Context tool that only notifies)."""
+            await ctx.info("started")
+            self.started.set()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
+            return "released"
+
+        return wait
+
 
 @asynccontextmanager
 async def http_client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
@@ -694,9 +709,11 @@ async def test_the_get_stream_carries_tool_list_changes_and_only_one_is_open_per
                             break
 
 
-async def test_notifications_cancelled_cancels_a_call_of_the_session() -> None:
+@pytest.mark.parametrize("kind", ["plain", "notifying"])
+async def test_notifications_cancelled_cancels_a_call_of_the_session(kind: str) -> None:
+    # plain: answered alone; notifying (a Context that only notifies): served in its request's task too (`tell`)
     waiter = Wait()
-    server = Server("cancel", tools=[waiter.tool()])
+    server = Server("cancel", tools=[waiter.tool() if kind == "plain" else waiter.telling_tool()])
     async with http_client(server.http_app()) as client:
         headers = legacy_headers(await initialize(client))
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}}
@@ -713,7 +730,8 @@ async def test_notifications_cancelled_cancels_a_call_of_the_session() -> None:
             assert response.status_code == 202
         await waiter.cancelled.wait()
     [(response, messages)] = result
-    assert messages == []  # a cancelled request gets no response
+    # a cancelled request gets no response (the notifying call's log went out before it)
+    assert [m.get("method") for m in messages] == ([] if kind == "plain" else ["notifications/message"])
 
 
 async def test_the_asgi_lifespan_runs_the_servers_lifespan() -> None:

@@ -20,15 +20,27 @@ import httpx
 import pytest
 import servers
 import wire
+from pydantic import BaseModel
 from test_session_store import DictStore
 
-from toolkit import Client, ElicitRequest, ElicitResult, ProtocolError, Server, StreamingASGITransport
+from toolkit import (
+    Client,
+    Context,
+    ElicitRequest,
+    ElicitResult,
+    ProtocolError,
+    Server,
+    StreamingASGITransport,
+    TextContent,
+    tool,
+)
 
 pytestmark = pytest.mark.anyio
 
 build_server = servers.hitl  # tests/servers/hitl_server.py, fresh
 
-URL = "http://127.0.0.1:8000/mcp"
+BASE = "http://127.0.0.1:8000"
+URL = f"{BASE}/mcp"
 ACCEPT = "application/json, text/event-stream"
 CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {}}
 
@@ -398,3 +410,68 @@ async def test_questions_asked_together_go_out_on_the_calls_stream_at_once() -> 
         "sampling/createMessage",
     ]
     assert messages[-1]["result"]["content"][0]["text"] == "Hi, Ada; roots: file:///srv/app"
+
+
+# -- a Context tool that only notifies, served in its request's task (no connection of its own) ----------------
+
+
+class Name(BaseModel):
+    name: str
+
+
+async def _ask_through(ctx: Context) -> str:
+    answer = await ctx.elicit("your name?", Name)
+    return answer.data.name if answer.data is not None else "?"
+
+
+async def passes_its_context_on(ctx: Context) -> str:
+    """Hand the Context to a helper that asks."""
+    return await _ask_through(ctx)
+
+
+async def notifies(ctx: Context) -> str:
+    """Report progress and log, and say who asked."""
+    await ctx.report_progress(1, total=2)
+    await ctx.info("half way")
+    await ctx.report_progress(2, total=2)
+    return ctx.client_info.name if ctx.client_info is not None else "?"
+
+
+def test_which_tools_only_notify_is_read_from_their_source() -> None:
+    assert tool(notifies).only_notifies
+    assert not tool(passes_its_context_on).only_notifies  # what receives the Context might ask
+    assert not tool(confirm="Sure?")(notifies).only_notifies  # confirming asks
+
+
+async def test_a_session_call_that_only_notifies_gets_its_notifications_and_knows_its_client() -> None:
+    server = Server("tell", tools=[tool(notifies)])
+    progress: list[float] = []
+    logs: list[Any] = []
+    async with (
+        httpx.AsyncClient(
+            transport=StreamingASGITransport(server.http_app()), base_url="http://127.0.0.1:8000"
+        ) as http,
+        Client.http(URL, http_client=http, protocol="handshake", on_log=logs.append) as client,
+    ):
+        await client.set_logging_level("info")
+        result = await client.call_tool("notifies", {}, progress=lambda done, total, message: progress.append(done))
+    # the session's clientInfo, as a connection of its own knew it
+    assert result.content == [TextContent(text="toolkit")]
+    assert progress == [1, 2]
+    assert len(logs) == 1
+
+
+async def test_a_tool_that_hands_its_context_on_still_has_its_question_answered_over_a_session() -> None:
+    server = Server("ask", tools=[tool(passes_its_context_on)])
+
+    async def answer(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "ada"})
+
+    async with (
+        httpx.AsyncClient(
+            transport=StreamingASGITransport(server.http_app()), base_url="http://127.0.0.1:8000"
+        ) as http,
+        Client.http(URL, http_client=http, protocol="handshake", elicitation_handler=answer) as client,
+    ):
+        result = await client.call_tool("passes_its_context_on", {})
+    assert result.content == [TextContent(text="ada")]

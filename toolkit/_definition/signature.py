@@ -24,6 +24,7 @@ __all__ = [
     "collect_params",
     "first_sentence",
     "in_class_body",
+    "only_notifies",
     "signature_args",
     "type_hints",
     "type_name",
@@ -220,6 +221,54 @@ def collect_params(
             hint = f"; did you mean {close[0]!r}?" if close else ""
             problems.append(f"docstring documents {documented!r}, which is not a parameter{hint}")
     return params, context
+
+
+# What a Context offers that neither asks the client nor closes the response: notifications and what it knows.
+_NOTIFYING = frozenset(
+    {
+        "report_progress", "log", "debug", "info", "warning", "error",
+        "request_id", "client_info", "protocol_version", "lifespan_context", "identity",
+        "cancelled", "client_capabilities", "can_elicit", "can_sample", "can_list_roots", "show_error_details",
+    }
+)  # fmt: skip
+_OPAQUE = frozenset({"locals", "vars", "eval", "exec", "globals"})
+
+
+def only_notifies(fn: Callable[..., Any], param: str) -> bool:
+    """Whether `fn`'s own source uses its Context parameter `param` only to notify (progress, logs) or to read what
+    it knows, never to ask the client (elicit, sample, list roots, confirm, together), close the response, or to
+    hand it on (an argument, a variable, a return value: what receives it might ask). False whenever that cannot
+    be told: no source, a wrapper (`__wrapped__`), `param` not one of the function's own parameters, `locals()`
+    and the like. Read once per tool by whoever needs it (a 2025-11-25 HTTP session serves such a call in its
+    request's task)."""
+    import ast  # deferred: only servers that need the answer read a tool's source
+    import textwrap
+
+    code = getattr(fn, "__code__", None)
+    if hasattr(fn, "__wrapped__") or code is None:
+        return False
+    if param not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name) and not _quiet_use(child, node, param):
+                return False
+    return True
+
+
+def _quiet_use(name: Any, parent: Any, param: str) -> bool:
+    """Whether one name in a tool's source is harmless: not the Context, or the Context read for a notifying member."""
+    import ast
+
+    if name.id in _OPAQUE:
+        return False
+    if name.id != param:
+        return True
+    return isinstance(parent, ast.Attribute) and parent.attr in _NOTIFYING and isinstance(name.ctx, ast.Load)
 
 
 def in_class_body(qualname: str) -> bool:

@@ -36,7 +36,7 @@ from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
 from .schema import OutputSchema, input_schema, json_string_params
-from .signature import Arg, collect_params, in_class_body, signature_args, type_hints
+from .signature import Arg, collect_params, in_class_body, only_notifies, signature_args, type_hints
 
 if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
     from toolkit._profiles.adapter import AdaptedTool
@@ -156,6 +156,14 @@ class Tool(Generic[P, R]):
         except URLElicitationRequired as exc:  # no server here to turn it into the protocol's answer
             wire = error_wire(_safe_str(exc))
         return CallToolResult.model_validate(wire)
+
+    @functools.cached_property
+    def only_notifies(self) -> bool:
+        """The tool takes a Context and, as far as its own source shows, only notifies with it (progress, logs) or
+        reads what it knows: it never asks the client, confirms, or closes its response (`signature.only_notifies`,
+        which says False whenever it cannot tell). Worked out on first use: reading a tool's source is for the
+        servers that need the answer (a 2025-11-25 HTTP session serves such a call in its request's task)."""
+        return self._context_param is not None and not self.confirms and only_notifies(self.fn, self._context_param)
 
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
         try:

@@ -890,7 +890,7 @@ class Connection:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         sink = _SINK.get()
-        if state is self._session or state.version != MODERN_VERSION:
+        if state is self._session:
             client_info = self._client_info
 
             def log_level() -> LogLevel | None:  # logging/setLevel applies to calls already running

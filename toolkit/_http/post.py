@@ -205,7 +205,7 @@ class Posts:
         if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message, session=True):
             await self._calls.answer(post, served)
         else:
-            await self._calls.serve(post, served)
+            await self._calls.in_session(post, served)
 
     async def _shared(self, post: Post, session: SessionId) -> SessionId | None:
         """What the backend says of a session: None when it was ended on any worker (answered `404`) or the backend

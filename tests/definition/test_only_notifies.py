@@ -1,0 +1,93 @@
+"""`Tool.only_notifies`: read from a tool's own source, and False whenever the source cannot tell."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from toolkit import Context, tool
+
+
+async def progress_and_logs(n: int, ctx: Context) -> int:
+    """Report, log and read."""
+    await ctx.report_progress(1, total=n)
+    await ctx.info(f"{ctx.client_info} {ctx.protocol_version} {ctx.request_id}")
+    if ctx.can_elicit() and not ctx.cancelled:
+        await ctx.debug([ctx.request_id for _ in range(n)])  # a comprehension reads it too
+    return n
+
+
+async def asks(ctx: Context) -> str:
+    """Ask."""
+    answer = await ctx.confirm("Sure?")
+    return str(answer.action)
+
+
+async def hands_it_on(ctx: Context) -> None:
+    """Pass it to another function."""
+    await print_it(ctx)
+
+
+async def print_it(value: Any) -> None:
+    print(value)
+
+
+async def keeps_it(ctx: Context) -> None:
+    """Bind it to another name."""
+    other = ctx
+    await other.info("x")
+
+
+async def asks_in_a_closure(ctx: Context) -> None:
+    """Ask from a nested function."""
+
+    async def inner() -> None:
+        await ctx.sample("hi", max_tokens=10)
+
+    await inner()
+
+
+async def reads_locals(ctx: Context) -> None:
+    """Reach it through locals()."""
+    await locals()["ctx"].info("x")
+
+
+async def closes_its_stream(ctx: Context) -> None:
+    """Close the response early."""
+    await ctx.close_sse_stream()
+
+
+def wrapped(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return await fn(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (progress_and_logs, True),
+        (asks, False),
+        (hands_it_on, False),
+        (keeps_it, False),
+        (asks_in_a_closure, False),
+        (reads_locals, False),
+        (closes_its_stream, False),
+        (wrapped(progress_and_logs), False),  # a wrapper's own source says nothing of what it wraps
+    ],
+)
+def test_a_tool_only_notifies_when_its_source_shows_nothing_else(fn: Callable[..., Any], expected: bool) -> None:
+    assert tool(fn).only_notifies is expected
+
+
+def test_a_tool_without_a_context_or_without_source_does_not_count_as_only_notifying() -> None:
+    namespace: dict[str, Any] = {"Context": Context}
+    exec("async def made(ctx: Context) -> int:\n    await ctx.info('x')\n    return 1", namespace)
+    assert not tool(namespace["made"]).only_notifies  # no source to read
+    assert not tool(print_it).only_notifies  # no Context: it cannot notify at all
+    assert not tool(confirm="Sure?")(progress_and_logs).only_notifies  # confirming asks
