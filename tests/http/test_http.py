@@ -47,17 +47,20 @@ class Wait:
         self.release = anyio.Event()
         self.cancelled = anyio.Event()
 
+    async def wait(self) -> str:
+        self.started.set()
+        try:
+            await self.release.wait()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.set()
+            raise
+        return "released"
+
     def tool(self) -> Any:
         @tool
         async def wait() -> str:
             """Wait until the test releases it."""
-            self.started.set()
-            try:
-                await self.release.wait()
-            except anyio.get_cancelled_exc_class():
-                self.cancelled.set()
-                raise
-            return "released"
+            return await self.wait()
 
         return wait
 
@@ -66,13 +69,7 @@ class Wait:
         async def wait(ctx: Context) -> str:
             """Say it started, then wait until the test releases it (a Context tool that only notifies)."""
             await ctx.info("started")
-            self.started.set()
-            try:
-                await self.release.wait()
-            except anyio.get_cancelled_exc_class():
-                self.cancelled.set()
-                raise
-            return "released"
+            return await self.wait()
 
         return wait
 
