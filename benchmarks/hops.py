@@ -246,8 +246,15 @@ def modules(functions: set[str]) -> set[str]:
     return {function.split(":")[0] for function in functions}
 
 
+def http_modules(functions: set[str]) -> set[str]:
+    """The modules of the HTTP wing (`_http/`) among those `functions` ran; the rest are the core's."""
+    return {module for module in modules(functions) if module.startswith("_http.")}
+
+
 def _show(label: str, functions: set[str], verbose: bool) -> None:
-    print(f"{label}: {len(functions)} functions in {len(modules(functions))} modules")
+    wing = http_modules(functions)
+    split = f" ({len(wing)} of HTTP, {len(modules(functions)) - len(wing)} of the core)" if wing else ""
+    print(f"{label}: {len(functions)} functions in {len(modules(functions))} modules{split}")
     if verbose:
         for function in sorted(functions):
             print("   ", function)

@@ -91,3 +91,40 @@ def test_a_tool_without_a_context_or_without_source_does_not_count_as_only_notif
     assert not tool(namespace["made"]).only_notifies  # no source to read
     assert not tool(print_it).only_notifies  # no Context: it cannot notify at all
     assert not tool(confirm="Sure?")(progress_and_logs).only_notifies  # confirming asks
+
+
+async def only_tells(n: int, ctx: Context) -> int:
+    """Report and log, and read what the call knows."""
+    await ctx.report_progress(1, total=n)
+    await ctx.info(f"{ctx.client_info} {ctx.protocol_version} {ctx.request_id} {ctx.cancelled}")
+    return n
+
+
+async def reads_capabilities(ctx: Context) -> bool:
+    """Read what the client can do."""
+    return bool(ctx.client_capabilities)
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (only_tells, False),  # no asking at all: started and finished for nothing otherwise
+        (progress_and_logs, True),  # `can_elicit()` reads the client's capabilities, which the asking holds
+        (reads_capabilities, True),
+        (asks, True),
+        (hands_it_on, True),
+        (reads_locals, True),
+        (wrapped(only_tells), True),
+        (print_it, False),  # no Context, no confirm=: nothing to ask with
+    ],
+)
+def test_a_call_gets_its_asking_unless_the_tool_only_tells(fn: Callable[..., Any], expected: bool) -> None:
+    made = tool(fn)
+    assert made.asks is expected
+    assert made.only_notifies is (fn in (only_tells, progress_and_logs, reads_capabilities))
+    assert made.may_ask is (fn is not print_it)  # decided at decoration: what `asks` narrows on first use
+
+
+def test_a_confirming_tool_gets_its_asking_whatever_its_source() -> None:
+    assert tool(confirm="Sure?")(only_tells).asks
+    assert tool(confirm="Sure?")(print_it).asks

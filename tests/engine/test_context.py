@@ -141,3 +141,37 @@ async def test_a_detached_context_logs_to_python_logging_from_a_sync_tool(caplog
         result = await chatty.run({})
     assert result.text == "ok"
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [("toolkit.tools", "WARNING", "careful")]
+
+
+@tool
+async def knows_its_client(ctx: Context) -> str:
+    """Read what the client declared it can do (from the call's asking)."""
+    return f"{sorted(ctx.client_capabilities)} {ctx.can_elicit()}"
+
+
+@tool
+async def tells(ctx: Context) -> str:
+    """Only tell: a progress notification, and what the call knows (no asking is started for it)."""
+    await ctx.report_progress(1, total=1)
+    return f"{ctx.protocol_version} {ctx.client_info.name if ctx.client_info else None}"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_a_tool_that_only_tells_and_one_that_reads_the_clients_capabilities_both_see_their_client(
+    anyio_backend: str, protocol: str
+) -> None:
+    progress: list[float] = []
+
+    async def elicit(message: str, schema: dict[str, Any]) -> Any:
+        raise AssertionError("never asked")
+
+    server = Server("knowing", tools=[knows_its_client, tells])
+    assert (tells.asks, knows_its_client.asks) == (False, True)
+    async with Client(server, protocol=protocol, elicitation_handler=elicit) as client:
+        known = await client.call_tool("knows_its_client", {})
+        told = await client.call_tool("tells", {}, progress=lambda done, total, message: progress.append(done))
+        version = client.protocol_version
+    assert known.text == "['elicitation'] True"
+    assert told.text == f"{version} toolkit"
+    assert progress == [1]

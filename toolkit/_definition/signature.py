@@ -17,14 +17,16 @@ from pydantic.fields import FieldInfo
 from toolkit._markers import ContextMarker
 
 __all__ = [
+    "NOTIFYING",
+    "TELLING",
     "Arg",
     "Param",
     "base64_bytes",
     "cache_key",
     "collect_params",
+    "context_uses",
     "first_sentence",
     "in_class_body",
-    "only_notifies",
     "signature_args",
     "type_hints",
     "type_name",
@@ -223,52 +225,47 @@ def collect_params(
     return params, context
 
 
-# What a Context offers that neither asks the client nor closes the response: notifications and what it knows.
-_NOTIFYING = frozenset(
+# What a Context offers that needs nothing of the call's asking: notifications, and what the call knows.
+TELLING = frozenset(
     {
         "report_progress", "log", "debug", "info", "warning", "error",
-        "request_id", "client_info", "protocol_version", "lifespan_context", "identity",
-        "cancelled", "client_capabilities", "can_elicit", "can_sample", "can_list_roots", "show_error_details",
+        "request_id", "client_info", "protocol_version", "lifespan_context", "identity", "cancelled",
+        "show_error_details",
     }
 )  # fmt: skip
+# And what neither asks the client nor closes the response: the above, and what the client declared it can do (read
+# from the call's asking, so a tool that reads it is given one).
+NOTIFYING = TELLING | {"client_capabilities", "can_elicit", "can_sample", "can_list_roots"}
 _OPAQUE = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
 
-def only_notifies(fn: Callable[..., Any], param: str) -> bool:
-    """Whether `fn`'s own source uses its Context parameter `param` only to notify (progress, logs) or to read what
-    it knows, never to ask the client (elicit, sample, list roots, confirm, together), close the response, or to
-    hand it on (an argument, a variable, a return value: what receives it might ask). False whenever that cannot
-    be told: no source, a wrapper (`__wrapped__`), `param` not one of the function's own parameters, `locals()`
-    and the like. Read once per tool by whoever needs it (a 2025-11-25 HTTP session serves such a call in its
-    request's task)."""
+def context_uses(fn: Callable[..., Any], param: str) -> frozenset[str] | None:
+    """The members of its Context parameter `param` that `fn`'s own source reads (`ctx.<member>`); None when the
+    Context is used any other way (handed on as an argument, bound to a variable, returned: what receives it might
+    ask) or when that cannot be told: no source, a wrapper (`__wrapped__`), `param` not one of the function's own
+    parameters, `locals()` and the like. Read once per tool, by whoever needs it (`Tool.only_notifies`,
+    `Tool.asks`)."""
     import ast  # deferred: only servers that need the answer read a tool's source
     import textwrap
 
     code = getattr(fn, "__code__", None)
     if hasattr(fn, "__wrapped__") or code is None:
-        return False
+        return None
     if param not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
-        return False
+        return None
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
-        return False
+        return None
+    uses: set[str] = set()
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Name) and not _quiet_use(child, node, param):
-                return False
-    return True
-
-
-def _quiet_use(name: Any, parent: Any, param: str) -> bool:
-    """Whether one name in a tool's source is harmless: not the Context, or the Context read for a notifying member."""
-    import ast
-
-    if name.id in _OPAQUE:
-        return False
-    if name.id != param:
-        return True
-    return isinstance(parent, ast.Attribute) and parent.attr in _NOTIFYING and isinstance(name.ctx, ast.Load)
+            if not isinstance(child, ast.Name) or (child.id != param and child.id not in _OPAQUE):
+                continue
+            if child.id in _OPAQUE or not isinstance(node, ast.Attribute) or not isinstance(child.ctx, ast.Load):
+                return None
+            uses.add(node.attr)
+    return frozenset(uses)
 
 
 def in_class_body(qualname: str) -> bool:

@@ -36,7 +36,7 @@ from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
 from .schema import OutputSchema, input_schema, json_string_params
-from .signature import Arg, collect_params, in_class_body, only_notifies, signature_args, type_hints
+from .signature import NOTIFYING, TELLING, Arg, collect_params, context_uses, in_class_body, signature_args, type_hints
 
 if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
     from toolkit._profiles.adapter import AdaptedTool
@@ -160,10 +160,27 @@ class Tool(Generic[P, R]):
     @functools.cached_property
     def only_notifies(self) -> bool:
         """The tool takes a Context and, as far as its own source shows, only notifies with it (progress, logs) or
-        reads what it knows: it never asks the client, confirms, or closes its response (`signature.only_notifies`,
-        which says False whenever it cannot tell). Worked out on first use: reading a tool's source is for the
-        servers that need the answer (a 2025-11-25 HTTP session serves such a call in its request's task)."""
-        return self._context_param is not None and not self.confirms and only_notifies(self.fn, self._context_param)
+        reads what it knows: it never asks the client, confirms, or closes its response (`signature.context_uses`,
+        which cannot tell whenever the Context is handed on). Worked out on first use: reading a tool's source is
+        for the servers that need the answer (a 2025-11-25 HTTP session serves such a call in its request's task)."""
+        uses = self._context_uses
+        return uses is not None and not self.confirms and uses <= NOTIFYING
+
+    @functools.cached_property
+    def asks(self) -> bool:
+        """A call needs the machinery of asking the client (`may_ask`), unless the tool's source shows it only
+        notifies or reads what the call knows, not even the client's capabilities (those come from the asking).
+        Worked out on a tool's first call; its calls then skip starting and finishing an asking they never use."""
+        if not self.may_ask:
+            return False
+        uses = self._context_uses
+        return self.confirms or uses is None or not uses <= TELLING
+
+    @functools.cached_property
+    def _context_uses(self) -> frozenset[str] | None:
+        """What the tool's own source reads of its Context, or None (no Context, or it cannot tell)."""
+        param = self._context_param
+        return context_uses(self.fn, param) if param is not None else None
 
     def _call_in_thread(self, kwargs: dict[str, Any]) -> Any:
         try:

@@ -779,8 +779,9 @@ class Connection:
         if task == "now":
             return await server.tasks.create(tool, arguments, params, state)
         # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
-        # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md).
-        asking = self._start_asking(request_id, params, state, name, task) if tool.may_ask else None
+        # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md),
+        # nor for a Context its source shows is only told and read from (`Tool.asks`).
+        asking = self._start_asking(request_id, params, state, name, task) if tool.asks else None
         # Made only if the tool takes a Context: most do not, and they save its cost.
         context = functools.partial(self._context, request_id, params, state, asking)
         try:

@@ -96,7 +96,7 @@ class HttpApp:
             self._calls.tag = AskTag(lambda: fleet.worker)  # an answer elsewhere is sent to this worker by name
             server.tools_told.append(fleet.tools_changed)
             store.mirror, store.worker = fleet.keep, lambda: fleet.worker  # POST streams resume on any worker
-        sessions = SessionAccess(self._session, self._session_of, self._sessions.record, self._end)
+        sessions = SessionAccess(self._sessions.open, self._session_of, self._sessions.record, self._end)
         max_body = settings["max_body_size"]
         max_body = max_body if max_body is not None else server.max_message_size
         self._posts = Posts(self._calls, sessions, max_body, self.legacy, UNSET)
@@ -218,19 +218,15 @@ class HttpApp:
             await plain(send, outcome.status, outcome.body, outcome.headers)
             return None
         current_identity.set(outcome)  # in this request's task: the call's task and worker thread inherit it
-        return Caller(outcome, outcome.subject, base)
+        return Caller(outcome, outcome.subject, base, outcome.subject)
 
     # -- sessions ------------------------------------------------------------------------------------
 
     def _initialized(self, connection: Connection, writer: Writer, caller: Caller) -> None:
         state = connection.session
         if state is not None:  # initialize succeeded: a fresh id, whatever the client sent (no fixation)
-            session = self._sessions.mint(state, caller.identity.subject if caller.identity is not None else None)
+            session = self._sessions.mint(state, caller.subject)
             writer.headers.append((b"mcp-session-id", session.token.encode()))
-
-    def _session(self, token: str, caller: Caller) -> SessionId | None:
-        # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
-        return self._sessions.open(token, caller.identity.subject if caller.identity is not None else None)
 
     async def _session_of(self, headers: dict[str, str], send: Send, caller: Caller) -> SessionId | None:
         """The session a GET or DELETE names; None when it was answered here (400 without the header, else 404)."""
@@ -239,7 +235,7 @@ class HttpApp:
             body = error_body(None, INVALID_REQUEST, "Bad request: Mcp-Session-Id header required")
             await plain(send, 400, body, [JSON])
             return None
-        session = self._session(token, caller)
+        session = self._sessions.open(token, caller.subject)
         if session is not None and self.fleet is not None:
             try:
                 ended, _ = await self.fleet.facts(session)

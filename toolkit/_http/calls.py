@@ -6,6 +6,7 @@ exchange (`serve`)."""
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import inspect
 import logging
@@ -25,11 +26,12 @@ from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response
 from toolkit._transports.base import MessageKind
 
-from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Direct, Exchange, Out, Post, SessionRecord
+from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Exchange, Out, Post, SessionRecord
 from .fleet import Fleet
 from .gate import CallGate
 from .response import JSON, Receive, Writer, error_body, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
+from .sessions import Direct
 from .sse import PRIMING_SINCE, Resumption
 
 if TYPE_CHECKING:
@@ -37,11 +39,11 @@ if TYPE_CHECKING:
 
     from toolkit._engine.registry import Registry as Server
 
-__all__ = ["MISROUTED", "Calls", "InSession", "watch"]
+__all__ = ["MISROUTED", "Calls", "InSession", "Shape", "watch"]
 
 logger = logging.getLogger("toolkit.http")
 
-# Requests that send nothing but their answer, whatever the server's tools (see `Calls.answers_alone`).
+# Requests that send nothing but their answer, whatever the server's tools (see `Calls.shape`).
 _ANSWERED_ALONE = frozenset(
     {"tools/list", "server/discover", "ping", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list"}
 )  # tasks/result may ask the client (a 2025-11-25 task's questions): it runs on a connection of its own
@@ -136,15 +138,43 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
     return task.cancel
 
 
+class Shape(enum.Enum):
+    """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
+
+    PLAIN and PLAIN_ASYNC send nothing but their answer (no Context, no `confirm=`): answered in the request's task
+    (`answer`). A 2026-07-28 stream's client leaving cancels its request, which a sync tool on its worker thread
+    would not notice anyway; an async one is watched (`stream`). A 2025-11-25 session's call is never cancelled by a
+    closed stream ("Disconnection SHOULD NOT be interpreted as the client cancelling its request"), so both are
+    answered alone there. TELLS: a tool whose Context only notifies (progress, logs) or reads (`Tool.only_notifies`):
+    in the request's task, its notifications first (`stream`, `tell`). ASKS: anything that may ask the client; in a
+    2025-11-25 session its questions are requests answered in other POSTs, so it runs on a connection of its own
+    (`serve`); in 2026-07-28 its questions are results (`stream`)."""
+
+    PLAIN = "plain"
+    PLAIN_ASYNC = "plain_async"
+    TELLS = "tells"
+    ASKS = "asks"
+
+
+def _shape_of(tool: Any) -> Shape:
+    if tool.only_notifies:
+        return Shape.TELLS
+    if tool.may_ask:
+        return Shape.ASKS
+    call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    is_async = inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call)
+    return Shape.PLAIN_ASYNC if is_async else Shape.PLAIN
+
+
 class Calls:
     """Serves the requests of one app (`HttpApp`): in their own task where they can be, else each on a connection of
     its own."""
 
     __slots__ = (
-        "_alone",
         "_gate",
         "_initialized",
         "_resumption",
+        "_shapes",
         "_stateless",
         "_store",
         "answering",
@@ -182,56 +212,31 @@ class Calls:
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
         self._stateless = Connection(server, ANSWER_ONLY)
-        self._alone: dict[str, tuple[Any, bool]] = {}  # by tool name: (the tool, whether it is async)
+        self._shapes: dict[str, tuple[Any, Shape]] = {}  # by tool name: (the tool, its shape)
 
-    def answers_alone(self, message: dict[str, Any], session: bool = False) -> bool:
-        """Whether a request sends nothing but its answer and needs no watching: `tools/list`, `ping`,
-        `server/discover`, or a call of a tool that cannot ask the client (no Context: no progress, logs or
-        questions either) and that a closed stream could not stop anyway: not async (a worker thread, or inline),
-        or in a 2025-11-25 `session`, where a closed stream stops nothing ("Disconnection SHOULD NOT be interpreted
-        as the client cancelling its request"; `notifications/cancelled` and DELETE reach it through the session's
-        table)."""
+    def shape(self, message: dict[str, Any]) -> Shape:
+        """What a request sends before its answer, and whether a closed stream must stop it (`Shape`): `tools/list`,
+        `ping`, `server/discover` and the task reads send nothing but their answer; a call, what its tool can do
+        (worked out once per tool, again if it was replaced); any other request may ask."""
         method = message["method"]
         if method != "tools/call":
-            return method in _ANSWERED_ALONE
+            return Shape.PLAIN if method in _ANSWERED_ALONE else Shape.ASKS
         name = (message.get("params") or {}).get("name")
         if type(name) is not str:
-            return False
+            return Shape.ASKS
         tool = self.server.tools.get(name)
         if tool is None:
-            return False
-        cached = self._alone.get(name)
-        if cached is None or cached[0] is not tool:  # worked out once per tool (again if it was replaced)
-            call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-            cached = self._alone[name] = (
-                tool,
-                inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call),
-            )
-        return not tool.may_ask and (session or not cached[1])
-
-    async def in_session(self, post: Post, session: InSession) -> None:
-        """Serve a 2025-11-25 session's request that is not answered alone: in this task with its notifications
-        first (`tell`) when it can ask nothing, else on a connection of its own (`serve`)."""
-        if self.close_after is None and self.only_notifies(post.message):
-            await self.tell(post, session)
-        else:  # sse_close_after= closes a long call's response early: `serve`'s writer knows how
-            await self.serve(post, session)
-
-    def only_notifies(self, message: dict[str, Any]) -> bool:
-        """Whether a request is a call of a tool that takes a Context only to notify (progress, logs) or read, never
-        to ask the client (`Tool.only_notifies`): in a 2025-11-25 session it is served in its request's task
-        (`tell`), not on a connection of its own, since no answer to a question of its can come in another POST."""
-        if message["method"] != "tools/call":
-            return False
-        name = (message.get("params") or {}).get("name")
-        tool = self.server.tools.get(name) if type(name) is str else None
-        return tool is not None and tool.only_notifies
+            return Shape.ASKS
+        cached = self._shapes.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = self._shapes[name] = (tool, _shape_of(tool))
+        return cached[1]
 
     async def tell(self, post: Post, session: InSession) -> None:
-        """Serve a 2025-11-25 session's call that `only_notifies` in this task (`answer`), its notifications straight
-        on the response (SSE, numbered and kept for resumption as on a connection of its own), the answer last. The
-        client leaving does not cancel it (2025-11-25: "Disconnection SHOULD NOT be interpreted as the client
-        cancelling its request")."""
+        """Serve a 2025-11-25 session's request that asks nothing in this task (`answer`), what it sends before its
+        answer (`Shape.TELLS`: progress, logs) straight on the response (SSE, numbered and kept for resumption as on
+        a connection of its own), the answer last. The client leaving does not cancel it (2025-11-25:
+        "Disconnection SHOULD NOT be interpreted as the client cancelling its request")."""
         resumption = self._resumption
         retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
         await self.answer(
@@ -239,9 +244,9 @@ class Calls:
         )
 
     async def answer(self, post: Post, session: InSession | None = None, writer: Writer | None = None) -> None:
-        """Serve a request that `answers_alone` in this task, with a plain JSON reply: no connection loop, no task
-        group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on one uvicorn
-        worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
+        """Serve a request that sends nothing but its answer in this task, with a plain JSON reply: no connection
+        loop, no task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on
+        one uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
         meanwhile, so that `notifications/cancelled` and DELETE reach it. With a `writer` (`tell`), the call's
         notifications go on it before the answer."""
         message = post.message

@@ -29,7 +29,6 @@ __all__ = [
     "AskIds",
     "AskTag",
     "Caller",
-    "Direct",
     "Exchange",
     "Flow",
     "Out",
@@ -51,11 +50,13 @@ _LOST_POLL = 0.2
 
 @dataclass(slots=True)
 class Caller:
-    """Who sent a request: the verified identity (with `auth=`), the rate limit's key, the URL base for challenges."""
+    """Who sent a request: the verified identity (with `auth=`), the rate limit's key, the URL base for challenges,
+    and the user a session id is bound to (the identity's subject; None without `auth=`)."""
 
     identity: Identity | None
     key: str
     base: str
+    subject: str | None = None
 
 
 @dataclass(slots=True)
@@ -174,19 +175,6 @@ class Exchange:
         self.close()
 
 
-class Direct:
-    """A 2025-11-25 call answered in the request's task (no exchange), as the session's table of calls in flight
-    knows it: `notifications/cancelled` and DELETE cancel its scope."""
-
-    __slots__ = ("scope",)
-
-    def __init__(self) -> None:
-        self.scope = anyio.CancelScope()
-
-    def end_input(self, last: dict[str, Any]) -> None:
-        self.scope.cancel()
-
-
 SessionRecord: TypeAlias = "Records[Exchange]"
 """What one process knows of a handshake-era session beyond its signed id (`sessions.SessionRecord`)."""
 
@@ -197,7 +185,7 @@ class SessionAccess:
     GET or DELETE names (None: answered there), what this process knows of one, and a session's end (DELETE: on
     every process that shares the store; here its calls are cancelled and its GET stream closed)."""
 
-    session: Callable[[str, Caller], SessionId | None]
+    session: Callable[[str, str | None], SessionId | None]
     session_of: Callable[[dict[str, str], Send, Caller], Awaitable[SessionId | None]]
     record: Callable[[SessionId], SessionRecord]
     end: Callable[[SessionId], Awaitable[None]]

@@ -25,7 +25,7 @@ from toolkit._protocol.jsonrpc import (
 from toolkit._protocol.meta import VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-from .calls import MISROUTED, Calls, InSession
+from .calls import MISROUTED, Calls, InSession, Shape
 from .exchange import Caller, Post, SessionAccess, SessionRecord
 from .fleet import unavailable
 from .headers import MetaHeaders, accepts
@@ -148,7 +148,7 @@ class Posts:
             await plain(post.send, 406)
         elif message["method"] == "subscriptions/listen":
             await self._calls.serve(post, None, modern=True)
-        elif post.json_ok and self._calls.answers_alone(message):
+        elif post.json_ok and self._calls.shape(message) is Shape.PLAIN:
             await self._calls.answer(post)
         else:
             await self._calls.stream(post)
@@ -179,13 +179,12 @@ class Posts:
             status, code, text = refusal
             await plain(post.send, status, error_body(message.get("id"), code, text), [JSON])
             return
-        session = self._sessions.session(post.headers["mcp-session-id"], post.caller)
-        if session is not None and self._calls.fleet is not None:
-            session = await self._shared(post, session)
-            if session is None:
-                return
+        # Security best practices: session ids are bound to the user. Another user's id is as unknown as a forged one.
+        session = self._sessions.session(post.headers["mcp-session-id"], post.caller.subject)
         if session is None:
             await session_gone(post.send)
+            return
+        if self._calls.fleet is not None and await self._shared(post, session) is None:
             return
         record = self._sessions.record(session)
         if self._calls.server.telemetry is not None:  # OpenTelemetry: mcp.session.id of this request's spans
@@ -201,11 +200,14 @@ class Posts:
         if record.log_level is not self._unset:
             state = replace(state, log_level=record.log_level)
         served = InSession(record, state, session.nonce)
-        # sse_close_after= closes every long call's response, so none is answered in one piece
-        if post.json_ok and self._calls.close_after is None and self._calls.answers_alone(message, session=True):
+        # sse_close_after= closes every long call's response, so each is served where it knows how (`serve`)
+        shape = self._calls.shape(message) if self._calls.close_after is None else Shape.ASKS
+        if shape is Shape.ASKS:
+            await self._calls.serve(post, served)
+        elif post.json_ok and shape is not Shape.TELLS:
             await self._calls.answer(post, served)
-        else:
-            await self._calls.in_session(post, served)
+        else:  # notifications first, or the answer as SSE for a client that takes only that
+            await self._calls.tell(post, served)
 
     async def _shared(self, post: Post, session: SessionId) -> SessionId | None:
         """What the backend says of a session: None when it was ended on any worker (answered `404`) or the backend

@@ -20,7 +20,9 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+import anyio
 
 from toolkit._engine.session import SessionState
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
@@ -28,10 +30,7 @@ from toolkit._seal import Opened, Sealer, SealError, secret_keys
 
 from .session_store import ProcessSessionStore, SessionStore
 
-if TYPE_CHECKING:
-    import anyio
-
-__all__ = ["UNSET", "Call", "SessionId", "SessionRecord", "Sessions", "Stream"]
+__all__ = ["UNSET", "Call", "Direct", "SessionId", "SessionRecord", "Sessions", "Stream"]
 
 logger = logging.getLogger("toolkit.http")
 
@@ -60,6 +59,19 @@ class Call(Protocol):
     scope: anyio.CancelScope
 
     def end_input(self, last: dict[str, Any]) -> None: ...
+
+
+class Direct:
+    """A call answered in its request's task (no exchange of its own), as its session's table of calls in flight
+    knows it: `notifications/cancelled` and DELETE cancel its scope."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+
+    def end_input(self, last: dict[str, Any]) -> None:
+        self.scope.cancel()
 
 
 class Stream(Call, Protocol):
@@ -109,7 +121,7 @@ class Sessions(Generic[S]):
         TypeError: `store` is not a `SessionStore`.
     """
 
-    __slots__ = ("_clock", "_opened", "_records", "_sealer", "_warned", "store", "ttl")
+    __slots__ = ("_clock", "_opened", "_own_store", "_records", "_sealer", "_warned", "store", "ttl")
 
     def __init__(
         self,
@@ -125,6 +137,9 @@ class Sessions(Generic[S]):
         self.ttl = ttl
         self.store: SessionStore = store if store is not None else ProcessSessionStore()
         """Which sessions `DELETE` ended (consulted by 2025-11-25 requests only)."""
+        # A store of its own sees no end but through `end`, which forgets the id: an id still remembered is not ended.
+        # (With a backend the fleet says which sessions other workers ended: `Posts._shared`.)
+        self._own_store = store is None
         self._records: OrderedDict[str, SessionRecord[S]] = OrderedDict()
         self._warned = False
         self._clock = clock
@@ -153,17 +168,15 @@ class Sessions(Generic[S]):
         """The session an id names, or None when it is malformed, forged, signed with an unknown key, expired,
         another user's (security best practices: such an id is as unknown as a forged one), or ended."""
         known = self._opened.get(token)
-        session: SessionId | None
         if known is None or known[0] != subject:  # not verified yet, or another user's (its check refuses it)
-            session = self._open(token, subject)
-        elif known[1].expires < self._clock():  # expired, as the sealer would say: verified again it is refused
+            return self._open(token, subject)
+        session = known[1]
+        if session.expires < self._clock():  # expired, as the sealer would say: verified again it is refused
             del self._opened[token]
             return None
-        else:
-            session = known[1]
-        if session is None or self.store.is_ended(session.nonce):
-            return None
-        return session
+        if self._own_store or not self.store.is_ended(session.nonce):
+            return session
+        return None
 
     def record(self, session: SessionId) -> SessionRecord[S]:
         """What this process keeps of `session`, made on first use (by a request this process serves)."""
@@ -201,7 +214,7 @@ class Sessions(Generic[S]):
                 record.stream.close()
 
     def _open(self, token: str, subject: str | None) -> SessionId | None:
-        """Verify and read an id (and remember it, verified); None when it is not valid."""
+        """Verify and read an id (and remember it, verified); None when it is not valid or its session ended."""
         opened = self._opened
         try:
             session = _read(token, self._sealer.unseal(token, bind=_bind(subject), max_size=MAX_ID_SIZE))
@@ -212,6 +225,8 @@ class Sessions(Generic[S]):
                     "a session id signed with another key reached this process: give every worker the same secret "
                     "(Server(secret=...) or http_app(secret=...), see docs/deploy.md#keys); such sessions get 404"
                 )
+            return None
+        if self.store.is_ended(session.nonce):  # never remembered: `open` trusts what it remembers to its own store
             return None
         if len(opened) >= _OPENED:  # bounded: the oldest goes (it is verified again on its next request)
             del opened[next(iter(opened))]
