@@ -13,7 +13,7 @@ import anyio
 import pytest
 import servers
 
-from toolkit import Client, Context, LogMessage, Server, tool
+from toolkit import Client, Context, ElicitRequest, ElicitResult, LogMessage, Server, tool
 
 SERVER = servers.SYNC_CONTEXT
 
@@ -163,12 +163,13 @@ async def test_a_tool_that_only_tells_and_one_that_reads_the_clients_capabilitie
 ) -> None:
     progress: list[float] = []
 
-    async def elicit(message: str, schema: dict[str, Any]) -> Any:
+    async def elicit(request: ElicitRequest) -> ElicitResult[Any]:
         raise AssertionError("never asked")
 
     server = Server("knowing", tools=[knows_its_client, tells])
     assert (tells.asks, knows_its_client.asks) == (False, True)
-    async with Client(server, protocol=protocol, elicitation_handler=elicit) as client:
+    options: dict[str, Any] = {"protocol": protocol, "elicitation_handler": elicit}
+    async with Client(server, **options) as client:
         known = await client.call_tool("knows_its_client", {})
         told = await client.call_tool("tells", {}, progress=lambda done, total, message: progress.append(done))
         version = client.protocol_version
