@@ -971,3 +971,49 @@ async def test_the_timeout_still_ends_a_tool_that_hangs_after_its_question_is_an
             result = await client.call_tool("hang", {})
     assert result.is_error
     assert result.text == "tool 'hang' timed out after 0.5 s"
+
+
+async def _confirm_first(request: Request, call_next: CallNext) -> dict[str, Any]:
+    """Tool middleware that asks the user through the call's Context before the tool runs."""
+    assert request.context is not None
+    answer = await request.context.elicit("Run it?", {"type": "object", "properties": {}})
+    if answer.action != "accept":
+        raise ToolError("declined")
+    return await call_next(request)
+
+
+@tool
+async def only_tells(ctx: Context) -> str:
+    """Its own source only tells (no asking of its own), but its middleware asks with its Context."""
+    await ctx.report_progress(1, total=1)
+    return "ran"
+
+
+@pytest.mark.parametrize("where", ["memory", "http"])
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_tool_middleware_asks_through_the_context_of_a_tool_that_only_tells(
+    protocol: ProtocolMode, where: str
+) -> None:
+    asked: list[str] = []
+
+    async def accept(request: ElicitRequest) -> ElicitResult[Any]:
+        asked.append(request.message)
+        return ElicitResult.accept({})
+
+    server = Server("wrapped", tools=[only_tells], tool_middleware=[_confirm_first])
+    assert not only_tells.asks  # the tool alone would get no asking: its middleware does
+    if where == "memory":
+        async with Client(server, protocol=protocol, elicitation_handler=accept) as client:
+            result = await client.call_tool("only_tells", {})
+    else:
+        transport = StreamingASGITransport(server.http_app())
+        async with (
+            server.running(),
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
+            Client.http(
+                "http://127.0.0.1:8000/mcp", http_client=http, protocol=protocol, elicitation_handler=accept
+            ) as client,
+        ):
+            result = await client.call_tool("only_tells", {})
+    assert (result.text, result.is_error) == ("ran", False)
+    assert asked == ["Run it?"]

@@ -170,7 +170,8 @@ class Tool(Generic[P, R]):
     def asks(self) -> bool:
         """A call needs the machinery of asking the client (`may_ask`), unless the tool's source shows it only
         notifies or reads what the call knows, not even the client's capabilities (those come from the asking).
-        Worked out on a tool's first call; its calls then skip starting and finishing an asking they never use."""
+        Worked out on a tool's first call; its calls then skip starting and finishing an asking they never use
+        (unless they go through middleware, which is handed the Context and may ask with it)."""
         if not self.may_ask:
             return False
         uses = self._context_uses

@@ -156,8 +156,10 @@ class Shape(enum.Enum):
     ASKS = "asks"
 
 
-def _shape_of(tool: Any) -> Shape:
-    if tool.only_notifies:
+def _shape_of(tool: Any, tool_middleware: bool) -> Shape:
+    # a call through tool middleware (the server's, or the tool's own) hands its Context to the middleware, which may
+    # ask with it whatever the tool's own source does
+    if tool.only_notifies and not (tool.middleware or tool_middleware):
         return Shape.TELLS
     if tool.may_ask:
         return Shape.ASKS
@@ -229,7 +231,7 @@ class Calls:
             return Shape.ASKS
         cached = self._shapes.get(name)
         if cached is None or cached[0] is not tool:
-            cached = self._shapes[name] = (tool, _shape_of(tool))
+            cached = self._shapes[name] = (tool, _shape_of(tool, bool(self.server.tool_middleware)))
         return cached[1]
 
     async def tell(self, post: Post, session: InSession) -> None:
