@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,25 @@ def test_a_call_gets_its_asking_unless_the_tool_only_tells(fn: Callable[..., Any
 def test_a_confirming_tool_gets_its_asking_whatever_its_source() -> None:
     assert tool(confirm="Sure?")(only_tells).asks
     assert tool(confirm="Sure?")(print_it).asks
+
+
+def test_the_compiled_code_counts_when_the_source_on_disk_changed_since_import(tmp_path: Path) -> None:
+    import importlib.util
+    import linecache
+
+    path = tmp_path / "edited_tools.py"
+    path.write_text(
+        "from toolkit import Context\n\nasync def ask(ctx: Context) -> str:\n"
+        "    return str(await ctx.confirm('Sure?'))\n"
+    )
+    spec = importlib.util.spec_from_file_location("edited_tools", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # Edited after import (a deploy over a running process): the file now only tells, the running code still asks.
+    path.write_text("from toolkit import Context\n\nasync def ask(ctx: Context) -> str:\n    return ctx.request_id\n")
+    linecache.checkcache(str(path))
+    made = tool(module.ask)
+    assert made.asks
+    assert not made.only_notifies

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 import servers
+import wire
 
 from toolkit import Client, Context, ElicitRequest, ElicitResult, LogMessage, Server, tool
 
@@ -176,3 +177,14 @@ async def test_a_tool_that_only_tells_and_one_that_reads_the_clients_capabilitie
     assert known.text == "['elicitation'] True"
     assert told.text == f"{version} toolkit"
     assert progress == [1]
+
+
+@pytest.mark.anyio
+async def test_a_2026_retry_of_a_tool_that_only_tells_still_has_its_request_state_verified() -> None:
+    async with wire.memory(Server("retried", tools=[tells])) as peer:
+        params: dict[str, Any] = {"name": "tells", "arguments": {}, "_meta": wire.meta()}
+        plain = await peer.result("tools/call", params)
+        forged = await peer.request("tools/call", {**params, "requestState": "v1.forged.state.mac"})
+        malformed = await peer.request("tools/call", {**params, "inputResponses": [1]})
+    assert plain["content"][0]["text"].startswith("2026-07-28")
+    assert (forged["error"]["code"], malformed["error"]["code"]) == (-32602, -32602)

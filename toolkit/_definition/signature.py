@@ -236,6 +236,14 @@ TELLING = frozenset(
 # And what neither asks the client nor closes the response: the above, and what the client declared it can do (read
 # from the call's asking, so a tool that reads it is given one).
 NOTIFYING = TELLING | {"client_capabilities", "can_elicit", "can_sample", "can_list_roots"}
+# What asks the client, confirms or closes the response (and reads the capabilities): a name the compiled code itself
+# uses counts as a use whatever the source read from disk says (it may have changed since the function was compiled).
+_ASKING = frozenset(
+    {
+        "elicit", "elicit_url", "sample", "confirm", "list_roots", "together", "begin_task", "close_sse_stream",
+        "client_capabilities", "can_elicit", "can_sample", "can_list_roots",
+    }
+)  # fmt: skip
 _OPAQUE = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
 
@@ -265,7 +273,16 @@ def context_uses(fn: Callable[..., Any], param: str) -> frozenset[str] | None:
             if child.id in _OPAQUE or not isinstance(node, ast.Attribute) or not isinstance(child.ctx, ast.Load):
                 return None
             uses.add(node.attr)
-    return frozenset(uses)
+    return frozenset(uses | (_code_names(code) & _ASKING))
+
+
+def _code_names(code: Any) -> set[str]:
+    """Every name a compiled function and the functions nested in it use (attributes, globals)."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
 
 
 def in_class_body(qualname: str) -> bool:

@@ -188,7 +188,7 @@ class HttpApp:
                 return
         if self._auth is None:
             client = scope.get("client")
-            caller = Caller(None, client[0] if client else "", "")
+            caller = Caller(None, client[0] if client else "", "", None)
         else:
             identified = await self._identify(scope, headers, send, metadata)
             if identified is None:

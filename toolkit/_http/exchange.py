@@ -56,7 +56,7 @@ class Caller:
     identity: Identity | None
     key: str
     base: str
-    subject: str | None = None
+    subject: str | None
 
 
 @dataclass(slots=True)

@@ -139,7 +139,7 @@ class Sessions(Generic[S]):
         """Which sessions `DELETE` ended (consulted by 2025-11-25 requests only)."""
         # A store of its own sees no end but through `end`, which forgets the id: an id still remembered is not ended.
         # (With a backend the fleet says which sessions other workers ended: `Posts._shared`.)
-        self._own_store = store is None
+        self._own_store: SessionStore | None = self.store if store is None else None
         self._records: OrderedDict[str, SessionRecord[S]] = OrderedDict()
         self._warned = False
         self._clock = clock
@@ -174,7 +174,7 @@ class Sessions(Generic[S]):
         if session.expires < self._clock():  # expired, as the sealer would say: verified again it is refused
             del self._opened[token]
             return None
-        if self._own_store or not self.store.is_ended(session.nonce):
+        if self.store is self._own_store or not self.store.is_ended(session.nonce):
             return session
         return None
 
