@@ -778,24 +778,16 @@ class Connection:
         task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
         if task == "now":
             return await server.tasks.create(tool, arguments, params, state)
-        wrapped = tool.wrapped or server.wraps_tools  # middleware, a timeout, a result size limit
         # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
-        # requestState is verified here, before the tool runs); nothing of this for the others (human-in-the-loop.md),
-        # nor for a Context its source shows is only told and read from (`Tool.asks`), unless the call goes through
-        # tool middleware, which is handed the Context and may ask with it, or is a 2026-07-28 retry (its requestState
-        # is verified all the same).
-        asks = tool.may_ask and (
-            tool.asks
-            or bool(tool.middleware or server.tool_middleware)
-            or "inputResponses" in params
-            or "requestState" in params
-        )
+        # requestState is verified here, before the tool runs); not the others (human-in-the-loop.md), nor a Context
+        # its source shows is only told (`Tool.asks`), unless tool middleware is handed it or the call is a retry.
+        handed = tool.middleware or server.tool_middleware
+        asks = tool.may_ask and (tool.asks or bool(handed) or "inputResponses" in params or "requestState" in params)
         asking = self._start_asking(request_id, params, state, name, task) if asks else None
-        # Made only if the tool takes a Context: most do not, and they save its cost.
-        context = functools.partial(self._context, request_id, params, state, asking)
+        context = functools.partial(self._context, request_id, params, state, asking)  # made only if the tool takes one
         try:
             settings = CallSettings(state.version, server.show_error_details, server.strict_arguments)
-            if wrapped:
+            if tool.wrapped or server.wraps_tools:  # middleware, a timeout, a result size limit
                 request = Request(
                     "tools/call",
                     params,
