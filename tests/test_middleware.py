@@ -11,6 +11,8 @@ import dataclasses
 import logging
 import sys
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -28,6 +30,7 @@ from toolkit import (
     Client,
     ClientRequestError,
     Context,
+    ElicitationHandler,
     ElicitRequest,
     ElicitResult,
     Identity,
@@ -66,6 +69,21 @@ async def list_names(peer: wire.Peer, era: str) -> list[str]:
 
 def app_server() -> Any:
     return servers.load(servers.MIDDLEWARE)
+
+
+@asynccontextmanager
+async def http_client(server: Server, protocol: ProtocolMode, elicit: ElicitationHandler) -> AsyncIterator[Client]:
+    """toolkit's Client over the server's HTTP app in process (its lifespan running), answering questions with
+    `elicit`."""
+    transport = StreamingASGITransport(server.http_app())
+    async with (
+        server.running(),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
+        Client.http(
+            "http://127.0.0.1:8000/mcp", http_client=http, protocol=protocol, elicitation_handler=elicit
+        ) as client,
+    ):
+        yield client
 
 
 def text(reply: dict[str, Any]) -> str:
@@ -723,15 +741,8 @@ async def test_question_middleware_over_http_sees_the_confirmation(protocol: Pro
     async def accept(request: ElicitRequest) -> ElicitResult[Any]:
         return ElicitResult.accept({})
 
-    transport = StreamingASGITransport(server.http_app())
     with anyio.fail_after(wire.TIMEOUT):
-        async with (
-            server.running(),
-            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
-            Client.http(
-                "http://127.0.0.1:8000/mcp", http_client=http, protocol=protocol, elicitation_handler=accept
-            ) as client,
-        ):
+        async with http_client(server, protocol, accept) as client:
             result = await client.call_tool("ask", {})
     assert result.content[0].text == "asked 1"  # type: ignore[union-attr]
     assert module.asked == ["elicitation/create ask: accept"]
@@ -1006,14 +1017,7 @@ async def test_tool_middleware_asks_through_the_context_of_a_tool_that_only_tell
         async with Client(server, protocol=protocol, elicitation_handler=accept) as client:
             result = await client.call_tool("only_tells", {})
     else:
-        transport = StreamingASGITransport(server.http_app())
-        async with (
-            server.running(),
-            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
-            Client.http(
-                "http://127.0.0.1:8000/mcp", http_client=http, protocol=protocol, elicitation_handler=accept
-            ) as client,
-        ):
+        async with http_client(server, protocol, accept) as client:
             result = await client.call_tool("only_tells", {})
     assert (result.text, result.is_error) == ("ran", False)
     assert asked == ["Run it?"]

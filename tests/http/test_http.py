@@ -708,7 +708,8 @@ async def test_the_get_stream_carries_tool_list_changes_and_only_one_is_open_per
 
 @pytest.mark.parametrize("kind", ["plain", "notifying"])
 async def test_notifications_cancelled_cancels_a_call_of_the_session(kind: str) -> None:
-    # plain: answered alone; notifying (a Context that only notifies): served in its request's task too (`tell`)
+    # plain: answered alone; notifying (a Context that only notifies): served in its request's task too (`answer`,
+    # a `resumable` writer)
     waiter = Wait()
     server = Server("cancel", tools=[waiter.tool() if kind == "plain" else waiter.telling_tool()])
     async with http_client(server.http_app()) as client:

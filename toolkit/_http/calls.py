@@ -142,13 +142,13 @@ class Shape(enum.Enum):
     """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
 
     PLAIN and PLAIN_ASYNC send nothing but their answer (no Context, no `confirm=`): answered in the request's task
-    (`answer`). A 2026-07-28 stream's client leaving cancels its request, which a sync tool on its worker thread
-    would not notice anyway; an async one is watched (`stream`). A 2025-11-25 session's call is never cancelled by a
-    closed stream ("Disconnection SHOULD NOT be interpreted as the client cancelling its request"), so both are
-    answered alone there. TELLS: a tool whose Context only notifies (progress, logs) or reads (`Tool.only_notifies`):
-    in the request's task, its notifications first (`stream`, `tell`). ASKS: anything that may ask the client; in a
-    2025-11-25 session its questions are requests answered in other POSTs, so it runs on a connection of its own
-    (`serve`); in 2026-07-28 its questions are results (`stream`)."""
+    (`answer`). A 2026-07-28 stream's client leaving cancels its request, which a sync tool on its worker thread would
+    not notice anyway; an async one is watched (`stream`). A 2025-11-25 session's call is never cancelled by a closed
+    stream ("Disconnection SHOULD NOT be interpreted as the client cancelling its request"), so both are answered alone
+    there. TELLS: a tool whose Context only notifies (progress, logs) or reads (`Tool.only_notifies`): in the request's
+    task, its notifications first (`stream`, `answer` with a `resumable` writer). ASKS: anything that may ask the
+    client; in a 2025-11-25 session its questions are requests answered in other POSTs, so it runs on a connection of
+    its own (`serve`); in 2026-07-28 its questions are results (`stream`)."""
 
     PLAIN = "plain"
     PLAIN_ASYNC = "plain_async"
@@ -234,22 +234,21 @@ class Calls:
             cached = self._shapes[name] = (tool, _shape_of(tool, bool(self.server.tool_middleware)))
         return cached[1]
 
-    async def tell(self, post: Post, session: InSession) -> None:
-        """Serve a 2025-11-25 session's request that asks nothing in this task (`answer`), what it sends before its
-        answer (`Shape.TELLS`: progress, logs) straight on the response (SSE, numbered and kept for resumption as on
-        a connection of its own), the answer last. The client leaving does not cancel it (2025-11-25:
-        "Disconnection SHOULD NOT be interpreted as the client cancelling its request")."""
+    def resumable(self, post: Post, session: InSession) -> Writer:
+        """The response of a 2025-11-25 session's request that may send more than its answer: SSE events numbered and
+        kept for resumption, with the priming event of the revisions that have it. For a connection of its own
+        (`serve`), or for a call that only notifies served in its request's task (`answer(post, session,
+        resumable(...))`, `Shape.TELLS`): there the client leaving does not cancel it (2025-11-25: "Disconnection
+        SHOULD NOT be interpreted as the client cancelling its request")."""
         resumption = self._resumption
         retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
-        await self.answer(
-            post, session, Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
-        )
+        return Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
 
     async def answer(self, post: Post, session: InSession | None = None, writer: Writer | None = None) -> None:
         """Serve a request that sends nothing but its answer in this task, with a plain JSON reply: no connection
         loop, no task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on
         one uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
-        meanwhile, so that `notifications/cancelled` and DELETE reach it. With a `writer` (`tell`), the call's
+        meanwhile, so that `notifications/cancelled` and DELETE reach it. With a `writer` (`resumable`), the call's
         notifications go on it before the answer."""
         message = post.message
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
@@ -257,15 +256,7 @@ class Calls:
         if session is None:
             reply = await self._stateless.answer(message)
         else:
-            sink = None
-            if writer is not None:
-
-                async def sink(text: str) -> None:
-                    try:
-                        await writer.event(text)
-                    except OSError:  # the client is gone: the call goes on, unheard
-                        writer.leave()
-
+            sink = writer.notify if writer is not None else None
             record = session.record
             call = record.calls[message["id"]] = Direct()
             self.answering.add(call.scope)
@@ -300,13 +291,7 @@ class Calls:
             await plain(post.send, 200, body, [JSON])
             return
         writer = Writer(post.send, post.json_ok, post.sse_ok)
-
-        async def sink(text: str) -> None:
-            try:
-                await writer.event(text)
-            except OSError:  # the client is gone (the watcher cancels the call)
-                writer.leave()
-
+        sink = writer.notify
         reply = None
         scope = anyio.CancelScope()
         self.streaming.add(scope)
@@ -434,9 +419,7 @@ class Calls:
         """The response of a request, and how its call closes it early (None: it cannot, outside a session)."""
         if session is None:
             return Writer(post.send, post.json_ok, post.sse_ok), None
-        resumption = self._resumption
-        retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
-        writer = Writer(post.send, post.json_ok, post.sse_ok, (resumption.store, session.nonce), retry)
+        writer = self.resumable(post, session)
 
         async def close() -> None:  # ctx.close_sse_stream(): after what the call sent before it
             await connection.flush()

@@ -207,7 +207,7 @@ class Posts:
         elif post.json_ok and shape is not Shape.TELLS:
             await self._calls.answer(post, served)
         else:  # notifications first, or the answer as SSE for a client that takes only that
-            await self._calls.tell(post, served)
+            await self._calls.answer(post, served, self._calls.resumable(post, served))
 
     async def _shared(self, post: Post, session: SessionId) -> SessionId | None:
         """What the backend says of a session: None when it was ended on any worker (answered `404`) or the backend

@@ -174,6 +174,14 @@ class Writer:
             return
         await self.send({"type": "http.response.body", "body": frame, "more_body": True})
 
+    async def notify(self, text: str) -> None:
+        """A notification of a call served in its request's task (`Connection.answer`'s sink): an `event`; a client
+        gone mid-write is left (the call goes on unheard in 2025-11-25; in 2026-07-28 its watcher cancels it)."""
+        try:
+            await self.event(text)
+        except OSError:
+            self.leave()
+
     async def final(self, text: str, status: int) -> None:
         """The answer: the whole JSON response, or the SSE stream's last event."""
         if self.phase is Phase.PENDING:
