@@ -60,8 +60,9 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "toolkit._backend": (*_BASE, "toolkit._tasks"),
     "toolkit._engine": _ENGINE,
     "toolkit._http": (*_ENGINE, "toolkit._http"),
-    "toolkit._server": (*_ENGINE, "toolkit._http"),
-    "toolkit._client": (*_ENGINE, "toolkit._http", "toolkit._server"),
+    "toolkit._client": (*_ENGINE, "toolkit._http"),
+    "toolkit._gateway": (*_ENGINE, "toolkit._client"),
+    "toolkit._server": (*_ENGINE, "toolkit._http", "toolkit._client", "toolkit._gateway"),
 }
 
 

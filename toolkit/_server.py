@@ -29,6 +29,7 @@ from toolkit._transports.base import Transport
 from toolkit._transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
+    from toolkit._gateway.mount import MountOptions, UpstreamTarget
     from toolkit._http.app import HttpApp, HttpOptions
 
 __all__ = ["Lifespan", "Server", "definitions_only", "serve_process"]
@@ -258,6 +259,42 @@ class Server(Registry):
             return made
 
         return decorate(fn) if fn is not None else decorate
+
+    def mount(self, upstream: UpstreamTarget, **options: Unpack[MountOptions]) -> None:
+        """Serve another MCP server's tools as this server's own: a gateway. See [the gateway](gateway.md).
+
+        The upstream is connected when this server starts running (the first attempt is waited for, up to
+        `connect_timeout`) and closed when it stops: one connection, shared by every call. Its tools are listed and
+        called as local ones, through this server's middleware, `tool_filter`, timeouts, rate limits, scopes,
+        telemetry and `schema_profile`; results come back as the upstream sent them. A call's progress is forwarded
+        and cancelling it cancels the upstream's. A lost connection fails the calls it was running with a tool
+        error; a process is started again by the next call, a URL is tried again with backoff; meanwhile the tools
+        it last listed stay listed. When the upstream's tool list changes, this server's clients are told.
+
+        Args:
+            upstream: A toolkit `Server` (in memory), a command that starts a server speaking stdio
+                (`["npx", "-y", "@modelcontextprotocol/server-everything"]`), or the URL of a Streamable HTTP
+                endpoint (`"https://example.com/mcp"`).
+
+        Keyword Args:
+            prefix (str | None): Serve each tool as `{prefix}_{name}` (several mounts whose names would clash).
+            tools (Sequence[str] | Callable[[ToolDefinition], bool] | None): Only these tools (the upstream's
+                names), or those a predicate of their definition accepts; default all.
+            env (Mapping[str, str] | None): A command's extra environment variables (as `Client.stdio` takes them).
+            cwd (str | PathLike | None): A command's working directory.
+            headers (Mapping[str, str] | None): Sent with every request to a URL (its credentials): never logged
+                and never in an error.
+            connect_timeout (float): Seconds to wait for the upstream to connect, at start and on a reconnection
+                (default 30).
+
+        Raises:
+            TypeError: an option that `mount` does not take, or one that does not fit the kind of upstream.
+            ValueError: a URL that is not http(s), or a prefix that cannot begin a tool name.
+            RuntimeError: this server is running already.
+        """
+        from toolkit._gateway.mount import Mount  # deferred: most servers mount nothing, and it loads the client
+
+        self.add_mount(Mount(self, upstream, options))
 
     # -- serving -------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ SYNC_CONTEXT = HERE / "sync_context.py"  # the Context from sync tools on their 
 STUCK_SYNC = HERE / "stuck_sync.py"  # a sync tool that never returns, over stdio
 MIDDLEWARE = HERE / "middleware_app.py"  # middleware of every kind, a hidden tool, a size limit: stdio and HTTP
 LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start and end, over stdio
+GATEWAY_UPSTREAM = HERE / "gateway_upstream.py"  # every kind of result, progress, a hang, a death: the gateway's
 
 
 def load(path: Path, *, register: str | None = None) -> ModuleType:
@@ -52,3 +53,8 @@ def build(path: Path, *, register: str | None = None, **options: Any) -> Server:
 def hitl() -> Server:
     """A fresh server of tools that ask (`HITL`), its models resolvable through `sys.modules["hitl_server"]`."""
     return build(HITL, register="hitl_server")
+
+
+def gateway_upstream(name: str = "upstream") -> Server:
+    """A fresh upstream for the gateway tests (`GATEWAY_UPSTREAM`), its models resolvable by their module's name."""
+    return build(GATEWAY_UPSTREAM, register="gateway_upstream", name=name)

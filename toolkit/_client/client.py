@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import anyio.abc
@@ -63,9 +63,9 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from toolkit._engine.context import LogLevel
-    from toolkit._server import Lifespan, Server
+    from toolkit._engine.registry import AnyLifespan
 
-__all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode"]
+__all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode", "Servable"]
 
 logger = logging.getLogger("toolkit.client")
 
@@ -76,6 +76,17 @@ ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
 """What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
 `"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
 _CLIENT_INFO = Implementation(name="toolkit", version=__version__)
+
+
+class Servable(Protocol):
+    """What `Client(server)` uses of a toolkit [`Server`][toolkit.Server] in memory: its lifespan and one connection.
+
+    A protocol, not the class: the client sits below the server facade, which mounts other servers through it
+    (`Server.mount`)."""
+
+    def running(self, *, lifespan: AnyLifespan | None = None) -> AbstractAsyncContextManager[Any]: ...
+
+    async def serve(self, transport: Transport) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +110,7 @@ class ClientOptions(TypedDict, total=False):
     on_tools_changed: Callable[[], Awaitable[None] | None] | None
     validate_output: bool
     max_message_size: int
-    lifespan: Lifespan | None
+    lifespan: AnyLifespan | None
     elicitation_handler: ElicitationHandler | None
     sampling_handler: SamplingHandler | None
     elicitation_modes: Sequence[Literal["form", "url"]]
@@ -189,7 +200,7 @@ class Client:
     instructions: str | None
     """The server's instructions for the model, if any."""
 
-    def __init__(self, target: Server | Transport, **options: Unpack[ClientOptions]) -> None:
+    def __init__(self, target: Servable | Transport, **options: Unpack[ClientOptions]) -> None:
         unknown = options.keys() - ClientOptions.__optional_keys__
         if unknown:
             raise TypeError(f"Client() got an unexpected keyword argument: {', '.join(sorted(unknown))}")

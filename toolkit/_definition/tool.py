@@ -8,12 +8,13 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, NamedTuple, TypeVar, overload
 
 import anyio.lowlevel
 import pydantic_core
+from pydantic_core import core_schema
 from typing_extensions import ParamSpec, Self, Unpack
 
 from toolkit._asking.asking import confirm_text
@@ -42,7 +43,18 @@ if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is fir
     from toolkit._profiles.adapter import AdaptedTool
     from toolkit._profiles.profiles import Profile
 
-__all__ = ["CallSettings", "Tool", "ToolOptions", "call_tool", "caller_locals", "check_bound", "error_wire", "tool"]
+__all__ = [
+    "CallSettings",
+    "Forward",
+    "Tool",
+    "ToolOptions",
+    "call_tool",
+    "caller_locals",
+    "check_bound",
+    "error_wire",
+    "forwarded",
+    "tool",
+]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -594,6 +606,45 @@ class _RaisedInThread(Exception):
     def __init__(self, raised: BaseException) -> None:
         super().__init__()
         self.raised = raised
+
+
+# -- tools served by forwarding (a mounted server's, `Server.mount`) --------------------------------------
+
+Forward = Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]]
+"""What a forwarded tool's call runs: the call's arguments (a JSON object) and its Context to the wire result."""
+
+
+def forwarded(
+    definition: ToolDefinition, forward: Forward, *, task: Literal["optional", "required"] | None = None
+) -> Tool[..., Any]:
+    """A tool whose calls another server answers (`Server.mount`): `definition` is sent as given, the arguments go on
+    as one JSON object (the upstream checks them against its own schema), and the wire result `forward` returns is
+    sent as it is. Everything else a call goes through (middleware, timeouts, the filter, tasks) is a local tool's."""
+    made: Tool[..., Any] = Tool(forward, {"name": definition.name, "task": task})
+    made.definition = definition
+    made.output_schema = definition.output_schema
+    made._validator = _AS_ARGUMENTS
+    made._param_names = []
+    made._json_params = {}
+    made._wire = _sent_as_is
+    made._wraps_result = False
+    return made
+
+
+def _as_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"arguments": arguments}
+
+
+def _sent_as_is(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+# Any JSON object, handed on whole as `arguments`: a forwarded tool's arguments are its upstream's to check.
+_AS_ARGUMENTS = pydantic_core.SchemaValidator(
+    core_schema.no_info_after_validator_function(
+        _as_arguments, core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
+    )
+)
 
 
 # -- the decorator -----------------------------------------------------------------------------------

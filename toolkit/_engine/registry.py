@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
 
-__all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
+__all__ = ["AnyLifespan", "Mounted", "Registry", "Running", "ServerOptions"]
 
 AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """A lifespan factory, called with the server that runs it (`toolkit.Lifespan` names the server's type)."""
@@ -56,6 +56,14 @@ class Running(Protocol):
     def tools_changed(self) -> None: ...
 
     def elicitation_complete(self, elicitation_id: str) -> None: ...
+
+
+class Mounted(Protocol):
+    """A server mounted on this one (`Server.mount`, the gateway a floor above): connected while the server runs."""
+
+    def connected(self) -> AbstractAsyncContextManager[None]:
+        """Connect to the mounted server for as long as the block runs, its tools served as this server's own."""
+        ...
 
 
 class ServerOptions(TaskOptions, total=False):
@@ -137,6 +145,9 @@ class Registry:
         on a change to the tools makes a new view of them (`put_tool`)."""
         self.lifespan: AnyLifespan | None = lifespan
         """The server's lifespan factory, or `None`."""
+        self.mounts: list[Mounted] = []
+        """The servers mounted on this one (`Server.mount`), connected while it runs, whatever its lifespan."""
+        self._mounts_cm: contextlib.AsyncExitStack | None = None
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
         self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
@@ -261,6 +272,16 @@ class Registry:
             info = self._infos[version] = shape_implementation(wire, version)
         return info
 
+    def add_mount(self, mounted: Mounted) -> None:
+        """Connect `mounted` whenever this server runs (`Server.mount`).
+
+        Raises:
+            RuntimeError: the server is running already (mount before serving).
+        """
+        if self._users:
+            raise RuntimeError(f"server {self.name!r} is running: mount other servers before it serves")
+        self.mounts.append(mounted)
+
     # -- secrets and URL elicitations -----------------------------------------------------------------
 
     def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
@@ -365,6 +386,8 @@ class Registry:
         try:
             cm = factory(self) if factory is not None else None
             state = await cm.__aenter__() if cm is not None else None
+            if self.mounts:
+                self._mounts_cm = await self._connect_mounts(cm)
         except Exception as exc:
             raise StartupError(self.name, exc) from exc
         finally:
@@ -372,11 +395,28 @@ class Registry:
             changing.set()
         self._state, self._lifespan_cm, self._running_with, self._users = state, cm, factory, 1
 
+    async def _connect_mounts(self, lifespan: AbstractAsyncContextManager[Any] | None) -> contextlib.AsyncExitStack:
+        """Connect every mounted server (after the lifespan started: a failure shuts the lifespan down again)."""
+        stack = contextlib.AsyncExitStack()
+        try:
+            for mount in self.mounts:
+                await stack.enter_async_context(mount.connected())
+        except BaseException:
+            await stack.aclose()
+            if lifespan is not None:
+                with anyio.CancelScope(shield=True):
+                    await lifespan.__aexit__(None, None, None)
+            raise
+        return stack
+
     async def _leave(self) -> None:
         self._users -= 1
         if self._users:
             return
         await self.tasks.stop()  # the tasks running here end failed: their process stops serving
+        mounts, self._mounts_cm = self._mounts_cm, None
+        if mounts is not None:  # not shielded: their task groups are left in the scope they were entered in
+            await mounts.aclose()
         cm, self._lifespan_cm, self._state, self._running_with = self._lifespan_cm, None, _NOT_RUNNING, None
         if cm is None:
             return

@@ -1,0 +1,151 @@
+"""`Mount`: a mounted server's tools served as the mounting server's own (`Server.mount`).
+
+Each tool the upstream lists becomes a `Tool` of the mounting server's registry (`forwarded`: its definition renamed
+`{prefix}_{name}`, its calls forwarded), so that it is listed, filtered, profiled, linted and called as a local tool
+is: through the server's middleware, `tool_filter`, timeouts, rate limits, scopes and telemetry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict
+
+from toolkit._client.client import Client, ClientOptions, Servable
+from toolkit._definition.tool import Tool, forwarded
+from toolkit._engine.context import Context
+from toolkit._protocol.types import ToolDefinition
+
+from .upstream import Reconnect, Upstream, upstream_label
+
+if TYPE_CHECKING:
+    from toolkit._engine.registry import Registry
+
+__all__ = ["Mount", "MountOptions", "ToolSelection", "UpstreamTarget"]
+
+logger = logging.getLogger("toolkit.gateway")
+
+UpstreamTarget = Servable | Sequence[str] | str
+"""What `Server.mount` takes: a toolkit `Server` (in memory), a command to start (stdio), or a URL (Streamable HTTP)."""
+
+ToolSelection = Sequence[str] | Callable[[ToolDefinition], bool] | None
+"""Which of the upstream's tools to serve: their names (upstream names), a predicate of each definition, or all."""
+
+
+class MountOptions(TypedDict, total=False):
+    """The keyword options of `Server.mount` (documented there), declared once."""
+
+    prefix: str | None
+    tools: ToolSelection
+    env: Mapping[str, str] | None
+    cwd: str | os.PathLike[str] | None
+    headers: Mapping[str, str] | None
+    connect_timeout: float
+
+
+class Mount:
+    """One mounted server: its connection (`Upstream`) and the tools of it this server serves."""
+
+    def __init__(self, registry: Registry, target: UpstreamTarget, options: MountOptions) -> None:
+        _check_options(options)
+        self._registry = registry
+        prefix = options.get("prefix")
+        self._prefix = f"{prefix}_" if prefix else ""
+        self._select = _selection(options.get("tools"))
+        self._names: dict[str, str] = {}  # served name -> the upstream's name
+        make, reconnect = _client_maker(target, options.get("env"), options.get("cwd"), options.get("headers"))
+        timeout = options.get("connect_timeout", 30.0)
+        self.upstream = Upstream(
+            make, upstream_label(target), reconnect=reconnect, connect_timeout=timeout, on_tools=self._serve
+        )
+
+    def connected(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Connected while the mounting server runs (the registry enters it with the lifespan)."""
+        return self.upstream.running()
+
+    def _serve(self, definitions: list[ToolDefinition]) -> None:
+        """Serve the upstream's tools (the ones selected) instead of those it listed before, in the registry."""
+        registry = self._registry
+        kept = {name: t for name, t in registry.tools.items() if name not in self._names}
+        mine: dict[str, Tool[Any, Any]] = {}
+        names: dict[str, str] = {}
+        for definition in definitions:
+            if not self._select(definition):
+                continue
+            name = self._prefix + definition.name
+            if name in kept or name in mine:
+                logger.error("upstream %s: its tool %r is not served: the name is taken", self.upstream.label, name)
+                continue
+            mine[name] = self._tool(definition, name)
+            names[name] = definition.name
+        old = [(n, registry.tools[n].definition) for n in self._names if n in registry.tools]
+        changed = old != [(n, t.definition) for n, t in mine.items()]
+        self._names = names
+        if changed:
+            registry.set_tools({**kept, **mine})
+
+    def _tool(self, definition: ToolDefinition, name: str) -> Tool[Any, Any]:
+        upstream, upstream_name = self.upstream, definition.name
+
+        async def forward(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+            return await upstream.call(upstream_name, arguments, ctx)
+
+        return forwarded(definition.model_copy(update={"name": name, "execution": None}), forward)
+
+
+def _check_options(options: MountOptions) -> None:
+    unknown = sorted(options.keys() - MountOptions.__optional_keys__)
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(MountOptions.__optional_keys__), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise TypeError(f"mount() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    prefix = options.get("prefix")
+    if prefix is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", prefix):
+        raise ValueError(f"prefix= must be 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-', got {prefix!r}")
+
+
+def _selection(tools: ToolSelection) -> Callable[[ToolDefinition], bool]:
+    if tools is None:
+        return lambda definition: True
+    if callable(tools):
+        return tools
+    if isinstance(tools, str):
+        raise TypeError("tools= takes a sequence of tool names or a predicate, not one string")
+    wanted = frozenset(tools)
+    return lambda definition: definition.name in wanted
+
+
+def _client_maker(
+    target: UpstreamTarget,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    headers: Mapping[str, str] | None,
+) -> tuple[Callable[[ClientOptions], Client], Reconnect]:
+    """How to make a client of `target`, and when to reconnect after the connection is lost."""
+    if isinstance(target, str):
+        if not target.startswith(("http://", "https://")):
+            raise ValueError(
+                f"mount() takes a URL starting with http:// or https://, or a command list; got {target!r}"
+            )
+        if env is not None or cwd is not None:
+            raise TypeError("env= and cwd= are for a command (stdio), not a URL")
+        return lambda options: Client.http(target, headers=headers, **options), "backoff"
+    if headers is not None:
+        raise TypeError("headers= is for a URL (Streamable HTTP), not a command or a server")
+    if isinstance(target, Sequence):
+        command = list(target)
+        if not command or not all(isinstance(word, str) for word in command):
+            raise TypeError(f"a command to mount is a non-empty list of strings, got {target!r}")
+        return lambda options: Client.stdio(command, env=env, cwd=cwd, **options), "on_call"
+    if env is not None or cwd is not None:
+        raise TypeError("env= and cwd= are for a command (stdio), not a server")
+    if not (hasattr(target, "running") and hasattr(target, "serve")):
+        raise TypeError(f"mount() takes a toolkit Server, a command list or a URL, got {target!r}")
+    return lambda options: Client(target, **options), "on_call"

@@ -1,0 +1,215 @@
+"""`Upstream`: one mounted server's connection, made with toolkit's own `Client`, supervised.
+
+One connection per upstream (one `initialize`, or one `server/discover`), shared by every call: the client multiplexes
+concurrent calls by request id. It is opened when the mounting server starts running and closed when it stops. A
+connection that is lost (the process died, the HTTP endpoint went away) fails the calls it was running with a tool
+error that says so; a process is started again by the next call, an HTTP endpoint is tried again with backoff. While
+an upstream is down the mounting server keeps listing the tools it last knew, and its log says which one is down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+
+from toolkit._client.client import Client, ClientOptions
+from toolkit._engine.context import Context
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, ToolError, ToolkitError
+from toolkit._protocol.types import ToolDefinition
+
+__all__ = ["Upstream"]
+
+logger = logging.getLogger("toolkit.gateway")
+
+Reconnect = Literal["on_call", "backoff"]
+"""When a lost connection is made again: on the next call (a process), or at once and then with backoff (HTTP)."""
+
+#: Backoff between attempts to reach an HTTP upstream: doubling from the first to the last, in seconds.
+FIRST_RETRY, LAST_RETRY = 0.25, 30.0
+
+# What a failed attempt to connect raises: the process cannot start (OSError), the server answers wrongly or not at
+# all (toolkit's errors, a timeout), or an HTTP error of httpx's (an Exception we do not import here).
+_CONNECT_ERRORS = (Exception,)
+
+
+class Upstream:
+    """A mounted server's one connection: opened by `running()`, shared by `call()`, made again when lost."""
+
+    def __init__(
+        self,
+        make_client: Callable[[ClientOptions], Client],
+        label: str,
+        *,
+        reconnect: Reconnect,
+        connect_timeout: float,
+        on_tools: Callable[[list[ToolDefinition]], None],
+    ) -> None:
+        self._make_client = make_client
+        self.label = label
+        """How the log and tool errors name the upstream (its server's name, its command, its URL without secrets)."""
+        self._reconnect = reconnect
+        self._connect_timeout = connect_timeout
+        self._on_tools = on_tools
+        self._client: Client | None = None
+        self._down: str | None = None  # why the last attempt to connect failed
+        self._attempted = anyio.Event()  # set when an attempt to connect ends, made anew before the next
+        self._wanted = anyio.Event()  # a call waits for a connection
+        self._lost = anyio.Event()  # the connection in use was lost
+        self._tg: anyio.abc.TaskGroup | None = None
+        self.initializations = 0
+        """How many connections were made (each one `initialize` or `server/discover`): one while nothing fails."""
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Connect (the first attempt is waited for, up to the connect timeout) and keep the connection until the
+        block ends. An upstream that cannot be reached is logged, not raised: its tools come when it does."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self._attempted = anyio.Event()
+            tg.start_soon(self._supervise)
+            await self._attempted.wait()  # bounded: an attempt ends by the connect timeout
+            try:
+                yield
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    async def _supervise(self) -> None:
+        delay = FIRST_RETRY
+        while True:
+            self._lost = anyio.Event()
+            connected = await self._connect_once()
+            if connected:
+                delay = FIRST_RETRY
+                continue
+            if self._reconnect == "backoff":
+                await anyio.sleep(delay)
+                delay = min(delay * 2, LAST_RETRY)
+            else:
+                self._wanted = anyio.Event()
+                await self._wanted.wait()
+
+    async def _connect_once(self) -> bool:
+        """Open one connection and hold it until it is lost: whether it was made."""
+        client = self._make_client({"on_tools_changed": self._tools_changed, "validate_output": False})
+        made = False
+        # The deadline covers connecting and the first listing only (lifted once they are done); a scope around the
+        # whole block, since the client's task group must be left inside the scope it was entered in.
+        with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
+            try:
+                async with client:
+                    self.initializations += 1
+                    definitions = await client.list_tools()
+                    scope.deadline = math.inf
+                    made = True
+                    self._on_tools(definitions)
+                    await self._hold(client)
+            except _CONNECT_ERRORS as exc:
+                if not made:
+                    self._fail(f"cannot connect: {_reason(exc)}")
+                else:
+                    logger.debug("upstream %s: closing its lost connection failed", self.label, exc_info=exc)
+        if scope.cancelled_caught and not made:
+            self._fail(f"no answer within {self._connect_timeout:g} s")
+        return made
+
+    async def _hold(self, client: Client) -> None:
+        """Serve calls on `client` until it is lost."""
+        self._client, self._down = client, None
+        logger.info("upstream %s: connected (%s)", self.label, client.protocol_version)
+        self._attempted.set()
+        try:
+            await self._lost.wait()
+        finally:
+            self._client = None
+            self._attempted = anyio.Event()
+
+    def _fail(self, why: str) -> None:
+        self._down = why
+        logger.error("upstream %s is down: %s; the tools it last listed are still listed", self.label, why)
+        self._attempted.set()
+
+    def _tools_changed(self) -> None:
+        """The upstream's `list_changed`: list its tools again (in a task of the supervisor's: the client's reader
+        is the one that would read the answer)."""
+        client, tg = self._client, self._tg
+        if client is not None and tg is not None:
+            tg.start_soon(self._relist, client)
+
+    async def _relist(self, client: Client) -> None:
+        try:
+            self._on_tools(await client.list_tools())
+        except ToolkitError as exc:
+            logger.warning("upstream %s: cannot list its changed tools: %s", self.label, _reason(exc))
+
+    async def _connection(self) -> Client:
+        """The connection, made again if it was lost (waited for up to the connect timeout)."""
+        client = self._client
+        if client is not None:
+            return client
+        with anyio.move_on_after(self._connect_timeout):
+            while self._client is None:
+                attempted = self._attempted
+                self._wanted.set()
+                await attempted.wait()
+                if self._client is None:
+                    break
+        if self._client is None:
+            raise ToolError(f"the upstream server {self.label} is down: {self._down or 'not connected yet'}")
+        return self._client
+
+    async def call(self, name: str, arguments: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+        """Call the upstream's tool `name`: its wire result, its progress reported on `ctx`.
+
+        Raises:
+            ToolError: the upstream cannot be reached, lost its connection during the call, or refused the call.
+        """
+        client = await self._connection()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
+                await ctx.report_progress(done, total, message)
+
+        try:
+            result = await client.call_tool(name, arguments, progress=progress)
+        except ConnectionClosedError as exc:
+            self._lose(client)
+            raise ToolError(
+                f"the upstream server {self.label} closed its connection during the call ({_reason(exc)}); "
+                "it is connected again on the next call"
+            ) from None
+        except (ProtocolError, MessageError) as exc:
+            raise ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}") from None
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def _lose(self, client: Client) -> None:
+        if self._client is client:
+            self._client = None
+            self._down = "its connection was lost"
+            logger.error("upstream %s is down: its connection was lost", self.label)
+            self._lost.set()
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.partition("\n")[0][:300]
+
+
+def upstream_label(target: object) -> str:
+    """A name for the log and for errors: a server's name, a command's words, a URL without credentials or query."""
+    if isinstance(target, str):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(target)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{host}{port}{parts.path}"
+    if isinstance(target, Sequence):
+        return " ".join(str(word) for word in target)
+    return repr(getattr(target, "name", target))
