@@ -681,7 +681,8 @@ def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Fin
     else:
         tools = list(target)
     wire = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
-    return lint_definitions(wire, {t.name: t for t in tools})
+    # A mounted server's tool (`Server.mount`) has no code here to read: it is linted by its definition alone.
+    return lint_definitions(wire, {t.name: t for t in tools if not t.forwards})
 
 
 def measured_findings(

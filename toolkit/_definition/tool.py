@@ -102,6 +102,8 @@ class Tool(Generic[P, R]):
     """The function runs on a worker thread (a sync function, unless `run_in_thread=False`)."""
     wrapped: bool
     """The tool has middleware, a timeout or a result size limit of its own (its calls go through them)."""
+    forwards: bool
+    """Another server answers its calls (a mounted server's tool, `Server.mount`): no function of this process's."""
 
     def __init__(
         self, fn: Callable[P, R], options: Mapping[str, Any] | None = None, localns: Mapping[str, Any] | None = None
@@ -361,6 +363,7 @@ class Tool(Generic[P, R]):
         self.asks_before_task = self.task is not None and code is not None and "begin_task" in code.co_names
         """The tool calls `ctx.begin_task()`: its questions before it are asked before the task is made."""
         self.wrapped = bool(self.middleware) or self.timeout is not None or self.max_result_bytes is not None
+        self.forwards = False
         # MCP's destructiveHint defaults to true: only a tool that says otherwise counts as not destructive.
         self._destructive = not (opts["read_only"] or opts["destructive"] is False)
 
@@ -628,6 +631,7 @@ def forwarded(
     made._json_params = {}
     made._wire = _sent_as_is
     made._wraps_result = False
+    made.forwards = True
     return made
 
 

@@ -236,7 +236,7 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     if not args.stdio and not is_url(args.target):
         server = load(args.target)
         # With a tool_filter, the server itself answers: its hint names only the tools this caller sees.
-        if name not in server.tools and server.tool_filter is None:
+        if name not in server.tools and server.tool_filter is None and not server.mounts:
             raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
         args.target = server
     return _call(args, name, given, pairs, out)

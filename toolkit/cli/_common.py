@@ -40,7 +40,9 @@ __all__ = [
     "json_object",
     "load",
     "load_served",
+    "mounted",
     "output_kept_apart",
+    "parse_headers",
     "read_server",
     "read_tools",
     "run",
@@ -105,7 +107,7 @@ async def connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **
         client = Client.stdio(args.command, **options)
     elif is_url(args.target):
         try:
-            client = Client.http(args.target, headers=_headers(args.headers), **options)
+            client = Client.http(args.target, headers=parse_headers(args.headers), **options)
         except ImportError as exc:  # without the http extra: the message says what to install
             raise CommandError(str(exc)) from exc
     else:
@@ -151,7 +153,21 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
     return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
 
 
-def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
+def mounted(server: Server, read: Callable[[Server], T]) -> T:
+    """`read(server)` with the servers mounted on it connected (their tools listed as its own), its own lifespan not
+    run; at once for a server that mounts none."""
+    if not server.mounts:
+        return read(server)
+
+    async def connected() -> T:
+        async with server.running(lifespan=definitions_only):
+            return read(server)
+
+    return anyio.run(connected)
+
+
+def parse_headers(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`-H 'Name: value'` options as a mapping."""
     headers = {}
     for pair in pairs or ():
         name, sep, value = pair.partition(":")

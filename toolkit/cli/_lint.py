@@ -24,6 +24,7 @@ from ._common import (
     is_url,
     json_object,
     load,
+    mounted,
     read_tools,
     run,
     seconds,
@@ -48,8 +49,8 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
         findings = lint_definitions(tools)
     else:
         server = load(args.target)
+        findings = mounted(server, lint)  # a gateway's mounted tools are listed once its upstreams are connected
         tools = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.tools.values()]
-        findings = lint(server)
         args.target = server  # the calls below reach the same server, in memory
     unmeasured: list[str] = []
     if calls:

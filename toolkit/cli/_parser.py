@@ -16,6 +16,7 @@ from ._dev import run_dev
 from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
 from ._lint import lint_tools
+from ._proxy import proxy_target
 from ._tasks import task_command
 from ._typed_client import write_client
 
@@ -49,6 +50,14 @@ configuration runs). With --http, serves Streamable HTTP at
 http://HOST:PORT/mcp until Ctrl-C or SIGTERM.
 """
 )
+_PROXY_EPILOG = """
+Serves the upstream's tools as its own, over stdio (until stdin closes) or with
+--http over Streamable HTTP at http://HOST:PORT/mcp, in both protocol eras,
+whatever era the upstream speaks. -H sends a header to a URL upstream; ${NAME}
+in its value is read from the environment, e.g.
+  toolkit proxy https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'
+  toolkit proxy --http --port 9000 --stdio -- npx -y some-mcp-server
+"""
 _INSTALL_EPILOG = """
 CLIENT is claude-desktop, claude-code, cursor, vscode, gemini, or mcp-json
 (print a {"mcpServers": ...} object). The entry runs this interpreter (its
@@ -148,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     _card_commands(commands)
+    _proxy_command(commands)
     _lint_options(
         commands.add_parser(
             "lint",
@@ -157,6 +167,33 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     return parser
+
+
+def _proxy_command(commands: Any) -> None:
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
+        usage="toolkit proxy [options] URL\n       toolkit proxy [options] --stdio -- COMMAND ...",
+        epilog=_PROXY_EPILOG,
+        formatter_class=_RAW,
+    )
+    proxy.add_argument("target", nargs="?", metavar="URL")
+    proxy.add_argument("--stdio", action="store_true", help="proxy the server started by the command after --")
+    proxy.add_argument("--prefix", help="serve each tool as PREFIX_name")
+    proxy.add_argument("--name", dest="server_name", metavar="NAME", help="the proxy's server name (default: proxy)")
+    _header_option(proxy)
+    proxy.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
+    proxy.add_argument("--host", help="with --http: the address to listen on (default: 127.0.0.1)")
+    proxy.add_argument("--port", type=int, help="with --http: the port (default: 8000; 0: any free one)")
+    proxy.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
+    )
+    _traceback_option(proxy)
+    proxy.set_defaults(run=proxy_target, name="proxy")
 
 
 def _serve_options(serve: argparse.ArgumentParser) -> None:

@@ -1,0 +1,66 @@
+"""`toolkit proxy` serves another server through toolkit; `toolkit list/call/lint/inspect` work on a proxy, and on a
+file whose server mounts others, as on any server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import PYTHON, outcome, toolkit
+from servers import GATEWAY_UPSTREAM
+
+PROXY = [PYTHON, "-m", "toolkit", "proxy", "--prefix", "up", "--stdio", "--", PYTHON, str(GATEWAY_UPSTREAM)]
+
+
+def test_toolkit_call_reaches_a_stdio_server_through_toolkit_proxy() -> None:
+    run = toolkit("call", "--stdio", "up_add", "a=20", "b=22", "--", *PROXY)
+    assert outcome(run)[:2] == (0, "42\n")
+
+
+def test_toolkit_list_shows_the_proxied_servers_tools_under_the_prefix() -> None:
+    run = toolkit("list", "--stdio", "--", *PROXY)
+    assert run.returncode == 0, run.stderr
+    assert [line.split()[0] for line in run.stdout.splitlines()[1:-1]] == [
+        "up_add",
+        "up_picture",
+        "up_weather",
+        "up_fail",
+        "up_ticks",
+        "up_hang",
+        "up_pid",
+        "up_die",
+    ]
+
+
+def test_list_call_lint_and_inspect_work_on_a_file_whose_server_mounts_another(tmp_path: Path) -> None:
+    gateway = tmp_path / "gateway.py"
+    gateway.write_text(
+        "from toolkit import Server\n"
+        "server = Server('gateway')\n"
+        f"server.mount([{PYTHON!r}, {str(GATEWAY_UPSTREAM)!r}], prefix='up', tools=['add', 'weather'])\n"
+    )
+    listed = toolkit("list", str(gateway))
+    called = toolkit("call", str(gateway), "up_weather", "city=Oslo")
+    linted = toolkit("lint", str(gateway))
+    card = toolkit("inspect", str(gateway), "--name", "io.example/gateway")
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:-1]] == ["up_add", "up_weather"]
+    assert json.loads(called.stdout) == {"city": "Oslo", "celsius": 21.5}
+    assert linted.stdout.splitlines()[-1] == "3 findings in 2 tools: 0 errors, 3 warnings"
+    assert all(line.startswith("up_") for line in linted.stdout.splitlines()[:-1])  # no local code to point at
+    assert json.loads(card.stdout)["description"] == "gateway: 2 tools (up_add, up_weather)"
+
+
+def test_toolkit_proxy_refuses_what_it_cannot_serve_in_one_line() -> None:
+    not_url = toolkit("proxy", "server.py")
+    unset = toolkit("proxy", "http://127.0.0.1:9/mcp", "-H", "Authorization: Bearer ${TOOLKIT_TEST_UNSET_TOKEN}")
+    assert outcome(not_url) == (
+        2,
+        "",
+        "toolkit: error: toolkit proxy takes a URL (http://... or https://...) or --stdio -- COMMAND, "
+        "not 'server.py'\n",
+    )
+    assert outcome(unset) == (
+        2,
+        "",
+        "toolkit: error: a header names ${TOOLKIT_TEST_UNSET_TOKEN}, which is not set in the environment\n",
+    )
