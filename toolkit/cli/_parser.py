@@ -182,16 +182,7 @@ def _proxy_command(commands: Any) -> None:
     proxy.add_argument("--prefix", help="serve each tool as PREFIX_name")
     proxy.add_argument("--name", dest="server_name", metavar="NAME", help="the proxy's server name (default: proxy)")
     _header_option(proxy)
-    proxy.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
-    proxy.add_argument("--host", help="with --http: the address to listen on (default: 127.0.0.1)")
-    proxy.add_argument("--port", type=int, help="with --http: the port (default: 8000; 0: any free one)")
-    proxy.add_argument(
-        "--allowed-host",
-        action="append",
-        dest="allowed_hosts",
-        metavar="HOST",
-        help="with --http: a Host header to accept (repeatable; default: loopback names only)",
-    )
+    _listening_options(proxy)
     _traceback_option(proxy)
     proxy.set_defaults(run=proxy_target, name="proxy")
 
@@ -365,6 +356,10 @@ def _install_options(install: argparse.ArgumentParser) -> None:
 
 def _serving_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="TARGET")
+    _listening_options(parser)
+
+
+def _listening_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP (needs the http extra)")
     parser.add_argument("--host", help="with --http: the address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, help="with --http: the port (default: 8000; 0: any free one)")
