@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from ._fixtures import time_add_calls
 from .asgi import cpu_per_post
 
 NOOPS = 3
@@ -54,14 +55,7 @@ async def _memory(kind: str, calls: int) -> float:
     from toolkit import Client
 
     async with Client(_toolkit_server(kind)) as client:
-        for i in range(max(10, calls // 10)):
-            await client.call_tool("add", {"a": i, "b": 1})
-        start = time.process_time()
-        for i in range(calls):
-            result = await client.call_tool("add", {"a": i, "b": 1})
-        spent = time.process_time() - start
-    assert not result.is_error, result
-    return spent / calls * 1e6
+        return await time_add_calls(client, calls, time.process_time)
 
 
 async def _http(kind: str, calls: int) -> float:
@@ -86,13 +80,7 @@ async def _fastmcp(kind: str, calls: int) -> float:
         return a + b
 
     async with fastmcp.Client(server) as client:
-        for i in range(max(10, calls // 10)):
-            await client.call_tool("add", {"a": i, "b": 1})
-        start = time.process_time()
-        for i in range(calls):
-            await client.call_tool("add", {"a": i, "b": 1})
-        spent = time.process_time() - start
-    return spent / calls * 1e6
+        return await time_add_calls(client, calls, time.process_time)
 
 
 def fastmcp_available() -> bool:
@@ -117,7 +105,11 @@ def rows(with_fastmcp: bool) -> dict[str, Callable[[int], float]]:
 
 def measure(calls: int, rounds: int, with_fastmcp: bool) -> dict[str, list[float]]:
     """`rounds` rounds of every row (the order reversed every other round): `{row: [µs per call, ...]}`."""
-    table = rows(with_fastmcp)
+    return run_rounds(rows(with_fastmcp), calls, rounds)
+
+
+def run_rounds(table: dict[str, Callable[[int], float]], calls: int, rounds: int) -> dict[str, list[float]]:
+    """`rounds` rounds of every row of `table` (the order reversed every other round): `{row: [µs per call, ...]}`."""
     figures: dict[str, list[float]] = {row: [] for row in table}
     for index in range(rounds):
         order = list(table.items())

@@ -266,10 +266,12 @@ class Server(Registry):
         The upstream is connected when this server starts running (the first attempt is waited for, up to
         `connect_timeout`) and closed when it stops: one connection, shared by every call. Its tools are listed and
         called as local ones, through this server's middleware, `tool_filter`, timeouts, rate limits, scopes,
-        telemetry and `schema_profile`; results come back as the upstream sent them. A call's progress is forwarded
-        and cancelling it cancels the upstream's. A lost connection fails the calls it was running with a tool
-        error; a process is started again by the next call, a URL is tried again with backoff; meanwhile the tools
-        it last listed stay listed. When the upstream's tool list changes, this server's clients are told.
+        telemetry and `schema_profile`; results come back as the upstream sent them. A call's progress is forwarded,
+        cancelling it cancels the upstream's, and the upstream's questions (elicitation, sampling, roots) are asked
+        of the client that made the call, in that client's era. A lost connection fails the calls it was running
+        with a tool error; a process is started again by the next call, a URL is tried again with backoff;
+        meanwhile the tools it last listed stay listed. When the upstream's tool list changes, this server's
+        clients are told.
 
         Args:
             upstream: A toolkit `Server` (in memory), a command that starts a server speaking stdio
@@ -286,6 +288,9 @@ class Server(Registry):
                 and never in an error.
             connect_timeout (float): Seconds to wait for the upstream to connect, at start and on a reconnection
                 (default 30).
+            protocol (ProtocolMode): The era to speak to the upstream: `"auto"` (default: 2026-07-28 when it offers
+                it, else the `initialize` handshake), `"2026-07-28"` or `"handshake"`. The server's own clients
+                speak either era whatever this is.
 
         Raises:
             TypeError: an option that `mount` does not take, or one that does not fit the kind of upstream.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from toolkit._client.client import Client, ClientOptions, Servable
+from toolkit._client.client import Client, ClientOptions, ProtocolMode, Servable
 from toolkit._definition.tool import Tool, forwarded
 from toolkit._engine.context import Context
 from toolkit._protocol.types import ToolDefinition
@@ -46,6 +46,7 @@ class MountOptions(TypedDict, total=False):
     cwd: str | os.PathLike[str] | None
     headers: Mapping[str, str] | None
     connect_timeout: float
+    protocol: ProtocolMode
 
 
 class Mount:
@@ -59,9 +60,16 @@ class Mount:
         self._select = _selection(options.get("tools"))
         self._names: dict[str, str] = {}  # served name -> the upstream's name
         make, reconnect = _client_maker(target, options.get("env"), options.get("cwd"), options.get("headers"))
+        protocol = options.get("protocol", "auto")
+        if protocol not in ("auto", "2026-07-28", "handshake"):
+            raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
         timeout = options.get("connect_timeout", 30.0)
         self.upstream = Upstream(
-            make, upstream_label(target), reconnect=reconnect, connect_timeout=timeout, on_tools=self._serve
+            lambda client_options: make({**client_options, "protocol": protocol}),
+            upstream_label(target),
+            reconnect=reconnect,
+            connect_timeout=timeout,
+            on_tools=self._serve,
         )
 
     def connected(self) -> contextlib.AbstractAsyncContextManager[None]:

@@ -10,6 +10,7 @@ an upstream is down the mounting server keeps listing the tools it last knew, an
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -18,10 +19,21 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 
+from toolkit._asking.answer import ElicitResult, SampleResult
+from toolkit._asking.handlers import ElicitRequest, SampleRequest
+from toolkit._asking.mrtr import Suspend
 from toolkit._client.client import Client, ClientOptions
 from toolkit._engine.context import Context
-from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, ToolError, ToolkitError
-from toolkit._protocol.types import ToolDefinition
+from toolkit._errors import (
+    ClientRequestError,
+    ConnectionClosedError,
+    MessageError,
+    ProtocolError,
+    ToolError,
+    ToolkitError,
+)
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR
+from toolkit._protocol.types import Root, ToolDefinition
 
 __all__ = ["Upstream"]
 
@@ -36,6 +48,23 @@ FIRST_RETRY, LAST_RETRY = 0.25, 30.0
 # What a failed attempt to connect raises: the process cannot start (OSError), the server answers wrongly or not at
 # all (toolkit's errors, a timeout), or an HTTP error of httpx's (an Exception we do not import here).
 _CONNECT_ERRORS = (Exception,)
+
+
+class _Call:
+    """One call in flight upstream: the downstream call's Context (which answers the upstream's questions), and what
+    ends it early when a question must go back to a 2026-07-28 client as an input-required round."""
+
+    __slots__ = ("ctx", "scope", "suspended")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.scope = anyio.CancelScope()
+        self.suspended: Suspend | None = None
+
+
+# The call whose upstream request is being made, in its own task: a 2026-07-28 upstream's input requests are
+# answered there. A 2025-11-25 upstream's requests come in the client's reader task instead (see `_asking`).
+_calling: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("toolkit_gateway_call", default=None)
 
 
 class Upstream:
@@ -62,6 +91,7 @@ class Upstream:
         self._wanted = anyio.Event()  # a call waits for a connection
         self._lost = anyio.Event()  # the connection in use was lost
         self._tg: anyio.abc.TaskGroup | None = None
+        self._calls: set[_Call] = set()
         self.initializations = 0
         """How many connections were made (each one `initialize` or `server/discover`): one while nothing fails."""
 
@@ -97,7 +127,15 @@ class Upstream:
 
     async def _connect_once(self) -> bool:
         """Open one connection and hold it until it is lost: whether it was made."""
-        client = self._make_client({"on_tools_changed": self._tools_changed, "validate_output": False})
+        client = self._make_client(
+            {
+                "on_tools_changed": self._tools_changed,
+                "validate_output": False,
+                "elicitation_handler": self._elicit,
+                "sampling_handler": self._sample,
+                "roots": self._roots,
+            }
+        )
         made = False
         # The deadline covers connecting and the first listing only (lifted once they are done); a scope around the
         # whole block, since the client's task group must be left inside the scope it was entered in.
@@ -165,10 +203,13 @@ class Upstream:
         return self._client
 
     async def call(self, name: str, arguments: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
-        """Call the upstream's tool `name`: its wire result, its progress reported on `ctx`.
+        """Call the upstream's tool `name`: its wire result; its progress reported on `ctx`, its questions asked
+        with `ctx` (of the downstream client, in that client's era).
 
         Raises:
             ToolError: the upstream cannot be reached, lost its connection during the call, or refused the call.
+            Suspend: a question for a 2026-07-28 downstream client (the call ends with an input-required round and
+                is made again, the answers replayed, when the client retries).
         """
         client = await self._connection()
 
@@ -176,17 +217,89 @@ class Upstream:
             with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
                 await ctx.report_progress(done, total, message)
 
+        call = _Call(ctx)
+        token = _calling.set(call)
+        self._calls.add(call)
         try:
-            result = await client.call_tool(name, arguments, progress=progress)
-        except ConnectionClosedError as exc:
+            with call.scope:
+                result = await client.call_tool(name, arguments, progress=progress)
+        except (ProtocolError, MessageError) as exc:
+            raise self._failure(call, client, exc) from None
+        finally:
+            self._calls.discard(call)
+            _calling.reset(token)
+        if call.suspended is not None:
+            raise call.suspended
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def _failure(self, call: _Call, client: Client, exc: ToolkitError) -> BaseException:
+        """What a failed upstream request ends the call with: the question it stopped for, or a tool error."""
+        if call.suspended is not None:
+            return call.suspended
+        if isinstance(exc, ConnectionClosedError):
             self._lose(client)
-            raise ToolError(
+            return ToolError(
                 f"the upstream server {self.label} closed its connection during the call ({_reason(exc)}); "
                 "it is connected again on the next call"
-            ) from None
-        except (ProtocolError, MessageError) as exc:
-            raise ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}") from None
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            )
+        return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
+
+    # -- the upstream's questions, asked of the downstream client --------------------------------------------------
+
+    def _asking(self) -> _Call:
+        """The call a question of the upstream's belongs to: the one in whose task it is asked (2026-07-28), else the
+        one call in flight (a 2025-11-25 request over stdio says nothing of the call it is for)."""
+        call = _calling.get()
+        if call is not None:
+            return call
+        if len(self._calls) == 1:
+            return next(iter(self._calls))
+        raise ClientRequestError(
+            INTERNAL_ERROR,
+            f"the gateway cannot tell which of its {len(self._calls)} calls in flight this question belongs to",
+        )
+
+    async def _ask(self, question: Callable[[Context], Any]) -> Any:
+        call = self._asking()
+        try:
+            return await question(call.ctx)
+        except Suspend as suspend:  # a 2026-07-28 client answers in a round of its own: end this attempt
+            call.suspended = suspend
+            call.scope.cancel()
+            raise ClientRequestError(INTERNAL_ERROR, "the question goes to the client in a round of its own") from None
+        except ToolkitError as exc:
+            if isinstance(exc, ClientRequestError):
+                raise
+            raise ClientRequestError(INTERNAL_ERROR, _reason(exc)) from None
+
+    async def _elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
+        if request.mode == "url":
+            url = request.url or ""
+            answer: ElicitResult[Any] = await self._ask(lambda ctx: ctx.elicit_url(request.message, url))
+            return answer
+        schema = request.requested_schema or {"type": "object", "properties": {}}
+        answer = await self._ask(lambda ctx: ctx.elicit(request.message, schema))
+        return answer
+
+    async def _sample(self, request: SampleRequest) -> SampleResult:
+        options: dict[str, Any] = {
+            "max_tokens": request.max_tokens,
+            "system_prompt": request.system_prompt,
+            "temperature": request.temperature,
+            "stop_sequences": request.stop_sequences,
+            "model_preferences": request.model_preferences,
+            "metadata": request.metadata,
+            "include_context": request.include_context,
+            "tools": request.tools,
+            "tool_choice": (request.tool_choice or {}).get("mode"),
+        }
+        given = {name: value for name, value in options.items() if value is not None}
+        answer: SampleResult = await self._ask(lambda ctx: ctx.sample(list(request.messages), **given))
+        return answer
+
+    async def _roots(self) -> list[Root]:
+        roots = await self._ask(lambda ctx: ctx.list_roots())
+        return list(roots)
 
     def _lose(self, client: Client) -> None:
         if self._client is client:
