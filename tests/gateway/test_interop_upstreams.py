@@ -1,0 +1,95 @@
+"""Mounting a server nobody here wrote: the official Python SDK's `MCPServer` (tests/interop/sdk_server.py) over
+stdio and over Streamable HTTP, in each upstream era, called by clients of both eras; results are what the SDK
+server sends when called directly, progress goes through, and a cancelled call leaves the gateway serving."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from toolkit import Client, Server
+
+pytestmark = pytest.mark.anyio
+
+SDK_SERVER = [sys.executable, str(Path(__file__).resolve().parent.parent / "interop" / "sdk_server.py")]
+TIMEOUT = 30
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("add", {"a": 2, "b": 3}),
+    ("point", {"x": 1, "y": 2}),
+    ("fail", {"reason": "no"}),
+    ("echo", {"text": "héllo"}),
+]
+
+
+def wire(result: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+@pytest.fixture
+def sdk_http_url() -> Iterator[str]:
+    process = subprocess.Popen([*SDK_SERVER, "--http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=TIMEOUT)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.mark.parametrize("upstream_era", ["auto", "handshake"])
+@pytest.mark.parametrize("client_era", ["2026-07-28", "handshake"])
+async def test_an_sdk_server_over_stdio_is_served_as_when_called_directly(upstream_era: Any, client_era: Any) -> None:
+    gateway = Server("gateway")
+    gateway.mount(SDK_SERVER, prefix="sdk", protocol=upstream_era)
+    reports: list[float] = []
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            Client(gateway, protocol=client_era) as client,
+            Client.stdio(SDK_SERVER, protocol=upstream_era, validate_output=False) as direct,
+        ):
+            mounted = {t.name: t for t in await client.list_tools()}
+            for tool in await direct.list_tools():
+                assert mounted[f"sdk_{tool.name}"] == tool.model_copy(update={"name": f"sdk_{tool.name}"})
+            for name, arguments in CALLS:
+                assert wire(await client.call_tool(f"sdk_{name}", arguments)) == wire(
+                    await direct.call_tool(name, arguments)
+                )
+            counted = await client.call_tool("sdk_count", {"steps": 2}, progress=lambda done, *_: reports.append(done))
+    assert counted.text == "counted 2"
+    assert reports == [1, 2]
+
+
+async def test_a_cancelled_call_of_an_sdk_server_leaves_the_gateway_serving() -> None:
+    gateway = Server("gateway", tool_timeout=1)
+    gateway.mount(SDK_SERVER)
+    with anyio.fail_after(TIMEOUT):
+        async with Client(gateway) as client:
+            blocked = await client.call_tool("block")
+            added = await client.call_tool("add", {"a": 1, "b": 1})
+    assert blocked.is_error
+    assert added.text == "2"
+
+
+@pytest.mark.parametrize("upstream_era", ["auto", "handshake"])
+async def test_an_sdk_server_over_http_is_served_through_the_gateway(sdk_http_url: str, upstream_era: Any) -> None:
+    gateway = Server("gateway")
+    gateway.mount(sdk_http_url, protocol=upstream_era)
+    reports: list[float] = []
+    with anyio.fail_after(TIMEOUT):
+        async with Client(gateway, protocol="2026-07-28") as client:
+            added = await client.call_tool("add", {"a": 2, "b": 3})
+            point = await client.call_tool("point", {"x": 1, "y": 2})
+            counted = await client.call_tool("count", {"steps": 2}, progress=lambda done, *_: reports.append(done))
+    assert added.text == "5"
+    assert point.structured_content == {"x": 1, "y": 2}
+    assert counted.text == "counted 2"
+    assert reports == [1, 2]
