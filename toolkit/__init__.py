@@ -68,6 +68,7 @@ __all__ = [
     "Choices",
     "Client",
     "ClientCapabilityError",
+    "ClientCredentials",
     "ClientOptions",
     "ClientRequestError",
     "ConnectionClosedError",
@@ -167,6 +168,7 @@ if typing.TYPE_CHECKING:
     from ._tasks.sqlite import SqliteTaskStore
     from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._transports.asgi import StreamingASGITransport
+    from ._transports.client_credentials import ClientCredentials
     from ._transports.memory import MemoryTransport
 
 # Imported on first use: a server process never needs the client (nor subprocess handling, nor httpx).
@@ -175,6 +177,7 @@ _LAZY |= dict.fromkeys(("TaskCancelledError", "TaskInfo", "ToolTask"), "._client
 _LAZY["StreamingASGITransport"] = "._transports.asgi"
 # Nor PyJWT and cryptography (the `jwt` extra), unless tokens are checked as JWTs.
 _LAZY["JWTVerifier"] = "._http.jwt"
+_LAZY["ClientCredentials"] = "._transports.client_credentials"
 # The HTTP app's session stores: only a server that serves HTTP needs them.
 _LAZY |= dict.fromkeys(("SessionStore", "SqliteSessionStore"), "._http.session_store")
 # Nor the schema profiles, unless a tool is adapted or a server serves a profile.

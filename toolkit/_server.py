@@ -286,6 +286,8 @@ class Server(Registry):
             cwd (str | PathLike | None): A command's working directory.
             headers (Mapping[str, str] | None): Sent with every request to a URL (its credentials): never logged
                 and never in an error.
+            auth (httpx.Auth | None): How requests to a URL authenticate:
+                [`ClientCredentials`][toolkit.ClientCredentials] for the OAuth 2.0 client-credentials grant.
             connect_timeout (float): Seconds to wait for the upstream to connect, at start and on a reconnection
                 (default 30).
             protocol (ProtocolMode): The era to speak to the upstream: `"auto"` (default: 2026-07-28 when it offers

@@ -197,7 +197,7 @@ async def test_mount_options_say_no() -> None:
         server.mount(gateway_upstream(), prefx="up")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="env= and cwd= are for a command"):
         server.mount("http://127.0.0.1:1/mcp", env={"A": "1"})
-    with pytest.raises(TypeError, match="headers= is for a URL"):
+    with pytest.raises(TypeError, match="headers= and auth= are for a URL"):
         server.mount(UPSTREAM_COMMAND, headers={"Authorization": "Bearer x"})
     with pytest.raises(ValueError, match="prefix="):
         server.mount(gateway_upstream(), prefix="bad prefix")

@@ -301,6 +301,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         http_client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
         **options: Unpack[ClientOptions],
     ) -> Client:
         """A client for an MCP server's Streamable HTTP endpoint (needs the `http` extra: httpx), in either era.
@@ -315,6 +316,8 @@ class Client:
                 stream may stay quiet; bound a call with `anyio.fail_after`).
             http_client: An `httpx.AsyncClient` to use (its own transport, proxies, TLS settings); the caller
                 opens and closes it.
+            auth: How requests authenticate, an `httpx.Auth`: [`ClientCredentials`][toolkit.ClientCredentials] for
+                the OAuth 2.0 client-credentials grant (not with `http_client`, which has its own).
             **options: As for `Client(...)`.
 
         Raises:
@@ -330,7 +333,9 @@ class Client:
                 " (in a clone of toolkit: pip install '.[http]')"
             ) from None
 
-        connect = functools.partial(open_http, url, headers, timeout, http_client)
+        if auth is not None and http_client is not None:
+            raise TypeError("give auth= to the httpx.AsyncClient passed as http_client, not to Client.http")
+        connect = functools.partial(open_http, url, headers, timeout, http_client, auth)
         client = cls(OpenedTransport(connect, always_answers=True), **options)
         client._network = (TCP, "http")
         return client

@@ -45,6 +45,7 @@ class MountOptions(TypedDict, total=False):
     env: Mapping[str, str] | None
     cwd: str | os.PathLike[str] | None
     headers: Mapping[str, str] | None
+    auth: Any
     connect_timeout: float
     protocol: ProtocolMode
 
@@ -59,7 +60,7 @@ class Mount:
         self._prefix = f"{prefix}_" if prefix else ""
         self._select = _selection(options.get("tools"))
         self._names: dict[str, str] = {}  # served name -> the upstream's name
-        make, reconnect = _client_maker(target, options.get("env"), options.get("cwd"), options.get("headers"))
+        make, reconnect = _client_maker(target, options)
         protocol = options.get("protocol", "auto")
         if protocol not in ("auto", "2026-07-28", "handshake"):
             raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
@@ -130,13 +131,9 @@ def _selection(tools: ToolSelection) -> Callable[[ToolDefinition], bool]:
     return lambda definition: definition.name in wanted
 
 
-def _client_maker(
-    target: UpstreamTarget,
-    env: Mapping[str, str] | None,
-    cwd: str | os.PathLike[str] | None,
-    headers: Mapping[str, str] | None,
-) -> tuple[Callable[[ClientOptions], Client], Reconnect]:
+def _client_maker(target: UpstreamTarget, mount: MountOptions) -> tuple[Callable[[ClientOptions], Client], Reconnect]:
     """How to make a client of `target`, and when to reconnect after the connection is lost."""
+    env, cwd, headers, auth = mount.get("env"), mount.get("cwd"), mount.get("headers"), mount.get("auth")
     if isinstance(target, str):
         if not target.startswith(("http://", "https://")):
             raise ValueError(
@@ -144,9 +141,9 @@ def _client_maker(
             )
         if env is not None or cwd is not None:
             raise TypeError("env= and cwd= are for a command (stdio), not a URL")
-        return lambda options: Client.http(target, headers=headers, **options), "backoff"
-    if headers is not None:
-        raise TypeError("headers= is for a URL (Streamable HTTP), not a command or a server")
+        return lambda options: Client.http(target, headers=headers, auth=auth, **options), "backoff"
+    if headers is not None or auth is not None:
+        raise TypeError("headers= and auth= are for a URL (Streamable HTTP), not a command or a server")
     if isinstance(target, Sequence):
         command = list(target)
         if not command or not all(isinstance(word, str) for word in command):

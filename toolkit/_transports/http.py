@@ -396,12 +396,13 @@ async def open_http(
     headers: Mapping[str, str] | None,
     timeout: float,  # noqa: ASYNC109 (httpx's connect/write/pool timeout, not a deadline for the caller)
     client: httpx.AsyncClient | None,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[HttpTransport]:
     """Connect to `url`; on exit end the session (DELETE) and close what was opened here."""
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             # No read timeout: an SSE stream (a long call, a subscription) may stay quiet for as long as it likes.
-            client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+            client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth)
             await stack.enter_async_context(client)
         if headers:
             client.headers.update(headers)
