@@ -115,6 +115,8 @@ class Handlers:
                 elicitation mode (client/elicitation, Error Handling), -32603 when the handler fails; the code a
                 handler's `ClientRequestError` gives.
         """
+        if params is None:  # JSON-RPC's params may be left out: `roots/list` has none to send (the TypeScript SDK's)
+            params = {}
         if not isinstance(params, Mapping):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: params must be an object")
         try:
