@@ -47,9 +47,10 @@ async def test_the_gateways_scopes_and_rate_limit_apply_to_mounted_tools(protoco
             added = await user.call_tool("up_add", {"a": 1, "b": 2})
             with pytest.raises(ProtocolError, match="insufficient scope"):
                 await user.call_tool("up_pid")
-            with pytest.raises(ProtocolError) as limited:  # 3 calls a minute: one of the next 3 is refused
-                for _ in range(3):
-                    await user.call_tool("up_add", {"a": 1, "b": 2})
+            await user.call_tool("up_add", {"a": 1, "b": 2})
+            await user.call_tool("up_add", {"a": 1, "b": 2})  # the third call of the minute
+            with pytest.raises(ProtocolError) as limited:
+                await user.call_tool("up_add", {"a": 1, "b": 2})
         async with served(app, ADMIN, protocol) as admin:
             allowed = await admin.call_tool("up_pid")
     assert added.text == "3"

@@ -5,7 +5,6 @@ rounds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,9 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.fixture
-def everything() -> Iterator[list[str]]:
+def everything() -> list[str]:
     node = install_node()
-    yield [str(node), str(CONFORMANCE / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
+    return [str(node), str(CONFORMANCE / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
 
 
 def wire(result: Any) -> dict[str, Any]:
