@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from cli_helpers import PYTHON, outcome, toolkit
+from served import Served
 from servers import GATEWAY_UPSTREAM
+
+from toolkit import Client
 
 PROXY = [PYTHON, "-m", "toolkit", "proxy", "--prefix", "up", "--stdio", "--", PYTHON, str(GATEWAY_UPSTREAM)]
 
@@ -64,3 +69,23 @@ def test_toolkit_proxy_refuses_what_it_cannot_serve_in_one_line() -> None:
         "",
         "toolkit: error: a header names ${TOOLKIT_TEST_UNSET_TOKEN}, which is not set in the environment\n",
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_toolkit_proxy_serves_a_stdio_server_over_streamable_http_in_either_era(protocol: Any) -> None:
+    # `python -m toolkit proxy --http --port 0 ...`, started as a script is (Served says where it listens).
+    upstream = ["--", PYTHON, str(GATEWAY_UPSTREAM)]
+    served = Served(
+        Path("-m"), "toolkit", "proxy", "--prefix", "up", "--http", "--port", "0", "--stdio", *upstream, script=True
+    )
+    try:
+        async with Client.http(served.url, protocol=protocol) as client:
+            names = [t.name for t in await client.list_tools()]
+            added = await client.call_tool("up_add", {"a": 20, "b": 22})
+        listed = toolkit("list", served.url)
+    finally:
+        served.close()
+    assert names[0] == "up_add"
+    assert added.text == "42"
+    assert listed.stdout.splitlines()[1].split()[0] == "up_add"
