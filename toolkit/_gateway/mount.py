@@ -66,7 +66,15 @@ class Mount:
             raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
         timeout = options.get("connect_timeout", 30.0)
         self.upstream = Upstream(
-            lambda client_options: make({**client_options, "protocol": protocol}),
+            # The gateway's providers: a call's CLIENT span upstream continues the trace of its SERVER span here.
+            lambda client_options: make(
+                {
+                    **client_options,
+                    "protocol": protocol,
+                    "tracer_provider": registry.tracer_provider,
+                    "meter_provider": registry.meter_provider,
+                }
+            ),
             upstream_label(target),
             reconnect=reconnect,
             connect_timeout=timeout,
