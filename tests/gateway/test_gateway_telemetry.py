@@ -31,5 +31,6 @@ async def test_a_mounted_call_is_one_trace_across_the_gateway_and_the_upstream()
     assert len({span.context.trace_id for span in calls if span.context is not None}) == 1
     gateway_span = next(span for span in calls if span.name == "tools/call up_add")
     hop = next(span for span in calls if span.kind == SpanKind.CLIENT)
-    assert hop.parent is not None and gateway_span.context is not None
+    assert hop.parent is not None
+    assert gateway_span.context is not None
     assert hop.parent.span_id == gateway_span.context.span_id
