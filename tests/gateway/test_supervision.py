@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
-from servers import GATEWAY_UPSTREAM
+from asgi_servers import free_port
+from served import Served
+from servers import GATEWAY_UPSTREAM, HTTP_DEMO
 
 from toolkit import Client, Server
 
@@ -110,3 +113,27 @@ async def test_a_slow_upstream_call_ends_with_the_gateways_timeout_and_the_next_
         added = await client.call_tool("add", {"a": 2, "b": 2})
     assert slow.is_error
     assert added.text == "4"
+
+
+async def test_an_http_upstream_that_is_not_up_yet_is_tried_again_with_backoff_and_its_tools_come_when_it_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    port = free_port()
+    gateway = Server("gateway")
+    gateway.mount(f"http://127.0.0.1:{port}/mcp", prefix="late", connect_timeout=10)
+    changed = anyio.Event()
+    with caplog.at_level(logging.ERROR, logger="toolkit.gateway"):
+        async with Client(gateway, on_tools_changed=changed.set) as client:
+            before = await client.list_tools()
+            served = await anyio.to_thread.run_sync(lambda: Served(HTTP_DEMO, "--port", str(port)))
+            try:
+                with anyio.fail_after(60):  # the retries double from 0.25 s: within a few seconds of it serving
+                    await changed.wait()
+                names = [t.name for t in await client.list_tools()]
+                added = await client.call_tool("late_add", {"a": 1, "b": 2})
+            finally:
+                await anyio.to_thread.run_sync(served.close)
+    assert before == []
+    assert f"upstream http://127.0.0.1:{port}/mcp is down: cannot connect" in caplog.text
+    assert "late_add" in names
+    assert added.text == "3"
