@@ -137,3 +137,29 @@ async def test_an_http_upstream_that_is_not_up_yet_is_tried_again_with_backoff_a
     assert f"upstream http://127.0.0.1:{port}/mcp is down: cannot connect" in caplog.text
     assert "late_add" in names
     assert added.text == "3"
+
+
+async def test_a_stdio_upstream_that_failed_to_start_is_tried_again_and_its_tools_come_when_it_starts(
+    tmp_path: Path,
+) -> None:
+    flag = tmp_path / "failed once"
+    script = tmp_path / "second_time.py"
+    script.write_text(
+        "import pathlib, runpy, sys\n"
+        f"flag = pathlib.Path({str(flag)!r})\n"
+        "if not flag.exists():\n"
+        "    flag.write_text('1')\n"
+        "    sys.exit('not the first time')\n"
+        f"sys.argv = [{str(GATEWAY_UPSTREAM)!r}]\n"
+        f"runpy.run_path({str(GATEWAY_UPSTREAM)!r}, run_name='__main__')\n"
+    )
+    gateway = Server("gateway")
+    gateway.mount([sys.executable, str(script)], prefix="second", tools=["add"], connect_timeout=20)
+    changed = anyio.Event()
+    async with Client(gateway, on_tools_changed=changed.set) as client:
+        before = await client.list_tools()
+        with anyio.fail_after(30):
+            await changed.wait()
+        added = await client.call_tool("second_add", {"a": 2, "b": 2})
+    assert before == []
+    assert added.text == "4"

@@ -92,8 +92,7 @@ class Upstream:
         self._lost = anyio.Event()  # the connection in use was lost
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls: set[_Call] = set()
-        self.initializations = 0
-        """How many connections were made (each one `initialize` or `server/discover`): one while nothing fails."""
+        self._listed = False  # the upstream listed its tools once
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -118,7 +117,10 @@ class Upstream:
             if connected:
                 delay = FIRST_RETRY
                 continue
-            if self._reconnect == "backoff":
+            self._attempted = anyio.Event()  # the next attempt's: the calls that come from now on wait for it
+            # A process is started again by the next call of one of its tools: until it has listed some, no call can
+            # come, so it is tried again with backoff as a URL is.
+            if self._reconnect == "backoff" or not self._listed:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, LAST_RETRY)
             else:
@@ -142,10 +144,9 @@ class Upstream:
         with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
             try:
                 async with client:
-                    self.initializations += 1
                     definitions = await client.list_tools()
                     scope.deadline = math.inf
-                    made = True
+                    made = self._listed = True
                     self._on_tools(definitions)
                     await self._hold(client)
             except _CONNECT_ERRORS as exc:
