@@ -4,6 +4,7 @@ server sends when called directly, progress goes through, and a cancelled call l
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -93,3 +94,13 @@ async def test_an_sdk_server_over_http_is_served_through_the_gateway(sdk_http_ur
     assert point.structured_content == {"x": 1, "y": 2}
     assert counted.text == "counted 2"
     assert reports == [1, 2]
+
+
+async def test_an_sdk_servers_log_messages_reach_the_gateways_log(caplog: pytest.LogCaptureFixture) -> None:
+    gateway = Server("gateway")
+    gateway.mount(SDK_SERVER)
+    with caplog.at_level(logging.DEBUG, logger="toolkit.gateway"), anyio.fail_after(TIMEOUT):
+        async with Client(gateway) as client:
+            result = await client.call_tool("chatty")
+    assert result.text == "logged"
+    assert f"upstream {' '.join(SDK_SERVER)}: warning message" in caplog.text

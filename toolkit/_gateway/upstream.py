@@ -22,8 +22,8 @@ import anyio.abc
 from toolkit._asking.answer import ElicitResult, SampleResult
 from toolkit._asking.handlers import ElicitRequest, SampleRequest
 from toolkit._asking.mrtr import Suspend
-from toolkit._client.client import Client, ClientOptions
-from toolkit._engine.context import Context
+from toolkit._client.client import Client, ClientOptions, LogMessage
+from toolkit._engine.context import PY_LEVELS, Context
 from toolkit._errors import (
     ClientRequestError,
     ConnectionClosedError,
@@ -136,6 +136,7 @@ class Upstream:
                 "elicitation_handler": self._elicit,
                 "sampling_handler": self._sample,
                 "roots": self._roots,
+                "on_log": self._log,
             }
         )
         made = False
@@ -144,6 +145,10 @@ class Upstream:
         with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
             try:
                 async with client:
+                    # Its messages from `info` up, for this process's log: asked per request in 2026-07-28 (no request
+                    # is sent now), with logging/setLevel before, where the server declares logging.
+                    if client.modern or "logging" in client.capabilities:
+                        await client.set_logging_level("info")
                     definitions = await client.list_tools()
                     scope.deadline = math.inf
                     made = self._listed = True
@@ -244,6 +249,11 @@ class Upstream:
                 "it is connected again on the next call"
             )
         return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
+
+    def _log(self, message: LogMessage) -> None:
+        """A log message of the upstream's, to this process's log (over stdio nothing says which call sent it)."""
+        where = f"{self.label} ({message.logger})" if message.logger else self.label
+        logger.log(PY_LEVELS.get(message.level, logging.ERROR), "upstream %s: %s", where, message.data)
 
     # -- the upstream's questions, asked of the downstream client --------------------------------------------------
 
