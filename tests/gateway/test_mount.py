@@ -246,3 +246,23 @@ async def test_a_tool_the_upstream_runs_only_as_a_task_is_a_plain_call_downstrea
         result = await client.call_tool("report")
     assert listed[0].execution is None
     assert result.text == "the report"
+
+
+async def test_an_upstream_tool_whose_served_name_mcp_does_not_allow_is_left_out_and_the_rest_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    upstream = Server("upstream")
+
+    @upstream.tool(name="a" * 128)
+    def long() -> str:
+        return "long"
+
+    @upstream.tool
+    def short() -> str:
+        return "short"
+
+    with caplog.at_level(logging.ERROR, logger="toolkit.gateway"):
+        async with Client(gateway(upstream, prefix="up")) as client:
+            names = [t.name for t in await client.list_tools()]
+    assert names == ["up_short"]
+    assert f"its tool 'up_{'a' * 128}' is not served" in caplog.text

@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from toolkit._client.client import Client, ClientOptions, ProtocolMode, Servable
 from toolkit._definition.tool import Tool, forwarded
 from toolkit._engine.context import Context
+from toolkit._errors import ToolDefinitionError
 from toolkit._protocol.types import ToolDefinition
 
 from .upstream import Reconnect, Upstream, upstream_label
@@ -59,7 +60,7 @@ class Mount:
         prefix = options.get("prefix")
         self._prefix = f"{prefix}_" if prefix else ""
         self._select = _selection(options.get("tools"))
-        self._names: dict[str, str] = {}  # served name -> the upstream's name
+        self._names: set[str] = set()  # the names its tools are served as now
         make, reconnect = _client_maker(target, options)
         protocol = options.get("protocol", "auto")
         if protocol not in ("auto", "2026-07-28", "handshake"):
@@ -90,7 +91,6 @@ class Mount:
         registry = self._registry
         kept = {name: t for name, t in registry.tools.items() if name not in self._names}
         mine: dict[str, Tool[Any, Any]] = {}
-        names: dict[str, str] = {}
         for definition in definitions:
             if not self._select(definition):
                 continue
@@ -98,11 +98,13 @@ class Mount:
             if name in kept or name in mine:
                 logger.error("upstream %s: its tool %r is not served: the name is taken", self.upstream.label, name)
                 continue
-            mine[name] = self._tool(definition, name)
-            names[name] = definition.name
+            try:
+                mine[name] = self._tool(definition, name)
+            except ToolDefinitionError as exc:  # a name MCP does not allow (too long with the prefix, a space)
+                logger.error("upstream %s: its tool %r is not served: %s", self.upstream.label, name, exc)
         old = [(n, registry.tools[n].definition) for n in self._names if n in registry.tools]
         changed = old != [(n, t.definition) for n, t in mine.items()]
-        self._names = names
+        self._names = set(mine)
         if changed:
             registry.set_tools({**kept, **mine})
 
