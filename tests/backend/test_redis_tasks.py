@@ -45,7 +45,7 @@ async def test_a_task_made_on_one_worker_is_found_and_changed_on_the_other(redis
     a, b = stores(redis_url)
     assert isinstance(a, TaskStore)
     made = record("t1")
-    assert await a.create(made, limit=10)
+    assert await a.create(made, limit=10, ceiling=100) is None
     assert await b.get("t1") == made
     done = await b.modify("t1", lambda r: dataclasses.replace(r, status="completed", result={"content": []}))
     assert done is not None
@@ -59,10 +59,11 @@ async def test_a_task_made_on_one_worker_is_found_and_changed_on_the_other(redis
 
 async def test_the_owners_limit_holds_across_workers(redis_url: str) -> None:
     a, b = stores(redis_url)
-    assert await a.create(record("t1"), limit=2)
-    assert await b.create(record("t2"), limit=2)
-    assert not await a.create(record("t3"), limit=2)
-    assert await b.create(record("t4", owner="bob"), limit=2)
+    assert await a.create(record("t1"), limit=2, ceiling=4) is None
+    assert await b.create(record("t2"), limit=2, ceiling=4) is None
+    assert await a.create(record("t3"), limit=2, ceiling=4) == "caller"
+    assert await b.create(record("t4", owner="bob"), limit=2, ceiling=4) is None
+    assert await b.create(record("t5", owner="carol"), limit=2, ceiling=3) == "store"
     assert [r.task_id for r in await b.list_owned("alice", None, 10)] == ["t1", "t2"]
     assert [r.task_id for r in await b.list_owned("alice", "t1", 10)] == ["t2"]
     assert [r.task_id for r in await b.list_owned("alice", None, 1)] == ["t1"]
@@ -72,7 +73,7 @@ async def test_the_owners_limit_holds_across_workers(redis_url: str) -> None:
 
 async def test_changes_made_at_once_on_two_workers_are_both_kept(redis_url: str) -> None:
     a, b = stores(redis_url)
-    await a.create(record("t1"), limit=10)
+    await a.create(record("t1"), limit=10, ceiling=100)
 
     def answer(key: str) -> Callable[[TaskRecord], TaskRecord]:
         return lambda r: dataclasses.replace(r, input_responses={**r.input_responses, key: True})
@@ -91,9 +92,9 @@ async def test_changes_made_at_once_on_two_workers_are_both_kept(redis_url: str)
 async def test_a_dead_workers_tasks_fail_when_its_lease_ends_and_a_live_one_renews(redis_url: str) -> None:
     a, b = stores(redis_url)
     now = time.time()
-    await a.create(dataclasses.replace(record("dead", worker="w1"), lease_until=now - 1), limit=10)
-    await a.create(dataclasses.replace(record("alive", worker="w2"), lease_until=now - 1), limit=10)
-    await b.renew("w2", now + 30)  # w2 is alive: its heartbeat
+    await a.create(dataclasses.replace(record("dead", worker="w1"), lease_until=now - 1), limit=10, ceiling=100)
+    await a.create(dataclasses.replace(record("alive", worker="w2"), lease_until=now - 1), limit=10, ceiling=100)
+    await b.renew("w2", now + 30, ["alive"])  # w2 is alive: its heartbeat
     assert await b.sweep(now) == 1
     dead = await a.get("dead")
     assert dead is not None
@@ -109,7 +110,7 @@ async def test_a_dead_workers_tasks_fail_when_its_lease_ends_and_a_live_one_rene
 async def test_every_key_of_a_finished_task_expires(redis_server: RedisServer, redis_url: str) -> None:
     a, _ = stores(redis_url)
     db = redis_url.rsplit("/", 1)[1]
-    await a.create(record("t1", ttl=0.3), limit=10)
+    await a.create(record("t1", ttl=0.3), limit=10, ceiling=100)
     await a.modify("t1", lambda r: dataclasses.replace(r, status="completed", worker=None, lease_until=None))
     assert int(redis_server.command("-n", db, "DBSIZE")) > 0
     with anyio.fail_after(10):
