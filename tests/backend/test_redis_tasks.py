@@ -168,3 +168,22 @@ async def test_a_task_made_while_redis_is_down_is_refused_saying_so() -> None:
             await client.start_task("echo", {"text": "hi"})
     assert (refused.value.code, refused.value.message) == (-32603, "Shared state unavailable")
     assert "Redis failed" in str(refused.value.data)
+
+
+async def test_the_owner_index_keeps_the_live_tasks_only_and_lists_no_expired_one(
+    redis_server: RedisServer, redis_url: str
+) -> None:
+    a, _ = stores(redis_url)
+    db = redis_url.rsplit("/", 1)[1]
+    past = time.time() - 120
+    for i in range(50):  # made two minutes ago for one minute: expired at once
+        expired = dataclasses.replace(record(f"old{i}"), created_at=past, updated_at=past)
+        assert await a.create(expired, limit=100, ceiling=1000) is None
+    assert await a.create(record("new"), limit=100, ceiling=1000) is None
+    assert [r.task_id for r in await a.list_owned("alice", None, 100)] == ["new"]
+    sizes = [
+        int(redis_server.command("-n", db, "ZCARD", f"mcp:task/{index}"))
+        for index in ("owned/alice", "live/alice", "all")
+    ]
+    assert sizes == [1, 1, 1]
+    await a.aclose()
