@@ -12,7 +12,9 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+import wire
 from redis_server import TIMEOUT, RedisServer
+from servers import tasks_server
 
 from toolkit import Client, ProtocolError, RedisBackend, Server
 from toolkit._tasks.store import LEASE_EXPIRED, TaskRecord, TaskStore
@@ -187,3 +189,32 @@ async def test_the_owner_index_keeps_the_live_tasks_only_and_lists_no_expired_on
     ]
     assert sizes == [1, 1, 1]
     await a.aclose()
+
+
+async def test_two_apps_on_one_redis_with_the_default_prefix_share_no_task(redis_url: str) -> None:
+    envelope = wire.meta()
+    envelope[wire.CAPABILITIES_KEY] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    other_app = Server("beta", backend=RedisBackend(redis_url))
+
+    @other_app.tool(task="optional")
+    async def slow() -> str:
+        """Another app's tool of the same name."""
+        return "beta"
+
+    async with (
+        wire.memory(tasks_server.build(backend=RedisBackend(redis_url))) as first,
+        wire.memory(tasks_server.build(backend=RedisBackend(redis_url))) as same_app,
+        wire.memory(other_app) as beta,
+    ):
+        created = await first.result("tools/call", {"name": "slow", "arguments": {}, "_meta": envelope})
+        task = {"taskId": created["taskId"], "_meta": envelope}
+        assert (await same_app.result("tasks/get", task))["taskId"] == created["taskId"]  # another worker of it
+        assert (await beta.request("tasks/get", task))["error"]["code"] == -32602
+    shared = RedisBackend(redis_url)
+    Server("alpha", backend=shared)
+    with pytest.raises(ValueError, match="serves server 'alpha'"):
+        Server("beta", backend=shared)
+    own = RedisBackend(redis_url, prefix="mine:")  # a prefix given is kept, whatever app it serves
+    Server("alpha", backend=own)
+    Server("beta", backend=own)
+    assert (shared.prefix, own.prefix) == ("mcp:alpha:", "mine:")
