@@ -278,7 +278,7 @@ def test_a_subprocess_a_worker_s_tool_starts_inherits_neither_the_secret_nor_the
     served = Served(target, "--workers", "2")
     try:
         headers = {**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
-        message = call(1, "child_environment", **MODERN_META)
+        message = call(1, "child_environment", {}, **MODERN_META)
         reply = httpx.post(
             served.url, json=message, headers={**headers, "mcp-name": "child_environment"}, timeout=TIMEOUT
         )
