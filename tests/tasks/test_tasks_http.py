@@ -76,6 +76,8 @@ async def test_a_task_made_in_one_post_is_polled_from_another_connection_and_hid
         assert hidden["error"]["code"] == -32602
         refused = await modern(second, "tasks/cancel", {"taskId": task_id}, BOB)
         assert refused["error"]["code"] == -32602
+        answered = await modern(second, "tasks/update", {"taskId": task_id, "inputResponses": {}}, BOB)
+        assert answered["error"]["code"] == -32602
 
 
 async def test_a_question_asked_while_no_client_is_connected_waits_for_tasks_update() -> None:
