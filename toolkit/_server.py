@@ -144,8 +144,11 @@ class Server(Registry):
             `ttl` is honoured up to `max_task_ttl`).
         max_task_ttl (float): The longest a task is kept, whatever the client asks (default 86400).
         task_poll_interval (float): The polling interval suggested to clients, in seconds (default 0.5).
-        max_tasks_per_caller (int): Tasks one caller (identity) may have at once, expired ones excepted; one more
-            is refused with an error (default 100).
+        max_tasks_per_caller (int): Tasks one caller may have at once, expired ones excepted; one more is refused
+            with an error (default 100). The caller is the token's subject with authentication, else the 2025-11-25
+            session; an anonymous 2026-07-28 task is its own (only `max_tasks` bounds those).
+        max_tasks (int): Tasks the store keeps at once for every caller together, expired ones excepted; one more is
+            refused with an error (default 10,000): what protects the store from many callers.
         max_task_result_bytes (int): The largest result a task keeps (bytes of JSON); a larger one is kept as a
             tool error saying so (default 1,000,000).
         task_lease (float): Seconds a worker's claim on the tasks it runs lasts unless renewed (it renews a few

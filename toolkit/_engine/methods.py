@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,7 @@ def initialize(
         capabilities if isinstance(capabilities, dict) else {},
         info if isinstance(info, dict) else None,
         initialized,
+        key=secrets.token_urlsafe(16),  # over HTTP the session id's own nonce replaces it (`_http/sessions.py`)
     )
     result: dict[str, Any] = {
         "protocolVersion": version,

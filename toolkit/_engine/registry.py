@@ -21,6 +21,7 @@ import anyio
 from toolkit._asking.around import QuestionMiddleware
 from toolkit._asking.asking import ConfirmFallback
 from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
+from toolkit._backend.base import serve_app
 from toolkit._definition.middleware import Middleware, ToolFilter, middleware_problems
 from toolkit._definition.options import limit_problems
 from toolkit._errors import StartupError
@@ -139,6 +140,7 @@ class Registry:
         """The server's lifespan factory, or `None`."""
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
+        serve_app(options.get("backend"), name)  # the default prefix of a shared backend is this app's
         self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 from typing_extensions import Unpack
 
-from toolkit._backend.base import BackendError
+from toolkit._backend.base import BackendError, serve_app
 from toolkit._engine.connection import Connection
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
@@ -87,6 +87,7 @@ class HttpApp:
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
         self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
         backend = settings["backend"] if settings["backend"] is not None else server.backend
+        serve_app(backend, server.name)  # before anything uses it: its default prefix is this app's
         server.tasks.share(backend)  # a backend whose workers share the tasks too
         self.fleet = Fleet(backend, server, self._sessions) if backend is not None else None
         """With a backend: what this worker tells the others, and hears from them (`fleet.py`)."""

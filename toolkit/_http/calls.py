@@ -29,7 +29,7 @@ from toolkit._transports.base import MessageKind
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Exchange, Out, Post, SessionRecord
 from .fleet import Fleet
 from .gate import CallGate
-from .response import JSON, Receive, Writer, error_body, plain, status_of
+from .response import JSON, RETRY_LATER, Receive, Writer, error_body, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
 from .sessions import Direct
 from .sse import PRIMING_SINCE, Resumption
@@ -271,12 +271,12 @@ class Calls:
             await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
             return
         text, kind = reply
+        # 2026-07-28: an error has its HTTP status (2025-11-25: 200, but 503 for shared state down)
+        status = status_of(text, modern=session is None) if kind is MessageKind.ERROR else 200
         if writer is not None:
-            await writer.final(text, 200)
+            await writer.final(text, status)
             return
-        # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
-        status = status_of(text) if session is None and kind is MessageKind.ERROR else 200
-        await plain(post.send, status, text.encode(), [JSON])
+        await plain(post.send, status, text.encode(), [JSON, RETRY_LATER] if status == 503 else [JSON])
 
     async def stream(self, post: Post) -> None:
         """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`): a call of a
@@ -385,7 +385,7 @@ class Calls:
             elif kind is None:
                 await writer.close()
             else:
-                status = 200
+                status = status_of(text, modern=False) if kind is MessageKind.ERROR else 200  # 503: shared state down
                 if session is not None:
                     # logging/setLevel sets the session's level for its next requests here; any other call keeps
                     # the level it started with to itself (writing it back would undo a later setLevel)

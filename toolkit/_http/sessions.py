@@ -253,7 +253,7 @@ def _read(token: str, opened: Opened) -> SessionId:
     capabilities = data.get("c")
     # A valid id means initialize succeeded; `initialized` may have gone to another worker: take it as sent.
     caps = capabilities if isinstance(capabilities, dict) else {}
-    state = SessionState(str(data["v"]), caps, client_info, initialized=True)
+    state = SessionState(str(data["v"]), caps, client_info, initialized=True, key=data["n"])
     return SessionId(token, data["n"], state, opened.expires)
 
 

@@ -381,11 +381,15 @@ def worker_app() -> Any:
     from toolkit._backend.local import LocalBackend
     from toolkit._http.serve import BACKEND_ENV, OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
-    found = load_served(os.environ[TARGET_ENV])
+    # Read once and taken out of the environment: a subprocess a tool starts inherits neither the key that signs
+    # every session nor the path of the workers' hub (nor the rest of what only this worker's start needs).
+    target, secret = os.environ.pop(TARGET_ENV), os.environ.pop(SECRET_ENV)
+    store_path, hub = os.environ.pop(STORE_ENV, None), os.environ.pop(BACKEND_ENV, None)
+    options = json.loads(os.environ.pop(OPTIONS_ENV, "{}"))
+    found = load_served(target)
     if not isinstance(found, Server):
         return found
-    options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
-    store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
-    if found.backend is None and BACKEND_ENV in os.environ:
-        options["backend"] = LocalBackend(os.environ[BACKEND_ENV])
-    return found.http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
+    store = SqliteSessionStore(store_path) if store_path is not None else None
+    if found.backend is None and hub is not None:
+        options["backend"] = LocalBackend(hub)
+    return found.http_app(secret=secret, session_store=store, **options)
