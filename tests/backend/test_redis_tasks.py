@@ -40,7 +40,10 @@ def record(task_id: str, owner: str = "alice", *, ttl: float = 60.0, worker: str
 
 
 def stores(url: str) -> tuple[TaskStore, TaskStore]:
-    return RedisBackend(url).task_store(), RedisBackend(url).task_store()
+    """Two workers' stores on one Redis; a generous timeout (the default 0.5 s is a production bound: on a busy test
+    machine, twenty conflicting changes of one task retried through WATCH can take longer, and only a hang should
+    fail these tests)."""
+    return RedisBackend(url, timeout=10).task_store(), RedisBackend(url, timeout=10).task_store()
 
 
 async def test_a_task_made_on_one_worker_is_found_and_changed_on_the_other(redis_url: str) -> None:
