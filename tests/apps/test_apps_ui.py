@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import servers
+from servers.apps_demo import PAGE
 
-from toolkit import UI, Server, ToolDefinitionError, tool
+from toolkit import UI, ProtocolError, Server, ToolDefinitionError, tool
+from toolkit.testing import ToolTester
 
 
 def page_tool(ui: UI, name: str = "show") -> object:
@@ -135,3 +138,29 @@ def test_the_app_sdk_tag_puts_the_vendored_bundle_inline() -> None:
     assert 'src="toolkit:ext-apps"' not in ui.html
     assert "McpApps" in ui.html
     assert ui.html.count("</script>") == 1
+
+
+# -- ToolTester --------------------------------------------------------------------------------------------------
+
+
+def test_the_tester_reads_a_tools_page_and_calls_its_app_only_tool() -> None:
+    server = servers.build(servers.APPS_DEMO)
+    with ToolTester(server) as tester:
+        page = tester.ui("table")
+        refreshed = tester.call("refresh", rows=1)
+        with pytest.raises(LookupError, match="no MCP App page"):
+            tester.ui("add")
+
+    assert (page.uri, page.mime_type, page.text) == ("ui://apps-demo/table", "text/html;profile=mcp-app", PAGE.html)
+    assert page.meta == {"ui": PAGE.meta}
+    assert refreshed.structured_content == {"rows": [{"n": 0, "square": 0}]}
+
+
+def test_a_tester_without_apps_sees_what_a_text_only_client_sees() -> None:
+    with ToolTester(servers.build(servers.APPS_DEMO), apps=False) as tester:
+        names = [t.name for t in tester.list_tools()]
+        with pytest.raises(ProtocolError) as refused:
+            tester.call("refresh")
+
+    assert names == ["table", "add"]
+    assert refused.value.code == -32602
