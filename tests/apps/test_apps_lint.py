@@ -1,0 +1,129 @@
+"""`toolkit lint` on MCP Apps: a page that loads from origins its CSP does not declare (TK701), an app-only tool no
+page can call (TK702), a page and a tool that do not meet (TK703)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from toolkit import UI, Server, tool
+from toolkit._lint import Finding, lint
+from toolkit.testing import assert_lint_clean
+
+CHART = (
+    "<html><head>"
+    '<script src="https://cdn.jsdelivr.net/npm/chart.js"></script>'
+    '<link rel="stylesheet" href="//fonts.example.com/a.css">'
+    '<script src="page.js"></script>'
+    "<style>@import url('https://styles.other.net/x.css');</style>"
+    "</head><body></body></html>"
+)
+
+
+def chart_server(page: UI, *, app_only_too: bool = True) -> Server:
+    @tool(ui=page, read_only=True)
+    def weekly_chart(region: str) -> str:
+        """Chart the units sold each week in one sales region.
+
+        Args:
+            region: The region's name, as the sales system spells it.
+        """
+        return region
+
+    @tool(visibility=["app"], read_only=True)
+    def weekly_rows(region: str) -> str:
+        """List every row behind the weekly chart of one sales region, for the page's table.
+
+        Args:
+            region: The region's name, as the sales system spells it.
+        """
+        return region
+
+    return Server("charts", tools=[weekly_chart, weekly_rows] if app_only_too else [weekly_rows])
+
+
+def test_a_page_loading_from_undeclared_origins_is_an_error_per_origin() -> None:
+    page = UI("ui://charts/weekly", CHART, csp={"resourceDomains": ["https://*.example.com"]})
+    findings = [(f.rule.code, f.tool, f.message) for f in lint_of(chart_server(page))]
+
+    assert findings == [
+        (
+            "TK701",
+            "weekly_chart",
+            "ui://charts/weekly loads https://cdn.jsdelivr.net/npm/chart.js from https://cdn.jsdelivr.net, which its "
+            "csp's resourceDomains does not declare",
+        ),
+        (
+            "TK701",
+            "weekly_chart",
+            "ui://charts/weekly loads https://styles.other.net/x.css from https://styles.other.net, which its csp's "
+            "resourceDomains does not declare",
+        ),
+    ]
+
+
+def test_a_page_that_declares_its_origins_is_clean() -> None:
+    page = UI(
+        "ui://charts/weekly",
+        CHART,
+        csp={"resourceDomains": ["https://cdn.jsdelivr.net", "https://*.example.com", "https://styles.other.net"]},
+    )
+    assert_lint_clean(chart_server(page))
+
+
+def test_an_app_only_tool_no_page_can_call_is_an_error() -> None:
+    server = chart_server(UI("ui://charts/weekly", "<p>chart</p>"), app_only_too=False)
+
+    assert [(f.rule.code, f.tool) for f in lint_of(server)] == [("TK702", "weekly_rows")]
+
+
+def test_a_tool_naming_a_page_nobody_serves_is_reported() -> None:
+    @tool(meta={"ui": {"resourceUri": "ui://charts/missing"}}, read_only=True)
+    def weekly_total(region: str) -> int:
+        """Add up the units sold this week in one sales region.
+
+        Args:
+            region: The region's name, as the sales system spells it.
+        """
+        return len(region)
+
+    server = chart_server(UI("ui://charts/weekly", "<p>chart</p>"))
+    server.add_tool(weekly_total)
+
+    assert [(f.rule.code, f.tool, f.message) for f in lint_of(server)] == [
+        ("TK703", "weekly_total", "names the page ui://charts/missing, which the server does not serve")
+    ]
+
+
+def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path) -> None:
+    module = tmp_path / "charts.py"
+    module.write_text(
+        "from toolkit import UI, Server, tool\n"
+        "PAGE = UI('ui://c/p', '<script src=\"https://cdn.example.org/x.js\"></script>')\n"
+        "@tool(ui=PAGE, read_only=True)\n"
+        "def weekly_chart(region: str) -> str:\n"
+        '    """Chart the units sold each week in one sales region.\n\n'
+        "    Args:\n"
+        '        region: The region\'s name, as the sales system spells it.\n    """\n'
+        "    return region\n"
+        "server = Server('charts', tools=[weekly_chart])\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "toolkit", "lint", str(module), "--select", "TK7"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=60,
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert (
+        "TK701 [weekly_chart] ui://c/p loads https://cdn.example.org/x.js from https://cdn.example.org" in done.stdout
+    )
+
+
+def lint_of(server: Server) -> list[Finding]:
+    return [f for f in lint(server) if f.rule.code.startswith("TK7")]
