@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from toolkit import UI, Server, tool
 from toolkit._lint import Finding, lint
 from toolkit.testing import assert_lint_clean
@@ -96,22 +98,37 @@ def test_a_tool_naming_a_page_nobody_serves_is_reported() -> None:
     ]
 
 
-def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path) -> None:
+CHART_MODULE = """\
+from toolkit import UI, Server, tool
+
+PAGE = UI("ui://c/p", '<script src="https://cdn.example.org/x.js"></script>')
+
+
+@tool(ui=PAGE, read_only=True)
+def weekly_chart(region: str) -> str:
+    \"\"\"Chart the units sold each week in one sales region.
+
+    Args:
+        region: The region's name, as the sales system spells it.
+    \"\"\"
+    return region
+
+
+server = Server("charts", tools=[weekly_chart])
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+@pytest.mark.parametrize("how", ["module", "stdio"])
+def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path, how: str) -> None:
     module = tmp_path / "charts.py"
-    module.write_text(
-        "from toolkit import UI, Server, tool\n"
-        "PAGE = UI('ui://c/p', '<script src=\"https://cdn.example.org/x.js\"></script>')\n"
-        "@tool(ui=PAGE, read_only=True)\n"
-        "def weekly_chart(region: str) -> str:\n"
-        '    """Chart the units sold each week in one sales region.\n\n'
-        "    Args:\n"
-        '        region: The region\'s name, as the sales system spells it.\n    """\n'
-        "    return region\n"
-        "server = Server('charts', tools=[weekly_chart])\n",
-        encoding="utf-8",
-    )
+    module.write_text(CHART_MODULE, encoding="utf-8")
+    # A module is linted in process; a server over stdio is read as an MCP Apps host reads it (resources/read).
+    target = [str(module)] if how == "module" else ["--stdio", "--", sys.executable, str(module)]
     done = subprocess.run(
-        [sys.executable, "-m", "toolkit", "lint", str(module), "--select", "TK7"],
+        [sys.executable, "-m", "toolkit", "lint", "--select", "TK7", *target],
         capture_output=True,
         text=True,
         check=False,
@@ -120,9 +137,7 @@ def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path) -> None
     )
 
     assert done.returncode == 1, done.stderr
-    assert (
-        "TK701 [weekly_chart] ui://c/p loads https://cdn.example.org/x.js from https://cdn.example.org" in done.stdout
-    )
+    assert "ui://c/p loads https://cdn.example.org/x.js from https://cdn.example.org, which" in done.stdout
 
 
 def lint_of(server: Server) -> list[Finding]:
