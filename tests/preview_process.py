@@ -22,17 +22,18 @@ pathlib.Path(sys.argv[1]).write_text(sys.argv[2], encoding="utf-8")
 
 
 @contextmanager
-def preview(target: Path, tmp_path: Path) -> Iterator[str]:
-    """Run `toolkit preview TARGET --port 0`; yield the URL it opened in `$BROWSER`."""
+def preview(target: Path, tmp_path: Path, command: tuple[str, ...] = ("preview",)) -> Iterator[str]:
+    """Run `toolkit preview TARGET --port 0` (or `command`, such as `("dev", "--ui")`); yield the URL it opened in
+    `$BROWSER`."""
     recorder = tmp_path / "browser.py"
     recorder.write_text(_RECORDER, encoding="utf-8")
     opened = tmp_path / "opened.txt"
     browser = f"{shlex.quote(sys.executable)} {shlex.quote(str(recorder))} {shlex.quote(str(opened))} %s"
     env = {**os.environ, "BROWSER": browser, "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-m", "toolkit", "preview", str(target), "--port", "0"]
+    line = [sys.executable, "-m", "toolkit", command[0], str(target), *command[1:], "--port", "0"]
     log = tmp_path / "preview.log"
     with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+        process = subprocess.Popen(line, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
         try:
             yield _wait_for(opened, process, log)
         finally:

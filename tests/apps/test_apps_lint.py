@@ -11,6 +11,7 @@ import pytest
 
 from toolkit import UI, Server, tool
 from toolkit._lint import Finding, lint
+from toolkit.cli._breaking_changes import compare
 from toolkit.testing import assert_lint_clean
 
 CHART = (
@@ -142,3 +143,23 @@ def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path, how: st
 
 def lint_of(server: Server) -> list[Finding]:
     return [f for f in lint(server) if f.rule.code.startswith("TK7")]
+
+
+def test_toolkit_check_reports_a_tool_gone_app_only_as_breaking_and_a_page_as_compatible() -> None:
+    def wire(name: str, **ui: object) -> dict[str, object]:
+        return {"name": name, "inputSchema": {"type": "object"}, "_meta": {"ui": ui} if ui else {}}
+
+    old = [wire("chart"), wire("rows"), wire("refresh", visibility=["app"]), wire("table", resourceUri="ui://a")]
+    new = [
+        wire("chart", resourceUri="ui://c"),
+        wire("rows", visibility=["app"]),
+        wire("refresh", visibility=["model", "app"]),
+        wire("table", resourceUri="ui://b"),
+    ]
+
+    assert [(c.severity, c.kind, c.tool, c.message) for c in compare(old, new)] == [
+        ("compatible", "page-changed", "chart", "page ui://c added"),
+        ("compatible", "now-for-the-model", "refresh", "no longer app-only: the model may call it"),
+        ("breaking", "now-app-only", "rows", "now app-only: the model can no longer call it"),
+        ("compatible", "page-changed", "table", "page moved from ui://a to ui://b"),
+    ]

@@ -86,3 +86,11 @@ def test_an_edited_page_reloads_the_open_pages_and_is_served_new(sales: Path, tm
 
     assert told == ["data: reload"]
     assert "data-edited" in read["result"]["contents"][0]["text"]  # type: ignore[index]
+
+
+def test_toolkit_dev_ui_runs_the_same_preview(sales: Path, tmp_path: Path) -> None:
+    with preview(sales, tmp_path, ("dev", "--ui")) as url, httpx.Client(base_url=url, timeout=TIMEOUT) as http:
+        index = http.get("/").text
+
+    assert url.startswith("http://127.0.0.1:")
+    assert 'name="tool" value="sales_report"' in index

@@ -497,7 +497,7 @@ _HTTP_OPTIONS = {"host": "127.0.0.1", "port": 8000, "allowed_hosts": None, "work
 def _check_http_options(args: argparse.Namespace) -> None:
     """`serve` and `dev`: an option of the HTTP transport without --http is refused (it would be ignored), in one line
     as the commands' errors are; then the options take their defaults."""
-    if not hasattr(args, "http"):
+    if not hasattr(args, "http") or getattr(args, "ui", False):  # `dev --ui`: --host and --port are the preview's
         return
     for option, default in _HTTP_OPTIONS.items():
         if not hasattr(args, option):
