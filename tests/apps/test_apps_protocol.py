@@ -238,3 +238,22 @@ async def test_a_server_without_pages_still_refuses_resources() -> None:
 
     assert refused.value.code == -32601
     assert capabilities == {"tools": {"listChanged": True}, "logging": {}}
+
+
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_a_page_of_a_tool_the_filter_hides_is_as_unknown_as_the_tool(protocol: Any) -> None:
+    shown_page, hidden_page = UI("ui://f/shown", "<p>shown</p>"), UI("ui://f/hidden", "<p>hidden</p>")
+    server = Server(
+        "filtered",
+        tools=[tool(name="shown", ui=shown_page)(one), tool(name="hidden", ui=hidden_page)(one)],
+        tool_filter=lambda definition, request: definition.name != "hidden",
+    )
+    async with Client(server, apps=True, protocol=protocol) as client:
+        listed = [resource["uri"] for resource in await client.list_resources()]
+        [page] = await client.read_resource("ui://f/shown")
+        with pytest.raises(ProtocolError) as refused:
+            await client.read_resource("ui://f/hidden")
+
+    assert listed == ["ui://f/shown"]
+    assert page.uri == "ui://f/shown"
+    assert refused.value.code == (-32602 if protocol == "2026-07-28" else -32002)

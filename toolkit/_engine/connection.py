@@ -764,10 +764,23 @@ class Connection:
         return methods.tools_page(server, params, state.version, self._modern_meta, shown)
 
     async def _resources_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        return methods.resources_page(self.server, params, state.version, self._modern_meta)
+        shown = self._shown_pages("resources/list", request_id, params, state)
+        return methods.resources_page(self.server, params, state.version, self._modern_meta, shown)
 
     async def _resources_read(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return methods.read_resource(self.server, params, state.version, self._modern_info)
+        shown = self._shown_pages("resources/read", request_id, params, state)
+        return methods.read_resource(self.server, params, state.version, self._modern_info, shown)
+
+    def _shown_pages(
+        self, method: str, request_id: Any, params: dict[str, Any], state: SessionState
+    ) -> set[str] | None:
+        """The pages of the tools a `tool_filter` shows this caller (None without a filter: every page): a hidden
+        tool's page is as unknown to the caller as the tool."""
+        if self.server.tool_filter is None:
+            return None
+        request = middleware.tools_request(method, request_id, params, state)
+        shown = middleware.shown_tools(self.server, request, speaks_apps(state.client_capabilities))
+        return {tool.ui.uri for tool in shown.values() if tool.ui is not None}
 
     async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """`tools/call`: the result's wire object for the request's revision.

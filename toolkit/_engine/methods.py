@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Container
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -130,8 +131,11 @@ def tools_page(
     return _closed(parts, server, version, modern_meta, scope)
 
 
-def resources_page(server: Registry, params: dict[str, Any], version: str, modern_meta: str) -> str:
-    """The `resources/list` result as JSON text: the tools' MCP Apps pages (`ui://`), paged as `tools/list` is.
+def resources_page(
+    server: Registry, params: dict[str, Any], version: str, modern_meta: str, shown: Container[str] | None = None
+) -> str:
+    """The `resources/list` result as JSON text: the tools' MCP Apps pages (`ui://`), paged as `tools/list` is; only
+    the pages of `shown` URIs when given (those of the tools a `tool_filter` shows the caller).
 
     Raises:
         ProtocolError: -32601 when no tool has a page (the server serves no resources); -32602 for a bad cursor.
@@ -139,14 +143,19 @@ def resources_page(server: Registry, params: dict[str, Any], version: str, moder
     uis = server.uis
     if not uis:
         raise ProtocolError(METHOD_NOT_FOUND, "Method not found: resources/list")
-    parts = _page(server, "resources", [encode(ui.resource()) for ui in uis.values()], params)
-    return _closed(parts, server, version, modern_meta, server.cache_scope)
+    listed = [encode(ui.resource()) for uri, ui in uis.items() if shown is None or uri in shown]
+    scope = server.cache_scope if shown is None else "private"  # a list that depends on who asks
+    return _closed(_page(server, "resources", listed, params), server, version, modern_meta, scope)
 
 
 def read_resource(
-    server: Registry, params: dict[str, Any], version: str, modern_info: dict[str, Any]
+    server: Registry,
+    params: dict[str, Any],
+    version: str,
+    modern_info: dict[str, Any],
+    shown: Container[str] | None = None,
 ) -> dict[str, Any]:
-    """`resources/read` of a tool's MCP Apps page: its HTML and `_meta.ui`.
+    """`resources/read` of a tool's MCP Apps page: its HTML and `_meta.ui` (a page of `shown` URIs, when given).
 
     Raises:
         ProtocolError: -32601 when no tool has a page; -32602 for a uri not a string, or (2026-07-28) not a page
@@ -159,7 +168,7 @@ def read_resource(
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise ProtocolError(INVALID_PARAMS, "Invalid params: uri must be a string")
-    ui = uis.get(uri)
+    ui = uis.get(uri) if shown is None or uri in shown else None
     if ui is None:
         code = INVALID_PARAMS if version == MODERN_VERSION else RESOURCE_NOT_FOUND
         raise ProtocolError(code, f"Resource not found: {uri}", {"uri": uri})
