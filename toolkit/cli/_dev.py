@@ -63,10 +63,6 @@ def run_dev(args: argparse.Namespace) -> int:
     )  # first: the Inspector would start a `toolkit dev` that stops at once without it
     if args.inspector:
         return _inspector(args)
-    if args.ui:
-        from ._preview import run_preview  # only here: the preview's page and its HTTP app
-
-        return run_preview(args)
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
     server = load(args.target)

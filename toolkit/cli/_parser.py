@@ -305,7 +305,7 @@ def _loop_commands(commands: Any) -> None:
         "--ui", action="store_true", help="preview the tools' MCP Apps in a browser instead (as toolkit preview)"
     )
     _traceback_option(dev)
-    dev.set_defaults(run=run_dev, stdio=False, name="dev", open=True)
+    dev.set_defaults(run=_run_dev, stdio=False, name="dev", open=True)
     preview = commands.add_parser(
         "preview",
         help="render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
@@ -351,6 +351,10 @@ def _install_options(install: argparse.ArgumentParser) -> None:
     install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
     _traceback_option(install)
     install.set_defaults(run=install_server, stdio=False, name="install")
+
+
+def _run_dev(args: argparse.Namespace) -> int:
+    return _run_preview(args) if args.ui else run_dev(args)
 
 
 def _run_preview(args: argparse.Namespace) -> int:
