@@ -50,6 +50,7 @@ def test_every_example_module_is_tested() -> None:
         "files",
         "inventory",
         "notes",
+        "sales",
         "tcp_transport",
         "trips",
     ]
@@ -238,3 +239,28 @@ def test_trips_ask_their_user_in_both_eras(protocol: Any) -> None:
             with pytest.raises(ProtocolError) as caught:
                 t.call("book_trip", city="Porto")
             assert caught.value.code == -32021
+
+
+def test_sales_serves_its_page_to_a_host_and_text_to_the_others() -> None:
+    sales = load("sales")
+    with ToolTester(sales.server) as host:
+        page = host.ui("sales_report")
+        north = host.call("region_sales", region="north")
+    with ToolTester(sales.server, apps=False) as text_only:
+        names = [t.name for t in text_only.list_tools()]
+        report = text_only.call("sales_report")
+
+    assert (page.uri, page.meta) == ("ui://sales/report", {"ui": {"prefersBorder": True}})
+    assert "new McpApps.App(" in page.text
+    assert 'src="toolkit:ext-apps"' not in page.text
+    assert north.structured_content == {
+        "region": "north",
+        "total": 425,
+        "rows": [
+            {"month": "2026-09", "region": "north", "units": 120},
+            {"month": "2026-10", "region": "north", "units": 140},
+            {"month": "2026-11", "region": "north", "units": 165},
+        ],
+    }
+    assert names == ["sales_report"]
+    assert '"total":710' in report.text

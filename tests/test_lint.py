@@ -363,7 +363,7 @@ def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_on
         "[warning] (fix: remove the entry from lint_ignore)",
         f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK310, which is no rule (the codes: "
         "TK001, TK101, TK102, TK103, TK104, TK105, TK106, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, "
-        "TK501, TK601, TK602) [warning] (fix: remove the entry from lint_ignore)",
+        "TK501, TK601, TK602, TK701, TK702, TK703) [warning] (fix: remove the entry from lint_ignore)",
     ]
 
 

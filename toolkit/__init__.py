@@ -12,6 +12,7 @@ from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
 from ._definition.middleware import CallNext, Middleware, Request, ToolFilter
 from ._definition.tool import Tool, ToolOptions, tool
+from ._definition.ui import UI
 from ._engine.audit import AuditLog
 from ._engine.context import Context, LogLevel
 from ._errors import (
@@ -55,6 +56,7 @@ from ._version import __version__
 
 __all__ = [
     "PROFILES",
+    "UI",
     "AdaptedTool",
     "AskNext",
     "Audio",

@@ -33,6 +33,7 @@ __all__ = [
     "RULES",
     "Finding",
     "LintRule",
+    "Page",
     "check_codes",
     "lint",
     "lint_definitions",
@@ -56,6 +57,7 @@ _ANTHROPIC_AGENTS = "https://www.anthropic.com/engineering/writing-tools-for-age
 _OPENAI = "https://platform.openai.com/docs/guides/function-calling#best-practices-for-defining-functions"
 _CLAUDE_CODE = "https://docs.claude.com/en/docs/claude-code/mcp#mcp-output-limits-and-warnings"
 _ISSUE = "the tutorial's list of tool mistakes (toolkit issue 28)"
+_SPEC_APPS = "https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx"
 
 
 @dataclass(frozen=True)
@@ -230,6 +232,33 @@ RULES: tuple[LintRule, ...] = (
         "operations whose hints cannot be true of all of them.",
         _ISSUE,
         "split it: one tool per operation, each with its own hints",
+    ),
+    LintRule(
+        "TK701",
+        "undeclared-origin",
+        "error",
+        "A host blocks every origin a page's CSP does not declare: a script or style the page loads from elsewhere "
+        "never arrives, and the page that worked as a file is blank in the host.",
+        _SPEC_APPS,
+        "declare the origin in UI(csp={'resourceDomains': [...]}), or serve the file inline",
+    ),
+    LintRule(
+        "TK702",
+        "app-only-without-page",
+        "error",
+        "A tool only an app may call is listed to no model, and no tool a model calls opens a page: nothing can "
+        "ever call it.",
+        _SPEC_APPS,
+        "give the tool the model calls ui= of the page that calls this one, or drop visibility=['app']",
+    ),
+    LintRule(
+        "TK703",
+        "unlinked-page",
+        "warning",
+        "A ui:// page no tool names is never rendered, and a tool that names a page the server does not serve "
+        "gets no page (hosts read it with resources/read).",
+        _SPEC_APPS,
+        "name the page with @tool(ui=UI(...)), which also serves it",
     ),
 )
 
@@ -562,6 +591,100 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
     return out
 
 
+# -- MCP Apps: the pages and the tools that open and call them -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """An MCP Apps page as lint reads it: its HTML and its `_meta.ui` (the CSP it declares)."""
+
+    html: str
+    ui: Mapping[str, Any]
+
+
+def _ui_of(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    return ui if isinstance(ui, Mapping) else {}
+
+
+def _page_of(tool: Mapping[str, Any]) -> str | None:
+    uri = _ui_of(tool).get("resourceUri")
+    return uri if isinstance(uri, str) else None
+
+
+def _app_only(tool: Mapping[str, Any]) -> bool:
+    visibility = _ui_of(tool).get("visibility")
+    return isinstance(visibility, list) and "model" not in visibility
+
+
+def _apps_findings(
+    tools: Sequence[Mapping[str, Any]], pages: Mapping[str, Page] | None
+) -> dict[str, list[tuple[str, str]]]:
+    """TK701 on the first tool that opens a page loading from undeclared origins; TK702 on each app-only tool of
+    a server where no tool the model calls opens a page; TK703 on a tool naming a page that is not served."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    opened = any(_page_of(tool) and not _app_only(tool) for tool in tools)
+    checked: set[str] = set()
+    for tool in tools:
+        name, uri = str(tool.get("name", "?")), _page_of(tool)
+        found = out.setdefault(name, [])
+        if _app_only(tool) and not opened:
+            found.append(("TK702", "is app-only (visibility ['app']), and no tool the model calls opens a page"))
+        if uri is None or pages is None:
+            continue
+        page = pages.get(uri)
+        if page is None:
+            found.append(("TK703", f"names the page {uri}, which the server does not serve"))
+        elif uri not in checked:
+            checked.add(uri)
+            found.extend(("TK701", f"{uri} {problem}") for problem in _undeclared(page))
+    return out
+
+
+def _undeclared(page: Page) -> list[str]:
+    """What the page loads (scripts, stylesheets) from origins its CSP's `resourceDomains` does not declare."""
+    from html.parser import HTMLParser  # only for servers with pages
+
+    csp = page.ui.get("csp")
+    declared = [str(origin) for origin in (csp.get("resourceDomains") or [])] if isinstance(csp, Mapping) else []
+    loads: list[str] = []
+
+    class Loads(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            values = dict(attrs)
+            if tag == "script" and values.get("src"):
+                loads.append(str(values["src"]))
+            elif tag == "link" and "stylesheet" in (values.get("rel") or "").lower().split() and values.get("href"):
+                loads.append(str(values["href"]))
+
+    Loads().feed(page.html)
+    loads += re.findall(r"@import\s+(?:url\()?\s*['\"]?([^'\")\s;]+)", page.html)
+    problems = []
+    for url in loads:
+        origin = _origin(url)
+        if origin is not None and not any(_allows(pattern, origin) for pattern in declared):
+            problems.append(f"loads {url} from {origin}, which its csp's resourceDomains does not declare")
+    return problems
+
+
+def _origin(url: str) -> str | None:
+    """`scheme://host[:port]` of an absolute (or protocol-relative, taken as https) URL; None for a relative one."""
+    match = re.match(r"^(?:(https?|wss?):)?//([^/?#]+)", url.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    return f"{(match[1] or 'https').lower()}://{match[2].lower()}"
+
+
+def _allows(pattern: str, origin: str) -> bool:
+    """Whether a declared origin (`https://cdn.example.com`, `https://*.example.com`) covers `origin`."""
+    pattern = pattern.rstrip("/").lower()
+    if "://*." in pattern:
+        scheme, _, suffix = pattern.partition("://*.")
+        return origin.startswith(f"{scheme}://") and origin.endswith(f".{suffix}")
+    return origin == pattern
+
+
 # -- what only a local tool's code says ---------------------------------------------------------------------------
 
 
@@ -628,7 +751,9 @@ def _local_findings(tool: Tool[Any, Any], wire: Mapping[str, Any]) -> list[tuple
 
 
 def lint_definitions(
-    tools: Sequence[Mapping[str, Any]], local: Mapping[str, Tool[Any, Any]] | None = None
+    tools: Sequence[Mapping[str, Any]],
+    local: Mapping[str, Tool[Any, Any]] | None = None,
+    pages: Mapping[str, Page] | None = None,
 ) -> list[Finding]:
     """Every finding of every rule that reads definitions, tool by tool, in the order of `tools`.
 
@@ -636,8 +761,10 @@ def lint_definitions(
         tools: The tools in wire form, as `tools/list` returns them.
         local: The toolkit tools by name, when the tools are this process's: their findings are located at their
             function, include what only their code says, and leave out what their `lint_ignore=` silences.
+        pages: The server's MCP Apps pages by `ui://` URI, when known: their HTML and `_meta.ui`.
     """
     duplicates = _duplicates(tools)
+    apps = _apps_findings(tools, pages)
     out: list[Finding] = []
     for wire in tools:
         name = str(wire.get("name", "?"))
@@ -651,6 +778,7 @@ def lint_definitions(
             *(_local_findings(tool, wire) if tool is not None else []),
             *_output_findings(wire, returns),
             *_shape_findings(wire),
+            *apps.get(name, []),
         ]
         silenced = tool.lint_ignore if tool is not None else {}
         where = location(tool) if tool is not None else None
@@ -661,6 +789,12 @@ def lint_definitions(
             for code in silenced
             if code not in fired and code not in _MEASURED
         ]
+    named = {_page_of(wire) for wire in tools}
+    out += [
+        Finding(_BY_CODE["TK703"], uri, "is a page no tool names (no _meta.ui.resourceUri): no host renders it")
+        for uri in pages or {}
+        if uri not in named
+    ]
     return out
 
 
@@ -681,7 +815,8 @@ def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Fin
     else:
         tools = list(target)
     wire = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
-    return lint_definitions(wire, {t.name: t for t in tools})
+    pages = {t.ui.uri: Page(t.ui.html, t.ui.meta) for t in tools if t.ui is not None}
+    return lint_definitions(wire, {t.name: t for t in tools}, pages)
 
 
 def measured_findings(

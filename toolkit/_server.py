@@ -188,7 +188,8 @@ class Server(Registry):
         Raises:
             ToolDefinitionError: `tool` is a method taken from its class (`SomeClass.method`), not bound to an
                 instance, so no call could succeed.
-            ValueError: a tool with that name is already served.
+            ValueError: a tool with that name is already served, or another tool's MCP App has the same `ui://` URI
+                and a different page.
         """
         self._check_new(tool, self.tools)
         self.put_tool(tool)
@@ -223,6 +224,11 @@ class Server(Registry):
         check_bound(tool)
         if tool.name in tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        ui = tool.ui
+        if ui is not None:  # one page per ui:// URI: two different ones would make resources/read ambiguous
+            other = next((t for t in tools.values() if t.ui is not None and t.ui.uri == ui.uri and t.ui != ui), None)
+            if other is not None:
+                raise ValueError(f"tool {tool.name!r}: {ui.uri} is already the URI of another page ({other.name!r})")
         if self.schema_profile is not None:
             tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
 

@@ -21,6 +21,7 @@ from toolkit._protocol.types import Icon, ToolAnnotations
 
 from .docstrings import DocstringStyle
 from .middleware import Middleware, middleware_problems
+from .ui import UI, Visibility, visibility_problems
 
 __all__ = ["OptionalStyle", "ToolOptions", "annotations_of", "limit_problems", "option_problems", "with_defaults"]
 
@@ -54,6 +55,8 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     max_result_bytes: int | None
     task: Literal["optional", "required"] | None
+    ui: UI | None
+    visibility: Sequence[Visibility] | None
 
 
 #: The options whose default is not None (an option left out is None unless named here).
@@ -110,6 +113,7 @@ def option_problems(options: ToolOptions, param_names: list[str], is_async: bool
         problems.extend(_extra_problems(options["input_schema_extra"]))
     if options["meta"] is not None:
         problems.extend(meta_key_problems(options["meta"]))
+    problems.extend(_ui_problems(options))
     problems.extend(confirm_problems(options["confirm"], param_names))
     problems.extend(_lint_ignore_problems(options["lint_ignore"]))
     problems.extend(middleware_problems(options["middleware"]))
@@ -120,6 +124,23 @@ def option_problems(options: ToolOptions, param_names: list[str], is_async: bool
         problems.append(
             "timeout= cannot stop a sync function run on the event loop (run_in_thread=False): it blocks the loop "
             "until it returns, so the timeout would never fire; let it run on a worker thread or make it async"
+        )
+    return problems
+
+
+def _ui_problems(options: ToolOptions) -> list[str]:
+    """What is wrong with `ui=` and `visibility=` (MCP Apps): a `UI`, a list of who may call, and no `_meta` of
+    the same keys given by hand."""
+    ui: object = options["ui"]
+    problems = visibility_problems(options["visibility"])
+    if ui is not None and not isinstance(ui, UI):
+        problems.append(f"ui must be a toolkit.UI (the page and its ui:// URI), not {ui!r}")
+    meta = options["meta"]
+    if meta is not None and (ui is not None or options["visibility"] is not None):
+        problems.extend(
+            f"meta={{{key!r}: ...}} with ui=/visibility=: toolkit writes _meta[{key!r}] from those; give it once"
+            for key in ("ui", "ui/resourceUri")
+            if key in meta
         )
     return problems
 

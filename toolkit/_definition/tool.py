@@ -22,6 +22,7 @@ from toolkit._engine.context import Context, bind_to_loop, confirm, mark_cancell
 from toolkit._engine.threads import run_sync
 from toolkit._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
 from toolkit._profiles.function_calling import envelope
+from toolkit._protocol.meta import UI_FLAT_URI_KEY, UI_KEY
 from toolkit._protocol.revisions import shape_result
 from toolkit._protocol.types import (
     LATEST_HANDSHAKE_VERSION,
@@ -343,6 +344,11 @@ class Tool(Generic[P, R]):
         self.middleware = tuple(opts["middleware"] or ())
         self.timeout, self.max_result_bytes = opts["timeout"], opts["max_result_bytes"]
         self.runs_in_thread = self._in_thread
+        self.ui = opts["ui"]
+        """The tool's MCP App (`ui=`): the page a host renders for its results, or None."""
+        visibility = opts["visibility"]
+        self.app_only = visibility is not None and "model" not in visibility
+        """Only the app may call the tool (`visibility=["app"]`): clients without MCP Apps neither list nor call it."""
         self.task = opts["task"]
         """Whether a call may run as a task (`"optional"`), must (`"required"`), or never (None)."""
         code = getattr(fn, "__code__", None)
@@ -396,9 +402,24 @@ def _definition(
         icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
         if icons is not None
         else None,
-        meta=dict(opts["meta"]) if opts["meta"] is not None else None,
+        meta=_meta(opts),
         execution={"taskSupport": opts["task"]} if opts["task"] is not None else None,
     )
+
+
+def _meta(opts: ToolOptions) -> dict[str, Any] | None:
+    """The definition's `_meta`: the one given, and MCP Apps' `ui` (`resourceUri`, `visibility`) from `ui=` and
+    `visibility=`. The deprecated flat `ui/resourceUri` is written too, as the official SDKs write it: hosts built
+    before the nested form read only that key, and hosts that read the nested one ignore it (docs/apps.md)."""
+    meta = dict(opts["meta"]) if opts["meta"] is not None else {}
+    ui: dict[str, Any] = {}
+    if opts["ui"] is not None:
+        ui["resourceUri"] = meta[UI_FLAT_URI_KEY] = opts["ui"].uri
+    if opts["visibility"] is not None:
+        ui["visibility"] = list(opts["visibility"])
+    if ui:
+        meta[UI_KEY] = ui
+    return meta if meta or opts["meta"] is not None else None
 
 
 class CallSettings(NamedTuple):
@@ -639,12 +660,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
             event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
         confirm (bool | str): Ask the user to confirm each call before the function runs (through elicitation):
-            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`). The function runs
-            only on accept. For clients that cannot elicit, see `Server(confirm_fallback=...)`; see
-            [human in the loop](human-in-the-loop.md).
+            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`); it runs only on
+            accept. For clients that cannot elicit, see `Server(confirm_fallback=...)` and [HITL](human-in-the-loop.md).
         lint_ignore (Mapping[str, str] | None): `toolkit lint` findings that do not apply to this tool: each code
-            (`"TK301"`) with the reason, as `{"TK301": "paths are resolved inside the sandbox"}`. See
-            [lint](lint.md). Not sent to clients.
+            with the reason, as `{"TK301": "paths are resolved inside the sandbox"}` ([lint](lint.md)); not sent.
         middleware (Sequence[Middleware] | None): Around-hooks for this tool's calls, run inside the server's
             (`Server(middleware=..., tool_middleware=...)`), the first outermost: see [middleware](middleware.md).
         timeout (float | None): Seconds a call may run before it is cancelled and answered with a tool error saying
@@ -653,6 +672,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             answered with a tool error instead; overrides `Server(max_result_bytes=...)`.
         task ("optional" | "required" | None): Run calls as MCP tasks when the client speaks tasks (`"required"`:
             only as tasks); default never. See [tasks](tasks.md).
+        ui (UI | None): The tool's [MCP App](apps.md): a [`UI`][toolkit.UI] page hosts render with its results.
+        visibility (Sequence[str] | None): `["app"]`: only the tool's app may call it, never the model (apps.md).
     """
     localns = caller_locals()
     opts = with_defaults(options)  # an unknown option fails here, before a function is given

@@ -34,6 +34,7 @@ from toolkit._asking.asking import AskedCall, Asker
 from toolkit._asking.mrtr import Suspend
 from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
+from toolkit._definition.ui import speaks_apps
 from toolkit._errors import (
     ConnectionClosedError,
     MessageError,
@@ -289,6 +290,8 @@ class Connection:
             "tasks/result": self._tasks_result,
             "tasks/list": self._tasks_list,
             "tasks/cancel": self._tasks_cancel,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
         self._modern_methods: dict[str, Handler] = {
             "tools/call": self._tools_call,
@@ -298,6 +301,8 @@ class Connection:
             "tasks/get": self._tasks_get,
             "tasks/update": self._tasks_update,
             "tasks/cancel": self._tasks_cancel,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
 
     @property
@@ -746,15 +751,36 @@ class Connection:
         return {}
 
     async def _discover(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return methods.discover(self.server, self._modern_info)
+        return methods.discover(self.server, self._modern_info, state)
 
     async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
         server = self.server
+        apps = speaks_apps(state.client_capabilities)  # app-only tools are listed to MCP Apps hosts only
         if server.tool_filter is None:
-            return methods.tools_page(server, params, state.version, self._modern_meta)
+            payloads = server.tool_payloads(state.version, apps)
+            return methods.tools_page(server, params, state.version, self._modern_meta, payloads)
         request = middleware.tools_request("tools/list", request_id, params, state)
-        shown = middleware.filtered_payloads(server, request, state.version)
+        shown = middleware.filtered_payloads(server, request, state.version, apps)
         return methods.tools_page(server, params, state.version, self._modern_meta, shown)
+
+    async def _resources_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
+        shown = self._shown_pages("resources/list", request_id, params, state)
+        return methods.resources_page(self.server, params, state.version, self._modern_meta, shown)
+
+    async def _resources_read(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        shown = self._shown_pages("resources/read", request_id, params, state)
+        return methods.read_resource(self.server, params, state.version, self._modern_info, shown)
+
+    def _shown_pages(
+        self, method: str, request_id: Any, params: dict[str, Any], state: SessionState
+    ) -> set[str] | None:
+        """The pages of the tools a `tool_filter` shows this caller (None without a filter: every page): a hidden
+        tool's page is as unknown to the caller as the tool."""
+        if self.server.tool_filter is None:
+            return None
+        request = middleware.tools_request(method, request_id, params, state)
+        shown = middleware.shown_tools(self.server, request, speaks_apps(state.client_capabilities))
+        return {tool.ui.uri for tool in shown.values() if tool.ui is not None}
 
     async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """`tools/call`: the result's wire object for the request's revision.
@@ -766,7 +792,8 @@ class Connection:
         server = self.server
         name = params.get("name")
         tool = server.tools.get(name) if type(name) is str else None
-        if tool is None or server.tool_filter is not None:  # a tool hidden from this caller is unknown to it
+        # A tool hidden from this caller is unknown to it: by the tool_filter, or one only an MCP App may call.
+        if tool is None or server.tool_filter is not None or tool.app_only:
             tool = self._shown(tool, name, request_id, params, state)
         assert isinstance(name, str)  # found by it
         arguments = params.get("arguments")
@@ -848,9 +875,12 @@ class Connection:
             ProtocolError: -32602, unknown tool.
         """
         request = middleware.tools_request("tools/call", request_id, params, state)
-        if tool is not None and middleware.shown(self.server, tool, request):
+        # An app-only tool is callable by MCP Apps hosts only: any other client would hand it to its model, which
+        # the spec keeps it from (apps.mdx, "Visibility"); to such a client it does not exist.
+        apps = speaks_apps(state.client_capabilities)
+        if tool is not None and (apps or not tool.app_only) and middleware.shown(self.server, tool, request):
             return tool
-        raise _unknown_tool(name, middleware.shown_tools(self.server, request))
+        raise _unknown_tool(name, middleware.shown_tools(self.server, request, apps))
 
     async def _asked(
         self, asking: Asker, wire: dict[str, Any], create: Callable[[list[Any]], Awaitable[dict[str, Any]]]

@@ -187,15 +187,24 @@ def shown(server: Registry, tool: Tool[Any, Any], request: Request) -> bool:
     return server.tool_filter is None or bool(server.tool_filter(tool.definition, request))
 
 
-def shown_tools(server: Registry, request: Request) -> Mapping[str, Tool[Any, Any]]:
-    """The tools the caller of `request` may see, in order."""
-    if server.tool_filter is None:
+def shown_tools(server: Registry, request: Request, apps: bool = True) -> Mapping[str, Tool[Any, Any]]:
+    """The tools the caller of `request` may see, in order (`apps` False: a client without MCP Apps, which sees no
+    app-only tool)."""
+    if server.tool_filter is None and apps:
         return server.tools
-    return {name: tool for name, tool in server.tools.items() if shown(server, tool, request)}
+    return {
+        name: tool
+        for name, tool in server.tools.items()
+        if (apps or not tool.app_only) and shown(server, tool, request)
+    }
 
 
-def filtered_payloads(server: Registry, request: Request, version: str) -> list[str]:
+def filtered_payloads(server: Registry, request: Request, version: str, apps: bool = True) -> list[str]:
     """The prepared JSON of the tools the caller may see (`tools/list` with a `tool_filter`)."""
     payloads = server.tool_payloads(version)
     tools = server.tools.values()
-    return [payload for tool, payload in zip(tools, payloads, strict=True) if shown(server, tool, request)]
+    return [
+        payload
+        for tool, payload in zip(tools, payloads, strict=True)
+        if (apps or not tool.app_only) and shown(server, tool, request)
+    ]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
+    from toolkit._definition.ui import UI
 
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
 
@@ -130,6 +131,8 @@ class Registry:
         mapping after every change, so that a request reading it is not disturbed; before, tools are added to it in
         place (registering N tools costs N additions, not N copies of the list)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
+        self._text_payloads: dict[str, list[str]] = {}  # the same without app-only tools (clients without MCP Apps)
+        self._uis: dict[str, UI] | None = None  # the tools' MCP Apps pages by URI, until the list changes
         self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
@@ -219,7 +222,7 @@ class Registry:
         # A new view, never one changed in place: a call iterating the old one is not disturbed.
         self._tools = tools
         self.tools = MappingProxyType(tools)
-        self._payloads = {}
+        self._payloads, self._text_payloads, self._uis = {}, {}, None
         if announce:
             for connection in list(self.connections):
                 connection.tools_changed()
@@ -234,10 +237,24 @@ class Registry:
             self.set_tools({**self._tools, tool.name: tool})
         else:
             self._tools[tool.name] = tool
-            self._payloads = {}
+            self._payloads, self._text_payloads, self._uis = {}, {}, None
 
-    def tool_payloads(self, version: str) -> list[str]:
-        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
+    @property
+    def uis(self) -> Mapping[str, UI]:
+        """The MCP Apps pages the tools name (`@tool(ui=...)`), by URI, in the tools' order: the resources served."""
+        if self._uis is None:
+            self._uis = {tool.ui.uri: tool.ui for tool in self.tools.values() if tool.ui is not None}
+        return self._uis
+
+    def tool_payloads(self, version: str, apps: bool = True) -> list[str]:
+        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes; with
+        `apps` False (a client that does not speak MCP Apps), without the tools only an app may call."""
+        if not apps:
+            text = self._text_payloads.get(version)
+            if text is None:
+                every = zip(self.tools.values(), self.tool_payloads(version), strict=True)
+                text = self._text_payloads[version] = [payload for tool, payload in every if not tool.app_only]
+            return text
         payloads = self._payloads.get(version)
         if payloads is None:
             profile = self.schema_profile

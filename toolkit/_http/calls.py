@@ -45,7 +45,17 @@ logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.shape`).
 _ANSWERED_ALONE = frozenset(
-    {"tools/list", "server/discover", "ping", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list"}
+    {
+        "tools/list",
+        "server/discover",
+        "ping",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/list",
+        "resources/list",
+        "resources/read",
+    }
 )  # tasks/result may ask the client (a 2025-11-25 task's questions): it runs on a connection of its own
 # What both workers say when a 2025-11-25 answer reaches the one that did not ask, without a backend (with one, the
 # answer is sent on to the worker that asked: `fleet.py`).

@@ -171,14 +171,15 @@ async def tools_payload(client: Client) -> list[dict[str, Any]]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in await client.list_tools()]
 
 
-def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]]) -> T:
+def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]], **options: Any) -> T:
     """Connect to the command's server for its definitions only (its lifespan does not run), within `--timeout`,
-    and return what `read` reads from it; a refusal or a timeout is reported in one line."""
+    and return what `read` reads from it; a refusal or a timeout is reported in one line. `options` go to the
+    `Client` (`apps=True`: as an MCP Apps host)."""
     check_headers(args, args.target)
 
     async def fetch() -> T:
         with anyio.fail_after(args.timeout):
-            async with connect(args, definitions_only) as client:
+            async with connect(args, definitions_only, **options) as client:
                 return await read(client)
 
     try:

@@ -42,7 +42,7 @@ from toolkit._target import TargetError, absolute_target, load_server, source_fo
 
 from ._common import CommandError, load, say
 
-__all__ = ["run_dev"]
+__all__ = ["Reloader", "run_dev", "watched_files"]
 
 _INSPECTOR = "@modelcontextprotocol/inspector"
 _EXTRA = "install toolkit's reload extra (in a clone of toolkit: pip install '.[reload]')"
@@ -59,7 +59,7 @@ def run_dev(args: argparse.Namespace) -> int:
     """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
     changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
     watch, default_filter = (
-        _watchfiles()
+        watchfiles()
     )  # first: the Inspector would start a `toolkit dev` that stops at once without it
     if args.inspector:
         return _inspector(args)
@@ -67,7 +67,7 @@ def run_dev(args: argparse.Namespace) -> int:
     sys.dont_write_bytecode = True
     server = load(args.target)
     watched = watched_files(default_filter(), args.watch_ext or [], own=(sys.stdout, sys.stderr))
-    reloader = _Reloader(server, args.target, source_folder(args.target), watch, watched)
+    reloader = Reloader(server, args.target, source_folder(args.target), watch, watched)
     server.lifespan = reloader.around(server.lifespan)
     if not args.http:
         server.run()
@@ -98,7 +98,7 @@ def _inspector(args: argparse.Namespace) -> int:
     return subprocess.run([npx, "--yes", _INSPECTOR, *dev], check=False).returncode
 
 
-def _watchfiles() -> tuple[Any, Any]:
+def watchfiles() -> tuple[Any, Any]:
     try:
         from watchfiles import DefaultFilter, watch
     except ImportError:
@@ -140,19 +140,29 @@ def _one_line(text: str) -> str:
     return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-class _Reloader:
+class Reloader:
     """Watches the module's folder while the server runs (inside its lifespan) and swaps in the tools of each
-    import that succeeds.
+    import that succeeds; then calls `then` on the event loop (`toolkit preview` reloads its pages).
 
     The watching and the imports run on a thread of their own, which hands each new set of tools to the event loop:
     calls in flight go on while a module imports, and the lifespan holds no task group (`Server.running` leaves a
     lifespan inside a shielded scope of its own, which a task group entered at startup cannot be exited from).
     """
 
-    def __init__(
-        self, server: Server, target: str, folder: Path, watch: Any, watched: Callable[[Any, str], bool]
+    def __init__(  # noqa: PLR0913 (what it watches, how, and what to tell: each used)
+        self,
+        server: Server,
+        target: str,
+        folder: Path,
+        watch: Any,
+        watched: Callable[[Any, str], bool],
+        *,
+        then: Callable[[], None] | None = None,
     ) -> None:
         self.server = server
+        self.then = then
+        self.watching = threading.Event()
+        """Set once the watcher has looked at the folder: every change from then on is seen."""
         self.target = target
         self.folder = folder
         self.watch = watch
@@ -198,6 +208,7 @@ class _Reloader:
                 if not watching:
                     say(f"watching {self.folder} for changes")
                     watching = True
+                    self.watching.set()
                 if changes and not stop.is_set():
                     self._reload(token)
         except OSError as exc:  # no watch possible (inotify's limit reached, the folder gone): serve on, say why
@@ -208,6 +219,8 @@ class _Reloader:
             loaded = self._import()
             tools = list(loaded.tools.values())
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
+            if self.then is not None:
+                anyio.from_thread.run_sync(self.then, token=token)
         except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
             why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
             say(f"reload failed, still serving the last good tools: {_one_line(why)}")

@@ -9,12 +9,12 @@ import difflib
 import logging
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from toolkit import ProtocolError, Server
-from toolkit._lint import Finding, check_codes, lint, lint_definitions, location, measured_findings, select
+from toolkit import ProtocolError, Server, TextResourceContents
+from toolkit._lint import Finding, Page, check_codes, lint, lint_definitions, location, measured_findings, select
 
 from ._common import (
     CommandError,
@@ -24,11 +24,15 @@ from ._common import (
     is_url,
     json_object,
     load,
-    read_tools,
+    read_server,
     run,
     seconds,
+    tools_payload,
 )
 from ._output import findings_json, format_findings
+
+if TYPE_CHECKING:
+    from toolkit import Client
 
 __all__ = ["lint_tools"]
 
@@ -44,8 +48,8 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     if args.stdio or is_url(args.target):
-        tools = read_tools(args)
-        findings = lint_definitions(tools)
+        tools, pages = read_server(args, _tools_and_pages, apps=True)
+        findings = lint_definitions(tools, pages=pages)
     else:
         server = load(args.target)
         tools = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.tools.values()]
@@ -60,6 +64,27 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     for note in unmeasured:
         print(f"toolkit lint: {note}", file=sys.stderr)
     return 1 if unmeasured or any(f.rule.level == "error" for f in kept) else 0
+
+
+async def _tools_and_pages(client: Client) -> tuple[list[dict[str, Any]], dict[str, Page] | None]:
+    """The tools, as an MCP Apps host lists them, and the server's `ui://` pages (None: it serves no resources)."""
+    tools = await tools_payload(client)
+    if "resources" not in client.capabilities:
+        return tools, None
+    pages: dict[str, Page] = {}
+    for resource in await client.list_resources():
+        uri = resource.get("uri")
+        if not (isinstance(uri, str) and uri.startswith("ui://")):
+            continue
+        with contextlib.suppress(ProtocolError):
+            contents = await client.read_resource(uri)
+            listed = (resource.get("_meta") or {}).get("ui") or {}
+            pages.update(
+                (uri, Page(item.text, (item.meta or {}).get("ui") or listed))  # the contents' _meta.ui first (spec)
+                for item in contents[:1]
+                if isinstance(item, TextResourceContents)
+            )
+    return tools, pages
 
 
 def _call_of(text: str) -> tuple[str, dict[str, Any]]:

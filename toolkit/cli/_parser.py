@@ -65,6 +65,16 @@ Only .py files under the folder reload it (--watch-ext adds a suffix); never
 the files its own output is redirected to.
 """
 
+_PREVIEW_EPILOG = """
+Opens http://127.0.0.1:PORT/ (in $BROWSER's browser, unless --no-open): the
+tools that have a page, each with a form for its arguments. A tool's page,
+/?tool=NAME&arguments=<JSON>, is rendered as a host renders it: a sandboxed
+iframe, the ui/initialize handshake, the tool's input and result, the page's
+own tool calls answered by the server. No network is used. With the reload
+extra, the page reloads when a .py, .html, .css or .js file under TARGET's
+folder changes. Needs the http extra (uvicorn).
+"""
+
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """The parsed command line; `args.run(args)` runs the subcommand. Usage errors exit with status 2."""
@@ -291,8 +301,25 @@ def _loop_commands(commands: Any) -> None:
         metavar="SUFFIX",
         help="reload when a file with SUFFIX changes too, e.g. .toml (repeatable; default: .py files only)",
     )
+    dev.add_argument(
+        "--ui", action="store_true", help="preview the tools' MCP Apps in a browser instead (as toolkit preview)"
+    )
     _traceback_option(dev)
-    dev.set_defaults(run=run_dev, stdio=False, name="dev")
+    dev.set_defaults(run=_run_dev, stdio=False, name="dev", open=True)
+    preview = commands.add_parser(
+        "preview",
+        help="render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
+        epilog=_EPILOG + _PREVIEW_EPILOG,
+        formatter_class=_RAW,
+    )
+    preview.add_argument("target", metavar="TARGET")
+    preview.add_argument("--port", type=int, default=0, help="the port (default: 0, any free one)")
+    preview.add_argument("--host", default="127.0.0.1", help="the loopback address to listen on (default: 127.0.0.1)")
+    preview.add_argument(
+        "--no-open", dest="open", action="store_false", help="do not open a browser (default: open $BROWSER's)"
+    )
+    _traceback_option(preview)
+    preview.set_defaults(run=_run_preview, name="preview")
 
     install = commands.add_parser(
         "install",
@@ -324,6 +351,16 @@ def _install_options(install: argparse.ArgumentParser) -> None:
     install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
     _traceback_option(install)
     install.set_defaults(run=install_server, stdio=False, name="install")
+
+
+def _run_dev(args: argparse.Namespace) -> int:
+    return _run_preview(args) if args.ui else run_dev(args)
+
+
+def _run_preview(args: argparse.Namespace) -> int:
+    from ._preview import run_preview  # only when used: the preview loads the client and uvicorn
+
+    return run_preview(args)
 
 
 def _serving_options(parser: argparse.ArgumentParser) -> None:
@@ -464,7 +501,7 @@ _HTTP_OPTIONS = {"host": "127.0.0.1", "port": 8000, "allowed_hosts": None, "work
 def _check_http_options(args: argparse.Namespace) -> None:
     """`serve` and `dev`: an option of the HTTP transport without --http is refused (it would be ignored), in one line
     as the commands' errors are; then the options take their defaults."""
-    if not hasattr(args, "http"):
+    if not hasattr(args, "http") or getattr(args, "ui", False):  # `dev --ui`: --host and --port are the preview's
         return
     for option, default in _HTTP_OPTIONS.items():
         if not hasattr(args, option):
