@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
 
+    from .search import Search, ToolSearch
+
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
 
 AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
@@ -91,6 +93,7 @@ class ServerOptions(TaskOptions, total=False):
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
     backend: Backend | None
+    tool_search: bool | ToolSearch | None
 
 
 class Registry:
@@ -140,6 +143,14 @@ class Registry:
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
         self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
+        self.search: Search | None = None
+        """The tool search (`tool_search=`): `tools/list` lists the pinned tools and its two; None: off."""
+        tool_search = options.get("tool_search")
+        if tool_search is not None and tool_search is not False:
+            from .search import Search, search_option  # deferred: most servers list every tool
+
+            option = search_option(tool_search)
+            self.search = Search(self, option) if option is not None else None
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
         self._state: Any = _NOT_RUNNING
