@@ -107,7 +107,7 @@ def parse_size(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolkit",
-        description="Serve, list, call, document and check MCP tools.",
+        description="Serve, list, search, call, document and check MCP tools.",
         epilog=_EPILOG,
         formatter_class=_RAW,
     )
@@ -126,16 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
     listing.set_defaults(run=list_tools, name="list")
-    _search_options(
-        commands.add_parser(
-            "search",
-            help="find the tools a tool search finds for a query, best first; exit 1 when none",
-            usage="toolkit search [options] TARGET QUERY ...\n"
-            "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
-        )
-    )
+    _search_options(commands)
     _call_options(
         commands.add_parser(
             "call",
@@ -412,7 +403,15 @@ def _tokens(text: str) -> int:
     return int(text)
 
 
-def _search_options(search: argparse.ArgumentParser) -> None:
+def _search_options(commands: Any) -> None:
+    search = commands.add_parser(
+        "search",
+        help="find the tools a tool search finds for a query, best first; exit 1 when none",
+        usage="toolkit search [options] TARGET QUERY ...\n"
+        "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
     search.add_argument("words", nargs="+", metavar="WORD", help="TARGET (unless --stdio), then the query's words")
     _reach(search)
     search.add_argument("--limit", type=_positive_int, default=5, metavar="N", help="at most N tools (default: 5)")
