@@ -139,6 +139,22 @@ async def test_the_middleware_sees_the_found_tool_and_confirmation_is_asked(prot
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_confirmation_is_asked_through_call_tool_on_every_transport(
+    transport: str, protocol: ProtocolMode, anyio_backend: str
+) -> None:
+    arguments = {"name": "delete_file", "arguments": {"path": "a.txt"}}
+    with anyio.fail_after(wire.TIMEOUT):
+        async with connect(transport, protocol, anyio_backend, accept) as client:
+            confirmed = await client.call_tool("call_tool", arguments)
+    with anyio.fail_after(wire.TIMEOUT):
+        async with connect(transport, protocol, anyio_backend, decline) as client:
+            declined = await client.call_tool("call_tool", arguments)
+    assert confirmed.content[0].text == "deleted a.txt"  # type: ignore[union-attr]
+    assert declined.is_error is True
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_call_tool_runs_a_task_tool_as_a_task(transport: str, protocol: ProtocolMode, anyio_backend: str) -> None:
     with anyio.fail_after(wire.TIMEOUT):
         async with connect(transport, protocol, anyio_backend) as client:
