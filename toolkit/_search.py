@@ -32,7 +32,7 @@ from typing import Any
 
 from toolkit._protocol.types import ToolDefinition
 
-__all__ = ["DEFAULT_THRESHOLD", "ToolIndex", "ToolMatch", "definitions_of", "tokens"]
+__all__ = ["DEFAULT_THRESHOLD", "ToolIndex", "ToolMatch", "tokens"]
 
 DEFAULT_THRESHOLD = 0.3
 """The least score a match must reach by default (tuned on MetaTool's tuning half: docs/search.md)."""
@@ -104,19 +104,6 @@ def tokens(text: str) -> list[str]:
                 terms.extend(run)
                 terms.extend(run[i : i + 2] for i in range(len(run) - 1))
     return terms
-
-
-def definitions_of(tools: Any) -> list[dict[str, Any]]:
-    """Tool definitions as `tools/list`-shaped dicts, from what `ToolIndex` takes: a server (anything with a `tools`
-    mapping of tools), tools (anything with a `definition`), `ToolDefinition`s, or dicts.
-
-    Raises:
-        TypeError: something that is none of those.
-    """
-    mapping = getattr(tools, "tools", None)
-    if isinstance(mapping, Mapping):
-        tools = mapping.values()
-    return [_definition(item) for item in tools]
 
 
 def _definition(item: Any) -> dict[str, Any]:
