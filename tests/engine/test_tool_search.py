@@ -13,16 +13,19 @@ import anyio
 import pytest
 import servers
 import wire
-from test_middleware import http_client
+from test_http import ALICE, BOB, http_client, modern_headers, modern_message, post
+from test_middleware import http_client as client_over_http
 
 from toolkit import (
     Client,
     ElicitationHandler,
     ElicitRequest,
     ElicitResult,
+    Identity,
     ProtocolError,
     ProtocolMode,
     Server,
+    StaticTokenVerifier,
     ToolSearch,
     tool,
 )
@@ -56,7 +59,7 @@ async def connect(
         async with Client(server, protocol=protocol, elicitation_handler=elicit) as client:
             yield client
         return
-    async with http_client(server, protocol, elicit) as client:  # in process, its lifespan running
+    async with client_over_http(server, protocol, elicit) as client:  # in process, its lifespan running
         yield client
 
 
@@ -222,3 +225,33 @@ async def test_the_names_and_count_are_options() -> None:
     assert listed == ["find", "run"]
     assert len(found(searched)) == 1
     assert result.content[0].text == "3"  # type: ignore[union-attr]
+
+
+async def test_call_tool_needs_the_scopes_of_the_tool_it_calls_over_http() -> None:
+    server = Server("scoped", tool_search=True)
+
+    @server.tool
+    def delete_everything() -> str:
+        """Delete every record for good."""
+        return "deleted"
+
+    verifier = StaticTokenVerifier(
+        {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"admin"}))}
+    )
+    app = server.http_app(
+        auth=verifier,
+        authorization_servers=["https://auth.example.com"],
+        scopes_supported=["tools", "admin"],
+        required_scopes={"delete_everything": {"admin"}},
+    )
+    replies = {}
+    async with http_client(app) as client:
+        for token in (ALICE, BOB):
+            message = modern_message("tools/call", {"name": "call_tool", "arguments": {"name": "delete_everything"}})
+            headers = {**modern_headers(message), "authorization": f"Bearer {token}"}
+            response, [reply] = await post(client, message, headers)
+            replies[token] = (response.status_code, reply)
+    assert replies[ALICE][0] == 403
+    assert replies[ALICE][1] == wire.error(1, -32600)
+    assert replies[BOB][0] == 200
+    assert replies[BOB][1]["result"]["content"] == [{"type": "text", "text": "deleted"}]
