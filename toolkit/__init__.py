@@ -142,8 +142,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolFilter",
+    "ToolIndex",
+    "ToolMatch",
     "ToolOptions",
     "ToolResultContent",
+    "ToolSearch",
     "ToolTask",
     "ToolUseContent",
     "ToolkitError",
@@ -160,12 +163,14 @@ if typing.TYPE_CHECKING:
     from ._backend.redis import RedisBackend
     from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
     from ._client.tasks import TaskCancelledError, TaskInfo, ToolTask
+    from ._engine.search import ToolSearch
     from ._http.auth import StaticTokenVerifier, TokenVerifier
     from ._http.jwt import JWTVerifier
     from ._http.limits import RateLimit
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
+    from ._search import ToolIndex, ToolMatch
     from ._tasks.sqlite import SqliteTaskStore
     from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._transports.asgi import StreamingASGITransport
@@ -194,6 +199,9 @@ _LAZY |= dict.fromkeys(
 _LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
 _LAZY["RateLimit"] = "._http.limits"
 _LAZY["MemoryTransport"] = "._transports.memory"
+# Tool search: the index, and the server's option (`Server(tool_search=...)`).
+_LAZY |= dict.fromkeys(("ToolIndex", "ToolMatch"), "._search")
+_LAZY["ToolSearch"] = "._engine.search"
 # The task stores: a server picks one with `Server(task_store=...)`.
 _LAZY |= dict.fromkeys(("MemoryTaskStore", "TaskRecord", "TaskStore"), "._tasks.store")
 _LAZY["SqliteTaskStore"] = "._tasks.sqlite"

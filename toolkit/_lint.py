@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from toolkit._definition.tool import Tool
 from toolkit._protocol.jsonrpc import URL_ELICITATION_REQUIRED
+from toolkit._search import ToolIndex
 from toolkit._server import Server
 
 __all__ = [
@@ -136,6 +137,15 @@ RULES: tuple[LintRule, ...] = (
         "Two tools described almost alike force the model to pick between them at random.",
         _ANTHROPIC_AGENTS,
         "say in each description how it differs from the other, or merge the two",
+    ),
+    LintRule(
+        "TK107",
+        "indistinguishable-to-search",
+        "warning",
+        "Two tools that a search for what either does finds equally well are as hard for a model to tell apart, "
+        "and a tool search (tool_search=) cannot rank one first.",
+        _ANTHROPIC_AGENTS,
+        "say in each name and description what only it does (its object, its result), or merge the two",
     ),
     LintRule(
         "TK201",
@@ -356,6 +366,9 @@ MAX_PARAMETERS = 15
 MIN_WORDS = 3
 #: Descriptions at least this similar (difflib's ratio over their words) are near duplicates.
 DUPLICATE_RATIO = 0.9
+#: A tool that scores at least this share of another's score for the other's own words, and the other for its own
+#: words likewise, is indistinguishable from it to a search (TK107).
+SEARCH_TIE = 0.9
 
 
 def _words(text: str) -> list[str]:
@@ -685,6 +698,42 @@ def _allows(pattern: str, origin: str) -> bool:
     return origin == pattern
 
 
+def _search_ties(tools: Sequence[Mapping[str, Any]], reported: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """TK107: each tool that a search for its own words (name, title, description) cannot tell from an earlier one,
+    and the earlier one likewise; reported on the later of the pair, unless TK106 already says so."""
+    named = [tool for tool in tools if isinstance(tool.get("name"), str)]
+    if len({tool["name"] for tool in named}) != len(named):
+        return {}  # two tools of one name: a server refuses that before lint could matter
+    index = ToolIndex(named, threshold=0.0)
+    names = [str(tool["name"]) for tool in named]
+    own = {str(tool["name"]): _search_scores(index, tool, names) for tool in named}
+    order = {name: position for position, name in enumerate(own)}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name, scores in own.items():
+        if name in reported or not scores.get(name):
+            continue
+        for other, score in scores.items():
+            theirs = own[other].get(other, 0.0)
+            tied = score >= SEARCH_TIE * scores[name] and own[other].get(name, 0.0) >= SEARCH_TIE * theirs
+            if other != name and order[other] < order[name] and tied:
+                out[name] = [("TK107", f"a search for what it does finds {other!r} as readily, and the reverse")]
+                break
+    return out
+
+
+def _search_scores(index: ToolIndex, tool: Mapping[str, Any], names: Sequence[str]) -> dict[str, float]:
+    """The scores of a search for `tool`'s own words, less the names of other tools it mentions ("use find_orders
+    first" says how it differs, not that it is the same)."""
+    text = " ".join(str(tool.get(key) or "") for key in ("title", "description"))
+    for other in names:
+        if other in text and other != tool["name"]:
+            text = text.replace(other, " ")
+    # Compared as the evidence each tool matches (the score before it is squashed into 0 to 1: s / (1 - s)).
+    # The name's words, not the name as one term: that one term finds the tool itself and says nothing of what it does.
+    words = " ".join(_words(str(tool["name"])))
+    return {name: score / (1.0 - score) for name, score in index.scores(f"{words} {text}").items()}
+
+
 # -- what only a local tool's code says ---------------------------------------------------------------------------
 
 
@@ -765,6 +814,7 @@ def lint_definitions(
     """
     duplicates = _duplicates(tools)
     apps = _apps_findings(tools, pages)
+    ties = _search_ties(tools, duplicates)
     out: list[Finding] = []
     for wire in tools:
         name = str(wire.get("name", "?"))
@@ -773,6 +823,7 @@ def lint_definitions(
         found = [
             *_description_findings(wire),
             *duplicates.get(name, []),
+            *ties.get(name, []),
             *_parameter_findings(wire),
             *_hint_findings(wire),
             *(_local_findings(tool, wire) if tool is not None else []),

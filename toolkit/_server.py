@@ -137,6 +137,10 @@ class Server(Registry):
             (`RedisBackend("redis://...")`), so that any of them serves any request of any session behind a
             round-robin balancer; also `http_app(backend=...)`. None (the default): this process only. See
             [Backends](backend.md).
+        tool_search (bool | ToolSearch | None): Serve a search instead of every tool: `tools/list` lists the
+            pinned tools plus `search_tools(query)` and `call_tool(name, arguments)`, for servers with more tools
+            than a model chooses among well. `True` takes [`ToolSearch`][toolkit.ToolSearch]'s defaults; every tool
+            stays callable by name. See [tool search](search.md).
         task_store (TaskStore | None): Where the tasks of `@tool(task=...)` tools are kept: `None` (default) keeps
             them in this process's memory; [`SqliteTaskStore`][toolkit.SqliteTaskStore] shares them between the
             workers of one machine. See [tasks](tasks.md).
@@ -229,6 +233,8 @@ class Server(Registry):
             other = next((t for t in tools.values() if t.ui is not None and t.ui.uri == ui.uri and t.ui != ui), None)
             if other is not None:
                 raise ValueError(f"tool {tool.name!r}: {ui.uri} is already the URI of another page ({other.name!r})")
+        if self.search is not None and tool.name in self.search.names:
+            raise ValueError(f"a tool may not be named {tool.name!r}: tool_search serves a tool of that name")
         if self.schema_profile is not None:
             tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
 

@@ -145,7 +145,7 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     assert (typo.returncode, typo.stderr) == (
         2,
         "toolkit: error: no lint rule has the code 'TK9' (the codes: TK001, TK101, TK102, TK103, TK104, TK105, TK106, "
-        "TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, TK501, TK601, TK602, TK701, TK702, TK703)\n",
+        "TK107, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, TK501, TK601, TK602, TK701, TK702, TK703)\n",
     )
 
 

@@ -26,6 +26,7 @@ STUCK_SYNC = HERE / "stuck_sync.py"  # a sync tool that never returns, over stdi
 MIDDLEWARE = HERE / "middleware_app.py"  # middleware of every kind, a hidden tool, a size limit: stdio and HTTP
 LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start and end, over stdio
 APPS_DEMO = HERE / "apps_demo.py"  # MCP Apps: a tool with a page, an app-only tool, a plain tool
+SEARCH = HERE / "search_app.py"  # tool search on: a pinned tool, a hidden one, a confirming one, a task tool
 
 
 def load(path: Path, *, register: str | None = None) -> ModuleType:

@@ -281,9 +281,13 @@ class Connection:
         # its own, unique beyond this connection.
         self._requests = RequestMatcher("client", request_ids)
         # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
+        # With tool search (`Server(tool_search=...)`), tools/list and tools/call go through the search first.
+        searched = self.server.search is not None
+        tools_call = self._searched_call if searched else self._tools_call
+        tools_list = self._searched_list if searched else self._tools_list
         self._handshake_methods: dict[str, Handler] = {
-            "tools/call": self._tools_call,
-            "tools/list": self._tools_list,
+            "tools/call": tools_call,
+            "tools/list": tools_list,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
             "tasks/get": self._tasks_get,
@@ -294,8 +298,8 @@ class Connection:
             "resources/read": self._resources_read,
         }
         self._modern_methods: dict[str, Handler] = {
-            "tools/call": self._tools_call,
-            "tools/list": self._tools_list,
+            "tools/call": tools_call,
+            "tools/list": tools_list,
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
             "tasks/get": self._tasks_get,
@@ -841,6 +845,30 @@ class Connection:
         if state.version == MODERN_VERSION:
             wire["resultType"] = "complete"
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
+        return wire
+
+    async def _searched_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
+        """`tools/list` with tool search on: the pinned tools this caller may see, and the search's two."""
+        search = self.server.search
+        assert search is not None
+        shown_to = middleware.visibility(self.server, "tools/list", request_id, state)
+        listed = search.listed(params, state.version, shown_to)
+        return methods.tools_page(self.server, params, state.version, self._modern_meta, listed)
+
+    async def _searched_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tools/call` with tool search on: a `call_tool` call is its tool's own call (`_tools_call`, the one path
+        of every call); `search_tools`, or a `call_tool` that names no tool this caller may call, is answered by the
+        search."""
+        search = self.server.search
+        assert search is not None
+        shown_to = middleware.visibility(self.server, "tools/call", request_id, state)
+        params = search.unwrap(params, shown_to)
+        if params.get("name") not in search.names:
+            return await self._tools_call(request_id, params, state)
+        wire = search.answer(params, state.version, shown_to)
+        if state.version == MODERN_VERSION:
+            wire["resultType"] = "complete"
+            wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
         return wire
 
     async def _tasks_get(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:

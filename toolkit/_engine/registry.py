@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
     from toolkit._definition.ui import UI
 
+    from .search import Search, ToolSearch
+
 __all__ = ["AnyLifespan", "Registry", "Running", "ServerOptions"]
 
 AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
@@ -93,6 +95,7 @@ class ServerOptions(TaskOptions, total=False):
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
     backend: Backend | None
+    tool_search: bool | ToolSearch | None
 
 
 class Registry:
@@ -145,6 +148,8 @@ class Registry:
         """The server's tasks (`task=` tools): their store, and those running in this process."""
         serve_app(options.get("backend"), name)  # the default prefix of a shared backend is this app's
         self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
+        self.search: Search | None = self._search(options)
+        """The tool search (`tool_search=`): `tools/list` lists the pinned tools and its two; None: off."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
         self._state: Any = _NOT_RUNNING
@@ -152,6 +157,15 @@ class Registry:
         self._running_with: AnyLifespan | None = None
         self._users = 0
         self._changing: anyio.Event | None = None
+
+    def _search(self, options: ServerOptions) -> Search | None:
+        tool_search = options.get("tool_search")
+        if tool_search is None or tool_search is False:
+            return None
+        from .search import Search, search_option  # deferred: most servers list every tool
+
+        option = search_option(tool_search)
+        return Search(self, option) if option is not None else None
 
     def _limits(self, options: ServerOptions) -> None:
         page_size = options.get("page_size")

@@ -233,7 +233,13 @@ class Calls:
         method = message["method"]
         if method != "tools/call":
             return Shape.PLAIN if method in _ANSWERED_ALONE else Shape.ASKS
-        name = (message.get("params") or {}).get("name")
+        params = message.get("params") or {}
+        name = params.get("name")
+        search = self.server.search
+        if search is not None:  # search_tools answers alone; a call_tool call is served as its tool's
+            if name == search.options.search_name:
+                return Shape.PLAIN
+            name = search.inner_name(params)
         if type(name) is not str:
             return Shape.ASKS
         tool = self.server.tools.get(name)

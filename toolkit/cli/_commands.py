@@ -28,7 +28,6 @@ from ._breaking_changes import compare, format_changes
 from ._common import (
     CommandError,
     CommandTimeout,
-    check_headers,
     connect,
     data_on_stdout,
     deliver,
@@ -41,6 +40,7 @@ from ._common import (
     run,
     say,
     seconds,
+    target_first,
 )
 from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 from ._prompt import TerminalPrompt
@@ -225,12 +225,7 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 @data_on_stdout
 def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit call`: call one tool, showing its log messages and progress on stderr, and print its result."""
-    words = list(args.words)
-    if not args.stdio:
-        if len(words) < 2:
-            raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
-        args.target = words.pop(0)
-    check_headers(args, args.target)
+    words = target_first(args, "call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
     name, pairs = words[0], _pairs(words[1:])
     given = _json_arguments(args.json_args)
     if not args.stdio and not is_url(args.target):

@@ -161,6 +161,22 @@ def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
     return headers
 
 
+def target_first(args: argparse.Namespace, needs: str) -> list[str]:
+    """The words of a command whose TARGET comes first (`call`, `search`): the target taken from them into
+    `args.target` (unless `--stdio`), its headers checked; the words after it.
+
+    Raises:
+        CommandError: no word after the target (`needs` says what the command needs).
+    """
+    words = list(args.words)
+    if not args.stdio:
+        if len(words) < 2:
+            raise CommandError(needs)
+        args.target = words.pop(0)
+    check_headers(args, args.target)
+    return words
+
+
 def read_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The command's server's tools, as `tools/list` gives them (see `read_server`)."""
     return read_server(args, tools_payload)

@@ -10,17 +10,21 @@ from typing import Any
 
 from toolkit import __version__
 from toolkit._lint import DEFAULT_BUDGET
+from toolkit._search import DEFAULT_THRESHOLD
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
 from ._dev import run_dev
 from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
 from ._lint import lint_tools
+from ._search import search_tools
 from ._tasks import task_command
 from ._typed_client import write_client
 
 __all__ = ["parse_arguments"]
 
+# The commands whose TARGET is the first of their words (none with --stdio), the rest what they act on.
+_WORDS_FIRST = (call_tool, search_tools)
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
@@ -91,10 +95,10 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
         )
     parser = _parser()
     args, extra = parser.parse_known_args(args_list)
-    if extra and (args.run is not call_tool or any(word.startswith("-") for word in extra)):
+    if extra and (args.run not in _WORDS_FIRST or any(word.startswith("-") for word in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
-        args.words += extra  # key=value pairs given after an option such as --json
+        args.words += extra  # key=value pairs (a query's words) given after an option such as --json
     args.command = command
     _check_source(parser, args)
     _check_http_options(args)
@@ -113,7 +117,7 @@ def parse_size(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolkit",
-        description="Serve, list, call, document and check MCP tools.",
+        description="Serve, list, search, call, document and check MCP tools.",
         epilog=_EPILOG,
         formatter_class=_RAW,
     )
@@ -132,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
     listing.set_defaults(run=list_tools, name="list")
+    _search_options(commands)
     _call_options(
         commands.add_parser(
             "call",
@@ -435,8 +440,52 @@ def _tokens(text: str) -> int:
     return int(text)
 
 
+def _search_options(commands: Any) -> None:
+    search = commands.add_parser(
+        "search",
+        help="find the tools a tool search finds for a query, best first; exit 1 when none",
+        usage="toolkit search [options] TARGET QUERY ...\n"
+        "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
+    search.add_argument("words", nargs="+", metavar="WORD", help="TARGET (unless --stdio), then the query's words")
+    _reach(search)
+    search.add_argument("--limit", type=_positive_int, default=5, metavar="N", help="at most N tools (default: 5)")
+    search.add_argument(
+        "--threshold",
+        type=_share,
+        default=DEFAULT_THRESHOLD,
+        metavar="SCORE",
+        help=f"the least score a tool must reach, 0 to 1 (default: {DEFAULT_THRESHOLD:g}, as tool_search's)",
+    )
+    search.add_argument("--format", choices=("text", "json"), default="text")
+    search.set_defaults(run=search_tools, name="search", target=None)
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
 def _source(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", nargs="?", metavar="TARGET")
+    _reach(parser)
+
+
+def _reach(parser: argparse.ArgumentParser) -> None:
+    """How a command that reads a server's tools reaches it: --stdio, headers, the era, the timeout, the size."""
     parser.add_argument("--stdio", action="store_true", help="ask the server started by the command after --")
     _header_option(parser)
     parser.add_argument(
@@ -523,9 +572,9 @@ def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if getattr(args, "stdio", False):
         if not args.command:
             parser.error("--stdio needs the server's command after --, e.g. --stdio -- python server.py")
-        if args.run is not call_tool and args.target is not None:
+        if args.run not in _WORDS_FIRST and args.target is not None:
             parser.error("give either TARGET or --stdio -- COMMAND, not both")
     elif args.command:
         parser.error("a command after -- needs --stdio")
-    elif args.run is not call_tool and args.target is None:
+    elif args.run not in _WORDS_FIRST and args.target is None:
         parser.error("TARGET is required (or --stdio -- COMMAND)")
