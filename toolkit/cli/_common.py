@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
+import pydantic
 
 from toolkit import ConnectionClosedError, Lifespan, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
@@ -212,6 +213,16 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
     except MessageError as exc:
         hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
+    except pydantic.ValidationError as exc:  # the client read an answer the protocol's types do not allow
+        raise CommandError(_malformed(exc)) from exc
+
+
+def _malformed(exc: pydantic.ValidationError) -> str:
+    """One line for an answer of the server that is not MCP: where the first problem is, and how many there are."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the whole answer"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"the server's answer is not valid MCP: at {where}: {first['msg']}{more}"
 
 
 def json_object(source: str, where: str) -> dict[str, Any]:
