@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolkit import CallToolResult, ProtocolError, StartupError
+from toolkit._definition.tool import argument_problem, error_wire
 from toolkit._lint import Finding, lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
@@ -284,6 +285,9 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             schema = next((t.input_schema for t in tools if t.name == name), None)
             arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
             # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
+            refused = _refused_here(args.target, name, arguments)
+            if refused is not None:
+                return refused
             if not args.quiet and (client.modern or "logging" in client.capabilities):
                 await client.set_logging_level(args.log_level)
             return await run_call(client, name, arguments, args, None if args.quiet else bar)
@@ -309,6 +313,17 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     if result is None:
         return detached(args.started[0], args, out)
     return print_result(result, raw=args.raw, out=out)
+
+
+def _refused_here(target: Any, name: str, arguments: dict[str, Any]) -> CallToolResult | None:
+    """The server's own answer to arguments that do not fit a task tool of the module loaded here, before a task is
+    made for a call that cannot run (the server validates inside the task). Only where no middleware, which may
+    change the arguments, stands between the call and the tool."""
+    tool = target.tools.get(name) if isinstance(target, Server) and target.tool_filter is None else None
+    if tool is None or tool.task is None or tool.middleware or target.middleware or target.tool_middleware:
+        return None
+    problem = argument_problem(tool, arguments, strict=target.strict_arguments)
+    return None if problem is None else CallToolResult.model_validate(error_wire(problem))
 
 
 def _json_arguments(source: str | None) -> dict[str, Any]:
