@@ -429,3 +429,48 @@ def test_replacing_an_entry_says_which_env_variables_it_drops(place: Place) -> N
         f"replaced 'weather' (its env KEY1, KEY3 dropped: give --env again to keep them) in {place.home}/.cursor/"
     )
     assert config["mcpServers"]["weather"]["env"] == {"KEY2": "z"}
+
+
+def test_numbers_are_written_back_as_they_were_read(place: Place) -> None:
+    # As floats, 1e400 came back as Infinity (not JSON) and 0.10000000000000001 as 0.1.
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"limits": [1e400, 0.10000000000000001, 2.50, -0.0], "count": 12345678901234567890}')
+    run = place.install("cursor", "weather.py")
+    text = path.read_text(encoding="utf-8")
+
+    assert run.returncode == 0, run.stderr
+    assert '"limits": [\n    1e400,\n    0.10000000000000001,\n    2.50,\n    -0.0\n  ],\n' in text
+    assert json.loads(text, parse_constant=pytest.fail)["count"] == 12345678901234567890
+
+
+def test_a_file_holding_nan_is_not_json_and_is_left_alone(place: Place) -> None:
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"limit": NaN}')
+    run = place.install("cursor", "weather.py")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: '{path}' is not valid JSON (NaN is not a JSON value); fix it first: nothing was written\n"
+    )
+    assert path.read_text(encoding="utf-8") == '{"limit": NaN}'
+
+
+def test_a_hard_linked_file_is_written_in_place_and_every_name_sees_it(place: Place) -> None:
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"theme": "dark"}', encoding="utf-8")
+    path.chmod(0o600)
+    backup = place.home / "mcp-backup.json"
+    os.link(path, backup)
+    run = place.install("cursor", "weather.py")
+
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(path, backup)
+    assert json.loads(backup.read_text(encoding="utf-8")) == {
+        "theme": "dark",
+        "mcpServers": {"weather": expected_entry("cursor", place)},
+    }
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["mcp.json"]  # no temporary file left

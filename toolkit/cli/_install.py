@@ -162,7 +162,7 @@ def install_server(args: argparse.Namespace) -> int:
         return 0
     path = config_path(args.client, project=args.project)
     before = _read(path, args.target)
-    config = json.loads(before) if before.strip() else {}
+    config = _parse(before) if before.strip() else {}
     if not isinstance(config, dict):
         raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
     servers = config.setdefault(spec.key, {})
@@ -260,7 +260,7 @@ def _read(path: Path, target: str) -> str:
         ) from exc
     if text.strip():
         try:
-            json.loads(text)
+            _parse(text)
         except ValueError as exc:
             if _without_comments(text) is not None:
                 raise CommandError(
@@ -286,15 +286,49 @@ def _without_comments(text: str) -> Any:
         return None
 
 
+class _Number(str):
+    """A JSON number that is not an integer, kept as written: as a float, `1e400` would be written back as
+    `Infinity` (not JSON) and `0.10000000000000001` as `0.1`."""
+
+
+def _parse(text: str) -> Any:
+    """The JSON of a configuration file, its numbers as written; `NaN` and `Infinity`, which Python reads but JSON
+    has not, are a ValueError."""
+    return json.loads(text, parse_float=_Number, parse_constant=_not_json)
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON value")
+
+
 def _dump(config: Any) -> str:
-    return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    """JSON as `json.dumps(indent=2, ensure_ascii=False)` writes it, the numbers `_parse` kept as they were read."""
+    return _json(config, "") + "\n"
+
+
+def _json(value: Any, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, _Number):
+        return str.__str__(value)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        return "[\n" + ",\n".join(inner + _json(v, inner) for v in value) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _write(path: Path, text: str) -> None:
     """Replace the file at once (a client reading it meanwhile sees the old one or the new one), keeping its mode.
-    A symbolic link (a file kept in a dotfiles folder) stays a link: the file it leads to is the one replaced."""
+    A symbolic link (a file kept in a dotfiles folder) stays a link: the file it leads to is the one replaced. A file
+    with other hard links is written in place instead: replacing it would leave its other names the old file."""
     path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        if path.exists() and path.stat().st_nlink > 1:
+            with path.open("r+", encoding="utf-8") as file:
+                file.write(text)
+                file.truncate()
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
