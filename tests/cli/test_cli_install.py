@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -381,7 +382,7 @@ def test_dev_without_watchfiles_in_the_interpreter_is_refused_with_what_to_insta
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         f"toolkit: error: {PYTHON} cannot import watchfiles, so the client could not start the server: "
-        f"{PYTHON} -m pip install '{CHECKOUT}[reload]' (or --uv); nothing was written\n"
+        f"{PYTHON} -m pip install -e {shlex.quote(f'{CHECKOUT}[reload]')} (or --uv); nothing was written\n"
     )
     assert not (place.home / ".cursor").exists()
 

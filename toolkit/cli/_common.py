@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 import os
+import shlex
 import sys
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -37,6 +38,7 @@ __all__ = [
     "connect",
     "data_on_stdout",
     "deliver",
+    "install_command",
     "is_url",
     "json_object",
     "load",
@@ -223,6 +225,26 @@ def _malformed(exc: pydantic.ValidationError) -> str:
     where = ".".join(str(part) for part in first["loc"]) or "the whole answer"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"the server's answer is not valid MCP: at {where}: {first['msg']}{more}"
+
+
+def install_command(extra: str) -> str:
+    """The pip command that adds toolkit's `extra` to this environment, the way toolkit is installed in it: an
+    editable install stays editable (`pip install '.[reload]'` in the clone would replace it with a copy), a copy of a
+    clone comes from that clone, and otherwise the package from the index."""
+    import importlib.metadata  # only here: on an error path
+
+    try:
+        source = json.loads(importlib.metadata.distribution("mcp-toolkit").read_text("direct_url.json") or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        source = None
+    url = source.get("url") if isinstance(source, dict) else None
+    if not isinstance(url, str) or not url.startswith("file:") or not isinstance(source.get("dir_info"), dict):
+        return f"pip install 'mcp-toolkit[{extra}]'"
+    import urllib.request
+
+    folder = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    editable = "-e " if source["dir_info"].get("editable") else ""
+    return f"pip install {editable}{shlex.quote(f'{folder}[{extra}]')}"
 
 
 def json_object(source: str, where: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any
 from toolkit import __version__
 from toolkit._target import absolute_target
 
-from ._common import CommandError, load, say
+from ._common import CommandError, install_command, load, say
 
 __all__ = ["CLIENTS", "Runner", "config_path", "install_server", "server_entry"]
 
@@ -206,11 +206,13 @@ def _check_interpreter(python: str | None, *, dev: bool) -> None:
                 missing.append(name)
     if missing:
         shown = os.path.abspath(sys.executable) if python is None else python
-        # From this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet).
-        install = _toolkit_requirement().split("==")[0] + ("[reload]" if dev else "")
+        if python is None:  # this interpreter runs toolkit: the extra, the way toolkit is installed here
+            install = install_command("reload")
+        else:  # from this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet)
+            install = f"pip install '{_toolkit_requirement().split('==')[0]}{'[reload]' if dev else ''}'"
         raise CommandError(
             f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
-            f"{shown} -m pip install '{install}' (or --uv); nothing was written"
+            f"{shown} -m {install} (or --uv); nothing was written"
         )
 
 
