@@ -44,6 +44,7 @@ __all__ = [
     "load",
     "load_served",
     "output_kept_apart",
+    "parse_headers",
     "read_server",
     "read_tools",
     "run",
@@ -108,7 +109,7 @@ async def connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **
         client = Client.stdio(args.command, **options)
     elif is_url(args.target):
         try:
-            client = Client.http(args.target, headers=_headers(args.headers), **options)
+            client = Client.http(args.target, headers=parse_headers(args.headers), **options)
         except ImportError as exc:  # without the http extra: the message says what to install
             raise CommandError(str(exc)) from exc
     else:
@@ -154,7 +155,8 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
     return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
 
 
-def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
+def parse_headers(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`-H` values (`Name: value`) as headers."""
     headers = {}
     for pair in pairs or ():
         name, sep, value = pair.partition(":")

@@ -404,9 +404,10 @@ def _source(parser: argparse.ArgumentParser) -> None:
     _header_option(parser)
     parser.add_argument(
         "--protocol",
-        choices=("handshake", "2026-07-28"),
+        choices=("handshake", "2026-07-28", "auto"),
         default="handshake",
-        help="the protocol era to list tools in (default: handshake, what most clients speak)",
+        help="the protocol era to list tools in (default: handshake, what most clients speak; auto: 2026-07-28 when "
+        "the server offers it)",
     )
     parser.add_argument(
         "--timeout",
