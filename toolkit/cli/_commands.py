@@ -24,6 +24,7 @@ from toolkit._profiles.profiles import get_profile
 from toolkit._server import Server, serve_process
 from toolkit._shadowing import shadowing_module
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
+from toolkit.docs._reference import served_badges
 
 from ._breaking_changes import compare, format_changes
 from ._common import (
@@ -124,16 +125,18 @@ def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
 def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
     tools = read_tools(args)
+    local = _local_tools(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
     for tool in tools:
         schema = tool.get("inputSchema") or {}
         required = set(schema.get("required") or ())
         params = ", ".join(
-            f"{name}{'' if name in required else '?'}: {describe_type(sub)}"
+            f"{name}{'' if name in required else '?'}: {describe_type(sub, fields=True)}"
             for name, sub in (schema.get("properties") or {}).items()
         )
         title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
-        rows.append((tool["name"], title, ", ".join(badges(tool, mark_defaults=False)), params or "-"))
+        labels = [*badges(tool, mark_defaults=False), *served_badges(local.get(tool["name"]))]
+        rows.append((tool["name"], title, ", ".join(labels), params or "-"))
     print_table(rows, [0, 1, 2, 3] if any(row[1] for row in rows[1:]) else [0, 2, 3], out=out)
     print(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}", file=out)
     return 0
@@ -149,11 +152,13 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
         # Lint findings are shown unless --no-lint (a reference is read by the tools' authors and reviewers first); a
         # module's own tools with what their code says (and silences), another server's as its definitions say.
         findings: list[Finding] | None = []
+        local = _local_tools(args)
         if not args.no_lint:
             findings = None if args.stdio or is_url(args.target) else lint(load(args.target))
-        text = (
-            render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
-        )
+        if args.format == "json":
+            text = render_json(tools)
+        else:
+            text = render_markdown(tools, title=args.title, findings=findings, local=local)
     return deliver(text, args, out)
 
 
@@ -179,6 +184,12 @@ def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(format_changes(changes))
     return 1 if any(c.severity == "breaking" for c in changes) else 0
+
+
+def _local_tools(args: argparse.Namespace) -> dict[str, Any]:
+    """The toolkit tools of a module target by name (what their server does around a call, which no definition
+    says, is shown beside them); none for a server over stdio or at a URL."""
+    return {} if args.stdio or is_url(args.target) else dict(load(args.target).tools)
 
 
 def _check_profiles(args: argparse.Namespace, out: TextIO) -> int:
