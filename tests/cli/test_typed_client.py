@@ -332,3 +332,30 @@ def test_schemas_of_any_shape_give_the_golden_module() -> None:
     text = render_client(SHAPES, server="shapes")
 
     assert text == GOLDEN_SHAPES.read_text(encoding="utf-8")
+
+
+def test_a_model_several_tools_share_is_named_by_its_own_title() -> None:
+    # As a server that keeps pydantic's titles writes it (the official SDK): the model at the root of one output,
+    # in a list of another's, and kept under $defs by a third.
+    bookmark = {
+        "title": "Bookmark",
+        "type": "object",
+        "properties": {"url": {"type": "string", "title": "Url"}},
+        "required": ["url"],
+    }
+    untitled = {k: v for k, v in bookmark.items() if k != "title"}
+    found = {"type": "object", "properties": {"items": {"type": "array", "items": bookmark}}, "required": ["items"]}
+    kept = {"$defs": {"Bookmark": untitled}, "$ref": "#/$defs/Bookmark"}
+    tools = [
+        {"name": "add_bookmark", "inputSchema": {"type": "object"}, "outputSchema": bookmark},
+        {"name": "search", "inputSchema": {"type": "object"}, "outputSchema": found},
+        {"name": "get_bookmark", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", **kept}},
+    ]
+
+    text = render_client(tools, server="bookmarks")
+
+    # Before: AddBookmarkResult, after the first tool that returned it.
+    assert "class Bookmark(TypedDict):\n    url: str\n" in text
+    assert "class SearchResult(TypedDict):\n    items: list[Bookmark]\n" in text
+    assert "AddBookmark" not in text
+    assert text.count("-> Bookmark:") == 2

@@ -63,6 +63,7 @@ def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name
     """
     cls = class_name or _class_name(_camel(server) or "Tools") + "Client"
     module = _Module({cls, *_IMPORTED})
+    module.titles = _titles(tools)
     for tool in tools:  # a first pass names every type, so that no parameter shadows one in a method's body
         module.method(tool, set(_METHODS))
     taken = set(_METHODS)
@@ -140,6 +141,8 @@ class _Module:
         self.typing: set[str] = set()
         self.extensions: set[str] = set()
         self.casts = False
+        self.titles: dict[str, str] = {}
+        """The name each object's shape has of its own anywhere in the tools (`_titles`), whichever tool is first."""
         self.refs: dict[tuple[int, str], str | None] = {}
         """Each `$ref` of a schema (by the schema's id) as its annotation, `None` while it is being resolved: every
         reference is resolved once, so a schema whose references branch back to themselves (`anyOf` of three
@@ -298,7 +301,7 @@ class _Module:
         shape = _shape(schema)
         if shape in self.shapes:
             return self.shapes[shape]
-        name = self.claim(hint)
+        name = self.claim(self.titles.get(shape) or hint)
         self.shapes[shape] = name  # before the fields: a recursive schema refers to itself by this name
         self.extensions.add("TypedDict")
         required = set(schema.get("required") or ())
@@ -359,6 +362,31 @@ class _Module:
 
 
 _NO_DEFAULT: Any = object()
+
+
+def _titles(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The name of each object shape that has one of its own somewhere in the tools' schemas: its `title` (a model's
+    class name, as pydantic writes it), else the `$defs` key it is kept under. A model several tools share is named
+    after itself, not after the first tool that happens to return it."""
+    named: dict[str, str] = {}
+    keyed: dict[str, str] = {}
+    stack: list[Any] = [[tool.get("inputSchema"), tool.get("outputSchema")] for tool in tools]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack += node
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        stack += list(node.values())
+        title = _camel(node["title"]) if isinstance(node.get("title"), str) else ""
+        if title and isinstance(node.get("properties"), Mapping) and node["properties"]:
+            named.setdefault(_shape(node), title)
+        defs = node.get("$defs")
+        for key, sub in defs.items() if isinstance(defs, Mapping) else ():
+            if isinstance(sub, Mapping) and isinstance(sub.get("properties"), Mapping) and _camel(str(key)):
+                keyed.setdefault(_shape(sub), _camel(str(key)))
+    return {**keyed, **named}
 
 
 def _shape(schema: Mapping[str, Any]) -> str:
