@@ -101,6 +101,8 @@ def expected_entry(client: str, place: Place, env: dict[str, str] | None = None)
     entry.update(command=PYTHON, args=["-m", "toolkit", "serve", str(place.project / "weather.py")])
     if env:
         entry["env"] = env
+    if client == "gemini":  # the one client whose entries say where to start the server: the file's folder
+        entry["cwd"] = str(place.project)
     return entry
 
 
@@ -475,3 +477,34 @@ def test_a_hard_linked_file_is_written_in_place_and_every_name_sees_it(place: Pl
     }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert sorted(p.name for p in path.parent.iterdir()) == ["mcp.json"]  # no temporary file left
+
+
+def test_the_entry_says_where_to_start_the_server_where_the_client_allows_it(place: Place, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (place.project / "pkg").mkdir()
+    (place.project / "pkg" / "__init__.py").write_text("")
+    (place.project / "pkg" / "app.py").write_text(SERVER.lstrip(), encoding="utf-8")
+    runs = [
+        place.install("gemini", "weather.py", "--name", "by-file"),
+        place.install("gemini", "weather.py", "--name", "by-cwd", "--cwd", str(data)),
+        place.install("gemini", "pkg.app", "--name", "by-module"),
+    ]
+    refused = place.install("cursor", "weather.py", "--cwd", str(data))
+    missing = place.install("gemini", "weather.py", "--cwd", str(tmp_path / "nowhere"))
+    servers = json.loads((place.home / ".gemini" / "settings.json").read_text(encoding="utf-8"))["mcpServers"]
+
+    # Before: no working directory at all; a client started the server wherever it was.
+    assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
+    assert {name: entry["cwd"] for name, entry in servers.items()} == {
+        "by-file": str(place.project),  # the file's folder
+        "by-cwd": str(data),
+        "by-module": str(place.project),  # the folder the module is imported from, as `python -m` does
+    }
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith("toolkit: error: --cwd: Cursor's configuration has no working directory ")
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        f"toolkit: error: --cwd {str(tmp_path / 'nowhere')!r} is not a directory; nothing was written\n",
+    )
+    assert not (place.home / ".cursor").exists()

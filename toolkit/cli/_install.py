@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__
-from toolkit._target import absolute_target
+from toolkit._target import absolute_target, is_file_target, source_folder
 
 from ._common import CommandError, install_command, load, say
 
@@ -48,6 +48,7 @@ class _Client:
     key: str  # the top-level object the servers are in
     typed: bool  # whether an entry says "type": "stdio"
     project: str | None  # the project file, relative to the project folder (None: the client has none)
+    cwd: bool = False  # whether an entry can say the folder to start the server in ("cwd")
 
 
 CLIENTS: dict[str, _Client] = {
@@ -55,7 +56,7 @@ CLIENTS: dict[str, _Client] = {
     "claude-code": _Client("Claude Code", "mcpServers", typed=True, project=".mcp.json"),
     "cursor": _Client("Cursor", "mcpServers", typed=False, project=".cursor/mcp.json"),
     "vscode": _Client("VS Code", "servers", typed=True, project=".vscode/mcp.json"),
-    "gemini": _Client("Gemini CLI", "mcpServers", typed=False, project=".gemini/settings.json"),
+    "gemini": _Client("Gemini CLI", "mcpServers", typed=False, project=".gemini/settings.json", cwd=True),
     "mcp-json": _Client("mcp.json", "mcpServers", typed=False, project=None),
 }
 """The clients `toolkit install` knows, by the name given on the command line."""
@@ -115,7 +116,9 @@ class Runner:
     """Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`."""
 
 
-def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runner = Runner()) -> dict[str, Any]:
+def server_entry(
+    client: str, target: str, *, env: dict[str, str], runner: Runner = Runner(), cwd: str | None = None
+) -> dict[str, Any]:
     """The entry that starts `target` over stdio, in the shape `client` documents.
 
     Args:
@@ -123,6 +126,7 @@ def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runne
         target: `path/to/file.py[:attr]` (made absolute here) or an importable module.
         env: Variables for the server's environment.
         runner: How the entry starts it: which interpreter, or uv, and `toolkit dev` or `toolkit serve`.
+        cwd: The folder the client starts the server in, for a client whose entries can say one.
     """
     dev = runner.dev
     serve = ["-m", "toolkit", "dev" if dev else "serve", absolute_target(target)]
@@ -136,6 +140,8 @@ def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runne
     entry.update(command=command, args=args)
     if env:
         entry["env"] = env
+    if cwd is not None:
+        entry["cwd"] = cwd
     return entry
 
 
@@ -153,7 +159,8 @@ def install_server(args: argparse.Namespace) -> int:
     name = args.server_name or server.name
     uv = _uv() if args.uv or args.packages else None
     runner = Runner(python=args.python, uv=uv, packages=tuple(args.packages or ()), dev=args.dev)
-    entry = server_entry(args.client, args.target, env=env, runner=runner)
+    cwd = _working_directory(args.cwd, args.client, args.target)
+    entry = server_entry(args.client, args.target, env=env, runner=runner, cwd=cwd)
     if uv is None:
         _check_interpreter(args.python, dev=args.dev)
     spec = CLIENTS[args.client]
@@ -183,6 +190,26 @@ def install_server(args: argparse.Namespace) -> int:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _working_directory(given: str | None, client: str, target: str) -> str | None:
+    """The folder the client is to start the server in, for a client whose entries can say one (Gemini CLI's `cwd`):
+    `--cwd`, else the file's folder, or for a module this folder, which it was imported from (as `python -m` does).
+    A client without one starts servers in a folder of its own choosing: `--cwd` is refused, not dropped."""
+    spec = CLIENTS[client]
+    if not spec.cwd:
+        if given is not None:
+            raise CommandError(
+                f"--cwd: {spec.title}'s configuration has no working directory for a server (it starts servers in a "
+                "folder of its own choosing); open files by absolute paths, such as Path(__file__).with_name(...)"
+            )
+        return None
+    if given is None:
+        return str(source_folder(target) if is_file_target(target) else Path.cwd())
+    folder = Path(given).resolve()
+    if not folder.is_dir():
+        raise CommandError(f"--cwd {given!r} is not a directory; nothing was written")
+    return str(folder)
 
 
 def _check_interpreter(python: str | None, *, dev: bool) -> None:

@@ -314,6 +314,12 @@ def _install_options(install: argparse.ArgumentParser) -> None:
         "--project", action="store_true", help="write the project's file in this folder, not the user's"
     )
     install.add_argument("--python", metavar="PATH", help="the interpreter to run (default: this one, its venv's)")
+    install.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the folder the client starts the server in, where its entries can say one (gemini; default: the "
+        "file's folder)",
+    )
     install.add_argument("--uv", action="store_true", help="run the server with uv run --with mcp-toolkit ...")
     install.add_argument(
         "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
