@@ -207,6 +207,15 @@ def test_call_prints_text_and_structured_results() -> None:
     )
 
 
+def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> None:
+    run = toolkit("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
+
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr.startswith("Invalid arguments for tool 'add_note':\n- tags: expected an array")
+    # Before: nothing said how to write it; a shell turns tags=["python"] into tags=[python].
+    assert run.stderr.endswith("\ntoolkit: tags takes an array, written as JSON: tags='[\"python\"]'\n")
+
+
 def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path) -> None:
     run = toolkit("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
     mixed = toolkit("call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project)

@@ -434,6 +434,15 @@ def test_replacing_an_entry_says_which_env_variables_it_drops(place: Place) -> N
     assert config["mcpServers"]["weather"]["env"] == {"KEY2": "z"}
 
 
+def test_replacing_an_entry_that_drops_one_env_variable_says_it(place: Place) -> None:
+    first = place.install("cursor", "weather.py", "--env", "KEY1=a", "--env", "KEY2=b")
+    again = place.install("cursor", "weather.py", "--env", "KEY2=z")
+
+    assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
+    # Before: "give --env again to keep them", for one variable.
+    assert again.stdout.startswith("replaced 'weather' (its env KEY1 dropped: give --env again to keep it) in ")
+
+
 def test_numbers_are_written_back_as_they_were_read(place: Place) -> None:
     # As floats, 1e400 came back as Infinity (not JSON) and 0.10000000000000001 as 0.1.
     path = place.home / ".cursor" / "mcp.json"

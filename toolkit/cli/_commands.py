@@ -10,6 +10,7 @@ import argparse
 import difflib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -274,6 +275,7 @@ def _roots(given: list[str] | None, *, remote: bool) -> list[Path] | None:
 def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: list[tuple[str, str]], out: TextIO) -> int:
     bar = ProgressBar(sys.stderr)
     listed: list[str] = []
+    hints: list[str] = []  # how to write a value given as text that the schema wants as JSON
 
     def show(log: LogMessage) -> None:
         data = log.data if isinstance(log.data, str) else json.dumps(log.data, ensure_ascii=False)
@@ -295,6 +297,7 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             listed.extend(t.name for t in tools)
             schema = next((t.input_schema for t in tools if t.name == name), None)
             arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
+            hints.extend(_json_hints(pairs, arguments, schema))
             # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
             refused = _refused_here(args.target, name, arguments)
             if refused is not None:
@@ -323,7 +326,31 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
         bar.close()
     if result is None:
         return detached(args.started[0], args, out)
-    return print_result(result, raw=args.raw, out=out)
+    return _printed(result, args.raw, out, hints)
+
+
+def _printed(result: CallToolResult, raw: bool, out: TextIO, hints: list[str]) -> int:
+    """The result printed, then, when it is an error, the hints on writing the arguments that may have caused it."""
+    status = print_result(result, raw=raw, out=out)
+    for hint in hints if result.is_error else ():
+        say(hint)
+    return status
+
+
+def _json_hints(pairs: list[tuple[str, str]], arguments: dict[str, Any], schema: Any) -> list[str]:
+    """A hint for each `key=value` whose text is not JSON, for a parameter that takes only arrays or objects:
+    `tags=python` for a list is `tags='["python"]'` (a shell passes `tags=["python"]` as `tags=[python]`)."""
+    out = []
+    for key, _ in pairs:
+        value = arguments[key]
+        types = _types(((schema or {}).get("properties") or {}).get(key), schema or {}, 0)
+        if not isinstance(value, str) or not types or not types <= {"array", "object", "null"}:
+            continue
+        if "array" in types:
+            out.append(f"{key} takes an array, written as JSON: {key}={shlex.quote(json.dumps([value]))}")
+        else:
+            out.append(f'{key} takes an object, written as JSON: {key}=\'{{"name": "value"}}\'')
+    return out
 
 
 def _refused_here(target: Any, name: str, arguments: dict[str, Any]) -> CallToolResult | None:

@@ -248,7 +248,9 @@ def _dropped(old: Any, new: dict[str, Any]) -> str:
     if not isinstance(old, dict) or not isinstance(old.get("env"), dict):
         return ""
     gone = [key for key in old["env"] if key not in new.get("env", {})]
-    return f" (its env {', '.join(gone)} dropped: give --env again to keep them)" if gone else ""
+    if not gone:
+        return ""
+    return f" (its env {', '.join(gone)} dropped: give --env again to keep {'it' if len(gone) == 1 else 'them'})"
 
 
 def _toolkit_requirement() -> str:
