@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -202,8 +203,27 @@ def _example(schema: Any, defs: Mapping[str, Any], depth: int) -> Any:
 
 
 def _example_string(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> str:
+    described = _described_example(schema)
+    if described is not None:
+        return described
     text = _FORMAT_EXAMPLES.get(schema.get("format", ""), "example").ljust(schema.get("minLength", 0), "x")
     return text[: schema["maxLength"]] if "maxLength" in schema else text
+
+
+# "such as `(2 + 3) * 4`", "e.g. `Lisbon`", "for example `a.txt`": the example a description gives in code.
+_GIVEN_IN_TEXT = re.compile(r"(?:\be\.g\.,?|\bsuch as|\bfor example,?)\s+`([^`]+)`", re.IGNORECASE)
+
+
+def _described_example(schema: Mapping[str, Any]) -> str | None:
+    """The example a string's description gives in code (`such as `(2 + 3) * 4``), if it fits the length bounds:
+    a better example than a made-up `"example"`, which an expression, a query or a path would refuse."""
+    description = schema.get("description")
+    found = _GIVEN_IN_TEXT.search(description) if isinstance(description, str) else None
+    if found is None or "format" in schema or "pattern" in schema:
+        return None
+    text = found.group(1)
+    fits = schema.get("minLength", 0) <= len(text) <= schema.get("maxLength", len(text))
+    return text if fits else None
 
 
 def _example_array(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> list[Any]:
