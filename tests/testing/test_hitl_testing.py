@@ -100,7 +100,7 @@ def test_a_handler_answers_too_and_no_script_means_no_capability() -> None:
 
 @pytest.mark.parametrize("kind", ["elicitation", "sampling"])
 def test_a_script_given_too_late_says_where_to_give_it_the_fixtures_included(kind: str) -> None:
-    with ToolTester(SERVER, protocol="handshake") as t, pytest.raises(ValueError) as raised:
+    with ToolTester(SERVER, protocol="handshake") as t, pytest.raises(ValueError, match="cannot change") as raised:
         setattr(t, kind, "accept" if kind == "elicitation" else "a reply")
 
     # Before: "pass it to ToolTester(...)", which a test using the toolkit_tester fixture does not call.
