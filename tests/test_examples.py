@@ -3,6 +3,8 @@
 import base64
 import contextlib
 import importlib.util
+import os
+import shutil
 import sqlite3
 import sys
 import uuid
@@ -194,6 +196,22 @@ async def test_inventory_tools_share_the_database_its_lifespan_opens(
     # The lifespan committed and closed the database: a new server process would find the stock.
     with contextlib.closing(sqlite3.connect(database)) as db:
         assert db.execute("SELECT sku, quantity FROM items ORDER BY sku").fetchall() == [("JAM-002", 5), ("TEA-001", 1)]
+
+
+@pytest.mark.anyio
+async def test_inventory_keeps_its_stock_beside_its_file_wherever_the_client_starts_it(tmp_path: Path) -> None:
+    # A client starts the server in a folder of its own choosing: a relative inventory.db was a file there.
+    shop, elsewhere = tmp_path / "shop", tmp_path / "elsewhere"
+    shop.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(EXAMPLES / "inventory.py", shop / "inventory.py")
+    env = {key: value for key, value in os.environ.items() if key != "INVENTORY_DB"}
+    async with Client.stdio([sys.executable, str(shop / "inventory.py")], env=env, cwd=elsewhere) as client:
+        added = await client.call_tool("add_item", {"sku": "TEA-001", "name": "Green tea", "quantity": 3})
+
+    assert not added.is_error, added.text
+    assert sorted(path.name for path in shop.iterdir()) == ["inventory.db", "inventory.py"]
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_inventory_tools_run_on_a_fake_stock_in_a_unit_test() -> None:

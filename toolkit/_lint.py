@@ -358,6 +358,9 @@ _SWITCHES = _vocabulary("action mode operation op command cmd method verb task")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SQL = re.compile(r"\bsql\b|\bselect statement|\bdatabase query", re.IGNORECASE)
 _SHELL = re.compile(r"\b(shell|bash|terminal|command[- ]line)\b", re.IGNORECASE)
+#: The Context's methods that ask the user: a tool whose code calls one confirms in its own way (TK203).
+_ASKS = frozenset({"confirm", "elicit"})
+
 _PROTOCOL_ERRORS = frozenset({"ProtocolError", "MessageError", "McpError", "JSONRPCError", "JsonRpcError"})
 
 #: More top-level parameters than this is a tool doing several jobs.
@@ -769,13 +772,16 @@ def _returns(tool: Tool[Any, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _raises_protocol_error(tool: Tool[Any, Any]) -> str | None:
-    """The protocol-level exception the tool's own code raises, if any (toolkit sends it as an opaque failure)."""
+def _source(tool: Tool[Any, Any]) -> ast.AST | None:
+    """The syntax tree of the tool's function, or None when its source cannot be read."""
     try:
-        source = textwrap.dedent(inspect.getsource(tool.fn))
-        tree = ast.parse(source)
+        return ast.parse(textwrap.dedent(inspect.getsource(tool.fn)))
     except (OSError, TypeError, SyntaxError):
         return None
+
+
+def _raises_protocol_error(tree: ast.AST) -> str | None:
+    """The protocol-level exception the tool's own code raises, if any (toolkit sends it as an opaque failure)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.exc is not None:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
@@ -785,12 +791,22 @@ def _raises_protocol_error(tool: Tool[Any, Any]) -> str | None:
     return None
 
 
+def _asks_in_code(tree: ast.AST) -> bool:
+    """Whether the tool's own code asks its user (`ctx.confirm(...)`, `ctx.elicit(...)`), as `confirm=` does."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ASKS
+        for node in ast.walk(tree)
+    )
+
+
 def _local_findings(tool: Tool[Any, Any], wire: Mapping[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    tree = _source(tool)
     destroys = _says(wire, _DESTROYS | _SENDS)
-    if destroys and not tool.confirms and (wire.get("annotations") or {}).get("readOnlyHint") is not True:
+    read_only = (wire.get("annotations") or {}).get("readOnlyHint") is True
+    if destroys and not tool.confirms and not read_only and not (tree is not None and _asks_in_code(tree)):
         out.append(("TK203", f"{'/'.join(destroys)}s without asking the user (no confirm=)"))
-    raised = _raises_protocol_error(tool)
+    raised = _raises_protocol_error(tree) if tree is not None else None
     if raised:
         out.append(("TK501", f"raises {raised} for a failed run; clients get an opaque error, not its text"))
     return out

@@ -195,6 +195,30 @@ def test_annotations_map_to_hints_and_flags_left_as_none_are_omitted() -> None:
     assert "annotations" not in wire(plain)
 
 
+Tag = Annotated[str, Field(description="A tag: lowercase words.")]
+
+
+def test_an_alias_description_beats_the_docstring_whether_or_not_the_parameter_may_be_none() -> None:
+    @tool
+    def tag_note(tag: Tag, also: Tag | None = None, other: Optional[Tag] = None) -> str:  # noqa: UP045
+        """Tag a note.
+
+        Args:
+            tag: Loses to the alias's description.
+            also: Loses too (it kept the docstring's text before: two precedences).
+            other: Loses too.
+        """
+        return tag
+
+    properties = wire(tag_note)["inputSchema"]["properties"]
+
+    assert {name: schema["description"] for name, schema in properties.items()} == {
+        "tag": "A tag: lowercase words.",
+        "also": "A tag: lowercase words.",
+        "other": "A tag: lowercase words.",
+    }
+
+
 def test_description_comes_from_the_docstring_without_its_sections() -> None:
     @tool
     def google(city: str, days: int = 1) -> str:

@@ -43,7 +43,17 @@ if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is fir
     from toolkit._profiles.adapter import AdaptedTool
     from toolkit._profiles.profiles import Profile
 
-__all__ = ["CallSettings", "Tool", "ToolOptions", "call_tool", "caller_locals", "check_bound", "error_wire", "tool"]
+__all__ = [
+    "CallSettings",
+    "Tool",
+    "ToolOptions",
+    "argument_problem",
+    "call_tool",
+    "caller_locals",
+    "check_bound",
+    "error_wire",
+    "tool",
+]
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
@@ -480,6 +490,16 @@ async def call_tool(
     if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
         wire = shape_result(wire, version, tool._wraps_result)
     return wire
+
+
+def argument_problem(tool: Tool[Any, Any], arguments: Mapping[str, Any], *, strict: bool) -> str | None:
+    """The error text a call of `tool` with `arguments` answers with before its function runs (as `call_tool`
+    validates them), or None when they fit. `toolkit call` asks before it has a task made for a call that would fail."""
+    try:
+        tool._validator.validate_python(arguments)
+    except pydantic_core.ValidationError as exc:
+        return _validate_json_strings(tool, arguments, exc, strict)[1]
+    return None
 
 
 def _validate_json_strings(

@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 import os
+import shlex
 import sys
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
+import pydantic
 
 from toolkit import ConnectionClosedError, Lifespan, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
@@ -36,11 +38,13 @@ __all__ = [
     "connect",
     "data_on_stdout",
     "deliver",
+    "install_command",
     "is_url",
     "json_object",
     "load",
     "load_served",
     "output_kept_apart",
+    "parse_headers",
     "read_server",
     "read_tools",
     "run",
@@ -105,7 +109,7 @@ async def connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **
         client = Client.stdio(args.command, **options)
     elif is_url(args.target):
         try:
-            client = Client.http(args.target, headers=_headers(args.headers), **options)
+            client = Client.http(args.target, headers=parse_headers(args.headers), **options)
         except ImportError as exc:  # without the http extra: the message says what to install
             raise CommandError(str(exc)) from exc
     else:
@@ -151,7 +155,8 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
     return f"{args.target} refused the connection: {exc.message} (code {exc.code})"
 
 
-def _headers(pairs: Sequence[str] | None) -> dict[str, str]:
+def parse_headers(pairs: Sequence[str] | None) -> dict[str, str]:
+    """`-H` values (`Name: value`) as headers."""
     headers = {}
     for pair in pairs or ():
         name, sep, value = pair.partition(":")
@@ -229,6 +234,36 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
     except MessageError as exc:
         hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
+    except pydantic.ValidationError as exc:  # the client read an answer the protocol's types do not allow
+        raise CommandError(_malformed(exc)) from exc
+
+
+def _malformed(exc: pydantic.ValidationError) -> str:
+    """One line for an answer of the server that is not MCP: where the first problem is, and how many there are."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the whole answer"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"the server's answer is not valid MCP: at {where}: {first['msg']}{more}"
+
+
+def install_command(extra: str) -> str:
+    """The pip command that adds toolkit's `extra` to this environment, the way toolkit is installed in it: an
+    editable install stays editable (`pip install '.[reload]'` in the clone would replace it with a copy), a copy of a
+    clone comes from that clone, and otherwise the package from the index."""
+    import importlib.metadata  # only here: on an error path
+
+    try:
+        source = json.loads(importlib.metadata.distribution("mcp-toolkit").read_text("direct_url.json") or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        source = None
+    url = source.get("url") if isinstance(source, dict) else None
+    if not isinstance(url, str) or not url.startswith("file:") or not isinstance(source.get("dir_info"), dict):
+        return f"pip install 'mcp-toolkit[{extra}]'"
+    import urllib.request
+
+    folder = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    editable = "-e " if source["dir_info"].get("editable") else ""
+    return f"pip install {editable}{shlex.quote(f'{folder}[{extra}]')}"
 
 
 def json_object(source: str, where: str) -> dict[str, Any]:

@@ -102,24 +102,16 @@ def _codes(values: list[str] | None) -> list[str]:
 def _measure(
     args: argparse.Namespace, tools: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]]
 ) -> tuple[list[Finding], list[str]]:
-    """Call each tool once with the arguments given, refusing any that is not both read-only and idempotent: the
-    findings, and a note for each call that returned an error result (its size says nothing about a real result)."""
+    """Call each tool once with the arguments given, refusing any that is not read-only: the findings, and a note for
+    each call that returned an error result (its size says nothing about a real result)."""
     listed = {str(t.get("name")): t for t in tools}
     for name, _ in calls:
         if name not in listed:
             close = difflib.get_close_matches(name, list(listed), n=1)
             raise CommandError(f"--call: no tool named {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
-        hints = listed[name].get("annotations") or {}
-        missing = [
-            label
-            for key, label in (("readOnlyHint", "read-only"), ("idempotentHint", "idempotent"))
-            if hints.get(key) is not True
-        ]
-        if missing:
-            raise CommandError(
-                f"--call {name}: lint calls only tools marked read-only and idempotent; {name} is not marked "
-                f"{' or '.join(missing)}"
-            )
+        # The spec gives idempotentHint meaning only when readOnlyHint is false: a read-only tool repeats harmlessly.
+        if (listed[name].get("annotations") or {}).get("readOnlyHint") is not True:
+            raise CommandError(f"--call {name}: lint calls only tools marked read-only; {name} is not (readOnlyHint)")
 
     local = args.target.tools if isinstance(args.target, Server) else {}
     where = {name: location(local[name]) if name in local else None for name, _ in calls}

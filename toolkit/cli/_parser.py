@@ -346,6 +346,12 @@ def _install_options(install: argparse.ArgumentParser) -> None:
         "--project", action="store_true", help="write the project's file in this folder, not the user's"
     )
     install.add_argument("--python", metavar="PATH", help="the interpreter to run (default: this one, its venv's)")
+    install.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the folder the client starts the server in, where its entries can say one (gemini; default: the "
+        "file's folder)",
+    )
     install.add_argument("--uv", action="store_true", help="run the server with uv run --with mcp-toolkit ...")
     install.add_argument(
         "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
@@ -490,9 +496,10 @@ def _reach(parser: argparse.ArgumentParser) -> None:
     _header_option(parser)
     parser.add_argument(
         "--protocol",
-        choices=("handshake", "2026-07-28"),
+        choices=("handshake", "2026-07-28", "auto"),
         default="handshake",
-        help="the protocol era to list tools in (default: handshake, what most clients speak)",
+        help="the protocol era to list tools in (default: handshake, what most clients speak; auto: 2026-07-28 when "
+        "the server offers it)",
     )
     parser.add_argument(
         "--timeout",

@@ -207,7 +207,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         if (old is None) != (new is None) and self._client is not None:
             raise ValueError(
                 f"the client declared its capabilities when the tester opened: {kind}= cannot change between None "
-                "and a script inside `with`; pass it to ToolTester(...)"
+                f"and a script inside `with`; pass it to ToolTester(..., {kind}=...), or, for the toolkit_tester "
+                f"fixture, give it with the toolkit_{kind} fixture (override it, or "
+                f'@pytest.mark.parametrize("toolkit_{kind}", [...]))'
             )
         return new
 
