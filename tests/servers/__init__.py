@@ -25,6 +25,7 @@ SYNC_CONTEXT = HERE / "sync_context.py"  # the Context from sync tools on their 
 STUCK_SYNC = HERE / "stuck_sync.py"  # a sync tool that never returns, over stdio
 MIDDLEWARE = HERE / "middleware_app.py"  # middleware of every kind, a hidden tool, a size limit: stdio and HTTP
 LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start and end, over stdio
+SHUTDOWN_APP = HERE / "shutdown_app.py"  # calls that outlast the shutdown grace, each way a call is served
 
 
 def load(path: Path, *, register: str | None = None) -> ModuleType:
