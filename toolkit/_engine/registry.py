@@ -248,6 +248,8 @@ class Registry:
                         else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
                         version,
                         t.output_schema,
+                        # a profile lists what its provider takes: no output schema the tool does not declare
+                        t.bare_output and profile is None,
                     )
                 )
                 for t in self.tools.values()
