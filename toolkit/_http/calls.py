@@ -23,7 +23,7 @@ from toolkit._backend.base import UNAVAILABLE, BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response, shutting_down
 from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Exchange, Out, Post, SessionRecord
@@ -136,6 +136,17 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
 
     task.add_done_callback(failed)
     return task.cancel
+
+
+def _stopped(scope: anyio.CancelScope) -> bool:
+    """Whether a call that gave no answer was stopped by the server's shutdown (`HttpApp.stopping` set the deadline of
+    its scope), not by its client (who then waits for no answer)."""
+    return anyio.current_time() >= scope.deadline
+
+
+def _shutting_down(message: dict[str, Any]) -> tuple[str, MessageKind]:
+    """The answer of a call the server stopped past its grace: its client must not wait for one that cannot come."""
+    return encode(shutting_down(message["id"])), MessageKind.ERROR
 
 
 class Shape(enum.Enum):
@@ -253,20 +264,25 @@ class Calls:
         message = post.message
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
             return
+        record = state = None
         if session is None:
-            reply = await self._stateless.answer(message)
+            scope = anyio.CancelScope()  # cancelled past the grace at shutdown, as a session's call is
         else:
-            sink = writer.notify if writer is not None else None
-            record = session.record
+            record, state = session.record, session.state
             call = record.calls[message["id"]] = Direct()
-            self.answering.add(call.scope)
-            reply = None
-            try:
-                with call.scope:
-                    reply = await self._stateless.answer(message, sink, session=session.state)
-            finally:
+            scope = call.scope
+        sink = writer.notify if writer is not None else None
+        self.answering.add(scope)
+        reply = None
+        try:
+            with scope:
+                reply = await self._stateless.answer(message, sink, state)
+        finally:
+            if record is not None:
                 record.calls.pop(message["id"], None)
-                self.answering.discard(call.scope)
+            self.answering.discard(scope)
+        if reply is None and _stopped(scope):
+            reply = _shutting_down(message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
             return
@@ -311,6 +327,8 @@ class Calls:
                     tg.cancel_scope.cancel()
         finally:
             self.streaming.discard(scope)
+        if reply is None and _stopped(scope):
+            reply = _shutting_down(message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await writer.end()
             return
