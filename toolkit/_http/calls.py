@@ -138,14 +138,12 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
     return task.cancel
 
 
-def _stopped(scope: anyio.CancelScope) -> bool:
-    """Whether a call that gave no answer was stopped by the server's shutdown (`HttpApp.stopping` set the deadline of
-    its scope), not by its client (who then waits for no answer)."""
-    return anyio.current_time() >= scope.deadline
-
-
-def _shutting_down(message: dict[str, Any]) -> tuple[str, MessageKind]:
-    """The answer of a call the server stopped past its grace: its client must not wait for one that cannot come."""
+def _stopped(scope: anyio.CancelScope, message: dict[str, Any]) -> tuple[str, MessageKind] | None:
+    """The answer of a call that gave none: "Server shutting down" when the server's stop cancelled it past the
+    grace (`HttpApp.stopping` set the deadline of its scope), so that its client does not wait for one that cannot
+    come; None when its client cancelled it (who then waits for no answer)."""
+    if anyio.current_time() < scope.deadline:
+        return None
     return encode(shutting_down(message["id"])), MessageKind.ERROR
 
 
@@ -282,8 +280,8 @@ class Calls:
             if record is not None:
                 record.calls.pop(message["id"], None)
             self.answering.discard(scope)
-        if reply is None and _stopped(scope):
-            reply = _shutting_down(message)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
             return
@@ -328,8 +326,8 @@ class Calls:
                     tg.cancel_scope.cancel()
         finally:
             self.streaming.discard(scope)
-        if reply is None and _stopped(scope):
-            reply = _shutting_down(message)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await writer.end()
             return
