@@ -25,6 +25,7 @@ __all__ = [
     "Audio",
     "Image",
     "bare_output",
+    "bare_wire",
     "converter",
     "scalar_text",
     "structured_converter",
@@ -171,7 +172,7 @@ def unstructured_result(value: Any, *, allow_structured: bool) -> CallToolResult
     return CallToolResult(content=[TextContent(text=text)])
 
 
-def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool = False) -> Callable[[Any], CallToolResult]:
+def structured_converter(adapter: pydantic.TypeAdapter[Any], *, wraps: bool) -> Callable[[Any], CallToolResult]:
     """Convert a return value of a tool that has an output schema: validate it, then dump it once.
 
     The value becomes `structuredContent` (as `{"result": value}` when `wraps`) plus its compact JSON as text.
@@ -195,11 +196,40 @@ def _checked(adapter: pydantic.TypeAdapter[Any], value: Any) -> tuple[Any, str]:
     try:
         data = adapter.dump_python(adapter.validate_python(value), mode="json")
     except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise OutputMismatchError(problems) from None
+        raise _mismatch(exc) from None
     return data, to_json_text(data)
+
+
+def _mismatch(exc: pydantic.ValidationError) -> OutputMismatchError:
+    problems = "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
+    return OutputMismatchError(problems)
+
+
+def bare_wire(output: OutputSchema) -> Callable[[Any], dict[str, Any]]:
+    """2026-07-28's wire result of a tool whose return type is not an object (`bare_output`): the value validated,
+    as `structuredContent` and as its compact JSON text. One function a call, as the plain path of the other era.
+
+    Raises:
+        OutputMismatchError: the value does not match the output schema.
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
+    """
+    validate, dump = output.adapter.validate_python, output.adapter.dump_python
+
+    def bare(value: Any) -> dict[str, Any]:
+        if isinstance(value, CallToolResult):
+            return _dump(value)
+        try:
+            data = dump(validate(value), mode="json")
+        except pydantic.ValidationError as exc:
+            raise _mismatch(exc) from None
+        # `to_json_text`, inlined (the hop figure); then what CallToolResult's dump does: NaN and infinities are null
+        text = pydantic_core.to_json(data, serialize_unknown=False, inf_nan_mode="null", bytes_mode="base64").decode()
+        data = pydantic_core.to_jsonable_python(data, inf_nan_mode="null")
+        return {"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": False}
+
+    return bare
 
 
 def wire_converter(

@@ -31,7 +31,7 @@ from toolkit._protocol.types import (
     ToolDefinition,
 )
 
-from .content import converter, structured_converter, to_json_text, wire_converter
+from .content import bare_wire, converter, to_json_text, wire_converter
 from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
@@ -340,7 +340,7 @@ class Tool(Generic[P, R]):
         self._in_thread = opts["run_in_thread"] and not self._is_async
         self._wire = wire_converter(self._convert, output)
         # 2026-07-28's result, where it differs: the bare value as structuredContent too
-        self._modern_wire = self._wire if bare is None else wire_converter(structured_converter(bare.adapter), bare)
+        self._modern_wire = self._wire if bare is None else bare_wire(bare)
         self.show_error_details = opts["show_error_details"]
         self._confirm = opts["confirm"]
         self.may_ask = self._context_param is not None or opts["confirm"] is not False
