@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -83,6 +82,7 @@ class Served:
         self.stderr: list[str] = []
         assert self.process.stderr is not None
         self.reader, lines = follow(self.process.stderr, self.stderr)
+        self.lines = lines  # what it says on stderr after it announced its URL (`wait_for`)
         while True:
             try:
                 line = lines.get(timeout=TIMEOUT)
@@ -95,8 +95,20 @@ class Served:
             if not line:
                 raise AssertionError(f"the server exited: {''.join(self.stderr)}")
 
-    def close(self) -> None:
-        """Stop the server with SIGTERM, as a process manager does, and check it shut down cleanly."""
+    def wait_for(self, text: str) -> None:
+        """Wait (in a thread: blocking, bounded) until the server says `text` on a line of its own on stderr."""
+        while True:
+            try:
+                line = self.lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                raise AssertionError(f"the server never said {text!r}: {''.join(self.stderr)}") from None
+            if line.strip() == text:
+                return
+            if not line:
+                raise AssertionError(f"the server exited before it said {text!r}: {''.join(self.stderr)}")
+
+    def close(self) -> int:
+        """Stop the server with SIGTERM, as a process manager does, check it shut down cleanly; its exit status."""
         self.process.terminate()
         try:
             status = self.process.wait(timeout=TIMEOUT)
@@ -107,6 +119,7 @@ class Served:
             self.reader.join(timeout=TIMEOUT)
             if self.process.stderr is not None:
                 self.process.stderr.close()
-        # uvicorn shuts down gracefully, then re-raises the signal it caught, so that the parent sees it.
-        assert status in (0, -signal.SIGTERM), self.stderr
+        # A graceful shutdown: status 0, with one worker (uvicorn) as with several (the supervisor).
+        assert status == 0, self.stderr
         assert "Exception in ASGI application" not in "".join(self.stderr), "".join(self.stderr)
+        return status

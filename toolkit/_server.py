@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
+import anyio.abc
 from typing_extensions import ParamSpec, Unpack
 
 from toolkit._definition.options import with_defaults
@@ -284,23 +285,28 @@ class Server(Registry):
         Raises:
             StartupError: the lifespan failed to start; nothing was read from the transport.
         """
+        await self._serve(Connection(self, transport))
+
+    async def _serve(self, connection: Connection) -> None:
+        transport = connection.transport
         try:
             async with self.running():
-                await Connection(self, transport).run()
+                await connection.run()
                 # Closed before the lifespan shuts down: the peer has every reply and need not wait for cleanup.
                 await transport.aclose()
         finally:
             await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
 
     async def _serve_stdio_until_terminated(self, watch: bool) -> None:
-        """`serve_stdio`, ended by SIGTERM as by the end of input; a failed startup comes out as is, not in a group."""
+        """`serve_stdio`, stopped gracefully by SIGTERM; a failed startup comes out as is, not in a group."""
         failed: StartupError | None = None
         transport = _Stoppable(StdioTransport(max_message_size=self.max_message_size))
+        connection = Connection(self, transport)
         async with anyio.create_task_group() as tg:
             if watch:
-                tg.start_soon(_stop_on_sigterm, transport, tg.cancel_scope, self.shutdown_grace)
+                tg.start_soon(_stop_on_sigterm, connection, transport, tg)
             try:
-                await self.serve(transport)
+                await self._serve(connection)
             except StartupError as exc:
                 failed = exc
             tg.cancel_scope.cancel()
@@ -440,21 +446,31 @@ class _Stoppable:
         await self._transport.aclose()
 
 
-async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grace: float) -> None:
-    """The first SIGTERM ends the input as the client closing it would: the calls in flight get `grace` seconds to
-    answer (basic/lifecycle's shutdown, and the promise of docs/server.md). A second one, or one that comes once
-    the input has ended (the client already waited for the calls, closing stdin, before sending it), stops at once."""
+async def _stop_on_sigterm(connection: Connection, transport: _Stoppable, tg: anyio.abc.TaskGroup) -> None:
+    """The first SIGTERM stops the connection gracefully (`Connection.stop`, `drain`): the calls in flight get the
+    server's `shutdown_grace` to answer (basic/lifecycle's shutdown, and the promise of docs/server.md), then are
+    answered "Server shutting down"; meanwhile the client's other requests are still read and answered (a new call
+    is refused); then the input ends. A second one, or one that comes once the input has ended (the client already
+    waited for the calls, closing stdin, before sending it), stops at once."""
     import signal
 
+    stopping = False
     with anyio.open_signal_receiver(signal.SIGTERM) as signals:
         async for _ in signals:
-            if transport.ended:
-                scope.cancel()
+            if stopping or transport.ended:
+                tg.cancel_scope.cancel()
                 return
             from toolkit._http.serve import say_stopping  # deferred, downward: the one line every way of serving says
 
-            say_stopping(grace)
-            transport.stop()
+            stopping = True
+            connection.stop()  # before anything is said: a request read from now on finds it stopping
+            say_stopping(connection.server.shutdown_grace)
+            tg.start_soon(_drain_then_end, connection, transport)
+
+
+async def _drain_then_end(connection: Connection, transport: _Stoppable) -> None:
+    await connection.drain()
+    transport.stop()
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -48,7 +48,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("clients")
     runs = [toolkit("client", f"examples/{name}.py", "-o", str(folder / f"{name}_client.py")) for name in EXAMPLES]
     runs.append(toolkit("client", "--stdio", "-o", str(folder / "files_client.py"), "--", PYTHON, "examples/files.py"))
-    runs.append(toolkit("client", str(TYPED_TOOLS), "-o", str(folder / "typed_tools_client.py")))
+    typed = ["-o", str(folder / "typed_tools_client.py"), "--protocol", "2026-07-28"]  # it types every result
+    runs.append(toolkit("client", str(TYPED_TOOLS), *typed))
     odd = ["--", PYTHON, str(RAW_TOOLS), json.dumps(ODD_TOOLS), "9lives"]
     runs.append(toolkit("client", "--stdio", "-o", str(folder / "odd_client.py"), *odd))
     shutil.copy(GOLDEN_SHAPES, folder / "shapes_client.py")
@@ -152,13 +153,24 @@ def test_a_client_out_of_date_fails_with_a_diff_and_the_command_that_updates_it(
     )
 
 
-def test_the_client_is_the_same_from_either_revisions_tools_list() -> None:
-    # 2026-07-28 lists a list result's own schema; the handshake era wraps it in {"result": ...}: one client for both.
+def test_a_result_that_is_not_an_object_is_typed_from_the_2026_listing_which_alone_gives_its_schema() -> None:
+    # 2026-07-28 lists a structured list's own schema where the handshake era wraps it in {"result": ...}, and the
+    # schema of `geo.distance`'s float (SEP-2106), which the handshake era cannot list: it returns a CallToolResult
+    # there. The rest is one client for both.
     handshake = toolkit("client", str(TYPED_TOOLS))
     modern = toolkit("client", str(TYPED_TOOLS), "--protocol", "2026-07-28")
 
-    assert outcome(modern) == outcome(handshake)
+    assert (handshake.returncode, modern.returncode) == (0, 0)
     assert "wrapped=True" in handshake.stdout
+    typed_float = modern.stdout.replace(
+        '    ) -> float:\n        """Distance',
+        '    ) -> CallToolResult:\n        """Distance',
+    ).replace(
+        '        result = await self._structured("geo.distance", arguments, wrapped=True)\n'
+        "        return cast(float, result)\n",
+        '        return await self._call("geo.distance", arguments)\n',
+    )
+    assert typed_float == handshake.stdout
 
 
 def test_printing_and_writing_give_the_same_module(tmp_path: Path) -> None:
@@ -244,7 +256,8 @@ async def test_every_shape_of_schema_is_called_through_its_typed_method(generate
         anything = await api.anything(value={"any": ["thing"]}, pair=[1, "one"])
         nothing = await api.nothing()
 
-    assert distance.text == "5.0"  # no outputSchema: the whole result
+    # 2026-07-28 sends the bare float as structuredContent; the handshake era its JSON text alone, parsed
+    assert distance == 5.0
     assert counted == [1, 2, 3]  # toolkit's {"result": ...} wrapper, unwrapped
     assert grown == {"value": 1, "children": [{"value": 2, "children": []}, {"value": 3, "children": []}]}
     assert anything == {"value": {"any": ["thing"]}, "pair": [1, "one"], "flag": False}

@@ -628,16 +628,20 @@ def test_an_option_left_out_takes_its_default_and_an_unknown_option_is_a_type_er
     made = tool(title="Add")(add)
     assert (made.show_error_details, made.confirms, made.lint_ignore) == (False, False, {})
     assert wire(made)["annotations"] == {"title": "Add"}
-    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nme' \(did you mean 'name'\?\)$"):
         tool(nme="add")  # type: ignore[call-overload]
-    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+    with pytest.raises(
+        TypeError, match=r"arguments 'nme' \(did you mean 'name'\?\), 'raed_only' \(did you mean 'read_only'\?\)$"
+    ):
         tool(nme="add", raed_only=True)  # type: ignore[call-overload]
 
 
 def test_server_tool_refuses_an_unknown_option_when_called_not_when_applied() -> None:
     server = Server("s")
-    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nme' \(did you mean 'name'\?\)$"):
         server.tool(nme="add")  # type: ignore[call-overload]
-    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+    with pytest.raises(
+        TypeError, match=r"arguments 'nme' \(did you mean 'name'\?\), 'raed_only' \(did you mean 'read_only'\?\)$"
+    ):
         server.tool(nme="add", raed_only=True)  # type: ignore[call-overload]
     assert dict(server.tools) == {}

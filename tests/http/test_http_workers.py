@@ -107,8 +107,11 @@ async def client_http(url: str, protocol: ProtocolMode, i: int) -> str:
         assert [t.name for t in await client.list_tools()] == ["add", "ticks", "worker"]
         for j in range(2):
             result = await client.call_tool("add", {"a": i, "b": j})
+            # 2026-07-28 sends the int as structuredContent too (SEP-2106), the handshake era its text alone
+            structured = {"structuredContent": i + j} if protocol == "2026-07-28" else {}
             assert result.model_dump(mode="json", by_alias=True, exclude_none=True) == {
                 "content": [{"type": "text", "text": str(i + j)}],
+                **structured,
                 "isError": False,
             }
         seen: list[float] = []

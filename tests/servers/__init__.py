@@ -28,6 +28,7 @@ LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start
 APPS_DEMO = HERE / "apps_demo.py"  # MCP Apps: a tool with a page, an app-only tool, a plain tool
 SEARCH = HERE / "search_app.py"  # tool search on: a pinned tool, a hidden one, a confirming one, a task tool
 RAW_TOOLS = HERE / "raw_tools.py"  # written by hand: lists any tools given as JSON, answers every call with nothing
+SHUTDOWN_APP = HERE / "shutdown_app.py"  # calls that outlast the shutdown grace, each way a call is served
 
 
 def load(path: Path, *, register: str | None = None) -> ModuleType:

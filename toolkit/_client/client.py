@@ -36,7 +36,7 @@ from toolkit._engine.telemetry import (
     find,
     network_attributes,
 )
-from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, refuse_unknown_options
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -210,9 +210,7 @@ class Client:
     """The server's instructions for the model, if any."""
 
     def __init__(self, target: Server | Transport, **options: Unpack[ClientOptions]) -> None:
-        unknown = options.keys() - ClientOptions.__optional_keys__
-        if unknown:
-            raise TypeError(f"Client() got an unexpected keyword argument: {', '.join(sorted(unknown))}")
+        refuse_unknown_options("Client", options, ClientOptions.__optional_keys__)
         self._target = target
         self._handlers = Handlers(
             options.get("elicitation_handler"),

@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 from typing_extensions import TypedDict
 
 from toolkit._asking.asking import confirm_problems
+from toolkit._errors import refuse_unknown_options
 from toolkit._protocol.meta import meta_key_problems
 from toolkit._protocol.types import Icon, ToolAnnotations
 
@@ -78,9 +79,7 @@ def with_defaults(options: Mapping[str, Any]) -> ToolOptions:
         TypeError: an option that is not one of `ToolOptions` (a type checker sees it; at run time it would
             otherwise be ignored without a word).
     """
-    unknown = sorted(set(options) - _NAMES)
-    if unknown:
-        raise TypeError(f"tool() got unexpected keyword argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+    refuse_unknown_options("tool", options, _NAMES)
     full: dict[str, Any] = dict.fromkeys(_NAMES)
     full.update(_DEFAULTS)
     full.update(options)

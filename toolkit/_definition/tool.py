@@ -32,7 +32,7 @@ from toolkit._protocol.types import (
     ToolDefinition,
 )
 
-from .content import converter, to_json_text, wire_converter
+from .content import bare_wire, converter, to_json_text, wire_converter
 from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
@@ -332,20 +332,26 @@ class Tool(Generic[P, R]):
             params, inline=opts["inline_defs"], optional_style=opts["optional_style"], problems=problems
         )
         returns = hints.get("return", inspect.Signature.empty)
-        self._convert, output = converter(returns, opts["structured"], inline=opts["inline_defs"], problems=problems)
+        self._convert, output, bare = converter(
+            returns, opts["structured"], inline=opts["inline_defs"], problems=problems
+        )
         problems.extend(option_problems(opts, [p.name for p in params], self._is_async))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         schema = _final_schema(schema, opts)
         description = opts["description"] if opts["description"] is not None else doc.description
         self.definition = _definition(name, description or None, schema, output, opts)
-        self.output_schema = output.raw if output else None
+        self.output_schema = output.raw if output else bare.raw if bare else None
+        self.bare_output = bare is not None
+        """Only 2026-07-28 lists `output_schema` (a return type that is not an object: `content.bare_output`)."""
         self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
         self._validator = validator
         self._param_names = [p.name for p in params]
         self._json_params = json_string_params(schema)
         self._in_thread = opts["run_in_thread"] and not self._is_async
         self._wire = wire_converter(self._convert, output)
+        # 2026-07-28's result, where it differs: the bare value as structuredContent too
+        self._modern_wire = self._wire if bare is None else bare_wire(bare)
         self.show_error_details = opts["show_error_details"]
         self._confirm = opts["confirm"]
         self.may_ask = self._context_param is not None or opts["confirm"] is not False
@@ -480,13 +486,13 @@ async def call_tool(
             value = tool._target(**kwargs)
     except BaseException as exc:
         return error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
+    version = settings.version
     try:
-        wire = tool._wire(value)
+        wire = (tool._modern_wire if version == MODERN_VERSION else tool._wire)(value)
     except Exception as exc:
         return error_wire(tool._conversion_error(exc))
     # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
     # non-object structured result.
-    version = settings.version
     if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
         wire = shape_result(wire, version, tool._wraps_result)
     return wire

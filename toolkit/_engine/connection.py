@@ -55,6 +55,7 @@ from toolkit._protocol.jsonrpc import (
     encode,
     error_response,
     is_valid_id,
+    shutting_down,
 )
 from toolkit._protocol.meta import (
     CAPABILITIES_KEY,
@@ -275,6 +276,7 @@ class Connection:
         self._idle = anyio.Event()
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
+        self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
         self._session_started: float | None = None  # when `initialize` made a session here (for its duration)
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
@@ -373,7 +375,7 @@ class Connection:
                 reason = "batches are not supported by this protocol version" if isinstance(message, list) else None
                 await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object", reason))
         self._end_requests()
-        await self._drain()
+        await self.drain()
         await outbox.flush()
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
@@ -383,18 +385,31 @@ class Connection:
         self._closed = True
         self._requests.close(ConnectionClosedError("the client's input has ended"))
 
-    async def _drain(self) -> None:
-        """At end of input, let running calls finish and answer (a client may close stdin and still read).
+    def stop(self) -> None:
+        """The server is stopping (SIGTERM under `Server.run`), and the connection still reads: requests that only
+        read (`tools/list`, `ping`, `server/discover`, the task reads) are still answered, but a new call
+        (`tools/call`, `subscriptions/listen`, `tasks/result`) is answered at once with "Server shutting down", and
+        subscriptions end now. Then `drain` the calls in flight, and end the input (a client that closes it first
+        ends the connection as usual)."""
+        self._stopping = True
+        self._closing.set()
+
+    async def drain(self) -> None:
+        """At end of input, or once stopped (`stop`), let running calls finish and answer (a client may close stdin
+        and still read).
 
         Subscriptions end at once (each tells its client so, see `_listen`); calls get `server.shutdown_grace`
-        seconds, then are cancelled. What is already in the outbox is written after this, however long the client
-        takes to read it.
+        seconds, then are cancelled and answered with "Server shutting down", so that no client waits for a reply
+        that cannot come. What is already in the outbox is written after this, however long the client takes to
+        read it.
         """
         self._closing.set()
         with anyio.move_on_after(self.server.shutdown_grace):
             await self.wait_idle()
-        for scope in self.in_flight.values():  # past the grace: cancelled, so they add nothing to the outbox
-            scope.cancel()
+        for request_id, scope in list(self.in_flight.items()):
+            if not scope.cancel_called:  # a call the client cancelled gets no answer, and each call one answer
+                scope.cancel()  # so that it adds nothing to the outbox (`_respond` writes no cancelled reply)
+                await self._send(shutting_down(request_id), request_id, MessageKind.ERROR)
 
     async def wait_idle(self) -> None:
         """Wait until no request is in flight (each has answered, or ended cancelled)."""
@@ -436,6 +451,7 @@ class Connection:
             method in _LONG_RUNNING
             and request_id not in in_flight
             and len(in_flight) < self.server.max_concurrent_requests
+            and not self._stopping
         ):
             scope = self.in_flight[request_id] = anyio.CancelScope()
             assert self._tg is not None
@@ -451,6 +467,8 @@ class Connection:
             return _id_in_use(request_id)
         if method not in _LONG_RUNNING:
             return None
+        if self._stopping:
+            return shutting_down(request_id)
         if len(in_flight) >= self.server.max_concurrent_requests:
             return error_response(request_id, INTERNAL_ERROR, "Too many requests in flight")
         scope = in_flight[request_id] = anyio.CancelScope()

@@ -24,7 +24,7 @@ from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
 from toolkit._backend.base import serve_app
 from toolkit._definition.middleware import Middleware, ToolFilter, middleware_problems
 from toolkit._definition.options import limit_problems
-from toolkit._errors import StartupError
+from toolkit._errors import StartupError, refuse_unknown_options
 from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import shape_implementation, shape_tool
 from toolkit._protocol.types import Icon, Implementation
@@ -102,6 +102,7 @@ class Registry:
     """A server's state, as every connection of it reads it (see the module docstring)."""
 
     def __init__(self, name: str, lifespan: AnyLifespan | None, options: ServerOptions) -> None:
+        refuse_unknown_options("Server", options, ServerOptions.__optional_keys__)
         self.name = name
         self.version = options.get("version") or "0.0.0"
         self.title = options.get("title")
@@ -280,6 +281,8 @@ class Registry:
                         else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
                         version,
                         t.output_schema,
+                        # a profile lists what its provider takes: no output schema the tool does not declare
+                        t.bare_output and profile is None,
                     )
                 )
                 for t in self.tools.values()

@@ -167,7 +167,7 @@ class HttpApp:
         response before it runs the lifespan's shutdown, so `serve_http` calls this at the first signal (an idle
         stream would otherwise hold the stop for the whole grace)."""
         for exchange in list(self._calls.live):
-            exchange.close()
+            exchange.stop()
         deadline = anyio.current_time() + self.server.shutdown_grace
         for scope in (*self._calls.streaming, *self._calls.answering):  # the calls served in their request's task
             scope.deadline = min(scope.deadline, deadline)

@@ -23,7 +23,7 @@ from toolkit._backend.base import UNAVAILABLE, BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response, shutting_down
 from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Exchange, Out, Post, SessionRecord
@@ -148,6 +148,15 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
     return task.cancel
 
 
+def _stopped(scope: anyio.CancelScope, message: dict[str, Any]) -> tuple[str, MessageKind] | None:
+    """The answer of a call that gave none: "Server shutting down" when the server's stop cancelled it past the
+    grace (`HttpApp.stopping` set the deadline of its scope), so that its client does not wait for one that cannot
+    come; None when its client cancelled it (who then waits for no answer)."""
+    if anyio.current_time() < scope.deadline:
+        return None
+    return encode(shutting_down(message["id"])), MessageKind.ERROR
+
+
 class Shape(enum.Enum):
     """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
 
@@ -264,25 +273,31 @@ class Calls:
         """Serve a request that sends nothing but its answer in this task, with a plain JSON reply: no connection
         loop, no task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on
         one uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
-        meanwhile, so that `notifications/cancelled` and DELETE reach it. With a `writer` (`resumable`), the call's
-        notifications go on it before the answer."""
+        meanwhile, so that `notifications/cancelled` and DELETE reach it; every call is in `answering`, so that the
+        server's stop reaches it (past the grace it answers "Server shutting down"). With a `writer` (`resumable`), the
+        call's notifications go on it before the answer."""
         message = post.message
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
             return
+        record = state = None
         if session is None:
-            reply = await self._stateless.answer(message)
+            scope = anyio.CancelScope()  # cancelled past the grace at shutdown, as a session's call is
         else:
-            sink = writer.notify if writer is not None else None
-            record = session.record
+            record, state = session.record, session.state
             call = record.calls[message["id"]] = Direct()
-            self.answering.add(call.scope)
-            reply = None
-            try:
-                with call.scope:
-                    reply = await self._stateless.answer(message, sink, session=session.state)
-            finally:
+            scope = call.scope
+        sink = writer.notify if writer is not None else None
+        self.answering.add(scope)
+        reply = None
+        try:
+            with scope:
+                reply = await self._stateless.answer(message, sink, state)
+        finally:
+            if record is not None:
                 record.calls.pop(message["id"], None)
-                self.answering.discard(call.scope)
+            self.answering.discard(scope)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
             return
@@ -327,6 +342,8 @@ class Calls:
                     tg.cancel_scope.cancel()
         finally:
             self.streaming.discard(scope)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await writer.end()
             return

@@ -70,6 +70,8 @@ _LIFELINE_ENV = "TOOLKIT_HTTP_LIFELINE_FD"  # ends (EOF) when the supervisor doe
 _STARTUP_FAILURE = 3  # uvicorn's status for a worker that could not start (uvicorn.config.STARTUP_FAILURE)
 #: After a worker's `shutdown_grace`, how long its lifespan's cleanup may take before the supervisor kills it.
 _CLEANUP_SECONDS = 10.0
+#: After the grace, how long the calls stopped then have to write their answers before uvicorn cancels their requests.
+_ANSWERING_SECONDS = 1.0
 _POLL_SECONDS = 0.5  # how often the supervisor looks at its workers when no signal or report wakes it
 _HUB_FAILURES, _HUB_WINDOW = 5, 60.0  # the hub failing this often within this many seconds stops the server
 
@@ -148,7 +150,8 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
     """
     _uvicorn()  # the missing extra is said before the port is taken
     sock = _bind(host, port)
-    with sock:  # uvicorn never closes a socket it was given: a failed start would leave it open
+    # uvicorn never closes a socket it was given: a failed start would leave it open
+    with sock, _sigterm_ends_gracefully():
         server = _uvicorn_server(
             app,
             log_level,
@@ -157,6 +160,27 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
             stopped=lambda: _say("stopped"),
         )
         server.run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def _sigterm_ends_gracefully() -> Iterator[None]:
+    """A SIGTERM that stopped the server gracefully ends the process with status 0, as it does a stdio server and
+    the supervisor of `--workers`. uvicorn, once shut down, puts back the handler it found and raises the signal
+    again "so that the parent sees it": with the default handler there, the process would die of it (-15). The one
+    it finds is this one, which does nothing; the previous one is back after the run. (The main thread only: uvicorn
+    handles no signal elsewhere.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """SIGTERM after uvicorn's graceful shutdown: it is over."""
 
 
 class _HeldErrors(logging.Filter):
@@ -198,7 +222,11 @@ def _uvicorn_server(
     stopped, raises `ServeError` when the lifespan fails, and says when it has started and stopped."""
     uvicorn = _uvicorn()
     grace = app.server.shutdown_grace
-    config = uvicorn.Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace)
+    # uvicorn cancels the requests still open once its timeout ends: a moment after the grace, so that the calls the
+    # app stopped at the grace have written their "Server shutting down" answers.
+    config = uvicorn.Config(
+        app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace + _ANSWERING_SECONDS
+    )
     base: Any = uvicorn.Server
 
     class Server(base):  # type: ignore[misc]

@@ -33,7 +33,7 @@ _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool
 _TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
 _RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
 _METHODS = {"client", "_call", "_structured"}  # the class's own attributes
-_IMPORTED = {"annotations", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
+_IMPORTED = {"annotations", "json", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
 
 
 @data_on_stdout
@@ -85,6 +85,7 @@ def _head(module: _Module, server: str) -> list[str]:
         "",
         "from __future__ import annotations",
         "",
+        "import json",
         f"from typing import {', '.join(typing_names)}",
         "",
     ]
@@ -122,7 +123,12 @@ _CALLING = [
     "        return result",
     "",
     "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
-    "        content = (await self._call(name, arguments)).structured_content",
+    "        result = await self._call(name, arguments)",
+    "        content = result.structured_content",
+    "        if content is None and wrapped and not self.client.modern and result.text is not None:",
+    "            # A value that is not an object, from a tool whose outputSchema only 2026-07-28 lists: the handshake",
+    "            # era has it as JSON text alone.",
+    "            return json.loads(result.text)",
     "        if content is None:",
     '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
     '        # A value that is not an object comes as {"result": value} in the handshake era.',
