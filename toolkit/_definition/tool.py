@@ -352,6 +352,10 @@ class Tool(Generic[P, R]):
         self._wire = wire_converter(self._convert, output)
         # 2026-07-28's result, where it differs: the bare value as structuredContent too
         self._modern_wire = self._wire if bare is None else bare_wire(bare)
+        self._behaviour(fn, opts)
+
+    def _behaviour(self, fn: Callable[..., Any], opts: ToolOptions) -> None:
+        """What the options say of how a call runs (asking, middleware, limits, its page, tasks), kept as attributes."""
         self.show_error_details = opts["show_error_details"]
         self._confirm = opts["confirm"]
         self.may_ask = self._context_param is not None or opts["confirm"] is not False
