@@ -76,6 +76,20 @@ def install() -> None:
         subprocess.run(command, check=True)
 
 
+def node() -> str:
+    """The Node that runs the servers: tests/conformance's pinned one, else the one on PATH."""
+    return str(NODE) if NODE.exists() else shutil.which("node") or str(NODE)
+
+
+def server_command(name: str, sandbox: str) -> tuple[list[str], dict[str, str]]:
+    """The command that starts the reference server `name` over stdio, and the environment it needs."""
+    package, arguments, env = REFERENCE[name]
+    module = package if "/" in package else f"@modelcontextprotocol/{package}/dist/index.js"
+    script = SERVERS / "node_modules" / module
+    args = [a.format(sandbox=sandbox) for a in arguments]
+    return [node(), str(script), *args], {k: v.format(sandbox=sandbox) for k, v in env.items()}
+
+
 def lint(target: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     command = [sys.executable, "-m", "toolkit", "lint", "--format", "json", *target]
     run = subprocess.run(
@@ -93,16 +107,10 @@ def main() -> None:
     counts: collections.Counter[str] = collections.Counter()
     report: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="toolkit-lint-") as sandbox:
-        for name, (package, arguments, env) in REFERENCE.items():
-            script = (
-                SERVERS
-                / "node_modules"
-                / (package if "/" in package else f"@modelcontextprotocol/{package}/dist/index.js")
-            )
-            args = [a.format(sandbox=sandbox) for a in arguments]
-            environment = {k: v.format(sandbox=sandbox) for k, v in env.items()}
+        for name in REFERENCE:
+            command, environment = server_command(name, sandbox)
             calls = [option for call in CALLS.get(name, []) for option in ("--call", call)]
-            report[name] = lint([*calls, "--stdio", "--", str(NODE), str(script), *args], environment)
+            report[name] = lint([*calls, "--stdio", "--", *command], environment)
         for target in EXAMPLES:
             report[target] = lint([target])
         report["examples/files.py"] = lint(["--stdio", "--", sys.executable, "examples/files.py", sandbox])

@@ -38,7 +38,7 @@ PLAIN_META = {**META, "io.modelcontextprotocol/clientCapabilities": {}}
 def _server(store: str, folder: Path, redis_url: str) -> Any:
     from toolkit import RedisBackend, Server, SqliteTaskStore
 
-    options: dict[str, Any] = {"max_tasks_per_caller": 1_000_000}
+    options: dict[str, Any] = {"max_tasks_per_caller": 1_000_000, "max_tasks": 1_000_000}
     if store == "sqlite":
         options["task_store"] = SqliteTaskStore(folder / f"tasks-{time.monotonic_ns()}.db")
     elif store == "redis":

@@ -156,7 +156,8 @@ def evaluate(expression: Annotated[str, Field(min_length=1, max_length=200)]) ->
     """Evaluate an arithmetic expression such as `(2 + 3) * 4 / 5`.
 
     Args:
-        expression: Numbers, `+ - * / % **` and parentheses; no names or function calls.
+        expression: Numbers, `+ - * / % **` and parentheses, such as `(2 + 3) * 4 / 5`; no names or function
+            calls.
     """
     try:
         tree = ast.parse(expression, mode="eval")

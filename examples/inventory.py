@@ -1,6 +1,6 @@
 """A stock-keeping server with state: one SQLite connection, opened by the server's lifespan, used by every tool.
 
-    python examples/inventory.py                      # serve over stdio, stock kept in inventory.db
+    python examples/inventory.py                      # serve over stdio, stock kept in inventory.db beside this file
     INVENTORY_DB=:memory: python examples/inventory.py
 
 The lifespan opens the database before the first message is read, and closes it after the last reply is sent
@@ -17,11 +17,15 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from toolkit import Context, Server, ToolError
+
+DATABASE = str(Path(__file__).with_name("inventory.db"))
+"""Where the stock is kept unless `INVENTORY_DB` says otherwise."""
 
 
 @dataclass
@@ -35,7 +39,8 @@ class Stock:
 @asynccontextmanager
 async def open_stock(server: Server) -> AsyncIterator[Stock]:
     """Open (and if needed create) the stock database for as long as the server runs."""
-    db = sqlite3.connect(os.environ.get("INVENTORY_DB", "inventory.db"), check_same_thread=False)
+    # By its absolute path, next to this file: an MCP client starts the server in a folder of its own choosing.
+    db = sqlite3.connect(os.environ.get("INVENTORY_DB", DATABASE), check_same_thread=False)
     try:
         db.execute("CREATE TABLE IF NOT EXISTS items (sku TEXT PRIMARY KEY, name TEXT NOT NULL, quantity INTEGER)")
         yield Stock(db)

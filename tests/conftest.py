@@ -1,4 +1,14 @@
+import functools
+import os
+import re
+from collections import defaultdict
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
 import pytest
+import wire
+from redis_server import redis_server, redis_url  # noqa: F401  (fixtures: one Redis for the session, a db a test)
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -7,11 +17,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 # -- protocol tests: a raw peer on the demo server, over each transport ----------------------------------
-
-from contextlib import AbstractAsyncContextManager  # noqa: E402
-from typing import Any  # noqa: E402
-
-import wire  # noqa: E402
 
 
 @pytest.fixture(params=["memory", "stdio"])
@@ -25,6 +30,63 @@ def connect(request: pytest.FixtureRequest, anyio_backend: str) -> wire.Connect:
     return open_peer
 
 
-# -- a real Redis server (tests/redis_server.py): one for the session, started by the first test that needs it -----
+# -- the suite in parallel (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml) --------------------------------
 
-from redis_server import redis_server, redis_url  # noqa: E402, F401
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: three workers a core, at least four. Most tests wait on a server process, a socket or a subprocess
+    (the suite's own process sits at a few percent of a core), so workers can outnumber the cores."""
+    return max(4, 3 * (os.cpu_count() or 1))
+
+
+@functools.cache
+def _shares_servers(module: Path) -> bool:
+    """Whether a test module starts servers for several of its tests (a module- or class-scoped fixture)."""
+    return re.search(r"scope=\"(module|class)\"", module.read_text(encoding="utf-8")) is not None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of a module that shares its servers run on one worker, so that each server starts once."""
+    for item in items:
+        if _shares_servers(item.path):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+# -- where the suite's time goes: a table at the end of every run (issue 38) -----------------------------------------
+
+_SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # folder -> [seconds, tests]
+_KINDS: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # kind -> [seconds, tests]
+
+
+def _kind(nodeid: str) -> str:
+    """What a test waits on, read from its id: a stdio server process, real HTTP servers, or the test's own process."""
+    if "stdio" in nodeid:
+        return "a stdio server process"
+    if "ts_client" in nodeid or "conformance" in nodeid:
+        return "Node (the TS SDK, the conformance suite)"
+    if "/http/" in nodeid or "uvicorn" in nodeid:
+        return "HTTP servers (processes, sockets)"
+    if nodeid.startswith(("tests/cli/", "tests/test_wheel", "tests/test_start_up", "tests/test_bench")):
+        return "CLI, wheel and benchmark processes"
+    return "in process"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add each phase's duration to the test's folder and kind (with xdist, the controller hears every worker)."""
+    folder = report.nodeid.split("::", 1)[0].rsplit("/", 1)[0] if "/" in report.nodeid.split("::", 1)[0] else "tests"
+    counted = 1.0 if report.when == "call" else 0.0
+    for table, key in ((_SPENT, folder), (_KINDS, _kind(report.nodeid))):
+        table[key][0] += report.duration
+        table[key][1] += counted
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The time spent by folder and by kind, summed over the tests' phases (setup, call, teardown)."""
+    total = sum(seconds for seconds, _ in _SPENT.values())
+    if not total:
+        return
+    terminalreporter.section("time by folder and kind (test seconds, summed over workers)")
+    for title, table in (("folder", _SPENT), ("kind", _KINDS)):
+        terminalreporter.write_line(f"{title:<40} {'seconds':>9} {'share':>6} {'tests':>6}")
+        for key, (seconds, tests) in sorted(table.items(), key=lambda item: -item[1][0]):
+            terminalreporter.write_line(f"{key:<40} {seconds:9.1f} {seconds / total:6.1%} {int(tests):6d}")

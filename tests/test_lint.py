@@ -40,6 +40,15 @@ def string(description: str = "", **keywords: Any) -> dict[str, Any]:
     return {"type": "string", **({"description": description} if description else {}), **keywords}
 
 
+# Tools beside a pair that TK107 compares: a search weighs a word by how few tools have it, as on a real server.
+OTHER_TOOLS = [
+    definition(),
+    definition("refund_order", "Refund one order in full; use find_orders to get its id first."),
+    definition("send_invoice", "Send the invoice of an order to its customer by email."),
+    definition("read_file", "Read a text file and return its contents."),
+]
+
+
 # Each case: the code, a definition that trips it, and a close one that does not.
 CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
     ("TK101", [definition(description=None)], [definition()]),
@@ -66,6 +75,11 @@ CASES: list[tuple[str, list[ToolDefinition], list[ToolDefinition]]] = [
         "TK106",
         [definition(), definition("find_orders_by_customer", DESCRIBED.replace("newest", "latest"))],
         [definition(), definition("refund_order", "Refund one order in full; use find_orders to get its id first.")],
+    ),
+    (
+        "TK107",
+        [*OTHER_TOOLS, definition("page_lookup", "Page lookup."), definition("lookup_page", "Lookup page.")],
+        [*OTHER_TOOLS, definition("page_lookup", "Page lookup."), definition("create_page", "Page creation.")],
     ),
     (
         "TK201",
@@ -362,8 +376,8 @@ def test_a_silence_that_silences_nothing_or_names_no_rule_is_reported_but_one_on
         f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK301, which finds nothing here "
         "[warning] (fix: remove the entry from lint_ignore)",
         f"- tests/test_lint.py:{line}: TK001 [order_total] lint_ignore silences TK310, which is no rule (the codes: "
-        "TK001, TK101, TK102, TK103, TK104, TK105, TK106, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, "
-        "TK501, TK601, TK602) [warning] (fix: remove the entry from lint_ignore)",
+        "TK001, TK101, TK102, TK103, TK104, TK105, TK106, TK107, TK201, TK202, TK203, TK204, TK205, TK301, TK401, "
+        "TK402, TK501, TK601, TK602, TK701, TK702, TK703) [warning] (fix: remove the entry from lint_ignore)",
     ]
 
 

@@ -51,6 +51,8 @@ RESULTS = {
     "tools/call": "CallToolResult",
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    "resources/list": "ListResourcesResult",
+    "resources/read": "ReadResourceResult",
 }
 # Tasks: 2025-11-25's experimental methods (its core schema), and the 2026-07-28 extension's (`ext-tasks.json`).
 HANDSHAKE_TASK_RESULTS = {

@@ -12,6 +12,7 @@ from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
 from ._definition.middleware import CallNext, Middleware, Request, ToolFilter
 from ._definition.tool import Tool, ToolOptions, tool
+from ._definition.ui import UI
 from ._engine.audit import AuditLog
 from ._engine.context import Context, LogLevel
 from ._errors import (
@@ -55,6 +56,7 @@ from ._version import __version__
 
 __all__ = [
     "PROFILES",
+    "UI",
     "AdaptedTool",
     "AskNext",
     "Audio",
@@ -141,8 +143,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolFilter",
+    "ToolIndex",
+    "ToolMatch",
     "ToolOptions",
     "ToolResultContent",
+    "ToolSearch",
     "ToolTask",
     "ToolUseContent",
     "ToolkitError",
@@ -159,12 +164,14 @@ if typing.TYPE_CHECKING:
     from ._backend.redis import RedisBackend
     from ._client.client import Client, ClientOptions, LogMessage, ProgressCallback, ProtocolMode
     from ._client.tasks import TaskCancelledError, TaskInfo, ToolTask
+    from ._engine.search import ToolSearch
     from ._http.auth import StaticTokenVerifier, TokenVerifier
     from ._http.jwt import JWTVerifier
     from ._http.limits import RateLimit
     from ._http.session_store import SessionStore, SqliteSessionStore
     from ._profiles.adapter import AdaptedTool
     from ._profiles.profiles import PROFILES, Problem, Profile, Rule
+    from ._search import ToolIndex, ToolMatch
     from ._tasks.sqlite import SqliteTaskStore
     from ._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
     from ._transports.asgi import StreamingASGITransport
@@ -195,6 +202,9 @@ _LAZY |= dict.fromkeys(
 _LAZY |= dict.fromkeys(("StaticTokenVerifier", "TokenVerifier"), "._http.auth")
 _LAZY["RateLimit"] = "._http.limits"
 _LAZY["MemoryTransport"] = "._transports.memory"
+# Tool search: the index, and the server's option (`Server(tool_search=...)`).
+_LAZY |= dict.fromkeys(("ToolIndex", "ToolMatch"), "._search")
+_LAZY["ToolSearch"] = "._engine.search"
 # The task stores: a server picks one with `Server(task_store=...)`.
 _LAZY |= dict.fromkeys(("MemoryTaskStore", "TaskRecord", "TaskStore"), "._tasks.store")
 _LAZY["SqliteTaskStore"] = "._tasks.sqlite"

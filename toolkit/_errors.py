@@ -6,6 +6,7 @@ code that catches those goes on working.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from ._protocol.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST, error_text
@@ -20,6 +21,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolkitError",
+    "refuse_unknown_options",
 ]
 
 
@@ -197,3 +199,25 @@ class URLElicitationRequired(ToolError):
         super().__init__(message)
         self.message = message
         self.url = url
+
+
+def refuse_unknown_options(owner: str, given: Iterable[str], known: Collection[str]) -> None:
+    """Refuse options `owner` (`"Server"`, `"tool"`, `"http_app"`, `"Client"`) does not have, each with the known
+    option it is closest to: the one check of every keyword-options signature, so that a misspelled option is never
+    silently ignored.
+
+    Raises:
+        TypeError: an option not in `known`, as Python words it for a function, with a did-you-mean.
+    """
+    unknown = sorted(set(given) - set(known))
+    if not unknown:
+        return
+    import difflib  # deferred: only a mistake needs it
+
+    def named(option: str) -> str:
+        close = difflib.get_close_matches(option, sorted(known), n=1)
+        return f"{option!r} (did you mean {close[0]!r}?)" if close else repr(option)
+
+    if len(unknown) == 1:
+        raise TypeError(f"{owner}() got an unexpected keyword argument {named(unknown[0])}")
+    raise TypeError(f"{owner}() got unexpected keyword arguments {', '.join(map(named, unknown))}")

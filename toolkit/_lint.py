@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from toolkit._definition.tool import Tool
 from toolkit._protocol.jsonrpc import URL_ELICITATION_REQUIRED
+from toolkit._search import ToolIndex
 from toolkit._server import Server
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "RULES",
     "Finding",
     "LintRule",
+    "Page",
     "check_codes",
     "lint",
     "lint_definitions",
@@ -56,6 +58,7 @@ _ANTHROPIC_AGENTS = "https://www.anthropic.com/engineering/writing-tools-for-age
 _OPENAI = "https://platform.openai.com/docs/guides/function-calling#best-practices-for-defining-functions"
 _CLAUDE_CODE = "https://docs.claude.com/en/docs/claude-code/mcp#mcp-output-limits-and-warnings"
 _ISSUE = "the tutorial's list of tool mistakes (toolkit issue 28)"
+_SPEC_APPS = "https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx"
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,15 @@ RULES: tuple[LintRule, ...] = (
         "Two tools described almost alike force the model to pick between them at random.",
         _ANTHROPIC_AGENTS,
         "say in each description how it differs from the other, or merge the two",
+    ),
+    LintRule(
+        "TK107",
+        "indistinguishable-to-search",
+        "warning",
+        "Two tools that a search for what either does finds equally well are as hard for a model to tell apart, "
+        "and a tool search (tool_search=) cannot rank one first.",
+        _ANTHROPIC_AGENTS,
+        "say in each name and description what only it does (its object, its result), or merge the two",
     ),
     LintRule(
         "TK201",
@@ -231,6 +243,33 @@ RULES: tuple[LintRule, ...] = (
         _ISSUE,
         "split it: one tool per operation, each with its own hints",
     ),
+    LintRule(
+        "TK701",
+        "undeclared-origin",
+        "error",
+        "A host blocks every origin a page's CSP does not declare: a script or style the page loads from elsewhere "
+        "never arrives, and the page that worked as a file is blank in the host.",
+        _SPEC_APPS,
+        "declare the origin in UI(csp={'resourceDomains': [...]}), or serve the file inline",
+    ),
+    LintRule(
+        "TK702",
+        "app-only-without-page",
+        "error",
+        "A tool only an app may call is listed to no model, and no tool a model calls opens a page: nothing can "
+        "ever call it.",
+        _SPEC_APPS,
+        "give the tool the model calls ui= of the page that calls this one, or drop visibility=['app']",
+    ),
+    LintRule(
+        "TK703",
+        "unlinked-page",
+        "warning",
+        "A ui:// page no tool names is never rendered, and a tool that names a page the server does not serve "
+        "gets no page (hosts read it with resources/read).",
+        _SPEC_APPS,
+        "name the page with @tool(ui=UI(...)), which also serves it",
+    ),
 )
 
 _BY_CODE = {r.code: r for r in RULES}
@@ -319,6 +358,9 @@ _SWITCHES = _vocabulary("action mode operation op command cmd method verb task")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SQL = re.compile(r"\bsql\b|\bselect statement|\bdatabase query", re.IGNORECASE)
 _SHELL = re.compile(r"\b(shell|bash|terminal|command[- ]line)\b", re.IGNORECASE)
+#: The Context's methods that ask the user: a tool whose code calls one confirms in its own way (TK203).
+_ASKS = frozenset({"confirm", "elicit"})
+
 _PROTOCOL_ERRORS = frozenset({"ProtocolError", "MessageError", "McpError", "JSONRPCError", "JsonRpcError"})
 
 #: More top-level parameters than this is a tool doing several jobs.
@@ -327,6 +369,9 @@ MAX_PARAMETERS = 15
 MIN_WORDS = 3
 #: Descriptions at least this similar (difflib's ratio over their words) are near duplicates.
 DUPLICATE_RATIO = 0.9
+#: A tool that scores at least this share of another's score for the other's own words, and the other for its own
+#: words likewise, is indistinguishable from it to a search (TK107).
+SEARCH_TIE = 0.9
 
 
 def _words(text: str) -> list[str]:
@@ -562,6 +607,136 @@ def _duplicates(tools: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str,
     return out
 
 
+# -- MCP Apps: the pages and the tools that open and call them -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """An MCP Apps page as lint reads it: its HTML and its `_meta.ui` (the CSP it declares)."""
+
+    html: str
+    ui: Mapping[str, Any]
+
+
+def _ui_of(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    return ui if isinstance(ui, Mapping) else {}
+
+
+def _page_of(tool: Mapping[str, Any]) -> str | None:
+    uri = _ui_of(tool).get("resourceUri")
+    return uri if isinstance(uri, str) else None
+
+
+def _app_only(tool: Mapping[str, Any]) -> bool:
+    visibility = _ui_of(tool).get("visibility")
+    return isinstance(visibility, list) and "model" not in visibility
+
+
+def _apps_findings(
+    tools: Sequence[Mapping[str, Any]], pages: Mapping[str, Page] | None
+) -> dict[str, list[tuple[str, str]]]:
+    """TK701 on the first tool that opens a page loading from undeclared origins; TK702 on each app-only tool of
+    a server where no tool the model calls opens a page; TK703 on a tool naming a page that is not served."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    opened = any(_page_of(tool) and not _app_only(tool) for tool in tools)
+    checked: set[str] = set()
+    for tool in tools:
+        name, uri = str(tool.get("name", "?")), _page_of(tool)
+        found = out.setdefault(name, [])
+        if _app_only(tool) and not opened:
+            found.append(("TK702", "is app-only (visibility ['app']), and no tool the model calls opens a page"))
+        if uri is None or pages is None:
+            continue
+        page = pages.get(uri)
+        if page is None:
+            found.append(("TK703", f"names the page {uri}, which the server does not serve"))
+        elif uri not in checked:
+            checked.add(uri)
+            found.extend(("TK701", f"{uri} {problem}") for problem in _undeclared(page))
+    return out
+
+
+def _undeclared(page: Page) -> list[str]:
+    """What the page loads (scripts, stylesheets) from origins its CSP's `resourceDomains` does not declare."""
+    from html.parser import HTMLParser  # only for servers with pages
+
+    csp = page.ui.get("csp")
+    declared = [str(origin) for origin in (csp.get("resourceDomains") or [])] if isinstance(csp, Mapping) else []
+    loads: list[str] = []
+
+    class Loads(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            values = dict(attrs)
+            if tag == "script" and values.get("src"):
+                loads.append(str(values["src"]))
+            elif tag == "link" and "stylesheet" in (values.get("rel") or "").lower().split() and values.get("href"):
+                loads.append(str(values["href"]))
+
+    Loads().feed(page.html)
+    loads += re.findall(r"@import\s+(?:url\()?\s*['\"]?([^'\")\s;]+)", page.html)
+    problems = []
+    for url in loads:
+        origin = _origin(url)
+        if origin is not None and not any(_allows(pattern, origin) for pattern in declared):
+            problems.append(f"loads {url} from {origin}, which its csp's resourceDomains does not declare")
+    return problems
+
+
+def _origin(url: str) -> str | None:
+    """`scheme://host[:port]` of an absolute (or protocol-relative, taken as https) URL; None for a relative one."""
+    match = re.match(r"^(?:(https?|wss?):)?//([^/?#]+)", url.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    return f"{(match[1] or 'https').lower()}://{match[2].lower()}"
+
+
+def _allows(pattern: str, origin: str) -> bool:
+    """Whether a declared origin (`https://cdn.example.com`, `https://*.example.com`) covers `origin`."""
+    pattern = pattern.rstrip("/").lower()
+    if "://*." in pattern:
+        scheme, _, suffix = pattern.partition("://*.")
+        return origin.startswith(f"{scheme}://") and origin.endswith(f".{suffix}")
+    return origin == pattern
+
+
+def _search_ties(tools: Sequence[Mapping[str, Any]], reported: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """TK107: each tool that a search for its own words (name, title, description) cannot tell from an earlier one,
+    and the earlier one likewise; reported on the later of the pair, unless TK106 already says so."""
+    named = [tool for tool in tools if isinstance(tool.get("name"), str)]
+    if len({tool["name"] for tool in named}) != len(named):
+        return {}  # two tools of one name: a server refuses that before lint could matter
+    index = ToolIndex(named, threshold=0.0)
+    names = [str(tool["name"]) for tool in named]
+    own = {str(tool["name"]): _search_scores(index, tool, names) for tool in named}
+    order = {name: position for position, name in enumerate(own)}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name, scores in own.items():
+        if name in reported or not scores.get(name):
+            continue
+        for other, score in scores.items():
+            theirs = own[other].get(other, 0.0)
+            tied = score >= SEARCH_TIE * scores[name] and own[other].get(name, 0.0) >= SEARCH_TIE * theirs
+            if other != name and order[other] < order[name] and tied:
+                out[name] = [("TK107", f"a search for what it does finds {other!r} as readily, and the reverse")]
+                break
+    return out
+
+
+def _search_scores(index: ToolIndex, tool: Mapping[str, Any], names: Sequence[str]) -> dict[str, float]:
+    """The scores of a search for `tool`'s own words, less the names of other tools it mentions ("use find_orders
+    first" says how it differs, not that it is the same)."""
+    text = " ".join(str(tool.get(key) or "") for key in ("title", "description"))
+    for other in names:
+        if other in text and other != tool["name"]:
+            text = text.replace(other, " ")
+    # Compared as the evidence each tool matches (the score before it is squashed into 0 to 1: s / (1 - s)).
+    # The name's words, not the name as one term: that one term finds the tool itself and says nothing of what it does.
+    words = " ".join(_words(str(tool["name"])))
+    return {name: score / (1.0 - score) for name, score in index.scores(f"{words} {text}").items()}
+
+
 # -- what only a local tool's code says ---------------------------------------------------------------------------
 
 
@@ -597,13 +772,16 @@ def _returns(tool: Tool[Any, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _raises_protocol_error(tool: Tool[Any, Any]) -> str | None:
-    """The protocol-level exception the tool's own code raises, if any (toolkit sends it as an opaque failure)."""
+def _source(tool: Tool[Any, Any]) -> ast.AST | None:
+    """The syntax tree of the tool's function, or None when its source cannot be read."""
     try:
-        source = textwrap.dedent(inspect.getsource(tool.fn))
-        tree = ast.parse(source)
+        return ast.parse(textwrap.dedent(inspect.getsource(tool.fn)))
     except (OSError, TypeError, SyntaxError):
         return None
+
+
+def _raises_protocol_error(tree: ast.AST) -> str | None:
+    """The protocol-level exception the tool's own code raises, if any (toolkit sends it as an opaque failure)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.exc is not None:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
@@ -613,12 +791,22 @@ def _raises_protocol_error(tool: Tool[Any, Any]) -> str | None:
     return None
 
 
+def _asks_in_code(tree: ast.AST) -> bool:
+    """Whether the tool's own code asks its user (`ctx.confirm(...)`, `ctx.elicit(...)`), as `confirm=` does."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ASKS
+        for node in ast.walk(tree)
+    )
+
+
 def _local_findings(tool: Tool[Any, Any], wire: Mapping[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    tree = _source(tool)
     destroys = _says(wire, _DESTROYS | _SENDS)
-    if destroys and not tool.confirms and (wire.get("annotations") or {}).get("readOnlyHint") is not True:
+    read_only = (wire.get("annotations") or {}).get("readOnlyHint") is True
+    if destroys and not tool.confirms and not read_only and not (tree is not None and _asks_in_code(tree)):
         out.append(("TK203", f"{'/'.join(destroys)}s without asking the user (no confirm=)"))
-    raised = _raises_protocol_error(tool)
+    raised = _raises_protocol_error(tree) if tree is not None else None
     if raised:
         out.append(("TK501", f"raises {raised} for a failed run; clients get an opaque error, not its text"))
     return out
@@ -628,7 +816,9 @@ def _local_findings(tool: Tool[Any, Any], wire: Mapping[str, Any]) -> list[tuple
 
 
 def lint_definitions(
-    tools: Sequence[Mapping[str, Any]], local: Mapping[str, Tool[Any, Any]] | None = None
+    tools: Sequence[Mapping[str, Any]],
+    local: Mapping[str, Tool[Any, Any]] | None = None,
+    pages: Mapping[str, Page] | None = None,
 ) -> list[Finding]:
     """Every finding of every rule that reads definitions, tool by tool, in the order of `tools`.
 
@@ -636,8 +826,11 @@ def lint_definitions(
         tools: The tools in wire form, as `tools/list` returns them.
         local: The toolkit tools by name, when the tools are this process's: their findings are located at their
             function, include what only their code says, and leave out what their `lint_ignore=` silences.
+        pages: The server's MCP Apps pages by `ui://` URI, when known: their HTML and `_meta.ui`.
     """
     duplicates = _duplicates(tools)
+    apps = _apps_findings(tools, pages)
+    ties = _search_ties(tools, duplicates)
     out: list[Finding] = []
     for wire in tools:
         name = str(wire.get("name", "?"))
@@ -646,11 +839,13 @@ def lint_definitions(
         found = [
             *_description_findings(wire),
             *duplicates.get(name, []),
+            *ties.get(name, []),
             *_parameter_findings(wire),
             *_hint_findings(wire),
             *(_local_findings(tool, wire) if tool is not None else []),
             *_output_findings(wire, returns),
             *_shape_findings(wire),
+            *apps.get(name, []),
         ]
         silenced = tool.lint_ignore if tool is not None else {}
         where = location(tool) if tool is not None else None
@@ -661,6 +856,12 @@ def lint_definitions(
             for code in silenced
             if code not in fired and code not in _MEASURED
         ]
+    named = {_page_of(wire) for wire in tools}
+    out += [
+        Finding(_BY_CODE["TK703"], uri, "is a page no tool names (no _meta.ui.resourceUri): no host renders it")
+        for uri in pages or {}
+        if uri not in named
+    ]
     return out
 
 
@@ -681,8 +882,9 @@ def lint(target: Server | Tool[Any, Any] | Iterable[Tool[Any, Any]]) -> list[Fin
     else:
         tools = list(target)
     wire = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    pages = {t.ui.uri: Page(t.ui.html, t.ui.meta) for t in tools if t.ui is not None}
     # A mounted server's tool (`Server.mount`) has no code here to read: it is linted by its definition alone.
-    return lint_definitions(wire, {t.name: t for t in tools if not t.forwards})
+    return lint_definitions(wire, {t.name: t for t in tools if not t.forwards}, pages)
 
 
 def measured_findings(

@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
+import anyio.abc
 from typing_extensions import ParamSpec, Unpack
 
 from toolkit._definition.options import with_defaults
@@ -138,6 +139,10 @@ class Server(Registry):
             (`RedisBackend("redis://...")`), so that any of them serves any request of any session behind a
             round-robin balancer; also `http_app(backend=...)`. None (the default): this process only. See
             [Backends](backend.md).
+        tool_search (bool | ToolSearch | None): Serve a search instead of every tool: `tools/list` lists the
+            pinned tools plus `search_tools(query)` and `call_tool(name, arguments)`, for servers with more tools
+            than a model chooses among well. `True` takes [`ToolSearch`][toolkit.ToolSearch]'s defaults; every tool
+            stays callable by name. See [tool search](search.md).
         task_store (TaskStore | None): Where the tasks of `@tool(task=...)` tools are kept: `None` (default) keeps
             them in this process's memory; [`SqliteTaskStore`][toolkit.SqliteTaskStore] shares them between the
             workers of one machine. See [tasks](tasks.md).
@@ -145,8 +150,11 @@ class Server(Registry):
             `ttl` is honoured up to `max_task_ttl`).
         max_task_ttl (float): The longest a task is kept, whatever the client asks (default 86400).
         task_poll_interval (float): The polling interval suggested to clients, in seconds (default 0.5).
-        max_tasks_per_caller (int): Tasks one caller (identity) may have at once, expired ones excepted; one more
-            is refused with an error (default 100).
+        max_tasks_per_caller (int): Tasks one caller may have at once, expired ones excepted; one more is refused
+            with an error (default 100). The caller is the token's subject with authentication, else the 2025-11-25
+            session; an anonymous 2026-07-28 task is its own (only `max_tasks` bounds those).
+        max_tasks (int): Tasks the store keeps at once for every caller together, expired ones excepted; one more is
+            refused with an error (default 10,000): what protects the store from many callers.
         max_task_result_bytes (int): The largest result a task keeps (bytes of JSON); a larger one is kept as a
             tool error saying so (default 1,000,000).
         task_lease (float): Seconds a worker's claim on the tasks it runs lasts unless renewed (it renews a few
@@ -186,7 +194,8 @@ class Server(Registry):
         Raises:
             ToolDefinitionError: `tool` is a method taken from its class (`SomeClass.method`), not bound to an
                 instance, so no call could succeed.
-            ValueError: a tool with that name is already served.
+            ValueError: a tool with that name is already served, or another tool's MCP App has the same `ui://` URI
+                and a different page.
         """
         self._check_new(tool, self.tools)
         self.put_tool(tool)
@@ -221,6 +230,13 @@ class Server(Registry):
         check_bound(tool)
         if tool.name in tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        ui = tool.ui
+        if ui is not None:  # one page per ui:// URI: two different ones would make resources/read ambiguous
+            other = next((t for t in tools.values() if t.ui is not None and t.ui.uri == ui.uri and t.ui != ui), None)
+            if other is not None:
+                raise ValueError(f"tool {tool.name!r}: {ui.uri} is already the URI of another page ({other.name!r})")
+        if self.search is not None and tool.name in self.search.names:
+            raise ValueError(f"a tool may not be named {tool.name!r}: tool_search serves a tool of that name")
         if self.schema_profile is not None:
             tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
 
@@ -313,23 +329,28 @@ class Server(Registry):
         Raises:
             StartupError: the lifespan failed to start; nothing was read from the transport.
         """
+        await self._serve(Connection(self, transport))
+
+    async def _serve(self, connection: Connection) -> None:
+        transport = connection.transport
         try:
             async with self.running():
-                await Connection(self, transport).run()
+                await connection.run()
                 # Closed before the lifespan shuts down: the peer has every reply and need not wait for cleanup.
                 await transport.aclose()
         finally:
             await transport.aclose()  # also when startup failed or serving was cancelled (closing twice is harmless)
 
     async def _serve_stdio_until_terminated(self, watch: bool) -> None:
-        """`serve_stdio`, ended by SIGTERM as by the end of input; a failed startup comes out as is, not in a group."""
+        """`serve_stdio`, stopped gracefully by SIGTERM; a failed startup comes out as is, not in a group."""
         failed: StartupError | None = None
         transport = _Stoppable(StdioTransport(max_message_size=self.max_message_size))
+        connection = Connection(self, transport)
         async with anyio.create_task_group() as tg:
             if watch:
-                tg.start_soon(_stop_on_sigterm, transport, tg.cancel_scope, self.shutdown_grace)
+                tg.start_soon(_stop_on_sigterm, connection, transport, tg)
             try:
-                await self.serve(transport)
+                await self._serve(connection)
             except StartupError as exc:
                 failed = exc
             tg.cancel_scope.cancel()
@@ -469,21 +490,31 @@ class _Stoppable:
         await self._transport.aclose()
 
 
-async def _stop_on_sigterm(transport: _Stoppable, scope: anyio.CancelScope, grace: float) -> None:
-    """The first SIGTERM ends the input as the client closing it would: the calls in flight get `grace` seconds to
-    answer (basic/lifecycle's shutdown, and the promise of docs/server.md). A second one, or one that comes once
-    the input has ended (the client already waited for the calls, closing stdin, before sending it), stops at once."""
+async def _stop_on_sigterm(connection: Connection, transport: _Stoppable, tg: anyio.abc.TaskGroup) -> None:
+    """The first SIGTERM stops the connection gracefully (`Connection.stop`, `drain`): the calls in flight get the
+    server's `shutdown_grace` to answer (basic/lifecycle's shutdown, and the promise of docs/server.md), then are
+    answered "Server shutting down"; meanwhile the client's other requests are still read and answered (a new call
+    is refused); then the input ends. A second one, or one that comes once the input has ended (the client already
+    waited for the calls, closing stdin, before sending it), stops at once."""
     import signal
 
+    stopping = False
     with anyio.open_signal_receiver(signal.SIGTERM) as signals:
         async for _ in signals:
-            if transport.ended:
-                scope.cancel()
+            if stopping or transport.ended:
+                tg.cancel_scope.cancel()
                 return
             from toolkit._http.serve import say_stopping  # deferred, downward: the one line every way of serving says
 
-            say_stopping(grace)
-            transport.stop()
+            stopping = True
+            connection.stop()  # before anything is said: a request read from now on finds it stopping
+            say_stopping(connection.server.shutdown_grace)
+            tg.start_soon(_drain_then_end, connection, transport)
+
+
+async def _drain_then_end(connection: Connection, transport: _Stoppable) -> None:
+    await connection.drain()
+    transport.stop()
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -19,7 +19,7 @@ from toolkit._errors import ToolDefinitionError
 from toolkit._server import Server
 from toolkit._shadowing import shadowing_module
 
-__all__ = ["TargetError", "absolute_target", "load_server", "load_target", "source_folder"]
+__all__ = ["TargetError", "absolute_target", "is_file_target", "load_server", "load_target", "source_folder"]
 
 _ATTR = re.compile(r"^(?P<where>.+?):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
 
@@ -139,6 +139,11 @@ def source_folder(target: str, *, base: str | os.PathLike[str] | None = None) ->
     module = sys.modules.get(where)
     path = getattr(module, "__file__", None)
     return Path(path).resolve().parent if path else Path(base or Path.cwd()).resolve()
+
+
+def is_file_target(target: str) -> bool:
+    """Whether `target` names a file (`app.py`, `src/app.py:server`) rather than a module to import by name."""
+    return _is_path(_split(target)[0])
 
 
 def absolute_target(target: str, *, base: str | os.PathLike[str] | None = None) -> str:

@@ -5,6 +5,7 @@ Do not edit: run `toolkit client` again after the tools change (with `--check FI
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
@@ -142,7 +143,12 @@ class NotesClient:
         return result
 
     async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:
-        content = (await self._call(name, arguments)).structured_content
+        result = await self._call(name, arguments)
+        content = result.structured_content
+        if content is None and wrapped and not self.client.modern and result.text is not None:
+            # A value that is not an object, from a tool whose outputSchema only 2026-07-28 lists: the handshake
+            # era has it as JSON text alone.
+            return json.loads(result.text)
         if content is None:
             raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")
         # A value that is not an object comes as {"result": value} in the handshake era.

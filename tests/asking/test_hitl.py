@@ -214,6 +214,20 @@ async def test_without_elicitation_a_destructive_tool_is_refused_and_a_read_only
     assert "sampling capability" in sampled.text
 
 
+@ERAS
+async def test_without_elicitation_a_confirm_tool_gives_the_same_tool_error_in_both_eras(
+    transport: str, anyio_backend: str, protocol: str
+) -> None:
+    # `confirm=` refused by the server's confirm_fallback: a result the model reads (lint's TK501), never -32021.
+    async with connect(transport, anyio_backend, protocol) as client:
+        refused = await client.call_tool("delete_file", {"path": "/tmp/x"})
+    assert (refused.is_error, refused.text) == (
+        True,
+        "delete_file runs only once the user confirms, and the client cannot ask the user (it did not declare "
+        "form-mode elicitation)",
+    )
+
+
 async def test_without_the_capability_a_2026_call_fails_with_32021(transport: str, anyio_backend: str) -> None:
     async with connect(transport, anyio_backend, "2026-07-28") as client:
         with pytest.raises(ProtocolError) as caught:

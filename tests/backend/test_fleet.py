@@ -182,8 +182,8 @@ async def fleet(
 def kind(kind_and_loop: tuple[str, str], tmp_path: Path) -> Iterator[str]:
     """memory, local or redis (tests/redis_server.py's `kind_and_loop`: Redis on asyncio only)."""
     if kind_and_loop[0] == "local":  # the hub of `toolkit serve --workers`, as its supervisor serves it
-        with local_hub(str(tmp_path)) as path:
-            yield f"local:{path}"
+        with local_hub(str(tmp_path)) as hub:
+            yield f"local:{hub.path}"
         return
     yield kind_and_loop[0]
 

@@ -19,6 +19,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolkit import BackendError
 from toolkit._backend.local import LocalBackend, LocalHub
+from toolkit._http.serve import keep_serving
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +129,65 @@ async def test_bad_bytes_on_the_socket_leave_the_hub_serving() -> None:
             await worker.put("k", "v", 60)
             assert await worker.get("k") == ["v"]
             await worker.stop()
+
+
+async def exchange(path: str, frame: bytes) -> bytes:
+    """One raw request frame (its JSON text as given) and the reply's JSON text; b"" when the hub hung up."""
+    async with await anyio.connect_unix(path) as raw:
+        await raw.send(struct.pack(">I", len(frame)) + frame)
+        reader = BufferedByteReceiveStream(raw)
+        try:
+            (length,) = struct.unpack(">I", await reader.receive_exactly(4))
+        except (anyio.IncompleteRead, anyio.EndOfStream):
+            return b""
+        return await reader.receive_exactly(length)
+
+
+async def test_frames_of_the_wrong_shape_get_an_error_each_and_the_hub_serves_on() -> None:
+    frames = {
+        b'{"op": "take", "rate": 0}': b'{"error":"take: rate must be above 0"}',
+        b'{"op": "take", "key": "k", "rate": 0, "capacity": 1}': b'{"error":"take: rate must be above 0"}',
+        b'{"op": "take", "key": "k", "rate": 1e400, "capacity": 1}': b'{"error":"take: rate must be a finite number"}',
+        b'{"op": "take", "key": "k", "rate": 1, "capacity": 0}': b'{"error":"take: capacity must be at least 1"}',
+        b'{"op": "put", "key": "k", "value": "v", "ttl": -1}': b'{"error":"put: ttl must be above 0"}',
+        b'{"op": "get", "keys": [1]}': b'{"error":"get: keys must be a list of strings"}',
+        b'{"op": "since", "stream": "s", "after": -1, "wait": 0}': b'{"error":"since: after must be a whole number"}',
+        b'{"op": "since", "stream": "s", "after": 0, "wait": "x"}': b'{"error":"since: wait must be a finite number"}',
+        b'{"op": "append", "stream": "s", "seq": 1, "frame": "!!"}': b'{"error":"append: frame must be base64"}',
+        b'{"op": "send", "worker": "w", "message": 7}': b'{"error":"send: message must be a string"}',
+        b'{"op": 7}': b'{"error":"unknown operation 7"}',
+        b'{"op": "listen", "worker": 7}': b"",
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "hub.sock")
+        async with hub_at(path):
+            with anyio.fail_after(5):
+                replies = {frame: await exchange(path, frame) for frame in frames}
+            assert replies == frames
+            worker = LocalBackend(path)
+            assert await worker.take("k", 1, 1) is None
+            await worker.put("k", "v", 60)
+            assert await worker.get("k") == ["v"]
+            await worker.stop()
+
+
+async def test_a_hub_that_fails_is_started_again_and_given_up_after_five_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    runs = 0
+
+    async def serve(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        nonlocal runs
+        runs += 1
+        task_status.started()
+        raise OSError("the socket went away")
+
+    failure: list[str] = []
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(5):
+            await tg.start(keep_serving, serve, failure)
+    assert runs == 5
+    assert failure == ["the workers' shared state (the hub) failed 5 times: OSError('the socket went away')"]
+    assert [r.getMessage() for r in caplog.records if r.name == "toolkit"] == [
+        "the workers' shared state (the hub) failed"
+    ] * 5

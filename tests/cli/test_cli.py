@@ -119,7 +119,8 @@ def test_list_shows_names_hints_and_parameters() -> None:
         "title: string, body: string, tags?: list[string], priority?: 1 | 2 | 3, due?: string (date)",
         "search_notes  read-only, closed-world                    "
         "query?: string, tag?: string, due_before?: string (date), limit?: integer ≥ 1, ≤ 50",
-        "update_note   destructive, idempotent, closed-world      note_id: string (uuid), changes: object",
+        "update_note   destructive, idempotent, closed-world      "
+        "note_id: string (uuid), changes: {title?: string, body?: string, tags?: list[string], priority?: 1 | 2 | 3}",
         "delete_note   destructive, idempotent, closed-world      note_id: string (uuid)",
         "4 tools",
     ]
@@ -127,6 +128,54 @@ def test_list_shows_names_hints_and_parameters() -> None:
 
     assert outcome(toolkit("list", "examples/notes.py")) == (0, text, "")
     assert outcome(toolkit("list", "--stdio", "--", PYTHON, "examples/notes.py")) == (0, text, "")
+
+
+SERVED_AROUND = '''
+from pydantic import BaseModel
+
+from toolkit import Server, tool
+
+
+class Tag(BaseModel):
+    name: str
+    color: str = "red"
+
+
+@tool(task="optional", timeout=5, confirm="Tag {path}?", idempotent=True)
+def tag_file(path: str, tag: Tag) -> str:
+    """Tag a file of the workspace with a colored tag."""
+    return path
+
+
+server = Server("files", tools=[tag_file])
+'''
+
+
+def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_fields(tmp_path: Path) -> None:
+    (tmp_path / "files.py").write_text(SERVED_AROUND, encoding="utf-8")
+    listed = toolkit("list", "files.py", cwd=tmp_path)
+    remote = toolkit("list", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "files.py", cwd=tmp_path)
+    docs = toolkit("docs", "files.py", "--no-lint", cwd=tmp_path)
+
+    # Before: `tag: object`, and neither the task support nor what the server does around a call.
+    hints = "destructive, idempotent, open-world, task: optional"
+    params = "path: string, tag: {name: string, color?: string}"
+
+    def table(shown: str) -> str:
+        return f"NAME      {'HINTS':{len(shown)}}  PARAMETERS\ntag_file  {shown}  {params}\n1 tool\n"
+
+    assert outcome(listed) == (0, table(f"{hints}, confirm, timeout 5 s"), "")
+    # Over stdio only the definition speaks: it says the task support, not the confirmation nor the timeout.
+    assert outcome(remote) == (0, table(hints), "")
+    assert docs.returncode == 0
+    assert (
+        "| `tag_file` | `destructive` `idempotent` `open-world` `task: optional` `confirm` `timeout 5 s` |"
+        in docs.stdout
+    )
+    assert (
+        "**Hints:** `not read-only (default)` · `destructive (default)` · `idempotent` · `open-world (default)` · "
+        "`task: optional` · `confirm` · `timeout 5 s`\n"
+    ) in docs.stdout
 
 
 def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
@@ -156,6 +205,15 @@ def test_call_prints_text_and_structured_results() -> None:
         0,
         {"count": 3, "mean": 2.0, "median": 2.0, "stdev": 1.0, "minimum": 1.0, "maximum": 3.0},
     )
+
+
+def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> None:
+    run = toolkit("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
+
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr.startswith("Invalid arguments for tool 'add_note':\n- tags: expected an array")
+    # Before: nothing said how to write it; a shell turns tags=["python"] into tags=[python].
+    assert run.stderr.endswith("\ntoolkit: tags takes an array, written as JSON: tags='[\"python\"]'\n")
 
 
 def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path) -> None:

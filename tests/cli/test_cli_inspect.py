@@ -188,15 +188,18 @@ def test_a_server_without_namespace_or_description_still_gets_a_valid_card_and_a
     )
 
 
-@pytest.mark.parametrize(("protocol", "spoken"), [("handshake", "2025-11-25"), ("2026-07-28", "2026-07-28")])
-def test_the_card_of_a_url_names_it_as_a_remote_with_the_revision_spoken(protocol: str, spoken: str) -> None:
+def test_the_card_of_a_url_names_it_as_a_remote_with_every_revision_it_serves() -> None:
+    # Before: only the revision the command spoke (2025-11-25 by default), and `--protocol auto` was refused.
     with serving(ROOT / "examples" / "notes.py") as served:
-        run = toolkit("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
+        runs = [
+            toolkit("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
+            for protocol in ("handshake", "2026-07-28", "auto")
+        ]
 
-    assert (run.returncode, run.stderr) == (0, "")
-    assert valid_card(run.stdout)["remotes"] == [
-        {"type": "streamable-http", "url": served.url, "supportedProtocolVersions": [spoken]}
-    ]
+    assert [(run.returncode, run.stderr) for run in runs] == [(0, "")] * 3
+    assert [valid_card(run.stdout)["remotes"] for run in runs] == [
+        [{"type": "streamable-http", "url": served.url, "supportedProtocolVersions": ALL_VERSIONS}]
+    ] * 3
 
 
 @pytest.mark.parametrize(("protocol", "revision"), [("handshake", wire.LATEST), ("2026-07-28", wire.MODERN)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -100,6 +101,8 @@ def expected_entry(client: str, place: Place, env: dict[str, str] | None = None)
     entry.update(command=PYTHON, args=["-m", "toolkit", "serve", str(place.project / "weather.py")])
     if env:
         entry["env"] = env
+    if client == "gemini":  # the one client whose entries say where to start the server: the file's folder
+        entry["cwd"] = str(place.project)
     return entry
 
 
@@ -381,7 +384,7 @@ def test_dev_without_watchfiles_in_the_interpreter_is_refused_with_what_to_insta
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
         f"toolkit: error: {PYTHON} cannot import watchfiles, so the client could not start the server: "
-        f"{PYTHON} -m pip install '{CHECKOUT}[reload]' (or --uv); nothing was written\n"
+        f"{PYTHON} -m pip install -e {shlex.quote(f'{CHECKOUT}[reload]')} (or --uv); nothing was written\n"
     )
     assert not (place.home / ".cursor").exists()
 
@@ -429,3 +432,88 @@ def test_replacing_an_entry_says_which_env_variables_it_drops(place: Place) -> N
         f"replaced 'weather' (its env KEY1, KEY3 dropped: give --env again to keep them) in {place.home}/.cursor/"
     )
     assert config["mcpServers"]["weather"]["env"] == {"KEY2": "z"}
+
+
+def test_replacing_an_entry_that_drops_one_env_variable_says_it(place: Place) -> None:
+    first = place.install("cursor", "weather.py", "--env", "KEY1=a", "--env", "KEY2=b")
+    again = place.install("cursor", "weather.py", "--env", "KEY2=z")
+
+    assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
+    # Before: "give --env again to keep them", for one variable.
+    assert again.stdout.startswith("replaced 'weather' (its env KEY1 dropped: give --env again to keep it) in ")
+
+
+def test_numbers_are_written_back_as_they_were_read(place: Place) -> None:
+    # As floats, 1e400 came back as Infinity (not JSON) and 0.10000000000000001 as 0.1.
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"limits": [1e400, 0.10000000000000001, 2.50, -0.0], "count": 12345678901234567890}')
+    run = place.install("cursor", "weather.py")
+    text = path.read_text(encoding="utf-8")
+
+    assert run.returncode == 0, run.stderr
+    assert '"limits": [\n    1e400,\n    0.10000000000000001,\n    2.50,\n    -0.0\n  ],\n' in text
+    assert json.loads(text, parse_constant=pytest.fail)["count"] == 12345678901234567890
+
+
+def test_a_file_holding_nan_is_not_json_and_is_left_alone(place: Place) -> None:
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"limit": NaN}')
+    run = place.install("cursor", "weather.py")
+
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        f"toolkit: error: '{path}' is not valid JSON (NaN is not a JSON value); fix it first: nothing was written\n"
+    )
+    assert path.read_text(encoding="utf-8") == '{"limit": NaN}'
+
+
+def test_a_hard_linked_file_is_written_in_place_and_every_name_sees_it(place: Place) -> None:
+    path = place.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"theme": "dark"}', encoding="utf-8")
+    path.chmod(0o600)
+    backup = place.home / "mcp-backup.json"
+    os.link(path, backup)
+    run = place.install("cursor", "weather.py")
+
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(path, backup)
+    assert json.loads(backup.read_text(encoding="utf-8")) == {
+        "theme": "dark",
+        "mcpServers": {"weather": expected_entry("cursor", place)},
+    }
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["mcp.json"]  # no temporary file left
+
+
+def test_the_entry_says_where_to_start_the_server_where_the_client_allows_it(place: Place, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (place.project / "pkg").mkdir()
+    (place.project / "pkg" / "__init__.py").write_text("")
+    (place.project / "pkg" / "app.py").write_text(SERVER.lstrip(), encoding="utf-8")
+    runs = [
+        place.install("gemini", "weather.py", "--name", "by-file"),
+        place.install("gemini", "weather.py", "--name", "by-cwd", "--cwd", str(data)),
+        place.install("gemini", "pkg.app", "--name", "by-module"),
+    ]
+    refused = place.install("cursor", "weather.py", "--cwd", str(data))
+    missing = place.install("gemini", "weather.py", "--cwd", str(tmp_path / "nowhere"))
+    servers = json.loads((place.home / ".gemini" / "settings.json").read_text(encoding="utf-8"))["mcpServers"]
+
+    # Before: no working directory at all; a client started the server wherever it was.
+    assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
+    assert {name: entry["cwd"] for name, entry in servers.items()} == {
+        "by-file": str(place.project),  # the file's folder
+        "by-cwd": str(data),
+        "by-module": str(place.project),  # the folder the module is imported from, as `python -m` does
+    }
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith("toolkit: error: --cwd: Cursor's configuration has no working directory ")
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        f"toolkit: error: --cwd {str(tmp_path / 'nowhere')!r} is not a directory; nothing was written\n",
+    )
+    assert not (place.home / ".cursor").exists()

@@ -120,7 +120,48 @@ def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path
     )
 
 
-def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) -> None:
+def test_call_calls_a_read_only_tool_not_marked_idempotent(shop: Path) -> None:
+    # The spec gives idempotentHint meaning only when readOnlyHint is false: delete_order is marked read-only only.
+    run = toolkit("lint", "shop.py", "--select", "TK4", "--call", 'delete_order={"order_id": "1"}', cwd=shop)
+
+    assert outcome(run) == (0, "0 findings in 4 tools\n", "")
+
+
+ASKS_IN_CODE = """
+from toolkit import Context, Server, tool
+
+
+@tool
+async def delete_file(path: str, ctx: Context) -> str:
+    \"""Delete a file of the workspace.\"""
+    answer = await ctx.confirm(f"Delete {path}?")
+    return "deleted" if answer.action == "accept" else "kept"
+
+
+@tool
+async def delete_folder(path: str) -> str:
+    \"""Delete a folder of the workspace.\"""
+    return path
+
+
+server = Server("files", tools=[delete_file, delete_folder])
+"""
+
+
+def test_a_tool_whose_code_confirms_is_not_found_to_delete_without_asking(tmp_path: Path) -> None:
+    (tmp_path / "files.py").write_text(ASKS_IN_CODE, encoding="utf-8")
+
+    run = toolkit("lint", "files.py", "--select", "TK203", cwd=tmp_path)
+
+    assert outcome(run) == (
+        0,
+        "files.py:12: TK203 [delete_folder] deletes without asking the user (no confirm=) [warning]\n"
+        "1 finding in 2 tools: 0 errors, 1 warning\n",
+        "",
+    )
+
+
+def test_call_refuses_a_tool_that_is_not_read_only(shop: Path) -> None:
     run = toolkit("lint", "shop.py", "--call", 'export_orders={"path": "x"}', cwd=shop)
     unknown = toolkit("lint", "shop.py", "--call", "order_totl", cwd=shop)
     bad = toolkit("lint", "shop.py", "--call", "order_total=[1]", cwd=shop)
@@ -130,8 +171,8 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
-        "toolkit: error: --call export_orders: lint calls only tools marked read-only and idempotent; "
-        "export_orders is not marked read-only or idempotent\n"
+        "toolkit: error: --call export_orders: lint calls only tools marked read-only; export_orders is not "
+        "(readOnlyHint)\n"
     )
     assert unknown.stderr == "toolkit: error: --call: no tool named 'order_totl'; did you mean 'order_total'?\n"
     assert bad.stderr == "toolkit: error: --call order_total=[1] (the arguments after '=') must be a JSON object\n"
@@ -145,7 +186,7 @@ def test_call_refuses_a_tool_that_is_not_read_only_and_idempotent(shop: Path) ->
     assert (typo.returncode, typo.stderr) == (
         2,
         "toolkit: error: no lint rule has the code 'TK9' (the codes: TK001, TK101, TK102, TK103, TK104, TK105, TK106, "
-        "TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, TK501, TK601, TK602)\n",
+        "TK107, TK201, TK202, TK203, TK204, TK205, TK301, TK401, TK402, TK501, TK601, TK602, TK701, TK702, TK703)\n",
     )
 
 

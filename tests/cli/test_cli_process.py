@@ -101,6 +101,31 @@ def test_ctrl_c_at_a_prompt_of_toolkit_call_exits_130_without_waiting_for_enter(
     assert "Traceback" not in stderr
 
 
+@posix_only
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+def test_ctrl_c_on_a_task_of_a_server_the_command_runs_says_the_task_ends_with_it(transport: str) -> None:
+    tasks = str(ROOT / "tests" / "servers" / "client_tasks.py")
+    where = (
+        [f"{tasks}:build", "forever"] if transport == "memory" else ["--stdio", "forever", "--", sys.executable, tasks]
+    )
+    running = Running(
+        [sys.executable, "-m", "toolkit", "call", *where], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+    )
+    running.wait_for(": working\n")
+    running.process.send_signal(signal.SIGINT)
+    status, stderr = running.wait()
+    assert running.process.stdout is not None
+    running.process.stdout.close()
+
+    # Before: "; task ID goes on: toolkit task result ID TARGET", a literal placeholder for a task that was gone.
+    task_id = stderr.split(": working", 1)[0].rsplit(" ", 1)[-1]
+    where_said = (
+        "the server this command started (--stdio)" if transport == "stdio" else "this process, which serves it"
+    )
+    assert status == 130
+    assert stderr.endswith(f"toolkit: stopped waiting; task {task_id} ends with {where_said}\n"), stderr
+
+
 # -- toolkit serve: a lifespan that fails, SIGTERM and the grace, the module's own HTTP app, prints at import ------
 
 EDGES = str(ROOT / "tests" / "servers" / "serve_edges.py")

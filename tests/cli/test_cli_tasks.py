@@ -115,3 +115,15 @@ def test_call_runs_a_toolkit_task_tool_and_shows_its_states() -> None:
     assert all(re.fullmatch(r"task \S+: working( \(step \d \(\d/3\)\))?", line) for line in seen), run.stderr
     assert (asked.returncode, asked.stdout) == (0, "rebuilt search\n")
     assert "input_required\n? Rebuild search? [y/N]: " in asked.stderr
+
+
+def test_call_refuses_arguments_that_do_not_fit_before_a_task_is_made() -> None:
+    run = toolkit("call", f"{Path(client_tasks.__file__)}:build", "count", "n=x")
+
+    # The tool's own answer, as for a tool that is no task: no task made, none shown working then completed.
+    assert outcome(run) == (
+        1,
+        "",
+        "Invalid arguments for tool 'count':\n"
+        '- n: Input should be a valid integer, unable to parse string as an integer (got "x")\n',
+    )

@@ -9,7 +9,9 @@ are type-checked and linted with the rest of the repository too.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import PYTHON, ROOT, outcome, toolkit
+from servers import RAW_TOOLS
 
 from toolkit import CallToolResult, Client, Server, ToolError
 from toolkit.cli._typed_client import render_client
@@ -45,10 +48,78 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("clients")
     runs = [toolkit("client", f"examples/{name}.py", "-o", str(folder / f"{name}_client.py")) for name in EXAMPLES]
     runs.append(toolkit("client", "--stdio", "-o", str(folder / "files_client.py"), "--", PYTHON, "examples/files.py"))
-    runs.append(toolkit("client", str(TYPED_TOOLS), "-o", str(folder / "typed_tools_client.py")))
+    typed = ["-o", str(folder / "typed_tools_client.py"), "--protocol", "2026-07-28"]  # it types every result
+    runs.append(toolkit("client", str(TYPED_TOOLS), *typed))
+    odd = ["--", PYTHON, str(RAW_TOOLS), json.dumps(ODD_TOOLS), "9lives"]
+    runs.append(toolkit("client", "--stdio", "-o", str(folder / "odd_client.py"), *odd))
     shutil.copy(GOLDEN_SHAPES, folder / "shapes_client.py")
     assert [outcome(run) for run in runs] == [(0, "", "")] * len(runs)
     return folder
+
+
+# -- odd and hostile schemas -----------------------------------------------------------------------------------
+
+# Names Python reads otherwise than written (in NFKC `ﬁle` is `file`, `x²` is `x2`), and references that branch back
+# to themselves: a union of four, which the generator once followed 32 deep (4**16 paths), and a recursive model.
+SELF = {"$ref": "#/$defs/Loop"}
+ODD_TOOLS: list[dict[str, Any]] = [
+    {"name": "x\u00b2", "inputSchema": {"type": "object"}},
+    {
+        "name": "\ufb01le",
+        "inputSchema": {"type": "object", "properties": {"\ufb01le": {"type": "string"}, "file": {"type": "integer"}}},
+    },
+    {
+        "name": "file",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"loop": SELF, "node": {"$ref": "#/$defs/Node"}},
+            "$defs": {
+                "Loop": {"anyOf": [SELF, SELF, SELF, SELF]},
+                "Node": {
+                    "anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                        },
+                        {"type": "null"},
+                    ]
+                },
+            },
+        },
+        "outputSchema": {"type": "object", "properties": {"\ufb01le": {"type": "string"}}, "required": ["\ufb01le"]},
+    },
+]
+
+
+def test_odd_names_become_distinct_python_names_and_self_references_are_resolved_once(generated: Path) -> None:
+    text = (generated / "odd_client.py").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    client = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name.endswith("Client"))
+    methods = {node.name: node for node in client.body if isinstance(node, ast.AsyncFunctionDef)}
+
+    assert client.name == "T9livesClient"
+    assert sorted(methods) == ["_call", "_structured", "file", "file_", "x2"]
+    assert [a.arg for a in methods["file"].args.kwonlyargs] == ["file", "file_"]
+    assert "        loop: Any = None,\n        node: Node | None = None,\n" in text
+    assert "class Node(TypedDict):\n    kids: NotRequired[list[Node | None]]\n" in text
+    # A key Python would read as another is written as a string: the functional form of TypedDict.
+    functional = 'FileResult = TypedDict(  # noqa: UP013\n    "FileResult",\n    {\n        "\\ufb01le": "str",\n'
+    assert functional in text
+
+
+@pytest.mark.parametrize("command", [["list"], ["docs"], ["client"], ["inspect"], ["check", "--write", "x.json"]])
+def test_a_tools_list_that_is_not_mcp_is_one_line_and_status_2(command: list[str], tmp_path: Path) -> None:
+    malformed = json.dumps([{"name": "a", "inputSchema": 3}])
+
+    runs = [
+        toolkit(*command, "--stdio", "--", PYTHON, str(RAW_TOOLS), malformed, cwd=tmp_path),
+        toolkit("call", "--stdio", "a", "--", PYTHON, str(RAW_TOOLS), malformed, cwd=tmp_path),
+    ]
+
+    message = (
+        "toolkit: error: the server's answer is not valid MCP: at 0.inputSchema: Input should be a valid dictionary\n"
+    )
+    assert [outcome(run) for run in runs] == [(2, "", message)] * 2
 
 
 def test_the_committed_client_of_the_notes_example_is_up_to_date() -> None:
@@ -82,13 +153,24 @@ def test_a_client_out_of_date_fails_with_a_diff_and_the_command_that_updates_it(
     )
 
 
-def test_the_client_is_the_same_from_either_revisions_tools_list() -> None:
-    # 2026-07-28 lists a list result's own schema; the handshake era wraps it in {"result": ...}: one client for both.
+def test_a_result_that_is_not_an_object_is_typed_from_the_2026_listing_which_alone_gives_its_schema() -> None:
+    # 2026-07-28 lists a structured list's own schema where the handshake era wraps it in {"result": ...}, and the
+    # schema of `geo.distance`'s float (SEP-2106), which the handshake era cannot list: it returns a CallToolResult
+    # there. The rest is one client for both.
     handshake = toolkit("client", str(TYPED_TOOLS))
     modern = toolkit("client", str(TYPED_TOOLS), "--protocol", "2026-07-28")
 
-    assert outcome(modern) == outcome(handshake)
+    assert (handshake.returncode, modern.returncode) == (0, 0)
     assert "wrapped=True" in handshake.stdout
+    typed_float = modern.stdout.replace(
+        '    ) -> float:\n        """Distance',
+        '    ) -> CallToolResult:\n        """Distance',
+    ).replace(
+        '        result = await self._structured("geo.distance", arguments, wrapped=True)\n'
+        "        return cast(float, result)\n",
+        '        return await self._call("geo.distance", arguments)\n',
+    )
+    assert typed_float == handshake.stdout
 
 
 def test_printing_and_writing_give_the_same_module(tmp_path: Path) -> None:
@@ -122,7 +204,13 @@ def test_every_generated_client_passes_mypy_strict_and_ruff(generated: Path) -> 
 
     assert [(run.returncode, run.stdout if run.returncode else "") for run in runs] == [(0, "")] * 3
     assert sorted(p.name for p in generated.glob("*.py")) == sorted(
-        [*(f"{name}_client.py" for name in EXAMPLES), "files_client.py", "typed_tools_client.py", "shapes_client.py"]
+        [
+            *(f"{name}_client.py" for name in EXAMPLES),
+            "files_client.py",
+            "typed_tools_client.py",
+            "shapes_client.py",
+            "odd_client.py",
+        ]
     )
 
 
@@ -168,7 +256,8 @@ async def test_every_shape_of_schema_is_called_through_its_typed_method(generate
         anything = await api.anything(value={"any": ["thing"]}, pair=[1, "one"])
         nothing = await api.nothing()
 
-    assert distance.text == "5.0"  # no outputSchema: the whole result
+    # 2026-07-28 sends the bare float as structuredContent; the handshake era its JSON text alone, parsed
+    assert distance == 5.0
     assert counted == [1, 2, 3]  # toolkit's {"result": ...} wrapper, unwrapped
     assert grown == {"value": 1, "children": [{"value": 2, "children": []}, {"value": 3, "children": []}]}
     assert anything == {"value": {"any": ["thing"]}, "pair": [1, "one"], "flag": False}
@@ -256,3 +345,30 @@ def test_schemas_of_any_shape_give_the_golden_module() -> None:
     text = render_client(SHAPES, server="shapes")
 
     assert text == GOLDEN_SHAPES.read_text(encoding="utf-8")
+
+
+def test_a_model_several_tools_share_is_named_by_its_own_title() -> None:
+    # As a server that keeps pydantic's titles writes it (the official SDK): the model at the root of one output,
+    # in a list of another's, and kept under $defs by a third.
+    bookmark = {
+        "title": "Bookmark",
+        "type": "object",
+        "properties": {"url": {"type": "string", "title": "Url"}},
+        "required": ["url"],
+    }
+    untitled = {k: v for k, v in bookmark.items() if k != "title"}
+    found = {"type": "object", "properties": {"items": {"type": "array", "items": bookmark}}, "required": ["items"]}
+    kept = {"$defs": {"Bookmark": untitled}, "$ref": "#/$defs/Bookmark"}
+    tools = [
+        {"name": "add_bookmark", "inputSchema": {"type": "object"}, "outputSchema": bookmark},
+        {"name": "search", "inputSchema": {"type": "object"}, "outputSchema": found},
+        {"name": "get_bookmark", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", **kept}},
+    ]
+
+    text = render_client(tools, server="bookmarks")
+
+    # Before: AddBookmarkResult, after the first tool that returned it.
+    assert "class Bookmark(TypedDict):\n    url: str\n" in text
+    assert "class SearchResult(TypedDict):\n    items: list[Bookmark]\n" in text
+    assert "AddBookmark" not in text
+    assert text.count("-> Bookmark:") == 2

@@ -565,10 +565,88 @@ async def test_structured_content_follows_one_rule_for_every_annotation(protocol
         async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
             definitions = {d.name: d.output_schema for d in await client.list_tools()}
             got = [(definitions[t.name], wire(await client.call_tool(t.name))) for t, _, _ in RULE]
-    expected = [(schema, result) for _, schema, result in RULE]
-    if protocol == "2026-07-28":  # the revision where outputSchema and structuredContent may be any JSON: unwrapped
-        expected[RULE.index(MODELS_STRUCTURED)] = (
-            {"type": "array", "items": W_SCHEMA},
-            {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "structuredContent": [W], "isError": False},
+    expected: list[tuple[Any, Any]] = [(schema, result) for _, schema, result in RULE]
+    if protocol == "2026-07-28":
+        # The revision where outputSchema and structuredContent may be any JSON (SEP-2106): a wrapped value is sent
+        # bare, and a return type that is not an object gives its own schema and the bare value too.
+        listed = {"type": "array", "items": W_SCHEMA}
+        as_listed = {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "structuredContent": [W], "isError": False}
+        pair = {"type": "object", "properties": {"left": {"type": "integer"}, "right": {"type": "integer"}}}
+        expected[RULE.index(MODELS_STRUCTURED)] = (listed, as_listed)
+        expected[[t for t, _, _ in RULE].index(models)] = (listed, as_listed)
+        expected[[t for t, _, _ in RULE].index(model_or_pair)] = (
+            {"anyOf": [W_SCHEMA, {**pair, "required": ["left", "right"]}]},
+            {"content": [{"type": "text", "text": W_TEXT}], "structuredContent": W, "isError": False},
+        )
+        expected[[t for t, _, _ in RULE].index(dict_from_int)] = (
+            {"type": "integer"},
+            {"content": [{"type": "text", "text": "3"}], "structuredContent": 3, "isError": False},
         )
     assert got == expected
+
+
+@tool
+def count() -> int:
+    return 3
+
+
+@tool
+def names() -> list[str]:
+    return ["ada", "grace"]
+
+
+@tool
+def title() -> str:
+    return "Notes"
+
+
+@tool
+def maybe_count() -> int | None:
+    return None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_in_2026_07_28_alone(
+    protocol: str,
+) -> None:
+    """SEP-2106: in 2026-07-28 `outputSchema` may be any JSON Schema and `structuredContent` any JSON value; the
+    handshake era allows objects alone there, so its clients get the value as text, as before. A string stays text
+    (it is its text already), and a type that admits null gets no schema (null could not be told from none)."""
+    server = Server("bare", tools=[count, names, title, maybe_count])
+    with anyio.fail_after(10):
+        async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
+            listed = {
+                d.name: d.model_dump(mode="json", by_alias=True, exclude_none=True) for d in await client.list_tools()
+            }
+            results = {name: wire(await client.call_tool(name)) for name in listed}
+
+    modern = protocol == "2026-07-28"
+    version = "2026-07-28" if modern else "2025-11-25"
+    for name, listed_tool in listed.items():
+        raw_wire.validate(listed_tool, "Tool", version)
+        sent = {**results[name], "resultType": "complete"} if modern else results[name]  # the Client drops it
+        raw_wire.validate(sent, "CallToolResult", version)
+    schemas = {name: tool.get("outputSchema") for name, tool in listed.items()}
+    strings = {"type": "array", "items": {"type": "string"}}
+    assert schemas == {
+        "count": {"type": "integer"} if modern else None,
+        "names": strings if modern else None,
+        "title": None,
+        "maybe_count": None,
+    }
+    structured = {"count": 3, "names": ["ada", "grace"]} if modern else {}
+    assert results == {
+        "count": {"content": [{"type": "text", "text": "3"}], **_given(structured, "count"), "isError": False},
+        "names": {
+            "content": [{"type": "text", "text": '["ada","grace"]'}],
+            **_given(structured, "names"),
+            "isError": False,
+        },
+        "title": {"content": [{"type": "text", "text": "Notes"}], "isError": False},
+        "maybe_count": {"content": [], "isError": False},
+    }
+
+
+def _given(structured: dict[str, Any], name: str) -> dict[str, Any]:
+    return {"structuredContent": structured[name]} if name in structured else {}

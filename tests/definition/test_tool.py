@@ -195,6 +195,30 @@ def test_annotations_map_to_hints_and_flags_left_as_none_are_omitted() -> None:
     assert "annotations" not in wire(plain)
 
 
+Tag = Annotated[str, Field(description="A tag: lowercase words.")]
+
+
+def test_an_alias_description_beats_the_docstring_whether_or_not_the_parameter_may_be_none() -> None:
+    @tool
+    def tag_note(tag: Tag, also: Tag | None = None, other: Optional[Tag] = None) -> str:  # noqa: UP045
+        """Tag a note.
+
+        Args:
+            tag: Loses to the alias's description.
+            also: Loses too (it kept the docstring's text before: two precedences).
+            other: Loses too.
+        """
+        return tag
+
+    properties = wire(tag_note)["inputSchema"]["properties"]
+
+    assert {name: schema["description"] for name, schema in properties.items()} == {
+        "tag": "A tag: lowercase words.",
+        "also": "A tag: lowercase words.",
+        "other": "A tag: lowercase words.",
+    }
+
+
 def test_description_comes_from_the_docstring_without_its_sections() -> None:
     @tool
     def google(city: str, days: int = 1) -> str:
@@ -604,16 +628,20 @@ def test_an_option_left_out_takes_its_default_and_an_unknown_option_is_a_type_er
     made = tool(title="Add")(add)
     assert (made.show_error_details, made.confirms, made.lint_ignore) == (False, False, {})
     assert wire(made)["annotations"] == {"title": "Add"}
-    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nme' \(did you mean 'name'\?\)$"):
         tool(nme="add")  # type: ignore[call-overload]
-    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+    with pytest.raises(
+        TypeError, match=r"arguments 'nme' \(did you mean 'name'\?\), 'raed_only' \(did you mean 'read_only'\?\)$"
+    ):
         tool(nme="add", raed_only=True)  # type: ignore[call-overload]
 
 
 def test_server_tool_refuses_an_unknown_option_when_called_not_when_applied() -> None:
     server = Server("s")
-    with pytest.raises(TypeError, match=r"unexpected keyword argument nme$"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nme' \(did you mean 'name'\?\)$"):
         server.tool(nme="add")  # type: ignore[call-overload]
-    with pytest.raises(TypeError, match=r"unexpected keyword arguments nme, raed_only$"):
+    with pytest.raises(
+        TypeError, match=r"arguments 'nme' \(did you mean 'name'\?\), 'raed_only' \(did you mean 'read_only'\?\)$"
+    ):
         server.tool(nme="add", raed_only=True)  # type: ignore[call-overload]
     assert dict(server.tools) == {}

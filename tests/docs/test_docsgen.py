@@ -117,6 +117,32 @@ def test_readable_types_spell_out_unions_bounds_and_containers() -> None:
     assert {name: describe_type(schema) for name, schema in schemas.items()} == {name: name for name in schemas}
 
 
+def test_a_strings_example_is_the_one_its_description_gives_in_code_when_it_fits() -> None:
+    def text(description: str, **bounds: int) -> dict[str, Any]:
+        return {"type": "string", "description": description, **bounds}
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "expression": text("Numbers and operators, such as `(2 + 3) * 4 / 5`; no names."),
+            "city": text("A city, e.g. `Lisbon`."),
+            "path": text("A file, for example `notes/a.txt`, under the root."),
+            "long": text("A code such as `ABCDEF`.", maxLength=3),
+            "plain": text("Shown as `code` but given as no example."),
+        },
+        "required": ["expression", "city", "path", "long", "plain"],
+    }
+
+    # Before: "example" for each, which an expression, a city or a path would refuse.
+    assert example_arguments(schema) == {
+        "expression": "(2 + 3) * 4 / 5",
+        "city": "Lisbon",
+        "path": "notes/a.txt",
+        "long": "exa",  # the given one would not fit: made up, within the bounds
+        "plain": "example",
+    }
+
+
 def test_example_arguments_fill_required_parameters_within_their_bounds() -> None:
     schema = {
         "type": "object",

@@ -314,10 +314,13 @@ async def test_initialize_keeps_the_clients_capabilities_and_info_as_the_session
         await raw.send({"id": 2, "method": "ping"})
         await raw.reply(2)
         after = connection.session
+    assert before_initialized is not None
+    key = before_initialized.key  # random: the owner of the session's anonymous tasks, kept by its later states
+    assert len(key) >= 16
     assert before_initialized == SessionState(
-        "2025-11-25", INITIALIZE["capabilities"], INITIALIZE["clientInfo"], False, "info"
+        "2025-11-25", INITIALIZE["capabilities"], INITIALIZE["clientInfo"], False, "info", key
     )
-    assert after == SessionState("2025-11-25", INITIALIZE["capabilities"], INITIALIZE["clientInfo"], True, "info")
+    assert after == SessionState("2025-11-25", INITIALIZE["capabilities"], INITIALIZE["clientInfo"], True, "info", key)
     assert connection.client_capabilities == {"elicitation": {}, "roots": {"listChanged": True}}
 
 

@@ -24,6 +24,7 @@ LIFESPAN = str(servers.LIFESPAN_STDIO)
 INITIALIZE = wire.initialize_request()
 MESSAGES = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
 CALL = {"jsonrpc": "2.0", "id": "never", "method": "tools/call", "params": {"name": "stuck"}}
+SHUTTING_DOWN = {"code": -32000, "message": "Server shutting down"}
 
 
 async def _exit_with(calls: list[dict[str, Any]], backend: str) -> tuple[int, list[Any], str]:
@@ -59,7 +60,8 @@ async def test_a_sync_tool_stuck_at_end_of_input_is_reported_on_stderr_and_the_s
     code, replies, stderr = await _exit_with([CALL], anyio_backend)
 
     assert code == 0
-    assert [reply["id"] for reply in replies] == [1]  # the stuck call is never answered
+    # Past the grace, the stuck call is answered so (its client must not wait), though its thread goes on.
+    assert replies[1:] == [{"jsonrpc": "2.0", "id": "never", "error": SHUTTING_DOWN}]
     warnings = [line for line in stderr.splitlines() if "still running" in line]
     assert warnings == [
         "exiting with 1 sync tool call still running on a worker thread (cancelled at end of input; a thread cannot "
@@ -196,11 +198,18 @@ async def test_ctrl_c_ends_a_server_reading_a_terminal(anyio_backend: str) -> No
 SIGTERM_LINE = "toolkit: stopping: calls in flight have 60 s to answer (Ctrl-C or SIGTERM again stops at once)"
 
 
-async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) -> tuple[int, list[Any], list[str]]:
+def _ids(out: bytearray) -> set[Any]:
+    return {json.loads(line).get("id") for line in out.splitlines() if line.strip()}
+
+
+async def _terminate_during_a_nap(
+    backend: str, seconds: float, signals: int, grace: float = 60, then: tuple[dict[str, Any], ...] = ()
+) -> tuple[int, list[Any], list[str]]:
     """A nap of `seconds`, then SIGTERM once it has started (its progress came) and the client still holds stdin
-    open; a second SIGTERM once the server said it stops reading. The exit status, the replies, stderr's lines."""
+    open; once the server said it is stopping, the requests `then`, and a second SIGTERM when their replies came. The
+    exit status, the replies, stderr's lines."""
     process = await anyio.open_process(
-        lifespan_command(backend, "--shutdown-grace", "60"),
+        lifespan_command(backend, "--shutdown-grace", f"{grace:g}"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -222,7 +231,7 @@ async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) ->
         assert process.stderr is not None
         async for chunk in process.stderr:
             err.extend(chunk)
-            if SIGTERM_LINE.encode() in err:
+            if b"toolkit: stopping: " in err:
                 said.set()
 
     async with process, anyio.create_task_group() as tg:
@@ -232,6 +241,11 @@ async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) ->
             while b"notifications/progress" not in out:  # the call runs
                 out += await process.stdout.receive()
             process.terminate()
+            if then:
+                await said.wait()
+                await process.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in then))
+                while not {m["id"] for m in then} <= _ids(out):
+                    out += await process.stdout.receive()
             if signals == 2:
                 await said.wait()
                 process.terminate()
@@ -240,7 +254,8 @@ async def _terminate_during_a_nap(backend: str, seconds: float, signals: int) ->
             code = await process.wait()
     replies = [json.loads(line) for line in out.splitlines()]
     for reply in replies:
-        wire.check_server_message(reply, wire.LATEST, {1: "initialize", "nap": "tools/call"}.get(reply.get("id")))
+        methods = {1: "initialize", "nap": "tools/call", **{m["id"]: m["method"] for m in then}}
+        wire.check_server_message(reply, wire.LATEST, methods.get(reply.get("id")))
     return code, replies, err.decode().splitlines()
 
 
@@ -258,4 +273,33 @@ async def test_a_second_sigterm_stops_at_once(anyio_backend: str) -> None:
     code, replies, stderr = await _terminate_during_a_nap(anyio_backend, 600, signals=2)
 
     assert [reply.get("id") for reply in replies if "id" in reply] == [1]  # the nap never answers
+    assert (code, stderr) == (0, [CLEAN_EXIT[0], SIGTERM_LINE, *CLEAN_EXIT[1:]])
+
+
+async def test_sigterm_answers_a_call_still_running_past_the_grace_with_server_shutting_down_then_exits(
+    anyio_backend: str,
+) -> None:
+    code, replies, stderr = await _terminate_during_a_nap(anyio_backend, 600, signals=1, grace=0.5)
+
+    answered = [reply for reply in replies if reply.get("id") == "nap"]
+    assert answered == [{"jsonrpc": "2.0", "id": "nap", "error": SHUTTING_DOWN}]
+    assert code == 0
+    assert stderr == [CLEAN_EXIT[0], SIGTERM_LINE.replace("60 s", "0.5 s"), *CLEAN_EXIT[1:]]
+
+
+async def test_while_calls_drain_after_sigterm_requests_that_only_read_are_answered_and_new_calls_refused(
+    anyio_backend: str,
+) -> None:
+    then = (
+        {"jsonrpc": "2.0", "id": "list", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        {**HELLO, "id": "late"},
+    )
+    code, replies, stderr = await _terminate_during_a_nap(anyio_backend, 600, signals=2, then=then)
+
+    by_id = {reply.get("id"): reply for reply in replies if "id" in reply}
+    assert [tool["name"] for tool in by_id["list"]["result"]["tools"]] == ["hello", "nap"]
+    assert by_id["ping"]["result"] == {}
+    assert by_id["late"] == {"jsonrpc": "2.0", "id": "late", "error": SHUTTING_DOWN}
+    assert "nap" not in by_id  # the second SIGTERM stopped it at once
     assert (code, stderr) == (0, [CLEAN_EXIT[0], SIGTERM_LINE, *CLEAN_EXIT[1:]])

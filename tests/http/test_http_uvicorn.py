@@ -121,6 +121,14 @@ def test_the_toolkit_command_takes_a_url(served: Served) -> None:
     assert (call.returncode, call.stdout.strip()) == (0, "42")
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_stops_the_server_with_status_0_with_one_worker_as_with_two(workers: str) -> None:
+    served = Served(DEMO, "--workers", workers)
+
+    assert served.close() == 0  # not -15 with one worker: uvicorn raises the signal again once it has shut down
+    assert served.stderr[-1] == "toolkit: stopped\n"
+
+
 def test_two_workers_serve_one_session_whichever_gets_each_request() -> None:
     served = Served(DEMO, "--workers", "2")
     try:

@@ -9,9 +9,11 @@ worker accepts it first.
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -105,8 +107,11 @@ async def client_http(url: str, protocol: ProtocolMode, i: int) -> str:
         assert [t.name for t in await client.list_tools()] == ["add", "ticks", "worker"]
         for j in range(2):
             result = await client.call_tool("add", {"a": i, "b": j})
+            # 2026-07-28 sends the int as structuredContent too (SEP-2106), the handshake era its text alone
+            structured = {"structuredContent": i + j} if protocol == "2026-07-28" else {}
             assert result.model_dump(mode="json", by_alias=True, exclude_none=True) == {
                 "content": [{"type": "text", "text": str(i + j)}],
+                **structured,
                 "isError": False,
             }
         seen: list[float] = []
@@ -249,3 +254,37 @@ def test_connections_to_the_socket_toolkit_serve_binds_have_nagle_off() -> None:
         return nodelay
 
     assert asyncio.run(accept_one()) == 1
+
+
+CHILD_ENVIRONMENT = textwrap.dedent(
+    """
+    import subprocess
+    import sys
+
+    from toolkit import Server
+
+    server = Server("env")
+
+    @server.tool
+    def child_environment() -> str:
+        \"\"\"The names of the toolkit variables a subprocess of this tool sees.\"\"\"
+        code = "import os; print(' '.join(sorted(name for name in os.environ if name.startswith('TOOLKIT_'))))"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return done.stdout.strip() or "none"
+    """
+)
+
+
+def test_a_subprocess_a_worker_s_tool_starts_inherits_neither_the_secret_nor_the_hub(tmp_path: Path) -> None:
+    target = tmp_path / "child_environment.py"
+    target.write_text(CHILD_ENVIRONMENT, encoding="utf-8")
+    served = Served(target, "--workers", "2")
+    try:
+        headers = {**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
+        message = call(1, "child_environment", {}, **MODERN_META)
+        reply = httpx.post(
+            served.url, json=message, headers={**headers, "mcp-name": "child_environment"}, timeout=TIMEOUT
+        )
+        assert reply.json()["result"]["content"] == [{"type": "text", "text": "none"}], reply.text
+    finally:
+        served.close()

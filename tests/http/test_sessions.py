@@ -10,6 +10,7 @@ another user's, DELETE), tests/http/test_session_store.py the ended sessions sha
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import re
@@ -154,7 +155,8 @@ def test_an_id_expires_after_the_session_ttl_and_follows_a_key_rotation() -> Non
     rotated: Sessions[Any] = Sessions([NEW, OLD], 60.0, clock=lambda: now[0])
     opened = rotated.open(session.token, "alice")
     assert opened is not None
-    assert (opened.nonce, opened.state, opened.expires) == (session.nonce, state, int(now[0] + 60))
+    keyed = dataclasses.replace(state, key=session.nonce)  # the id's nonce: the owner of its anonymous tasks
+    assert (opened.nonce, opened.state, opened.expires) == (session.nonce, keyed, int(now[0] + 60))
     assert rotated.open(session.token, "bob") is None
     assert rotated.open(session.token, None) is None
     assert Sessions([NEW], 60.0).open(session.token, "alice") is None

@@ -282,7 +282,8 @@ async def test_progress_is_sent_only_for_a_request_with_a_token(connect: wire.Co
         params = {"progressToken": "tok", "progress": step, "total": 2, "message": f"step {step}"}
         return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
-    done = {"content": [{"type": "text", "text": "2"}], "isError": False}
+    # `count` returns an int: 2026-07-28 sends it as structuredContent too (SEP-2106)
+    done = {"content": [{"type": "text", "text": "2"}], "structuredContent": 2, "isError": False}
     assert with_token == [note(1), note(2), response(1, done)]
     assert without == response(2, done)
 

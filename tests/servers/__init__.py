@@ -25,6 +25,10 @@ SYNC_CONTEXT = HERE / "sync_context.py"  # the Context from sync tools on their 
 STUCK_SYNC = HERE / "stuck_sync.py"  # a sync tool that never returns, over stdio
 MIDDLEWARE = HERE / "middleware_app.py"  # middleware of every kind, a hidden tool, a size limit: stdio and HTTP
 LIFESPAN_STDIO = HERE / "lifespan_stdio.py"  # a lifespan that records its start and end, over stdio
+APPS_DEMO = HERE / "apps_demo.py"  # MCP Apps: a tool with a page, an app-only tool, a plain tool
+SEARCH = HERE / "search_app.py"  # tool search on: a pinned tool, a hidden one, a confirming one, a task tool
+RAW_TOOLS = HERE / "raw_tools.py"  # written by hand: lists any tools given as JSON, answers every call with nothing
+SHUTDOWN_APP = HERE / "shutdown_app.py"  # calls that outlast the shutdown grace, each way a call is served
 GATEWAY_UPSTREAM = HERE / "gateway_upstream.py"  # every kind of result, progress, a hang, a death: the gateway's
 
 

@@ -471,7 +471,18 @@ async def test_a_toolkit_tasks_question_is_answered_by_the_elicitation_handler(
     assert (result.text, asked) == ("rebuilt search", ["Rebuild search?"])
 
 
-async def test_a_toolkit_task_is_picked_up_by_id_from_a_new_connection(era: str) -> None:
+async def picked_up(era: str, other: Client, task_id: str) -> str:
+    """What a client that did not make the task gets for it: 2026-07-28, the task (its id is the capability);
+    2025-11-25, an unknown task (an anonymous task belongs to its session)."""
+    with anyio.fail_after(30):
+        if era == "2026-07-28":
+            return (await other.task(task_id)).text
+        with pytest.raises(ProtocolError) as refused:
+            await other.task(task_id)
+        return f"refused {refused.value.code}"
+
+
+async def test_a_2026_task_is_picked_up_by_id_from_a_new_connection_a_2025_one_is_its_session_s(era: str) -> None:
     server = client_tasks.build()
     protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
     client_tasks.GATE.clear()
@@ -482,15 +493,14 @@ async def test_a_toolkit_task_is_picked_up_by_id_from_a_new_connection(era: str)
             assert task_id is not None
             client_tasks.GATE.set()
             async with Client(server, protocol=protocol) as again:
-                with anyio.fail_after(30):
-                    result = await again.task(task_id)
+                seen = await picked_up(era, again, task_id)
     finally:
         client_tasks.GATE.set()
 
-    assert result.text == "opened"
+    assert seen == ("opened" if era == "2026-07-28" else "refused -32602")
 
 
-async def test_over_http_another_client_picks_a_toolkit_task_up_by_id(era: str) -> None:
+async def test_over_http_another_client_picks_a_2026_task_up_by_id_not_a_2025_session_s(era: str) -> None:
     server = client_tasks.build()
     app = server.http_app()
     protocol: ProtocolMode = "2026-07-28" if era == "2026-07-28" else "handshake"
@@ -512,9 +522,8 @@ async def test_over_http_another_client_picks_a_toolkit_task_up_by_id(era: str) 
                 assert (await client.task(task_id or "").status()).status == "working"
             client_tasks.GATE.set()
             async with connected() as other:
-                with anyio.fail_after(30):
-                    result = await other.task(task_id or "")
+                seen = await picked_up(era, other, task_id or "")
     finally:
         client_tasks.GATE.set()
 
-    assert result.text == "opened"
+    assert seen == ("opened" if era == "2026-07-28" else "refused -32602")

@@ -21,9 +21,9 @@ EXT = "io.modelcontextprotocol/tasks"
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
 
 
-def app() -> Any:
+def app(**options: Any) -> Any:
     verifier = StaticTokenVerifier({ALICE: Identity("alice"), BOB: Identity("bob")})
-    return tasks_server.build().http_app(auth=verifier, authorization_servers=["https://auth.example.com"])
+    return tasks_server.build(**options).http_app(auth=verifier, authorization_servers=["https://auth.example.com"])
 
 
 def message(method: str, params: dict[str, Any], request_id: int = 1) -> dict[str, Any]:
@@ -76,6 +76,8 @@ async def test_a_task_made_in_one_post_is_polled_from_another_connection_and_hid
         assert hidden["error"]["code"] == -32602
         refused = await modern(second, "tasks/cancel", {"taskId": task_id}, BOB)
         assert refused["error"]["code"] == -32602
+        answered = await modern(second, "tasks/update", {"taskId": task_id, "inputResponses": {}}, BOB)
+        assert answered["error"]["code"] == -32602
 
 
 async def test_a_question_asked_while_no_client_is_connected_waits_for_tasks_update() -> None:
@@ -161,3 +163,29 @@ async def test_handshake_era_a_task_s_question_goes_out_on_the_tasks_result_stre
                 assert response.status_code == 202
                 rest = [message async for message in messages]  # to the answer, which ends the stream
         assert rest[-1]["result"]["content"][0]["text"] == "deleted h"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # redis.asyncio
+async def test_with_the_task_store_down_tasks_methods_answer_503_with_retry_after_in_both_eras() -> None:
+    from redis_server import RedisServer
+
+    from toolkit import RedisBackend
+
+    down = RedisServer()  # started and stopped at once: its port answers nothing
+    down.start()
+    down.stop()
+    store = RedisBackend(down.url, timeout=0.3).task_store()
+    application = app(task_store=store)
+    seen = []
+    async with http_client(application) as client:
+        for method, params in (("tasks/get", {"taskId": "t"}), ("tools/call", {"name": "slow", "arguments": {}})):
+            sent = message(method, params)
+            response, [reply] = await post(client, sent, headers(sent, ALICE))
+            seen.append((response.status_code, response.headers.get("retry-after"), reply["error"]["message"]))
+        auth = {"authorization": f"Bearer {ALICE}"}
+        session = await _session(client, auth)
+        for method, params in (("tasks/get", {"taskId": "t"}), ("tasks/list", {}), ("tasks/result", {"taskId": "t"})):
+            sent = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
+            response, [reply] = await post(client, sent, {**legacy_headers(session), **auth}, wire.LATEST)
+            seen.append((response.status_code, response.headers.get("retry-after"), reply["error"]["message"]))
+    assert seen == [(503, "1", "Shared state unavailable")] * 5

@@ -98,6 +98,18 @@ def test_a_handler_answers_too_and_no_script_means_no_capability() -> None:
             t.elicitation = "accept"
 
 
+@pytest.mark.parametrize("kind", ["elicitation", "sampling"])
+def test_a_script_given_too_late_says_where_to_give_it_the_fixtures_included(kind: str) -> None:
+    with ToolTester(SERVER, protocol="handshake") as t, pytest.raises(ValueError, match="cannot change") as raised:
+        setattr(t, kind, "accept" if kind == "elicitation" else "a reply")
+
+    # Before: "pass it to ToolTester(...)", which a test using the toolkit_tester fixture does not call.
+    assert str(raised.value).endswith(
+        f"pass it to ToolTester(..., {kind}=...), or, for the toolkit_tester fixture, give it with the "
+        f'toolkit_{kind} fixture (override it, or @pytest.mark.parametrize("toolkit_{kind}", [...]))'
+    )
+
+
 def test_the_plugin_fixtures_take_scripts(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider --strict-markers\nfilterwarnings = error\n")
     pytester.makepyfile(

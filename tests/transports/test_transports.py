@@ -21,6 +21,11 @@ pytestmark = pytest.mark.anyio
 # -- MemoryTransport ----------------------------------------------------------------------------------------
 
 
+def shutting_down(request_id: str) -> dict[str, Any]:
+    """What a call still running past the shutdown grace is answered."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": "Server shutting down"}}
+
+
 async def test_a_memory_pair_carries_text_both_ways_in_order() -> None:
     left, right = MemoryTransport.pair()
     await left.send('{"a":1}')
@@ -232,7 +237,8 @@ async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_i
         rest = await peer.rest()
         code = await peer.wait_closed()
 
-    assert (rest, code) == ([], 0)  # cancelled after the shutdown grace: no answer, and the process still exits
+    # cancelled after the shutdown grace and answered so (its client must not wait), and the process still exits
+    assert (rest, code) == ([shutting_down("never")], 0)
 
 
 async def test_the_server_exits_with_code_0_when_stdin_closes_before_any_message(anyio_backend: str) -> None:
@@ -258,7 +264,7 @@ async def test_a_call_in_flight_when_stdin_closes_is_still_answered(anyio_backen
     assert code == 0
 
 
-async def test_a_call_still_running_after_the_shutdown_grace_is_cancelled_unanswered(anyio_backend: str) -> None:
+async def test_a_call_still_running_after_the_shutdown_grace_is_cancelled_and_answered_so(anyio_backend: str) -> None:
     async with wire.stdio(wire.demo_command(anyio_backend, "--shutdown-grace", "0.1")) as peer:
         await peer.initialize()
         await peer.start_call("block", {"key": "k"}, id="stuck", _meta={"progressToken": 1})
@@ -267,7 +273,7 @@ async def test_a_call_still_running_after_the_shutdown_grace_is_cancelled_unansw
         rest = await peer.rest()
         code = await peer.wait_closed()
 
-    assert (rest, code) == ([], 0)
+    assert (rest, code) == ([shutting_down("stuck")], 0)
 
 
 async def test_an_open_subscription_does_not_hold_the_server_at_eof(anyio_backend: str) -> None:

@@ -35,7 +35,7 @@ import anyio.abc
 
 from toolkit._errors import ToolkitError
 
-__all__ = ["UNAVAILABLE", "Backend", "BackendError", "Events", "Inbox", "worker_name"]
+__all__ = ["UNAVAILABLE", "Backend", "BackendError", "Events", "Inbox", "serve_app", "worker_name"]
 
 
 UNAVAILABLE = "Shared state unavailable"
@@ -47,6 +47,14 @@ def worker_name() -> str:
     """A new worker's name: 12 lowercase hex digits, which start the ids of the questions it asks (`AskTag`), so no
     separator a question id uses may appear in it. Every backend names its workers with this."""
     return secrets.token_hex(6)
+
+
+def serve_app(backend: object, name: str) -> None:
+    """Tell `backend` the name of the server it is given to, when it wants to know (`RedisBackend.serve_app`: its
+    default prefix is the app's), before it is used."""
+    tell = getattr(backend, "serve_app", None)
+    if tell is not None:
+        tell(name)
 
 
 Inbox = Callable[[bytes], Awaitable[None]]

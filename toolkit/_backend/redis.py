@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["RedisBackend", "RedisOptions"]
 
 logger = logging.getLogger("toolkit.backend")
+_PREFIX = "mcp:"  # before the server's name, in the default prefix
 
 _TAKE = """
 local tm = redis.call('TIME')
@@ -57,8 +58,10 @@ class RedisOptions(TypedDict, total=False):
     """The options of `RedisBackend`."""
 
     prefix: str
-    """Put before every key and channel (default `"mcp:"`): several servers share one Redis with prefixes of
-    their own."""
+    """Put before every key and channel. By default `"mcp:<server name>:"`, the name of the server the backend is
+    given to (`Server(backend=)`, `http_app(backend=)`): the workers of one app share their state, two apps on one
+    Redis never do (their sessions, rate limits, messages and tasks stay apart). Give one to keep that state under
+    another name (a renamed server keeping its tasks), or to share it between differently named apps."""
     timeout: float
     """Seconds any operation may take, connecting included (default 0.5): past it the request that needed it
     fails with `BackendError`."""
@@ -90,7 +93,10 @@ class RedisBackend:
 
     def __init__(self, url: str, **options: Unpack[RedisOptions]) -> None:
         self.url = url
-        self.prefix = options.get("prefix", "mcp:")
+        given = options.get("prefix")
+        self.prefix = given if given is not None else _PREFIX
+        self._own_prefix = given is not None  # then the same whatever app it serves
+        self._app: str | None = None  # the server it serves, once told (`serve_app`)
         self.timeout = options.get("timeout", 0.5)
         self.max_connections = options.get("max_connections", 64)
         self.events_ttl = options.get("events_ttl", 60.0)
@@ -127,6 +133,23 @@ class RedisBackend:
         if client is not None:
             with anyio.CancelScope(shield=True):
                 await client.aclose(close_connection_pool=True)
+
+    def serve_app(self, name: str) -> None:
+        """Called with the name of the server this backend is given to (before it starts): without a `prefix` of its
+        own, its keys and channels start with `mcp:<name>:`, so that another app on the same Redis shares nothing.
+
+        Raises:
+            ValueError: it already serves a server of another name, and has no prefix of its own (the two would
+                share one prefix, or move the first one's state from under it).
+        """
+        if self._own_prefix or self._app == name:
+            return
+        if self._app is not None:
+            raise ValueError(
+                f"this RedisBackend serves server {self._app!r}: give server {name!r} a backend of its own, or give "
+                f"both one prefix= to share their state on purpose"
+            )
+        self._app, self.prefix = name, f"{_PREFIX}{name}:"
 
     def task_store(self) -> RedisTaskStore:
         """A task store in the same Redis (its own connections on each event loop that uses it): what

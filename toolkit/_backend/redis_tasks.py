@@ -1,23 +1,26 @@
 """`RedisTaskStore`: the tasks of a fleet in Redis or Valkey (a `TaskStore`, `toolkit/_tasks/store.py`), which
 `RedisBackend.task_store()` makes, so that `Server(backend=RedisBackend(...))` keeps its tasks there too.
 
-A task is one JSON document (`task/<id>`), expiring with the task's time to live. Sorted sets index them:
-`owned/<owner>` by creation time (pages, oldest first) and `live/<owner>` by expiry (the owner's limit), each
-expiring with its longest-lived task; `leases` by the end of the running worker's lease (`sweep` fails the tasks
-whose worker died), and `running/<worker>` the tasks a worker runs (its heartbeat, `renew`). `create` is one Lua
-script; `modify` is WATCH/MULTI on the task's key, tried again when another worker changed it meanwhile.
+A task is one JSON document (`task/doc/<id>`), expiring with the task's time to live. Sorted sets index them:
+`owned/<owner>` by creation time (pages, oldest first), `live/<owner>` by expiry (the owner's limit) and `all` by
+expiry (the store's ceiling), each expiring with its longest-lived task, and trimmed of the expired tasks whenever a
+task is made or listed (so an index holds the live tasks only, however many came and went); `leases` by the end of
+the running worker's lease (`sweep` fails the tasks whose worker died). `create` is one Lua script; `modify` is
+WATCH/MULTI on the task's key, tried again when another worker changed it meanwhile.
 
 The engine calls a store from the app's event loop and from its task loop (a thread of its own), and a
-`redis.asyncio` connection belongs to the loop that opened it: each operation opens its own and closes it.
+`redis.asyncio` connection belongs to the loop that opened it: the store keeps one pool per event loop, made on its
+first use there and closed by `aclose` on that loop (the engine calls it as each loop stops).
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+import weakref
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -28,29 +31,42 @@ from .base import BackendError
 from .redis_client import bounded, connect
 
 if TYPE_CHECKING:
-    from toolkit._tasks.store import Modify
+    from toolkit._tasks.store import Modify, Refusal
 
 __all__ = ["RedisTaskStore"]
 
 _TRIES = 64  # WATCH conflicts on one task before giving up (each one is another worker's change: progress)
 _PAGE = 100  # documents read at once when listing
 
-_CREATE = """
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[6])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[7])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[7])
+# KEYS: live/<owner>, owned/<owner>, all. ARGV: now. The expired tasks leave the three indexes.
+_TRIM = """
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('ZREM', KEYS[2], unpack(gone))
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+"""
+
+# KEYS: live/<owner>, owned/<owner>, all (as `_TRIM`), doc, leases. ARGV: now (as `_TRIM`), record, expires, created,
+# limit, ttl ms, task id, running ('1' or ''), lease end, ceiling. 1: kept; 0: the owner's limit; -1: the ceiling.
+_CREATE = (
+    _TRIM
+    + """
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[10]) then return -1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return 0 end
+redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[6])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[7])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[7])
 local keep = tonumber(ARGV[6])
-for i = 2, 3 do
+for i = 1, 3 do
   if redis.call('PTTL', KEYS[i]) < keep then redis.call('PEXPIRE', KEYS[i], keep) end
 end
-if ARGV[8] ~= '' then
-  redis.call('ZADD', KEYS[4], ARGV[9], ARGV[7])
-  redis.call('SADD', KEYS[5], ARGV[7])
-end
+if ARGV[8] ~= '' then redis.call('ZADD', KEYS[5], ARGV[9], ARGV[7]) end
 return 1
 """
+)
 
 
 class RedisTaskStore:
@@ -59,41 +75,38 @@ class RedisTaskStore:
 
     def __init__(self, url: str, *, prefix: str, timeout: float, max_connections: int) -> None:
         self.url, self.prefix, self.timeout, self.max_connections = url, prefix, timeout, max_connections
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
-    @contextlib.asynccontextmanager
-    async def _client(self) -> AsyncIterator[Any]:
-        """A client for one operation, closed after it: the engine calls a store from more than one event loop (the
-        app's, its task loop's thread), and a connection belongs to the loop that opened it, so none is kept
-        between operations (a task is read or changed a few times a second at most)."""
-        client = connect(self.url, self.timeout, self.max_connections)
+    def _client(self) -> Any:
+        """The running event loop's client (its pool of at most `max_connections`), made on first use there."""
         try:
-            yield client
-        finally:
-            with anyio.CancelScope(shield=True):
-                await client.aclose(close_connection_pool=True)
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on asyncio (trio): `connect` says so
+            return connect(self.url, self.timeout, self.max_connections)
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = connect(self.url, self.timeout, self.max_connections)
+        return client
 
     def _key(self, *parts: str) -> str:
         return self.prefix + "/".join(("task", *parts))
 
-    async def _run(self, what: str, op: Callable[[Any], Awaitable[Any]]) -> Any:
-        """`op(client)`, on a connection of its own, bounded (`bounded`)."""
-        async with self._client() as client:
-            return await bounded(what, lambda: op(client), self.timeout)
+    def _owner_keys(self, owner: str) -> list[str]:
+        return [self._key("live", owner), self._key("owned", owner), self._key("all")]
 
-    async def create(self, record: TaskRecord, *, limit: int) -> bool:
+    async def _run(self, what: str, op: Callable[[Any], Awaitable[Any]]) -> Any:
+        """`op(client)` on this loop's pool, bounded (`bounded`)."""
+        client = self._client()
+        return await bounded(what, lambda: op(client), self.timeout)
+
+    async def create(self, record: TaskRecord, *, limit: int, ceiling: int) -> Refusal | None:
         now = time.time()
         ttl = max(1, math.ceil((record.expires_at() - now) * 1000))
-        keys = [
-            self._key("doc", record.task_id),
-            self._key("live", record.owner),
-            self._key("owned", record.owner),
-            self._key("leases"),
-            self._key("running", record.worker or ""),
-        ]
+        keys = [*self._owner_keys(record.owner), self._key("doc", record.task_id), self._key("leases")]
         running = record.worker is not None and record.lease_until is not None and not record.terminal
         args = [
-            to_json(record),
             repr(now),
+            to_json(record),
             repr(record.expires_at()),
             repr(record.created_at),
             limit,
@@ -101,9 +114,10 @@ class RedisTaskStore:
             record.task_id,
             "1" if running else "",
             repr(record.lease_until or 0.0),
+            ceiling,
         ]
-        made = await self._run("a task", lambda client: client.eval(_CREATE, len(keys), *keys, *args))
-        return bool(made)
+        made = int(await self._run("a task", lambda client: client.eval(_CREATE, len(keys), *keys, *args)))
+        return None if made == 1 else "caller" if made == 0 else "store"
 
     async def get(self, task_id: str) -> TaskRecord | None:
         text = await self._run("a task", lambda client: client.get(self._key("doc", task_id)))
@@ -130,7 +144,7 @@ class RedisTaskStore:
                         return record
                     pipe.multi()
                     pipe.set(key, to_json(changed), keepttl=True)
-                    self._index(pipe, record, changed)
+                    self._index(pipe, changed)
                     await pipe.execute()
                     return changed
                 except redis.exceptions.WatchError:
@@ -139,45 +153,47 @@ class RedisTaskStore:
                     await pipe.reset()
         raise BackendError(f"task {task_id} changed too often to be changed now")
 
-    def _index(self, pipe: Any, before: TaskRecord, after: TaskRecord) -> None:
-        """Keep `leases` and `running/<worker>` in step with a change."""
-        running = after.worker is not None and after.lease_until is not None and not after.terminal
-        if before.worker is not None and (not running or after.worker != before.worker):
-            pipe.srem(self._key("running", before.worker), after.task_id)
-        if running:
-            assert after.worker is not None
+    def _index(self, pipe: Any, after: TaskRecord) -> None:
+        """Keep `leases` in step with a change."""
+        if after.worker is not None and after.lease_until is not None and not after.terminal:
             pipe.zadd(self._key("leases"), {after.task_id: after.lease_until})
-            pipe.sadd(self._key("running", after.worker), after.task_id)
         else:
             pipe.zrem(self._key("leases"), after.task_id)
 
     async def list_owned(self, owner: str, after: str | None, limit: int) -> list[TaskRecord]:
-        ids: list[bytes] = await self._run("tasks", lambda client: client.zrange(self._key("owned", owner), 0, -1))
-        names = [name.decode() for name in ids]
-        if after is not None:
-            names = names[names.index(after) + 1 :] if after in names else []
+        keys = self._owner_keys(owner)
+        owned = keys[1]
+
+        async def page(client: Any) -> list[bytes]:
+            await client.eval(_TRIM, len(keys), *keys, repr(time.time()))
+            start = 0
+            if after is not None:
+                rank = await client.zrank(owned, after)
+                if rank is None:
+                    return []
+                start = rank + 1
+            found: list[bytes] = await client.zrange(owned, start, start + limit - 1)
+            return found
+
+        names = [name.decode() for name in await self._run("tasks", page)]
         found: list[TaskRecord] = []
-        while names and len(found) < limit:
-            page, names = names[:_PAGE], names[_PAGE:]
-            keys = [self._key("doc", name) for name in page]
+        now = time.time()
+        for first in range(0, len(names), _PAGE):
+            keys = [self._key("doc", name) for name in names[first : first + _PAGE]]
             texts = await self._run("tasks", _command("MGET", *keys))
-            found.extend(from_json(text) for text in texts if text is not None)
+            found.extend(
+                record for text in texts if text is not None and (record := from_json(text)).expires_at() > now
+            )
         return found[:limit]
 
-    async def renew(self, worker: str, until: float) -> None:
-        running = self._key("running", worker)
-        ids = await self._run("a lease", lambda client: client.smembers(running))
-
+    async def renew(self, worker: str, until: float, task_ids: Collection[str]) -> None:
         def extend(record: TaskRecord) -> TaskRecord | None:
             if record.worker != worker or record.terminal:
                 return None
             return dataclasses.replace(record, lease_until=until)
 
-        for task_id in ids:
-            if await self.modify(task_id.decode(), extend) is None:  # expired: its index entries go
-                await self._run("a lease", _command("SREM", running, task_id))
-        if ids:
-            await self._run("a lease", lambda client: client.pexpire(running, _lease_ms(until)))
+        for task_id in task_ids:
+            await self.modify(task_id, extend)
 
     async def sweep(self, now: float) -> int:
         leases = self._key("leases")
@@ -199,13 +215,16 @@ class RedisTaskStore:
         return failed
 
     async def aclose(self) -> None:
-        """Nothing is held between operations."""
+        """Close this event loop's pool (the store opens another on its next use here)."""
+        try:
+            client = self._clients.pop(asyncio.get_running_loop(), None)
+        except RuntimeError:  # not on asyncio: nothing was opened
+            return
+        if client is not None:
+            with anyio.CancelScope(shield=True):
+                await client.aclose(close_connection_pool=True)
 
 
 def _command(*args: Any) -> Callable[[Any], Awaitable[Any]]:
     """One Redis command, as `_run` takes it."""
     return lambda client: client.execute_command(*args)
-
-
-def _lease_ms(until: float) -> int:
-    return max(1000, math.ceil((until - time.time()) * 1000) * 2)

@@ -36,7 +36,7 @@ from toolkit._engine.telemetry import (
     find,
     network_attributes,
 )
-from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, refuse_unknown_options
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -44,9 +44,25 @@ from toolkit._protocol.jsonrpc import (
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from toolkit._protocol.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
+from toolkit._protocol.meta import (
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    SERVER_INFO_KEY,
+    UI_EXTENSION,
+    UI_MIME_TYPE,
+    VERSION_KEY,
+)
 from toolkit._protocol.revisions import era_neutral
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, CallToolResult, Implementation, ToolDefinition
+from toolkit._protocol.types import (
+    HANDSHAKE_VERSIONS,
+    MODERN_VERSION,
+    BlobResourceContents,
+    CallToolResult,
+    Implementation,
+    TextResourceContents,
+    ToolDefinition,
+)
 from toolkit._transports.base import Transport
 from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
@@ -119,6 +135,7 @@ class ClientOptions(TypedDict, total=False):
     roots: RootsOption | None
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
+    apps: bool
 
 
 class Client:
@@ -169,6 +186,9 @@ class Client:
             span per request, its context sent in `params._meta`), instead of OpenTelemetry's global one; tracing is
             on when either is configured, looked for when the client connects: see [observability](observability.md).
         meter_provider (MeterProvider | None): An OpenTelemetry meter provider for its histograms, likewise.
+        apps (bool): Declare MCP Apps (`extensions["io.modelcontextprotocol/ui"]`, for `text/html;profile=mcp-app`),
+            as a host that renders a tool's page does: the server then lists and calls the tools only an app may
+            call too (`visibility=["app"]`). Read a page with [`read_resource`][toolkit.Client.read_resource].
 
     Raises:
         TypeError: an option this client does not have.
@@ -201,9 +221,7 @@ class Client:
     """The server's instructions for the model, if any."""
 
     def __init__(self, target: Servable | Transport, **options: Unpack[ClientOptions]) -> None:
-        unknown = options.keys() - ClientOptions.__optional_keys__
-        if unknown:
-            raise TypeError(f"Client() got an unexpected keyword argument: {', '.join(sorted(unknown))}")
+        refuse_unknown_options("Client", options, ClientOptions.__optional_keys__)
         self._target = target
         self._handlers = Handlers(
             options.get("elicitation_handler"),
@@ -215,6 +233,8 @@ class Client:
         self._max_input_rounds = options.get("max_input_rounds", 10)
         # Declared once, and only what a handler answers: a server may rely on every capability declared.
         self._capabilities = self._handlers.capabilities()
+        if options.get("apps", False):
+            self._capabilities["extensions"] = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}
         self._max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
         self._lifespan = options.get("lifespan")
         self._protocol = options.get("protocol", "auto")
@@ -584,6 +604,33 @@ class Client:
             if not cursor:
                 return tools
 
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """Every resource the server lists (`resources/list`, following pagination): a toolkit server lists the
+        pages of its tools' MCP Apps, each as the spec's `Resource` object (`uri`, `name`, `mimeType`, `_meta`).
+
+        Raises:
+            ProtocolError: -32601 from a server that serves no resources.
+        """
+        resources: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            result = await self._request("resources/list", {"cursor": cursor} if cursor is not None else {})
+            resources.extend(result.get("resources", ()))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return resources
+
+    async def read_resource(self, uri: str) -> list[TextResourceContents | BlobResourceContents]:
+        """Read a resource (`resources/read`): its contents, such as an MCP App's page (`text`, its `mime_type`
+        `text/html;profile=mcp-app`, and `meta["ui"]`: CSP, permissions, domain, border).
+
+        Raises:
+            ProtocolError: the server has no such resource (-32002 before 2026-07-28, -32602 in it), or serves none
+                (-32601).
+        """
+        result = await self._request("resources/read", {"uri": uri})
+        return _contents_adapter().validate_python(result.get("contents", ()))
+
     async def call_tool(
         self,
         name: str,
@@ -747,7 +794,10 @@ class Client:
     def _tasks(self) -> TaskWire:
         """What a task handle needs of this client, made once per client."""
         if self._task_wire is None:
-            capabilities = {**self._capabilities, "extensions": {TASKS_EXTENSION: {}}}
+            capabilities = {
+                **self._capabilities,
+                "extensions": {**self._capabilities.get("extensions", {}), TASKS_EXTENSION: {}},
+            }
 
             async def request(method: str, params: dict[str, Any]) -> Any:
                 if self.modern:  # 2026-07-28: every task request declares the extension (else -32021)
@@ -860,6 +910,11 @@ def _can_validate() -> bool:
     except ImportError:
         return False
     return True
+
+
+@functools.cache
+def _contents_adapter() -> TypeAdapter[list[TextResourceContents | BlobResourceContents]]:
+    return TypeAdapter(list[TextResourceContents | BlobResourceContents])
 
 
 @functools.cache

@@ -24,6 +24,8 @@ from .signature import first_sentence, type_name
 __all__ = [
     "Audio",
     "Image",
+    "bare_output",
+    "bare_wire",
     "converter",
     "scalar_text",
     "structured_converter",
@@ -194,11 +196,40 @@ def _checked(adapter: pydantic.TypeAdapter[Any], value: Any) -> tuple[Any, str]:
     try:
         data = adapter.dump_python(adapter.validate_python(value), mode="json")
     except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise OutputMismatchError(problems) from None
+        raise _mismatch(exc) from None
     return data, to_json_text(data)
+
+
+def _mismatch(exc: pydantic.ValidationError) -> OutputMismatchError:
+    problems = "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
+    return OutputMismatchError(problems)
+
+
+def bare_wire(output: OutputSchema) -> Callable[[Any], dict[str, Any]]:
+    """2026-07-28's wire result of a tool whose return type is not an object (`bare_output`): the value validated,
+    as `structuredContent` and as its compact JSON text. One function a call, as the plain path of the other era.
+
+    Raises:
+        OutputMismatchError: the value does not match the output schema.
+        pydantic_core.PydanticSerializationError: the value cannot be turned into JSON.
+    """
+    validate, dump = output.adapter.validate_python, output.adapter.dump_python
+
+    def bare(value: Any) -> dict[str, Any]:
+        if isinstance(value, CallToolResult):
+            return _dump(value)
+        try:
+            data = dump(validate(value), mode="json")
+        except pydantic.ValidationError as exc:
+            raise _mismatch(exc) from None
+        # `to_json_text`, inlined (the hop figure); then what CallToolResult's dump does: NaN and infinities are null
+        text = pydantic_core.to_json(data, serialize_unknown=False, inf_nan_mode="null", bytes_mode="base64").decode()
+        data = pydantic_core.to_jsonable_python(data, inf_nan_mode="null")
+        return {"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": False}
+
+    return bare
 
 
 def wire_converter(
@@ -250,29 +281,58 @@ def _dump(result: CallToolResult) -> dict[str, Any]:
 
 def converter(
     annotation: Any, structured: bool | None, *, inline: bool, problems: list[str]
-) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None]:
-    """Choose the return-value converter and, for structured results, the output schema.
+) -> tuple[Callable[[Any], CallToolResult], OutputSchema | None, OutputSchema | None]:
+    """Choose the return-value converter and, for structured results, the output schema; and the output schema
+    2026-07-28 alone gets (`bare_output`).
 
     The one rule (docs/tools.md, Results): an annotation that always describes a JSON object (or
     `structured=True`) gives an `outputSchema`, and then every result carries `structuredContent` that matches
     it. Without an output schema, the value decides: one whose JSON is an object is sent as `structuredContent`
     too, whatever the annotation says (`Any`, `Model | None`, none at all), so the same value gives the same
-    result. `structured=False` sends none. Problems (a return type without a JSON schema) are appended to
-    `problems`.
+    result. `structured=False` sends none. In 2026-07-28, whose `structuredContent` may be any JSON value
+    (SEP-2106), a return type that is not an object (`int`, `list[str]`) gives its own schema and the bare value
+    too. Problems (a return type without a JSON schema) are appended to `problems`.
     """
     no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
     if structured is False or no_schema or _is_content_type(annotation):
         if structured:
             problems.append("structured=True needs a return annotation describing JSON data")
-        return (_plain if structured is False else _plain_or_structured), None
+        return (_plain if structured is False else _plain_or_structured), None, None
     if structured is None and not is_object_like(annotation):
-        return _plain_or_structured, None
+        return _plain_or_structured, None, bare_output(annotation, inline=inline)
     try:
         output = output_schema(annotation, inline=inline)
     except Exception as exc:
         problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
-        return _plain, None
-    return structured_converter(output.adapter, wraps=output.wraps), output
+        return _plain, None, None
+    return structured_converter(output.adapter, wraps=output.wraps), output, None
+
+
+def bare_output(annotation: Any, *, inline: bool) -> OutputSchema | None:
+    """The output schema 2026-07-28 alone gets for a return type that is not an object (SEP-2106: `outputSchema`
+    may be any JSON Schema, `structuredContent` any JSON value): its own schema, never wrapped; 2025-11-25 allows
+    only objects there, so its clients get the value as text, as before.
+
+    None for a string (its text block is the value already: a long text is not sent twice), for a type that admits
+    null (a null `structuredContent` cannot be told from none), for a type that says nothing (`Any`), and for one
+    with no JSON schema (its value decides, as without an annotation).
+    """
+    try:
+        output = output_schema(annotation, inline=inline)
+    except Exception:
+        return None
+    raw = output.raw
+    if not raw or raw.get("type") == "string" or _admits_null(raw):
+        return None
+    return OutputSchema(output.adapter, raw, raw, False)
+
+
+def _admits_null(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    members = schema.get("anyOf") or schema.get("oneOf") or ()
+    return any(isinstance(m, dict) and _admits_null(m) for m in members)
 
 
 def _plain(value: Any) -> CallToolResult:

@@ -16,11 +16,13 @@ from typing import Any, Literal, cast
 from typing_extensions import TypedDict
 
 from toolkit._asking.asking import confirm_problems
+from toolkit._errors import refuse_unknown_options
 from toolkit._protocol.meta import meta_key_problems
 from toolkit._protocol.types import Icon, ToolAnnotations
 
 from .docstrings import DocstringStyle
 from .middleware import Middleware, middleware_problems
+from .ui import UI, Visibility, visibility_problems
 
 __all__ = ["OptionalStyle", "ToolOptions", "annotations_of", "limit_problems", "option_problems", "with_defaults"]
 
@@ -54,6 +56,8 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     max_result_bytes: int | None
     task: Literal["optional", "required"] | None
+    ui: UI | None
+    visibility: Sequence[Visibility] | None
 
 
 #: The options whose default is not None (an option left out is None unless named here).
@@ -75,9 +79,7 @@ def with_defaults(options: Mapping[str, Any]) -> ToolOptions:
         TypeError: an option that is not one of `ToolOptions` (a type checker sees it; at run time it would
             otherwise be ignored without a word).
     """
-    unknown = sorted(set(options) - _NAMES)
-    if unknown:
-        raise TypeError(f"tool() got unexpected keyword argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+    refuse_unknown_options("tool", options, _NAMES)
     full: dict[str, Any] = dict.fromkeys(_NAMES)
     full.update(_DEFAULTS)
     full.update(options)
@@ -110,6 +112,7 @@ def option_problems(options: ToolOptions, param_names: list[str], is_async: bool
         problems.extend(_extra_problems(options["input_schema_extra"]))
     if options["meta"] is not None:
         problems.extend(meta_key_problems(options["meta"]))
+    problems.extend(_ui_problems(options))
     problems.extend(confirm_problems(options["confirm"], param_names))
     problems.extend(_lint_ignore_problems(options["lint_ignore"]))
     problems.extend(middleware_problems(options["middleware"]))
@@ -120,6 +123,23 @@ def option_problems(options: ToolOptions, param_names: list[str], is_async: bool
         problems.append(
             "timeout= cannot stop a sync function run on the event loop (run_in_thread=False): it blocks the loop "
             "until it returns, so the timeout would never fire; let it run on a worker thread or make it async"
+        )
+    return problems
+
+
+def _ui_problems(options: ToolOptions) -> list[str]:
+    """What is wrong with `ui=` and `visibility=` (MCP Apps): a `UI`, a list of who may call, and no `_meta` of
+    the same keys given by hand."""
+    ui: object = options["ui"]
+    problems = visibility_problems(options["visibility"])
+    if ui is not None and not isinstance(ui, UI):
+        problems.append(f"ui must be a toolkit.UI (the page and its ui:// URI), not {ui!r}")
+    meta = options["meta"]
+    if meta is not None and (ui is not None or options["visibility"] is not None):
+        problems.extend(
+            f"meta={{{key!r}: ...}} with ui=/visibility=: toolkit writes _meta[{key!r}] from those; give it once"
+            for key in ("ui", "ui/resourceUri")
+            if key in meta
         )
     return problems
 

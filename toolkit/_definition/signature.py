@@ -351,6 +351,11 @@ def _prepare(annotation: Any) -> tuple[Any, str | None]:
                 description = item.description
             kept.append(item)
         return _annotated(base64_bytes(base), kept), description
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        # `Tag | None` says what `Tag` says (an alias with a description): the same precedence as `tag: Tag`, code
+        # over the docstring, whether or not the parameter may be None.
+        described = {_prepare(arg)[1] for arg in get_args(annotation) if get_origin(arg) is typing.Annotated} - {None}
+        description = described.pop() if len(described) == 1 else None
     return base64_bytes(annotation), description
 
 

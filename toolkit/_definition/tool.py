@@ -23,6 +23,7 @@ from toolkit._engine.context import Context, bind_to_loop, confirm, mark_cancell
 from toolkit._engine.threads import run_sync
 from toolkit._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
 from toolkit._profiles.function_calling import envelope
+from toolkit._protocol.meta import UI_FLAT_URI_KEY, UI_KEY
 from toolkit._protocol.revisions import shape_result
 from toolkit._protocol.types import (
     LATEST_HANDSHAKE_VERSION,
@@ -32,7 +33,7 @@ from toolkit._protocol.types import (
     ToolDefinition,
 )
 
-from .content import converter, to_json_text, wire_converter
+from .content import bare_wire, converter, to_json_text, wire_converter
 from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
@@ -48,6 +49,7 @@ __all__ = [
     "Forward",
     "Tool",
     "ToolOptions",
+    "argument_problem",
     "call_tool",
     "caller_locals",
     "check_bound",
@@ -335,20 +337,30 @@ class Tool(Generic[P, R]):
             params, inline=opts["inline_defs"], optional_style=opts["optional_style"], problems=problems
         )
         returns = hints.get("return", inspect.Signature.empty)
-        self._convert, output = converter(returns, opts["structured"], inline=opts["inline_defs"], problems=problems)
+        self._convert, output, bare = converter(
+            returns, opts["structured"], inline=opts["inline_defs"], problems=problems
+        )
         problems.extend(option_problems(opts, [p.name for p in params], self._is_async))
         if problems:
             raise ToolDefinitionError(qualname, problems)
         schema = _final_schema(schema, opts)
         description = opts["description"] if opts["description"] is not None else doc.description
         self.definition = _definition(name, description or None, schema, output, opts)
-        self.output_schema = output.raw if output else None
+        self.output_schema = output.raw if output else bare.raw if bare else None
+        self.bare_output = bare is not None
+        """Only 2026-07-28 lists `output_schema` (a return type that is not an object: `content.bare_output`)."""
         self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
         self._validator = validator
         self._param_names = [p.name for p in params]
         self._json_params = json_string_params(schema)
         self._in_thread = opts["run_in_thread"] and not self._is_async
         self._wire = wire_converter(self._convert, output)
+        # 2026-07-28's result, where it differs: the bare value as structuredContent too
+        self._modern_wire = self._wire if bare is None else bare_wire(bare)
+        self._behaviour(fn, opts)
+
+    def _behaviour(self, fn: Callable[..., Any], opts: ToolOptions) -> None:
+        """What the options say of how a call runs (asking, middleware, limits, its page, tasks), kept as attributes."""
         self.show_error_details = opts["show_error_details"]
         self._confirm = opts["confirm"]
         self.may_ask = self._context_param is not None or opts["confirm"] is not False
@@ -357,6 +369,11 @@ class Tool(Generic[P, R]):
         self.middleware = tuple(opts["middleware"] or ())
         self.timeout, self.max_result_bytes = opts["timeout"], opts["max_result_bytes"]
         self.runs_in_thread = self._in_thread
+        self.ui = opts["ui"]
+        """The tool's MCP App (`ui=`): the page a host renders for its results, or None."""
+        visibility = opts["visibility"]
+        self.app_only = visibility is not None and "model" not in visibility
+        """Only the app may call the tool (`visibility=["app"]`): clients without MCP Apps neither list nor call it."""
         self.task = opts["task"]
         """Whether a call may run as a task (`"optional"`), must (`"required"`), or never (None)."""
         code = getattr(fn, "__code__", None)
@@ -411,9 +428,24 @@ def _definition(
         icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
         if icons is not None
         else None,
-        meta=dict(opts["meta"]) if opts["meta"] is not None else None,
+        meta=_meta(opts),
         execution={"taskSupport": opts["task"]} if opts["task"] is not None else None,
     )
+
+
+def _meta(opts: ToolOptions) -> dict[str, Any] | None:
+    """The definition's `_meta`: the one given, and MCP Apps' `ui` (`resourceUri`, `visibility`) from `ui=` and
+    `visibility=`. The deprecated flat `ui/resourceUri` is written too, as the official SDKs write it: hosts built
+    before the nested form read only that key, and hosts that read the nested one ignore it (docs/apps.md)."""
+    meta = dict(opts["meta"]) if opts["meta"] is not None else {}
+    ui: dict[str, Any] = {}
+    if opts["ui"] is not None:
+        ui["resourceUri"] = meta[UI_FLAT_URI_KEY] = opts["ui"].uri
+    if opts["visibility"] is not None:
+        ui["visibility"] = list(opts["visibility"])
+    if ui:
+        meta[UI_KEY] = ui
+    return meta if meta or opts["meta"] is not None else None
 
 
 class CallSettings(NamedTuple):
@@ -464,16 +496,26 @@ async def call_tool(
             value = tool._target(**kwargs)
     except BaseException as exc:
         return error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
+    version = settings.version
     try:
-        wire = tool._wire(value)
+        wire = (tool._modern_wire if version == MODERN_VERSION else tool._wire)(value)
     except Exception as exc:
         return error_wire(tool._conversion_error(exc))
     # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
     # non-object structured result.
-    version = settings.version
     if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
         wire = shape_result(wire, version, tool._wraps_result)
     return wire
+
+
+def argument_problem(tool: Tool[Any, Any], arguments: Mapping[str, Any], *, strict: bool) -> str | None:
+    """The error text a call of `tool` with `arguments` answers with before its function runs (as `call_tool`
+    validates them), or None when they fit. `toolkit call` asks before it has a task made for a call that would fail."""
+    try:
+        tool._validator.validate_python(arguments)
+    except pydantic_core.ValidationError as exc:
+        return _validate_json_strings(tool, arguments, exc, strict)[1]
+    return None
 
 
 def _validate_json_strings(
@@ -694,12 +736,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         run_in_thread (bool): Run a sync function on a worker thread (default), so that it cannot block the
             event loop. `False` calls it on the event loop: for trivial CPU-only functions, or thread-affine ones.
         confirm (bool | str): Ask the user to confirm each call before the function runs (through elicitation):
-            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`). The function runs
-            only on accept. For clients that cannot elicit, see `Server(confirm_fallback=...)`; see
-            [human in the loop](human-in-the-loop.md).
+            `True`, or the question, formatted with the call's arguments (`"Delete {path}?"`); it runs only on
+            accept. For clients that cannot elicit, see `Server(confirm_fallback=...)` and [HITL](human-in-the-loop.md).
         lint_ignore (Mapping[str, str] | None): `toolkit lint` findings that do not apply to this tool: each code
-            (`"TK301"`) with the reason, as `{"TK301": "paths are resolved inside the sandbox"}`. See
-            [lint](lint.md). Not sent to clients.
+            with the reason, as `{"TK301": "paths are resolved inside the sandbox"}` ([lint](lint.md)); not sent.
         middleware (Sequence[Middleware] | None): Around-hooks for this tool's calls, run inside the server's
             (`Server(middleware=..., tool_middleware=...)`), the first outermost: see [middleware](middleware.md).
         timeout (float | None): Seconds a call may run before it is cancelled and answered with a tool error saying
@@ -708,6 +748,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             answered with a tool error instead; overrides `Server(max_result_bytes=...)`.
         task ("optional" | "required" | None): Run calls as MCP tasks when the client speaks tasks (`"required"`:
             only as tasks); default never. See [tasks](tasks.md).
+        ui (UI | None): The tool's [MCP App](apps.md): a [`UI`][toolkit.UI] page hosts render with its results.
+        visibility (Sequence[str] | None): `["app"]`: only the tool's app may call it, never the model (apps.md).
     """
     localns = caller_locals()
     opts = with_defaults(options)  # an unknown option fails here, before a function is given

@@ -34,6 +34,7 @@ from toolkit._asking.asking import AskedCall, Asker
 from toolkit._asking.mrtr import Suspend
 from toolkit._definition.middleware import Request
 from toolkit._definition.tool import CallSettings, call_tool
+from toolkit._definition.ui import speaks_apps
 from toolkit._errors import (
     ConnectionClosedError,
     MessageError,
@@ -54,6 +55,7 @@ from toolkit._protocol.jsonrpc import (
     encode,
     error_response,
     is_valid_id,
+    shutting_down,
 )
 from toolkit._protocol.meta import (
     CAPABILITIES_KEY,
@@ -274,30 +276,39 @@ class Connection:
         self._idle = anyio.Event()
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
+        self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
         self._session_started: float | None = None  # when `initialize` made a session here (for its duration)
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
         # its own, unique beyond this connection.
         self._requests = RequestMatcher("client", request_ids)
         # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
+        # With tool search (`Server(tool_search=...)`), tools/list and tools/call go through the search first.
+        searched = self.server.search is not None
+        tools_call = self._searched_call if searched else self._tools_call
+        tools_list = self._searched_list if searched else self._tools_list
         self._handshake_methods: dict[str, Handler] = {
-            "tools/call": self._tools_call,
-            "tools/list": self._tools_list,
+            "tools/call": tools_call,
+            "tools/list": tools_list,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
             "tasks/get": self._tasks_get,
             "tasks/result": self._tasks_result,
             "tasks/list": self._tasks_list,
             "tasks/cancel": self._tasks_cancel,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
         self._modern_methods: dict[str, Handler] = {
-            "tools/call": self._tools_call,
-            "tools/list": self._tools_list,
+            "tools/call": tools_call,
+            "tools/list": tools_list,
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
             "tasks/get": self._tasks_get,
             "tasks/update": self._tasks_update,
             "tasks/cancel": self._tasks_cancel,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
 
     @property
@@ -364,7 +375,7 @@ class Connection:
                 reason = "batches are not supported by this protocol version" if isinstance(message, list) else None
                 await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object", reason))
         self._end_requests()
-        await self._drain()
+        await self.drain()
         await outbox.flush()
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
@@ -374,18 +385,31 @@ class Connection:
         self._closed = True
         self._requests.close(ConnectionClosedError("the client's input has ended"))
 
-    async def _drain(self) -> None:
-        """At end of input, let running calls finish and answer (a client may close stdin and still read).
+    def stop(self) -> None:
+        """The server is stopping (SIGTERM under `Server.run`), and the connection still reads: requests that only
+        read (`tools/list`, `ping`, `server/discover`, the task reads) are still answered, but a new call
+        (`tools/call`, `subscriptions/listen`, `tasks/result`) is answered at once with "Server shutting down", and
+        subscriptions end now. Then `drain` the calls in flight, and end the input (a client that closes it first
+        ends the connection as usual)."""
+        self._stopping = True
+        self._closing.set()
+
+    async def drain(self) -> None:
+        """At end of input, or once stopped (`stop`), let running calls finish and answer (a client may close stdin
+        and still read).
 
         Subscriptions end at once (each tells its client so, see `_listen`); calls get `server.shutdown_grace`
-        seconds, then are cancelled. What is already in the outbox is written after this, however long the client
-        takes to read it.
+        seconds, then are cancelled and answered with "Server shutting down", so that no client waits for a reply
+        that cannot come. What is already in the outbox is written after this, however long the client takes to
+        read it.
         """
         self._closing.set()
         with anyio.move_on_after(self.server.shutdown_grace):
             await self.wait_idle()
-        for scope in self.in_flight.values():  # past the grace: cancelled, so they add nothing to the outbox
-            scope.cancel()
+        for request_id, scope in list(self.in_flight.items()):
+            if not scope.cancel_called:  # a call the client cancelled gets no answer, and each call one answer
+                scope.cancel()  # so that it adds nothing to the outbox (`_respond` writes no cancelled reply)
+                await self._send(shutting_down(request_id), request_id, MessageKind.ERROR)
 
     async def wait_idle(self) -> None:
         """Wait until no request is in flight (each has answered, or ended cancelled)."""
@@ -427,6 +451,7 @@ class Connection:
             method in _LONG_RUNNING
             and request_id not in in_flight
             and len(in_flight) < self.server.max_concurrent_requests
+            and not self._stopping
         ):
             scope = self.in_flight[request_id] = anyio.CancelScope()
             assert self._tg is not None
@@ -442,6 +467,8 @@ class Connection:
             return _id_in_use(request_id)
         if method not in _LONG_RUNNING:
             return None
+        if self._stopping:
+            return shutting_down(request_id)
         if len(in_flight) >= self.server.max_concurrent_requests:
             return error_response(request_id, INTERNAL_ERROR, "Too many requests in flight")
         scope = in_flight[request_id] = anyio.CancelScope()
@@ -746,15 +773,36 @@ class Connection:
         return {}
 
     async def _discover(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return methods.discover(self.server, self._modern_info)
+        return methods.discover(self.server, self._modern_info, state)
 
     async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
         server = self.server
+        apps = speaks_apps(state.client_capabilities)  # app-only tools are listed to MCP Apps hosts only
         if server.tool_filter is None:
-            return methods.tools_page(server, params, state.version, self._modern_meta)
+            payloads = server.tool_payloads(state.version, apps)
+            return methods.tools_page(server, params, state.version, self._modern_meta, payloads)
         request = middleware.tools_request("tools/list", request_id, params, state)
-        shown = middleware.filtered_payloads(server, request, state.version)
+        shown = middleware.filtered_payloads(server, request, state.version, apps)
         return methods.tools_page(server, params, state.version, self._modern_meta, shown)
+
+    async def _resources_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
+        shown = self._shown_pages("resources/list", request_id, params, state)
+        return methods.resources_page(self.server, params, state.version, self._modern_meta, shown)
+
+    async def _resources_read(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        shown = self._shown_pages("resources/read", request_id, params, state)
+        return methods.read_resource(self.server, params, state.version, self._modern_info, shown)
+
+    def _shown_pages(
+        self, method: str, request_id: Any, params: dict[str, Any], state: SessionState
+    ) -> set[str] | None:
+        """The pages of the tools a `tool_filter` shows this caller (None without a filter: every page): a hidden
+        tool's page is as unknown to the caller as the tool."""
+        if self.server.tool_filter is None:
+            return None
+        request = middleware.tools_request(method, request_id, params, state)
+        shown = middleware.shown_tools(self.server, request, speaks_apps(state.client_capabilities))
+        return {tool.ui.uri for tool in shown.values() if tool.ui is not None}
 
     async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         """`tools/call`: the result's wire object for the request's revision.
@@ -766,7 +814,8 @@ class Connection:
         server = self.server
         name = params.get("name")
         tool = server.tools.get(name) if type(name) is str else None
-        if tool is None or server.tool_filter is not None:  # a tool hidden from this caller is unknown to it
+        # A tool hidden from this caller is unknown to it: by the tool_filter, or one only an MCP App may call.
+        if tool is None or server.tool_filter is not None or tool.app_only:
             tool = self._shown(tool, name, request_id, params, state)
         assert isinstance(name, str)  # found by it
         arguments = params.get("arguments")
@@ -816,6 +865,30 @@ class Connection:
             wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
         return wire
 
+    async def _searched_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
+        """`tools/list` with tool search on: the pinned tools this caller may see, and the search's two."""
+        search = self.server.search
+        assert search is not None
+        shown_to = middleware.visibility(self.server, "tools/list", request_id, state)
+        listed = search.listed(params, state.version, shown_to)
+        return methods.tools_page(self.server, params, state.version, self._modern_meta, listed)
+
+    async def _searched_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+        """`tools/call` with tool search on: a `call_tool` call is its tool's own call (`_tools_call`, the one path
+        of every call); `search_tools`, or a `call_tool` that names no tool this caller may call, is answered by the
+        search."""
+        search = self.server.search
+        assert search is not None
+        shown_to = middleware.visibility(self.server, "tools/call", request_id, state)
+        params = search.unwrap(params, shown_to)
+        if params.get("name") not in search.names:
+            return await self._tools_call(request_id, params, state)
+        wire = search.answer(params, state.version, shown_to)
+        if state.version == MODERN_VERSION:
+            wire["resultType"] = "complete"
+            wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
+        return wire
+
     async def _tasks_get(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
         return self._stamped(await self.server.tasks.get(params, state), state)
 
@@ -848,9 +921,12 @@ class Connection:
             ProtocolError: -32602, unknown tool.
         """
         request = middleware.tools_request("tools/call", request_id, params, state)
-        if tool is not None and middleware.shown(self.server, tool, request):
+        # An app-only tool is callable by MCP Apps hosts only: any other client would hand it to its model, which
+        # the spec keeps it from (apps.mdx, "Visibility"); to such a client it does not exist.
+        apps = speaks_apps(state.client_capabilities)
+        if tool is not None and (apps or not tool.app_only) and middleware.shown(self.server, tool, request):
             return tool
-        raise _unknown_tool(name, middleware.shown_tools(self.server, request))
+        raise _unknown_tool(name, middleware.shown_tools(self.server, request, apps))
 
     async def _asked(
         self, asking: Asker, wire: dict[str, Any], create: Callable[[list[Any]], Awaitable[dict[str, Any]]]

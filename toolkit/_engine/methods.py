@@ -1,5 +1,6 @@
 """What the methods other than `tools/call` answer: `initialize`, `server/discover`, `tools/list` (its pages and
-cursors), `logging/setLevel`: functions of the server's registry and the request, no connection state.
+cursors), `logging/setLevel`, and MCP Apps' `resources/list` and `resources/read` (the tools' `ui://` pages): functions
+of the server's registry and the request, no connection state.
 
 The connection's handlers (toolkit/_engine/connection.py) call them and keep what they return; `tools/call` stays
 in the connection, as it is every call's path (the hop figure, docs/architecture.md).
@@ -9,12 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import secrets
+from collections.abc import Container
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from toolkit._definition.ui import speaks_apps
 from toolkit._errors import ProtocolError
-from toolkit._protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
-from toolkit._protocol.meta import SERVER_INFO_KEY
+from toolkit._protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, encode
+from toolkit._protocol.meta import SERVER_INFO_KEY, UI_EXTENSION
 from toolkit._protocol.revisions import negotiate
 from toolkit._protocol.types import MODERN_VERSION
 
@@ -24,16 +28,33 @@ from .tasks import task_capabilities
 if TYPE_CHECKING:
     from .registry import Registry
 
-__all__ = ["CAPABILITIES", "discover", "initialize", "server_capabilities", "set_level", "tools_page"]
+__all__ = [
+    "CAPABILITIES",
+    "discover",
+    "initialize",
+    "read_resource",
+    "resources_page",
+    "server_capabilities",
+    "set_level",
+    "tools_page",
+]
 
 CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
 
 
-def server_capabilities(server: Registry, version: str) -> dict[str, Any]:
-    """The server's capabilities in `version`: tasks too when a tool may run as one."""
-    if any(tool.task is not None for tool in server.tools.values()):
-        return {**CAPABILITIES, **task_capabilities(version)}
-    return CAPABILITIES
+def server_capabilities(server: Registry, version: str, client: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The server's capabilities in `version`: tasks too when a tool may run as one; `resources` when a tool has an
+    MCP App, and the extension itself when the `client` declared it too (SEP-1724: each side names the extensions it
+    supports; MCP Apps is "explicitly negotiated")."""
+    tasks = any(tool.task is not None for tool in server.tools.values())
+    if not tasks and not server.uis:
+        return CAPABILITIES
+    capabilities: dict[str, Any] = {**CAPABILITIES, **task_capabilities(version)} if tasks else dict(CAPABILITIES)
+    if server.uis:
+        capabilities["resources"] = {}  # no listChanged, no subscribe: the pages change only with the tool list
+        if client is not None and speaks_apps(client):
+            capabilities["extensions"] = {**capabilities.get("extensions", {}), UI_EXTENSION: {}}
+    return capabilities
 
 
 def initialize(
@@ -57,10 +78,11 @@ def initialize(
         capabilities if isinstance(capabilities, dict) else {},
         info if isinstance(info, dict) else None,
         initialized,
+        key=secrets.token_urlsafe(16),  # over HTTP the session id's own nonce replaces it (`_http/sessions.py`)
     )
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": server_capabilities(server, version),
+        "capabilities": server_capabilities(server, version, state.client_capabilities),
         "serverInfo": server.server_info(version),
     }
     if server.instructions is not None:
@@ -80,12 +102,12 @@ def set_level(params: dict[str, Any], state: SessionState) -> SessionState:
     return replace(state, log_level=level)
 
 
-def discover(server: Registry, modern_info: dict[str, Any]) -> dict[str, Any]:
+def discover(server: Registry, modern_info: dict[str, Any], state: SessionState) -> dict[str, Any]:
     """`server/discover` (2026-07-28)."""
     result: dict[str, Any] = {
         # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
         "supportedVersions": [MODERN_VERSION],
-        "capabilities": server_capabilities(server, MODERN_VERSION),
+        "capabilities": server_capabilities(server, MODERN_VERSION, state.client_capabilities),
         "ttlMs": server.ttl_ms,
         "cacheScope": server.cache_scope,
         "resultType": "complete",
@@ -100,23 +122,81 @@ def tools_page(
     server: Registry, params: dict[str, Any], version: str, modern_meta: str, payloads: list[str] | None = None
 ) -> str:
     """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded): of every
-    tool, or of `payloads` (the tools a `tool_filter` shows this caller).
+    tool, or of `payloads` (those this caller sees: a `tool_filter`'s, or those of a client without MCP Apps).
 
     Raises:
         ProtocolError: -32602 for a cursor this server did not give.
     """
-    if payloads is None:
-        payloads = server.tool_payloads(version)
+    parts = _page(server, "tools", payloads if payloads is not None else server.tool_payloads(version), params)
+    # With a tool_filter the list depends on who asks: never one a shared cache may hand to another caller.
+    scope = server.cache_scope if server.tool_filter is None else "private"
+    return _closed(parts, server, version, modern_meta, scope)
+
+
+def resources_page(
+    server: Registry, params: dict[str, Any], version: str, modern_meta: str, shown: Container[str] | None = None
+) -> str:
+    """The `resources/list` result as JSON text: the tools' MCP Apps pages (`ui://`), paged as `tools/list` is; only
+    the pages of `shown` URIs when given (those of the tools a `tool_filter` shows the caller).
+
+    Raises:
+        ProtocolError: -32601 when no tool has a page (the server serves no resources); -32602 for a bad cursor.
+    """
+    uis = server.uis
+    if not uis:
+        raise ProtocolError(METHOD_NOT_FOUND, "Method not found: resources/list")
+    listed = [encode(ui.resource()) for uri, ui in uis.items() if shown is None or uri in shown]
+    scope = server.cache_scope if shown is None else "private"  # a list that depends on who asks
+    return _closed(_page(server, "resources", listed, params), server, version, modern_meta, scope)
+
+
+def read_resource(
+    server: Registry,
+    params: dict[str, Any],
+    version: str,
+    modern_info: dict[str, Any],
+    shown: Container[str] | None = None,
+) -> dict[str, Any]:
+    """`resources/read` of a tool's MCP Apps page: its HTML and `_meta.ui` (a page of `shown` URIs, when given).
+
+    Raises:
+        ProtocolError: -32601 when no tool has a page; -32602 for a uri not a string, or (2026-07-28) not a page
+            of this server; -32002 for the latter before 2026-07-28 (server/resources: "Resource not found", which
+            2026-07-28 folds into -32602 and forbids).
+    """
+    uis = server.uis
+    if not uis:
+        raise ProtocolError(METHOD_NOT_FOUND, "Method not found: resources/read")
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: uri must be a string")
+    ui = uis.get(uri) if shown is None or uri in shown else None
+    if ui is None:
+        code = INVALID_PARAMS if version == MODERN_VERSION else RESOURCE_NOT_FOUND
+        raise ProtocolError(code, f"Resource not found: {uri}", {"uri": uri})
+    result: dict[str, Any] = {"contents": [ui.contents()]}
+    if version == MODERN_VERSION:
+        result.update(ttlMs=server.ttl_ms, cacheScope=server.cache_scope, resultType="complete")
+        result["_meta"] = {SERVER_INFO_KEY: modern_info}
+    return result
+
+
+def _page(server: Registry, key: str, payloads: list[str], params: dict[str, Any]) -> list[str]:
+    """One page of a list result (`tools/list`, `resources/list`) from the items' prepared JSON: the parts of its
+    JSON text, open (`_closed` ends it)."""
     cursor = params.get("cursor")
     start = _decode_cursor(cursor, len(payloads)) if cursor is not None else 0
     size = server.page_size
     end = len(payloads) if size is None else min(start + size, len(payloads))
-    parts = ['{"tools":[', ",".join(payloads[start:end]), "]"]
+    parts = [f'{{"{key}":[', ",".join(payloads[start:end]), "]"]
     if end < len(payloads):
         parts.append(f',"nextCursor":"{_encode_cursor(end)}"')
+    return parts
+
+
+def _closed(parts: list[str], server: Registry, version: str, modern_meta: str, scope: str) -> str:
+    """A list result's JSON text: its page, and in 2026-07-28 how long and for whom it may be cached."""
     if version == MODERN_VERSION:
-        # With a tool_filter the list depends on who asks: never one a shared cache may hand to another caller.
-        scope = server.cache_scope if server.tool_filter is None else "private"
         parts.append(f',"ttlMs":{server.ttl_ms},"cacheScope":"{scope}"')
         parts.append(f',"resultType":"complete","_meta":{modern_meta}')
     parts.append("}")

@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
 
     from .registry import Registry
+    from .search import Shown
     from .session import SessionState
 
-__all__ = ["filtered_payloads", "run_method", "run_tool", "shown", "shown_tools", "tools_request"]
+__all__ = ["filtered_payloads", "run_method", "run_tool", "shown", "shown_tools", "tools_request", "visibility"]
 
 logger = logging.getLogger("toolkit")
 
@@ -62,6 +63,9 @@ async def run_method(server: Registry, handler: Handler, message: dict[str, Any]
         current_identity.get(),
     )
     if request.method == "tools/call":
+        if server.search is not None:  # a call_tool call is its tool's call to the middleware too
+            params = server.search.unwrap(params, visibility(server, "tools/call", message["id"], state))
+            request.params = dict(params)
         arguments, name = params.get("arguments"), params.get("name")
         request.arguments = arguments if isinstance(arguments, dict) else None
         tool = server.tools.get(name) if type(name) is str else None
@@ -115,7 +119,10 @@ def _checked_call(result: Any, version: str | None) -> dict[str, Any]:
         TypeError: it is not a result (answered with an internal error, logged).
     """
     result = _checked(result)
-    if result.get("resultType") != "input_required":
+    # A task's creation (`CreateTaskResult`: 2026-07-28's `resultType: "task"`, 2025-11-25's `{"task": ...}`) is the
+    # answer of a call made a task, as the round's `InputRequiredResult` is of one that asks.
+    created = result.get("resultType") == "task" or (type(result.get("task")) is dict and "content" not in result)
+    if result.get("resultType") != "input_required" and not created:
         problem = _call_problem(result, version)
         if problem is not None:
             raise TypeError(f"a middleware returned {problem}, not the result (a CallToolResult)")
@@ -187,15 +194,40 @@ def shown(server: Registry, tool: Tool[Any, Any], request: Request) -> bool:
     return server.tool_filter is None or bool(server.tool_filter(tool.definition, request))
 
 
-def shown_tools(server: Registry, request: Request) -> Mapping[str, Tool[Any, Any]]:
-    """The tools the caller of `request` may see, in order."""
-    if server.tool_filter is None:
+def shown_tools(server: Registry, request: Request, apps: bool = True) -> Mapping[str, Tool[Any, Any]]:
+    """The tools the caller of `request` may see, in order (`apps` False: a client without MCP Apps, which sees no
+    app-only tool)."""
+    if server.tool_filter is None and apps:
         return server.tools
-    return {name: tool for name, tool in server.tools.items() if shown(server, tool, request)}
+    return {
+        name: tool
+        for name, tool in server.tools.items()
+        if (apps or not tool.app_only) and shown(server, tool, request)
+    }
 
 
-def filtered_payloads(server: Registry, request: Request, version: str) -> list[str]:
+def visibility(server: Registry, method: str, request_id: Any, state: SessionState | None) -> Shown:
+    """Whether the caller of a request may see a tool, given the request's params (what `Search` takes)."""
+    if server.tool_filter is None or state is None:
+        return _everyone
+    session = state
+
+    def visible(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
+        return shown(server, tool, tools_request(method, request_id, params, session))
+
+    return visible
+
+
+def _everyone(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
+    return True
+
+
+def filtered_payloads(server: Registry, request: Request, version: str, apps: bool = True) -> list[str]:
     """The prepared JSON of the tools the caller may see (`tools/list` with a `tool_filter`)."""
     payloads = server.tool_payloads(version)
     tools = server.tools.values()
-    return [payload for tool, payload in zip(tools, payloads, strict=True) if shown(server, tool, request)]
+    return [
+        payload
+        for tool, payload in zip(tools, payloads, strict=True)
+        if (apps or not tool.app_only) and shown(server, tool, request)
+    ]

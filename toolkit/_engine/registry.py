@@ -21,9 +21,10 @@ import anyio
 from toolkit._asking.around import QuestionMiddleware
 from toolkit._asking.asking import ConfirmFallback
 from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
+from toolkit._backend.base import serve_app
 from toolkit._definition.middleware import Middleware, ToolFilter, middleware_problems
 from toolkit._definition.options import limit_problems
-from toolkit._errors import StartupError
+from toolkit._errors import StartupError, refuse_unknown_options
 from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import shape_implementation, shape_tool
 from toolkit._protocol.types import Icon, Implementation
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 
     from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
+    from toolkit._definition.ui import UI
+
+    from .search import Search, ToolSearch
 
 __all__ = ["AnyLifespan", "Mounted", "Registry", "Running", "ServerOptions"]
 
@@ -99,12 +103,14 @@ class ServerOptions(TaskOptions, total=False):
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
     backend: Backend | None
+    tool_search: bool | ToolSearch | None
 
 
 class Registry:
     """A server's state, as every connection of it reads it (see the module docstring)."""
 
     def __init__(self, name: str, lifespan: AnyLifespan | None, options: ServerOptions) -> None:
+        refuse_unknown_options("Server", options, ServerOptions.__optional_keys__)
         self.name = name
         self.version = options.get("version") or "0.0.0"
         self.title = options.get("title")
@@ -137,6 +143,8 @@ class Registry:
         mapping after every change, so that a request reading it is not disturbed; before, tools are added to it in
         place (registering N tools costs N additions, not N copies of the list)."""
         self._payloads: dict[str, list[str]] = {}  # each tool's wire JSON, per revision, until the list changes
+        self._text_payloads: dict[str, list[str]] = {}  # the same without app-only tools (clients without MCP Apps)
+        self._uis: dict[str, UI] | None = None  # the tools' MCP Apps pages by URI, until the list changes
         self._infos: dict[str, dict[str, Any]] = {}  # `serverInfo`, per revision
         self.connections: set[Running] = set()
         """The connections running for this server now (each adds itself while it runs)."""
@@ -150,7 +158,10 @@ class Registry:
         self._mounts_cm: contextlib.AsyncExitStack | None = None
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
+        serve_app(options.get("backend"), name)  # the default prefix of a shared backend is this app's
         self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
+        self.search: Search | None = self._search(options)
+        """The tool search (`tool_search=`): `tools/list` lists the pinned tools and its two; None: off."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
         self._state: Any = _NOT_RUNNING
@@ -158,6 +169,15 @@ class Registry:
         self._running_with: AnyLifespan | None = None
         self._users = 0
         self._changing: anyio.Event | None = None
+
+    def _search(self, options: ServerOptions) -> Search | None:
+        tool_search = options.get("tool_search")
+        if tool_search is None or tool_search is False:
+            return None
+        from .search import Search, search_option  # deferred: most servers list every tool
+
+        option = search_option(tool_search)
+        return Search(self, option) if option is not None else None
 
     def _limits(self, options: ServerOptions) -> None:
         page_size = options.get("page_size")
@@ -228,7 +248,7 @@ class Registry:
         # A new view, never one changed in place: a call iterating the old one is not disturbed.
         self._tools = tools
         self.tools = MappingProxyType(tools)
-        self._payloads = {}
+        self._payloads, self._text_payloads, self._uis = {}, {}, None
         if announce:
             for connection in list(self.connections):
                 connection.tools_changed()
@@ -243,10 +263,24 @@ class Registry:
             self.set_tools({**self._tools, tool.name: tool})
         else:
             self._tools[tool.name] = tool
-            self._payloads = {}
+            self._payloads, self._text_payloads, self._uis = {}, {}, None
 
-    def tool_payloads(self, version: str) -> list[str]:
-        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes."""
+    @property
+    def uis(self) -> Mapping[str, UI]:
+        """The MCP Apps pages the tools name (`@tool(ui=...)`), by URI, in the tools' order: the resources served."""
+        if self._uis is None:
+            self._uis = {tool.ui.uri: tool.ui for tool in self.tools.values() if tool.ui is not None}
+        return self._uis
+
+    def tool_payloads(self, version: str, apps: bool = True) -> list[str]:
+        """Each tool's wire JSON for `version`, prepared once per revision and reused until the list changes; with
+        `apps` False (a client that does not speak MCP Apps), without the tools only an app may call."""
+        if not apps:
+            text = self._text_payloads.get(version)
+            if text is None:
+                every = zip(self.tools.values(), self.tool_payloads(version), strict=True)
+                text = self._text_payloads[version] = [payload for tool, payload in every if not tool.app_only]
+            return text
         payloads = self._payloads.get(version)
         if payloads is None:
             profile = self.schema_profile
@@ -258,6 +292,8 @@ class Registry:
                         else t.definition.model_dump(mode="json", by_alias=True, exclude_none=True),
                         version,
                         t.output_schema,
+                        # a profile lists what its provider takes: no output schema the tool does not declare
+                        t.bare_output and profile is None,
                     )
                 )
                 for t in self.tools.values()

@@ -31,3 +31,6 @@ class SessionState:
     """The client sent `notifications/initialized`."""
     log_level: LogLevel | None = "info"
     """The least severe log level the client wants (`None`: none at all)."""
+    key: str = ""
+    """What tells this 2025-11-25 session from every other (random: the nonce of an HTTP session id, one per
+    `initialize` elsewhere): the owner of an anonymous caller's tasks. Empty in 2026-07-28, which has no session."""

@@ -12,7 +12,9 @@ HTTP response that created it. Its questions (`ctx.elicit`, `confirm=`, `ctx.sam
 task's `inputRequests` (status `input_required`) until an answer comes (`tasks/update`, or in 2025-11-25 the
 answer to the request sent on a `tasks/result` stream). Everything about a task is in the store (`_tasks/store.py`):
 a worker of the same store answers for it; the worker running it renews its lease, and a task whose worker died is
-failed by the next sweep. Nothing is retried.
+failed by the next sweep. A tool is never run again; the write of its outcome is tried again while the store
+fails, and a run that has ended is never renewed, so a task whose outcome could not be kept ends failed when its
+lease does (never `working` until its time to live).
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 _NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 _PAGE = 50
+MAX_WATCHED = 1000
+"""Task ids one `subscriptions/listen` may name (duplicates counted once): each is read from the store every poll
+interval while it runs."""
 _FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
 
 
@@ -73,6 +78,7 @@ class TaskOptions(TypedDict, total=False):
     max_task_ttl: float
     task_poll_interval: float
     max_tasks_per_caller: int
+    max_tasks: int
     max_task_result_bytes: int
     task_lease: float
 
@@ -101,8 +107,16 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _owner(identity: Identity | None) -> str:
-    return identity.subject if identity is not None else ""
+def _owner(state: SessionState, task_id: str) -> str:
+    """Who a task belongs to, so that no other caller reaches it: the token's subject with authentication;
+    anonymous, the 2025-11-25 session (its key), and in 2026-07-28, which has no session, the task itself (its id,
+    128 random bits, is the bearer capability the spec allows; there is no `tasks/list` to find it by)."""
+    identity = current_identity.get()
+    if identity is not None:
+        return "user/" + identity.subject
+    if state.version == MODERN_VERSION:
+        return "task/" + task_id
+    return "session/" + state.key
 
 
 @contextlib.contextmanager
@@ -251,6 +265,7 @@ class Tasks:
         self.max_ttl = options.get("max_task_ttl", 86400.0)
         self.poll_interval = options.get("task_poll_interval", 0.5)
         self.max_per_caller = options.get("max_tasks_per_caller", 100)
+        self.max_tasks = options.get("max_tasks", 10_000)
         self.max_result_bytes = options.get("max_task_result_bytes", 1_000_000)
         self.lease = options.get("task_lease", 30.0)
         self.worker = secrets.token_hex(8)
@@ -312,7 +327,8 @@ class Tasks:
         `answers`: to the questions the tool asked before `ctx.begin_task()`, in order (it runs again from the start).
 
         Raises:
-            ProtocolError: -32603 when the caller has as many live tasks as `max_tasks_per_caller`.
+            ProtocolError: -32603 when the caller has as many live tasks as `max_tasks_per_caller`, or the store as
+                many as `max_tasks`.
         """
         identity = current_identity.get()
         now = time.time()
@@ -321,9 +337,10 @@ class Tasks:
         if isinstance(requested, Mapping) and isinstance(requested.get("ttl"), int | float):
             ttl = max(1.0, requested["ttl"] / 1000)
         ttl = min(ttl, self.max_ttl)
+        task_id = secrets.token_urlsafe(16)
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(16),
-            owner=_owner(identity),
+            task_id=task_id,
+            owner=_owner(state, task_id),
             tool=tool.name,
             version=state.version,
             status="working",
@@ -335,9 +352,13 @@ class Tasks:
             lease_until=now + self.lease,
         )
         with _store_used():
-            kept = await self.store.create(record, limit=self.max_per_caller)
-        if not kept:
+            refused = await self.store.create(record, limit=self.max_per_caller, ceiling=self.max_tasks)
+        if refused == "caller":
             raise ProtocolError(INTERNAL_ERROR, f"Too many tasks: this caller has {self.max_per_caller} (the limit)")
+        if refused == "store":
+            raise ProtocolError(
+                INTERNAL_ERROR, f"Too many tasks: the server keeps {self.max_tasks} at most (the limit)"
+            )
         running = self._running[record.task_id] = _Running()
         call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
         call.answers = list(answers or ())
@@ -361,7 +382,9 @@ class Tasks:
 
         Tasks still running go on (an HTTP app mounted without its lifespan enters and leaves the server with every
         request, and a task outlives its request); the loop's thread is a daemon, so it never holds the process up.
-        The store stays open (the server may serve again)."""
+        The store releases what it holds for this event loop (it opens it again if the server serves again)."""
+        with anyio.CancelScope(shield=True):
+            await self.store.aclose()
         if self._running:
             return
         loop, self._loop = self._loop, None
@@ -374,7 +397,25 @@ class Tasks:
         try:
             await self._run(record, call, running)
         except Exception:  # the store failed to keep the outcome (Redis down): never the task loop's end
-            logger.exception("task %s: the task store could not keep its outcome (its lease ends it)", record.task_id)
+            logger.exception(
+                "task %s: the task store could not keep its outcome; its lease, no longer renewed, ends it failed",
+                record.task_id,
+            )
+
+    async def _finish(self, task_id: str, outcome: Callable[[TaskRecord], TaskRecord | None]) -> None:
+        """Write a run's outcome, tried again while the store fails, for about a lease (by then the task's lease,
+        which nothing renews once its run ended, has ended it failed, and the sweep says so)."""
+        pause, deadline = 0.05, time.monotonic() + self.lease
+        while True:
+            try:
+                await self._change(task_id, outcome)
+                return
+            except ProtocolError:
+                if time.monotonic() + pause > deadline:
+                    raise
+                logger.warning("task %s: the task store failed to keep its outcome; trying again", task_id)
+            await anyio.sleep(pause)
+            pause = min(pause * 2, self.lease / 3)
 
     async def _run(self, record: TaskRecord, call: _Call, running: _Running) -> None:
         token = current_identity.set(call.identity)
@@ -393,8 +434,8 @@ class Tasks:
             raise
         finally:
             current_identity.reset(token)
-            self._running.pop(record.task_id, None)
-        await self._change(record.task_id, outcome)
+            self._running.pop(record.task_id, None)  # never renewed again, whatever becomes of its outcome
+        await self._finish(record.task_id, outcome)
 
     async def _outcome(
         self, record: TaskRecord, call: _Call, running: _Running
@@ -500,15 +541,20 @@ class Tasks:
             return await self.store.modify(task_id, change)
 
     async def _heartbeat(self) -> None:
-        """Renew this worker's leases and sweep the store, a few times per lease, while the task loop runs."""
-        while True:
-            now = time.time()
-            try:
-                await self.store.renew(self.worker, now + self.lease)
-                await self.store.sweep(now)
-            except Exception:  # a store that is down (Redis) fails this beat, never the task loop: the next one retries
-                logger.warning("tasks: the task store failed a heartbeat (lease renewal, sweep)", exc_info=True)
-            await anyio.sleep(self.lease / 3)
+        """Renew the leases of the tasks running here and sweep the store, a few times per lease, while the task loop
+        runs; the store releases what it holds on this loop when the loop stops."""
+        try:
+            while True:
+                now = time.time()
+                try:
+                    await self.store.renew(self.worker, now + self.lease, list(self._running))
+                    await self.store.sweep(now)
+                except Exception:  # a store that is down (Redis) fails this beat, never the task loop: the next retries
+                    logger.warning("tasks: the task store failed a heartbeat (lease renewal, sweep)", exc_info=True)
+                await anyio.sleep(self.lease / 3)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.store.aclose()
 
     def _wake(self, task_id: str) -> None:
         running = self._running.get(task_id)
@@ -537,22 +583,28 @@ class Tasks:
             raise ProtocolError(INVALID_PARAMS, "Invalid params: taskId must be a string")
         with _store_used():
             record = await self.store.get(task_id)
-        if record is None or record.owner != _owner(current_identity.get()):
+        if record is None or record.owner != _owner(state, task_id):
             raise ProtocolError(INVALID_PARAMS, _NOT_FOUND)
         if record.expires_at() <= time.time():
             raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
         return record
 
     async def watchable(self, task_ids: Any, state: SessionState) -> list[str]:
-        """The tasks of `task_ids` a `subscriptions/listen` may watch: the caller's own, not expired.
+        """The tasks of `task_ids` a `subscriptions/listen` may watch, each once: the caller's own, not expired.
 
         Raises:
-            ProtocolError: -32021 for a client without the extension; -32602 for `taskIds` not a list of strings.
+            ProtocolError: -32021 for a client without the extension; -32602 for `taskIds` not a list of strings, or
+                naming more than `MAX_WATCHED` tasks.
         """
         if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: taskIds must be a list of strings")
+        named = dict.fromkeys(task_ids)  # each once, in order
+        if len(named) > MAX_WATCHED:
+            raise ProtocolError(
+                INVALID_PARAMS, f"Invalid params: taskIds names {len(named)} tasks, {MAX_WATCHED} at most"
+            )
         agreed = []
-        for task_id in task_ids:
+        for task_id in named:
             try:
                 await self.find({"taskId": task_id}, state)
             except ProtocolError as exc:
@@ -568,11 +620,12 @@ class Tasks:
         """Send `notifications/tasks` (the task as `tasks/get` would give it) whenever one of `task_ids` changes,
         until each has ended; read from the store each poll interval, so a change made by any worker is seen."""
         seen: dict[str, float] = {}
-        while task_ids:
-            for task_id in list(task_ids):
+        watched = dict.fromkeys(task_ids)
+        while watched:
+            for task_id in list(watched):
                 record = await self.store.get(task_id)
                 if record is None or record.terminal:
-                    task_ids.remove(task_id)
+                    del watched[task_id]
                 if record is not None and seen.get(task_id) != record.updated_at:
                     seen[task_id] = record.updated_at
                     await notify({**wire_task(record, detailed=True), "_meta": meta})
@@ -627,7 +680,7 @@ class Tasks:
         if cursor is not None and not isinstance(cursor, str):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: invalid cursor")
         with _store_used():
-            records = await self.store.list_owned(_owner(current_identity.get()), cursor, _PAGE + 1)
+            records = await self.store.list_owned(_owner(state, ""), cursor, _PAGE + 1)
         page = records[:_PAGE]
         result: dict[str, Any] = {"tasks": [wire_task(r, detailed=False) for r in page]}
         if len(records) > _PAGE:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 from typing_extensions import Unpack
 
-from toolkit._backend.base import BackendError
+from toolkit._backend.base import BackendError, serve_app
 from toolkit._engine.connection import Connection
 from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
@@ -87,6 +87,7 @@ class HttpApp:
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
         self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
         backend = settings["backend"] if settings["backend"] is not None else server.backend
+        serve_app(backend, server.name)  # before anything uses it: its default prefix is this app's
         server.tasks.share(backend)  # a backend whose workers share the tasks too
         self.fleet = Fleet(backend, server, self._sessions) if backend is not None else None
         """With a backend: what this worker tells the others, and hears from them (`fleet.py`)."""
@@ -166,7 +167,7 @@ class HttpApp:
         response before it runs the lifespan's shutdown, so `serve_http` calls this at the first signal (an idle
         stream would otherwise hold the stop for the whole grace)."""
         for exchange in list(self._calls.live):
-            exchange.close()
+            exchange.stop()
         deadline = anyio.current_time() + self.server.shutdown_grace
         for scope in (*self._calls.streaming, *self._calls.answering):  # the calls served in their request's task
             scope.deadline = min(scope.deadline, deadline)

@@ -23,13 +23,13 @@ from toolkit._backend.base import UNAVAILABLE, BackendError
 from toolkit._engine.connection import Connection
 from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response, shutting_down
 from toolkit._transports.base import MessageKind
 
 from .exchange import ANSWER_ONLY, AskIds, AskTag, Caller, Exchange, Out, Post, SessionRecord
 from .fleet import Fleet
 from .gate import CallGate
-from .response import JSON, Receive, Writer, error_body, plain, status_of
+from .response import JSON, RETRY_LATER, Receive, Writer, error_body, plain, status_of
 from .session_store import ProcessSessionStore, SessionStore
 from .sessions import Direct
 from .sse import PRIMING_SINCE, Resumption
@@ -45,7 +45,17 @@ logger = logging.getLogger("toolkit.http")
 
 # Requests that send nothing but their answer, whatever the server's tools (see `Calls.shape`).
 _ANSWERED_ALONE = frozenset(
-    {"tools/list", "server/discover", "ping", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list"}
+    {
+        "tools/list",
+        "server/discover",
+        "ping",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/list",
+        "resources/list",
+        "resources/read",
+    }
 )  # tasks/result may ask the client (a 2025-11-25 task's questions): it runs on a connection of its own
 # What both workers say when a 2025-11-25 answer reaches the one that did not ask, without a backend (with one, the
 # answer is sent on to the worker that asked: `fleet.py`).
@@ -138,6 +148,15 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
     return task.cancel
 
 
+def _stopped(scope: anyio.CancelScope, message: dict[str, Any]) -> tuple[str, MessageKind] | None:
+    """The answer of a call that gave none: "Server shutting down" when the server's stop cancelled it past the
+    grace (`HttpApp.stopping` set the deadline of its scope), so that its client does not wait for one that cannot
+    come; None when its client cancelled it (who then waits for no answer)."""
+    if anyio.current_time() < scope.deadline:
+        return None
+    return encode(shutting_down(message["id"])), MessageKind.ERROR
+
+
 class Shape(enum.Enum):
     """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
 
@@ -223,7 +242,13 @@ class Calls:
         method = message["method"]
         if method != "tools/call":
             return Shape.PLAIN if method in _ANSWERED_ALONE else Shape.ASKS
-        name = (message.get("params") or {}).get("name")
+        params = message.get("params") or {}
+        name = params.get("name")
+        search = self.server.search
+        if search is not None:  # search_tools answers alone; a call_tool call is served as its tool's
+            if name == search.options.search_name:
+                return Shape.PLAIN
+            name = search.inner_name(params)
         if type(name) is not str:
             return Shape.ASKS
         tool = self.server.tools.get(name)
@@ -248,35 +273,41 @@ class Calls:
         """Serve a request that sends nothing but its answer in this task, with a plain JSON reply: no connection
         loop, no task group, no watcher, and the message already decoded. Measured: 2.6x the calls/s of `serve` on
         one uvicorn worker (docs/performance.md#streamable-http). A 2025-11-25 session's call is in the session's table
-        meanwhile, so that `notifications/cancelled` and DELETE reach it. With a `writer` (`resumable`), the call's
-        notifications go on it before the answer."""
+        meanwhile, so that `notifications/cancelled` and DELETE reach it; every call is in `answering`, so that the
+        server's stop reaches it (past the grace it answers "Server shutting down"). With a `writer` (`resumable`), the
+        call's notifications go on it before the answer."""
         message = post.message
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
             return
+        record = state = None
         if session is None:
-            reply = await self._stateless.answer(message)
+            scope = anyio.CancelScope()  # cancelled past the grace at shutdown, as a session's call is
         else:
-            sink = writer.notify if writer is not None else None
-            record = session.record
+            record, state = session.record, session.state
             call = record.calls[message["id"]] = Direct()
-            self.answering.add(call.scope)
-            reply = None
-            try:
-                with call.scope:
-                    reply = await self._stateless.answer(message, sink, session=session.state)
-            finally:
+            scope = call.scope
+        sink = writer.notify if writer is not None else None
+        self.answering.add(scope)
+        reply = None
+        try:
+            with scope:
+                reply = await self._stateless.answer(message, sink, state)
+        finally:
+            if record is not None:
                 record.calls.pop(message["id"], None)
-                self.answering.discard(call.scope)
+            self.answering.discard(scope)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
             return
         text, kind = reply
+        # 2026-07-28: an error has its HTTP status (2025-11-25: 200, but 503 for shared state down)
+        status = status_of(text, modern=session is None) if kind is MessageKind.ERROR else 200
         if writer is not None:
-            await writer.final(text, 200)
+            await writer.final(text, status)
             return
-        # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
-        status = status_of(text) if session is None and kind is MessageKind.ERROR else 200
-        await plain(post.send, status, text.encode(), [JSON])
+        await plain(post.send, status, text.encode(), [JSON, RETRY_LATER] if status == 503 else [JSON])
 
     async def stream(self, post: Post) -> None:
         """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`): a call of a
@@ -311,6 +342,8 @@ class Calls:
                     tg.cancel_scope.cancel()
         finally:
             self.streaming.discard(scope)
+        if reply is None:
+            reply = _stopped(scope, message)
         if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
             await writer.end()
             return
@@ -385,7 +418,7 @@ class Calls:
             elif kind is None:
                 await writer.close()
             else:
-                status = 200
+                status = status_of(text, modern=False) if kind is MessageKind.ERROR else 200  # 503: shared state down
                 if session is not None:
                     # logging/setLevel sets the session's level for its next requests here; any other call keeps
                     # the level it started with to itself (writing it back would undo a later setLevel)

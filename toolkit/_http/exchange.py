@@ -79,6 +79,9 @@ class Flow(enum.Enum):
     """Messages come in and go out."""
     ENDING = "ending"
     """No more input: once the inbox is read and the connection's call is over, the input ends."""
+    STOPPING = "stopping"
+    """The server is stopping: the input ends now (the connection drains its call: `Connection._drain`), and what the
+    call still sends goes out, its answer last."""
     CLOSED = "closed"
     """Nothing more goes out, nor comes in."""
 
@@ -170,6 +173,15 @@ class Exchange:
     def close(self) -> None:
         self.flow = Flow.CLOSED
         self._signal()
+
+    def stop(self) -> None:
+        """The server is stopping: a call's input ends now, its answer still goes out (`Flow.STOPPING`); a stream
+        that serves no request (GET) closes."""
+        if self._request_id is None:
+            self.close()
+        elif self.flow is not Flow.CLOSED:
+            self.flow = Flow.STOPPING
+            self._signal()
 
     async def aclose(self) -> None:
         self.close()

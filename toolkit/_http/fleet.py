@@ -25,7 +25,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from toolkit._backend.base import UNAVAILABLE, Backend, BackendError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 
-from .response import JSON, Send, error_body, plain
+from .response import JSON, RETRY_LATER, Send, error_body, plain
 from .sessions import UNSET, SessionId, Sessions
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ async def unavailable(send: Send, request_id: Any, error: BackendError) -> None:
     """The request needed the shared backend, which did not answer: `503`, said plainly (never a hang, never a
     session served that may have ended); the client may try again."""
     body = error_body(request_id, INTERNAL_ERROR, UNAVAILABLE, str(error))
-    await plain(send, 503, body, [JSON, (b"retry-after", b"1")])
+    await plain(send, 503, body, [JSON, RETRY_LATER])
 
 
 class Fleet:

@@ -42,7 +42,7 @@ class CallGate:
         message, caller = post.message, post.caller
         params = message.get("params") or {}
         if self._auth is not None and caller.identity is not None and not self._hidden(post, params):
-            refusal = self._auth.check_scopes(params.get("name"), caller.identity, caller.base, message["id"])
+            refusal = self._auth.check_scopes(self._called(params), caller.identity, caller.base, message["id"])
             if refusal is not None:
                 await plain(post.send, refusal.status, refusal.body, refusal.headers)
                 return True
@@ -69,13 +69,21 @@ class CallGate:
             await unavailable(post.send, post.message["id"], exc)
             return -1.0
 
+    def _called(self, params: dict[str, Any]) -> Any:
+        """The name of the tool a call runs: with tool search, a `call_tool` call runs the tool it names, whose scopes
+        it needs."""
+        server = self._server
+        if server is not None and server.search is not None:
+            return server.search.inner_name(params)
+        return params.get("name")
+
     def _hidden(self, post: Post, params: dict[str, Any]) -> bool:
         """Whether the server's `tool_filter` hides the called tool from this caller: the server then answers it as
         a tool that does not exist, so the scope check must not tell that it does (a 403 naming its scopes)."""
         server = self._server
         if server is None or server.tool_filter is None:
             return False
-        name = params.get("name")
+        name = self._called(params)
         tool = server.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return False

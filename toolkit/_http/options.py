@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TypedDict
 
 from toolkit._backend.base import Backend
+from toolkit._errors import refuse_unknown_options
 
 from .auth import Identity, TokenVerifier
 from .limits import RateLimit
@@ -72,9 +73,7 @@ def resolve(options: HttpOptions) -> HttpOptions:
         TypeError: an unknown option, or a `session_store` that is not a `SessionStore`.
         ValueError: a value out of range, or an option that needs another.
     """
-    unknown = sorted(options.keys() - DEFAULTS.keys())
-    if unknown:
-        raise TypeError(f"unexpected option {unknown[0]!r}")
+    refuse_unknown_options("http_app", options, DEFAULTS.keys())
     resolved: HttpOptions = {**DEFAULTS, **options}
     close_after = resolved["sse_close_after"]
     if close_after is not None and close_after < 0:

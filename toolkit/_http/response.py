@@ -9,6 +9,7 @@ import enum
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
+from toolkit._backend.base import UNAVAILABLE
 from toolkit._protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -26,6 +27,7 @@ from .sse import EventStream, ReplayStore
 
 __all__ = [
     "JSON",
+    "RETRY_LATER",
     "Message",
     "Phase",
     "Receive",
@@ -44,6 +46,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 JSON = (b"content-type", b"application/json")
+RETRY_LATER = (b"retry-after", b"1")
+"""What a `503` says: the shared state did not answer; try again in a second."""
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     # no-transform: proxies must not compress (and so buffer) the stream; X-Accel-Buffering: the 2026-07-28 SHOULD
@@ -67,11 +71,15 @@ def error_body(request_id: Any, code: int, message: str, *details: str | None, d
     return encode(error_response(request_id, code, message, *details, data=data)).encode()
 
 
-def status_of(text: str) -> int:
-    """The HTTP status of a 2026-07-28 error answer (errors are small: decoding one is cheap)."""
+def status_of(text: str, *, modern: bool = True) -> int:
+    """The HTTP status of an error answer (errors are small: decoding one is cheap): `503` in either era when the
+    shared state it needed (the backend, the task store) did not answer, as every request that needs it (the client
+    tries again: `Retry-After`); else in 2026-07-28 its code's status, in 2025-11-25 `200`."""
     error = decode(text).get("error") or {}
+    if error.get("message") == UNAVAILABLE:
+        return 503
     code = error.get("code")
-    return _MODERN_STATUS.get(code, 200) if isinstance(code, int) else 200
+    return _MODERN_STATUS.get(code, 200) if modern and isinstance(code, int) else 200
 
 
 async def plain(send: Send, status: int, body: bytes = b"", headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
@@ -190,6 +198,8 @@ class Writer:
                 body = text.encode()
                 # With its length the body goes out as is, not chunked (less for the server and the client to frame).
                 headers = [JSON, (b"content-length", str(len(body)).encode()), *self.headers]
+                if status == 503:
+                    headers.append(RETRY_LATER)
                 await self.send({"type": "http.response.start", "status": status, "headers": headers})
                 await self.send({"type": "http.response.body", "body": body})
                 return

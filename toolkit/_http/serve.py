@@ -27,8 +27,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+import anyio
+import anyio.abc
 
 from toolkit._errors import StartupError
 
@@ -67,7 +70,10 @@ _LIFELINE_ENV = "TOOLKIT_HTTP_LIFELINE_FD"  # ends (EOF) when the supervisor doe
 _STARTUP_FAILURE = 3  # uvicorn's status for a worker that could not start (uvicorn.config.STARTUP_FAILURE)
 #: After a worker's `shutdown_grace`, how long its lifespan's cleanup may take before the supervisor kills it.
 _CLEANUP_SECONDS = 10.0
+#: After the grace, how long the calls stopped then have to write their answers before uvicorn cancels their requests.
+_ANSWERING_SECONDS = 1.0
 _POLL_SECONDS = 0.5  # how often the supervisor looks at its workers when no signal or report wakes it
+_HUB_FAILURES, _HUB_WINDOW = 5, 60.0  # the hub failing this often within this many seconds stops the server
 
 
 class ServeError(StartupError):
@@ -144,7 +150,8 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
     """
     _uvicorn()  # the missing extra is said before the port is taken
     sock = _bind(host, port)
-    with sock:  # uvicorn never closes a socket it was given: a failed start would leave it open
+    # uvicorn never closes a socket it was given: a failed start would leave it open
+    with sock, _sigterm_ends_gracefully():
         server = _uvicorn_server(
             app,
             log_level,
@@ -153,6 +160,27 @@ def serve_http(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, log_l
             stopped=lambda: _say("stopped"),
         )
         server.run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def _sigterm_ends_gracefully() -> Iterator[None]:
+    """A SIGTERM that stopped the server gracefully ends the process with status 0, as it does a stdio server and
+    the supervisor of `--workers`. uvicorn, once shut down, puts back the handler it found and raises the signal
+    again "so that the parent sees it": with the default handler there, the process would die of it (-15). The one
+    it finds is this one, which does nothing; the previous one is back after the run. (The main thread only: uvicorn
+    handles no signal elsewhere.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """SIGTERM after uvicorn's graceful shutdown: it is over."""
 
 
 class _HeldErrors(logging.Filter):
@@ -194,7 +222,11 @@ def _uvicorn_server(
     stopped, raises `ServeError` when the lifespan fails, and says when it has started and stopped."""
     uvicorn = _uvicorn()
     grace = app.server.shutdown_grace
-    config = uvicorn.Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace)
+    # uvicorn cancels the requests still open once its timeout ends: a moment after the grace, so that the calls the
+    # app stopped at the grace have written their "Server shutting down" answers.
+    config = uvicorn.Config(
+        app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace + _ANSWERING_SECONDS
+    )
     base: Any = uvicorn.Server
 
     class Server(base):  # type: ignore[misc]
@@ -284,9 +316,9 @@ def serve_workers(factory: str, target: str, server: Served, where: Workers, opt
     try:
         with tempfile.TemporaryDirectory(prefix="toolkit-sessions-") as folder, local_hub(folder) as hub:
             os.environ.setdefault(STORE_ENV, os.path.join(folder, "sessions.db"))
-            os.environ[BACKEND_ENV] = hub
+            os.environ[BACKEND_ENV] = hub.path
             try:
-                _Supervisor(sock, where.workers, where.path, server).run()
+                _Supervisor(sock, where.workers, where.path, server, hub.failure).run()
             finally:
                 del os.environ[BACKEND_ENV]
     finally:
@@ -294,29 +326,77 @@ def serve_workers(factory: str, target: str, server: Served, where: Workers, opt
     _say("stopped")
 
 
+class _Started:
+    """A task status told once, however many times the task starts again."""
+
+    def __init__(self, told: anyio.abc.TaskStatus[None]) -> None:
+        self.told, self.done = told, False
+
+    def started(self, value: None = None) -> None:
+        if not self.done:
+            self.done = True
+            self.told.started()
+
+
+class Hub(NamedTuple):
+    """The supervisor's `LocalHub`, as `local_hub` serves it."""
+
+    path: str
+    """Its Unix socket, for the workers' `LocalBackend`."""
+    failure: list[str]
+    """Why it stopped for good (empty while it serves): the supervisor then stops the server."""
+
+
 @contextlib.contextmanager
-def local_hub(folder: str) -> Iterator[str]:
+def local_hub(folder: str) -> Iterator[Hub]:
     """The shared state of the workers of one machine: a `LocalHub` served by this process on a Unix socket in
-    `folder` while the block runs (an event loop in a thread of its own: a supervisor's loop is a plain `select`).
-    Yields the socket's path, for the workers' `LocalBackend`."""
+    `folder` while the block runs (an event loop in a thread of its own: a supervisor's loop is a plain `select`),
+    started again, with its state, when it fails (`keep_serving`)."""
     from anyio.from_thread import start_blocking_portal
 
     from toolkit._backend.local import LocalHub
 
-    path = os.path.join(folder, "backend.sock")
+    hub = Hub(os.path.join(folder, "backend.sock"), [])
+    serve = LocalHub(hub.path).serve
     with start_blocking_portal() as portal:
-        serving, _ = portal.start_task(LocalHub(path).serve)
+        serving, _ = portal.start_task(keep_serving, serve, hub.failure)
         try:
-            yield path
+            yield hub
         finally:
             serving.cancel()
+
+
+async def keep_serving(
+    serve: Callable[..., Awaitable[None]],
+    failure: list[str],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run `serve` (a function that takes `task_status`), again each time it fails after it started, saying so;
+    after `_HUB_FAILURES` failures within `_HUB_WINDOW` seconds, give up and put why in `failure`. A failure before
+    the first start is raised."""
+    status, failed = _Started(task_status), list[float]()
+    while True:
+        try:
+            await serve(task_status=status)
+        except Exception as exc:
+            if not status.done:
+                raise
+            now = time.monotonic()
+            failed = [*(then for then in failed if now - then < _HUB_WINDOW), now]
+            logging.getLogger("toolkit").error("the workers' shared state (the hub) failed", exc_info=exc)
+            if len(failed) >= _HUB_FAILURES:
+                failure.append(f"the workers' shared state (the hub) failed {len(failed)} times: {exc!r}")
+                return
+            _say(f"the workers' shared state (the hub) failed ({exc!r}); starting it again")
 
 
 class _Supervisor:
     """Starts the workers, says where they serve once all have started, restarts one that dies, and stops them."""
 
-    def __init__(self, sock: socket.socket, workers: int, path: str, server: Served) -> None:
+    def __init__(self, sock: socket.socket, workers: int, path: str, server: Served, hub: list[str]) -> None:
         self.name = server.name
+        self.hub = hub  # why the workers' hub stopped for good (`local_hub`), once it has
         self.sock = sock
         self.grace = server.shutdown_grace
         self.count = workers
@@ -424,6 +504,9 @@ class _Supervisor:
                 worker.terminate()  # uvicorn's graceful shutdown, within the server's shutdown_grace
 
     def _look_after(self, report_end: int, lifeline: int) -> None:
+        if self.hub and self.stop_by is None:  # every worker needs it: stop rather than serve 503s
+            self.failure = self.failure or self.hub[0]
+            self._stop()
         if self.stop_by is not None:
             if time.monotonic() > self.stop_by:
                 for worker in self.workers:
@@ -453,11 +536,14 @@ def _read_some(fd: int) -> bytes:
 
 def work() -> None:
     """One worker process of `serve_workers`: its app, on the inherited socket, telling the supervisor how it went."""
-    report = int(os.environ[_REPORT_ENV])
-    sock = socket.socket(fileno=int(os.environ[_SOCKET_ENV]))
-    module, _, name = os.environ[_FACTORY_ENV].partition(":")
+    # Taken out of the environment as read: a subprocess a tool starts inherits none of them (`worker_app` takes the
+    # rest).
+    report = int(os.environ.pop(_REPORT_ENV))
+    sock = socket.socket(fileno=int(os.environ.pop(_SOCKET_ENV)))
+    module, _, name = os.environ.pop(_FACTORY_ENV).partition(":")
     started: list[bool] = []
-    lifeline = int(os.environ[_LIFELINE_ENV])
+    lifeline = int(os.environ.pop(_LIFELINE_ENV))
+    log_level = os.environ.pop(_LOG_LEVEL_ENV)
 
     def watch_the_supervisor() -> None:
         while os.read(lifeline, 1):  # nothing is ever written: this returns only at the supervisor's end
@@ -473,9 +559,7 @@ def work() -> None:
     try:
         app = getattr(importlib.import_module(module), name)()
         quiet = lambda *_: None  # noqa: E731  (the supervisor speaks for its workers)
-        _uvicorn_server(app, os.environ[_LOG_LEVEL_ENV], started=ready, stopping=quiet, stopped=quiet).run(
-            sockets=[sock]
-        )
+        _uvicorn_server(app, log_level, started=ready, stopping=quiet, stopped=quiet).run(sockets=[sock])
     except Exception as exc:
         if started:
             raise

@@ -24,7 +24,9 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import anyio
 
+from toolkit._definition.ui import speaks_apps
 from toolkit._engine.session import SessionState
+from toolkit._protocol.meta import UI_EXTENSION
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
 from toolkit._seal import Opened, Sealer, SealError, secret_keys
 
@@ -38,7 +40,7 @@ PURPOSE = b"toolkit/session/v1"
 # Refused before any work; a minted id always fits (the bounds below keep its payload under about 1,500 bytes).
 MAX_ID_SIZE = 2048
 # The client capabilities a server acts on (server-to-client requests check them); anything else a client
-# declares (`experimental`, extensions) is unbounded and stays out of a header.
+# declares (`experimental`, extensions) is unbounded and stays out of a header, but whether it speaks MCP Apps.
 _CAPABILITY_KEYS = ("sampling", "elicitation", "roots", "tasks")
 _CAPABILITY_SIZE = 256  # JSON characters, as sealed (non-ASCII escaped)
 _INFO_SIZE = 64  # characters of the client's name and version kept
@@ -253,7 +255,7 @@ def _read(token: str, opened: Opened) -> SessionId:
     capabilities = data.get("c")
     # A valid id means initialize succeeded; `initialized` may have gone to another worker: take it as sent.
     caps = capabilities if isinstance(capabilities, dict) else {}
-    state = SessionState(str(data["v"]), caps, client_info, initialized=True)
+    state = SessionState(str(data["v"]), caps, client_info, initialized=True, key=data["n"])
     return SessionId(token, data["n"], state, opened.expires)
 
 
@@ -263,6 +265,8 @@ def _bounded_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
         value = capabilities.get(key)
         if isinstance(value, dict):
             kept[key] = value if len(_sealed_json(value)) <= _CAPABILITY_SIZE else {}
+    if speaks_apps(capabilities):  # of the extensions, MCP Apps changes what is served (app-only tools): one bit
+        kept["extensions"] = {UI_EXTENSION: {}}
     return kept
 
 

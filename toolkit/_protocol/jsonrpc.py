@@ -30,6 +30,7 @@ __all__ = [
     "error_response",
     "error_text",
     "is_valid_id",
+    "shutting_down",
 ]
 
 PARSE_ERROR = -32700
@@ -87,6 +88,13 @@ def error_response(request_id: Any, code: int, message: str, *details: str | Non
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def shutting_down(request_id: Any) -> dict[str, Any]:
+    """The answer of a call the server stopped before it could answer (still running past `shutdown_grace`, or sent
+    while the server stops): its client fails at once instead of waiting for a reply that cannot come. The code is
+    the one toolkit's client fails a request with when the connection ends before its reply."""
+    return error_response(request_id, CONNECTION_CLOSED, "Server shutting down")
 
 
 def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911

@@ -15,6 +15,10 @@ __all__ = [
     "SUBSCRIPTION_KEY",
     "TOOL_META_KEYS",
     "TRACE_KEYS",
+    "UI_EXTENSION",
+    "UI_FLAT_URI_KEY",
+    "UI_KEY",
+    "UI_MIME_TYPE",
     "VERSION_KEY",
     "meta_key_problems",
 ]
@@ -52,6 +56,13 @@ _RESERVED_LABELS = frozenset({"modelcontextprotocol", "mcp"})
 #: Keys under a reserved prefix that the spec defines for a tool definition's `_meta` (2024-11-05 to 2026-07-28:
 #: none; the ones it defines belong to requests, results and notifications).
 TOOL_META_KEYS: frozenset[str] = frozenset()
+
+# MCP Apps (the extension `io.modelcontextprotocol/ui`, SEP-1865, specification/2026-01-26/apps.mdx in
+# modelcontextprotocol/ext-apps): its capability key, its one MIME type, and its `_meta` keys on a tool and a resource.
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+UI_MIME_TYPE = "text/html;profile=mcp-app"
+UI_KEY = "ui"  # `_meta.ui`: on a tool {resourceUri, visibility}; on a UI resource {csp, permissions, domain, ...}
+UI_FLAT_URI_KEY = "ui/resourceUri"  # the deprecated flat form of `_meta.ui.resourceUri` (docs/apps.md says why kept)
 
 
 def meta_key_problems(keys: Iterable[object], allowed: frozenset[str] = TOOL_META_KEYS) -> list[str]:

@@ -30,12 +30,16 @@ def negotiate(requested: Any) -> str:
     return HANDSHAKE_VERSIONS[0]
 
 
-def shape_tool(tool: dict[str, Any], version: str, raw_output_schema: dict[str, Any] | None) -> dict[str, Any]:
-    """A tool's wire object for `version`: drop what the revision lacks; unwrap output for 2026-07-28."""
+def shape_tool(
+    tool: dict[str, Any], version: str, raw_output_schema: dict[str, Any] | None, bare_output: bool = False
+) -> dict[str, Any]:
+    """A tool's wire object for `version`: drop what the revision lacks; unwrap output for 2026-07-28, and give it
+    the output schema only it lists (`bare_output`: a value that is not an object, which 2025-11-25 cannot carry
+    as structured content)."""
     if version == MODERN_VERSION:
         if "execution" in tool:  # tasks are an extension in 2026-07-28, not a field of the tool
             tool = {key: value for key, value in tool.items() if key != "execution"}
-        if raw_output_schema is not None and "outputSchema" in tool:
+        if raw_output_schema is not None and ("outputSchema" in tool or bare_output):
             return {**tool, "outputSchema": raw_output_schema}
         return tool
     fields = _TOOL_FIELDS.get(version)

@@ -11,13 +11,13 @@ import dataclasses
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
 
-from .store import Modify, TaskRecord, from_json, lease_failed, to_json
+from .store import Modify, Refusal, TaskRecord, from_json, lease_failed, to_json
 
 __all__ = ["SqliteTaskStore"]
 
@@ -82,15 +82,19 @@ class SqliteTaskStore:
 
         return await anyio.to_thread.run_sync(locked)
 
-    async def create(self, record: TaskRecord, *, limit: int) -> bool:
-        def create(db: sqlite3.Connection) -> bool:
+    async def create(self, record: TaskRecord, *, limit: int, ceiling: int) -> Refusal | None:
+        def create(db: sqlite3.Connection) -> Refusal | None:
+            now = time.time()
+            (live,) = db.execute("SELECT COUNT(*) FROM toolkit_tasks WHERE expires_at > ?", (now,)).fetchone()
+            if live >= ceiling:
+                return "store"
             (owned,) = db.execute(
-                "SELECT COUNT(*) FROM toolkit_tasks WHERE owner = ? AND expires_at > ?", (record.owner, time.time())
+                "SELECT COUNT(*) FROM toolkit_tasks WHERE owner = ? AND expires_at > ?", (record.owner, now)
             ).fetchone()
             if owned >= limit:
-                return False
+                return "caller"
             _insert(db, record)
-            return True
+            return None
 
         return await self._run(create)
 
@@ -124,19 +128,25 @@ class SqliteTaskStore:
                     return []
                 start = row[0]
             rows = db.execute(
-                "SELECT record FROM toolkit_tasks WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (owner, start, limit),
+                "SELECT record FROM toolkit_tasks WHERE owner = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?",
+                (owner, start, time.time(), limit),
             ).fetchall()
             return [from_json(text) for (text,) in rows]
 
         return await self._run(page)
 
-    async def renew(self, worker: str, until: float) -> None:
+    async def renew(self, worker: str, until: float, task_ids: Collection[str]) -> None:
         def renew(db: sqlite3.Connection) -> None:
-            rows = db.execute("SELECT record FROM toolkit_tasks WHERE worker = ? AND running = 1", (worker,)).fetchall()
-            for (text,) in rows:
-                record = from_json(text)
-                _update(db, dataclasses.replace(record, lease_until=until))
+            for task_id in task_ids:
+                row = db.execute(
+                    "SELECT record FROM toolkit_tasks WHERE task_id = ? AND worker = ? AND running = 1",
+                    (task_id, worker),
+                ).fetchone()
+                if row is not None:
+                    _update(db, dataclasses.replace(from_json(row[0]), lease_until=until))
+
+        if not task_ids:
+            return
 
         await self._run(renew)
 

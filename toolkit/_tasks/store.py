@@ -9,10 +9,13 @@ record in place: `modify`'s function returns a new one (`dataclasses.replace`) o
 What a store must promise:
 
 - `create` is durable when it returns (a `get` from any worker of the store finds the task: the spec's "durably
-  created"), and refuses (returns False) when the owner already has `limit` tasks that are not expired;
+  created"), and refuses (says which limit) when the owner already has `limit` tasks that are not expired, or the
+  store `ceiling` tasks of every owner;
 - `modify` is atomic per task: two workers changing one task one after the other both see the other's change;
-- `renew` extends the lease of every unfinished task a worker runs; `sweep` deletes the tasks whose time to live has
-  passed and marks failed the unfinished tasks whose lease expired (their worker died);
+- `renew` extends the lease of the unfinished tasks a worker names (those it still runs: never one whose run ended,
+  even when its outcome could not be written, so that its lease ends it); `sweep` deletes the tasks whose time to
+  live has passed and marks failed the unfinished tasks whose lease expired (their worker died);
+- `list_owned` lists no expired task, even before a sweep deleted it;
 - time is the wall clock in seconds (`time.time()`), the same on every worker of the store.
 """
 
@@ -22,15 +25,18 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+import anyio.lowlevel
 
 __all__ = [
     "LEASE_EXPIRED",
     "TERMINAL",
     "MemoryTaskStore",
     "Modify",
+    "Refusal",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
@@ -39,6 +45,8 @@ __all__ = [
 ]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+Refusal = Literal["caller", "store"]
+"""Why `TaskStore.create` kept nothing: the owner has its `limit` of live tasks, or the store its `ceiling`."""
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 #: The `statusMessage` of a task whose worker stopped renewing its lease (it died, or lost the store).
 LEASE_EXPIRED = "the process running this task stopped (its lease expired); the task was not retried"
@@ -90,8 +98,9 @@ Modify = Callable[[TaskRecord], "TaskRecord | None"]
 class TaskStore(Protocol):
     """Where tasks are kept. Every method is async and safe to call from any task of the event loop."""
 
-    async def create(self, record: TaskRecord, *, limit: int) -> bool:
-        """Keep a new task; False (nothing kept) when its owner already has `limit` live tasks."""
+    async def create(self, record: TaskRecord, *, limit: int, ceiling: int) -> Refusal | None:
+        """Keep a new task (None); nothing kept when its owner already has `limit` live tasks (`"caller"`), or the
+        store `ceiling` live tasks of every owner (`"store"`)."""
         ...
 
     async def get(self, task_id: str) -> TaskRecord | None:
@@ -103,11 +112,12 @@ class TaskStore(Protocol):
         ...
 
     async def list_owned(self, owner: str, after: str | None, limit: int) -> list[TaskRecord]:
-        """Up to `limit` of `owner`'s tasks, oldest first, after the task `after` (a page's cursor)."""
+        """Up to `limit` of `owner`'s tasks that have not expired, oldest first, after the task `after` (a page's
+        cursor)."""
         ...
 
-    async def renew(self, worker: str, until: float) -> None:
-        """Extend to `until` the lease of every unfinished task `worker` runs (its heartbeat)."""
+    async def renew(self, worker: str, until: float, task_ids: Collection[str]) -> None:
+        """Extend to `until` the lease of the unfinished tasks of `task_ids` that `worker` runs (its heartbeat)."""
         ...
 
     async def sweep(self, now: float) -> int:
@@ -157,19 +167,24 @@ class MemoryTaskStore:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def create(self, record: TaskRecord, *, limit: int) -> bool:
+    async def create(self, record: TaskRecord, *, limit: int, ceiling: int) -> Refusal | None:
+        await anyio.lowlevel.checkpoint()
         with self._lock:
             now = time.time()
-            owned = sum(1 for r in self._tasks.values() if r.owner == record.owner and r.expires_at() > now)
-            if owned >= limit:
-                return False
+            live = [r for r in self._tasks.values() if r.expires_at() > now]
+            if len(live) >= ceiling:
+                return "store"
+            if sum(1 for r in live if r.owner == record.owner) >= limit:
+                return "caller"
             self._tasks[record.task_id] = record
-            return True
+            return None
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        return self._tasks.get(task_id)
+        await anyio.lowlevel.checkpoint()  # a store in memory yields as one over a network would: a loop over many
+        return self._tasks.get(task_id)  # tasks (`subscriptions/listen`) never holds up the other requests
 
     async def modify(self, task_id: str, change: Modify) -> TaskRecord | None:
+        await anyio.lowlevel.checkpoint()
         with self._lock:
             record = self._tasks.get(task_id)
             if record is None:
@@ -181,17 +196,20 @@ class MemoryTaskStore:
             return changed
 
     async def list_owned(self, owner: str, after: str | None, limit: int) -> list[TaskRecord]:
+        await anyio.lowlevel.checkpoint()
+        now = time.time()
         with self._lock:
-            records = [r for r in self._tasks.values() if r.owner == owner]
+            records = [r for r in self._tasks.values() if r.owner == owner and r.expires_at() > now]
         if after is not None:
             ids = [r.task_id for r in records]
             records = records[ids.index(after) + 1 :] if after in ids else []
         return records[:limit]
 
-    async def renew(self, worker: str, until: float) -> None:
+    async def renew(self, worker: str, until: float, task_ids: Collection[str]) -> None:
         with self._lock:
-            for task_id, record in self._tasks.items():
-                if record.worker == worker and not record.terminal:
+            for task_id in task_ids:
+                record = self._tasks.get(task_id)
+                if record is not None and record.worker == worker and not record.terminal:
                     self._tasks[task_id] = dataclasses.replace(record, lease_until=until)
 
     async def sweep(self, now: float) -> int:

@@ -1,8 +1,8 @@
-"""The `toolkit` command: serve, list, call, document and check the tools of a module or of any stdio server.
+"""The `toolkit` command: serve, list, search, call, document and check the tools of a module or of any stdio server.
 
 Exit codes: 0 success; 1 when the answer is "no" (a tool call returned `isError`, docs are out of date, a
-breaking change was found); 2 for usage errors and targets that cannot be loaded or reached; 124 when `--timeout`
-expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
+breaking change was found, no tool matched a search); 2 for usage errors and targets that cannot be loaded or
+reached; 124 when `--timeout` expired; 130 on Ctrl-C; 141 when standard output was closed early (`| head`).
 """
 
 from __future__ import annotations

@@ -125,6 +125,7 @@ def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change
     if old.get("description") != new.get("description"):
         changes.append(Change("compatible", "description-changed", name, "description changed"))
     changes += _compare_hints(name, old.get("annotations") or {}, new.get("annotations") or {})
+    changes += _compare_app(name, _ui(old), _ui(new))
 
     old_in, new_in = old.get("inputSchema") or {}, new.get("inputSchema") or {}
     walk = Walk(old_in.get("$defs") or {}, new_in.get("$defs") or {})
@@ -180,6 +181,28 @@ def _compare_hints(tool: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
         severity: Severity = "breaking" if after == dangerous else "compatible"
         now, was = (label, f"not {label}") if after else (f"not {label}", label)
         changes.append(Change(severity, "hint-changed", tool, f"hint changed: now {now} (was {was})"))
+    return changes
+
+
+def _ui(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    return ui if isinstance(ui, Mapping) else {}
+
+
+def _compare_app(tool: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """MCP Apps (`_meta.ui`): a tool the model could call that only an app may call now is gone for the model
+    (breaking); a page added, removed or moved changes what hosts show, never the text a model reads."""
+    changes = []
+    for_model = ["model" in (ui.get("visibility") or ["model"]) for ui in (old, new)]
+    if for_model == [True, False]:
+        changes.append(Change("breaking", "now-app-only", tool, "now app-only: the model can no longer call it"))
+    elif for_model == [False, True]:
+        changes.append(Change("compatible", "now-for-the-model", tool, "no longer app-only: the model may call it"))
+    before, after = old.get("resourceUri"), new.get("resourceUri")
+    if before != after:
+        what = f"page {after} added" if before is None else f"page {before} removed" if after is None else None
+        changes.append(Change("compatible", "page-changed", tool, what or f"page moved from {before} to {after}"))
     return changes
 
 

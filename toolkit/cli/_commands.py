@@ -10,12 +10,14 @@ import argparse
 import difflib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolkit import CallToolResult, ProtocolError, StartupError
+from toolkit._definition.tool import argument_problem, error_wire
 from toolkit._lint import Finding, lint
 from toolkit._profiles.portability import check_tools as check_profiles
 from toolkit._profiles.portability import expand_profiles
@@ -23,12 +25,12 @@ from toolkit._profiles.profiles import get_profile
 from toolkit._server import Server, serve_process
 from toolkit._shadowing import shadowing_module
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
+from toolkit.docs._reference import served_badges
 
 from ._breaking_changes import compare, format_changes
 from ._common import (
     CommandError,
     CommandTimeout,
-    check_headers,
     connect,
     data_on_stdout,
     deliver,
@@ -41,6 +43,7 @@ from ._common import (
     run,
     say,
     seconds,
+    target_first,
 )
 from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
 from ._prompt import TerminalPrompt
@@ -123,16 +126,18 @@ def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
 def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
     tools = read_tools(args)
+    local = _local_tools(args)
     rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
     for tool in tools:
         schema = tool.get("inputSchema") or {}
         required = set(schema.get("required") or ())
         params = ", ".join(
-            f"{name}{'' if name in required else '?'}: {describe_type(sub)}"
+            f"{name}{'' if name in required else '?'}: {describe_type(sub, fields=True)}"
             for name, sub in (schema.get("properties") or {}).items()
         )
         title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
-        rows.append((tool["name"], title, ", ".join(badges(tool, mark_defaults=False)), params or "-"))
+        labels = [*badges(tool, mark_defaults=False), *served_badges(local.get(tool["name"]))]
+        rows.append((tool["name"], title, ", ".join(labels), params or "-"))
     print_table(rows, [0, 1, 2, 3] if any(row[1] for row in rows[1:]) else [0, 2, 3], out=out)
     print(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}", file=out)
     return 0
@@ -148,11 +153,13 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
         # Lint findings are shown unless --no-lint (a reference is read by the tools' authors and reviewers first); a
         # module's own tools with what their code says (and silences), another server's as its definitions say.
         findings: list[Finding] | None = []
+        local = _local_tools(args)
         if not args.no_lint:
             findings = None if args.stdio or is_url(args.target) else lint(load(args.target))
-        text = (
-            render_json(tools) if args.format == "json" else render_markdown(tools, title=args.title, findings=findings)
-        )
+        if args.format == "json":
+            text = render_json(tools)
+        else:
+            text = render_markdown(tools, title=args.title, findings=findings, local=local)
     return deliver(text, args, out)
 
 
@@ -178,6 +185,12 @@ def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(format_changes(changes))
     return 1 if any(c.severity == "breaking" for c in changes) else 0
+
+
+def _local_tools(args: argparse.Namespace) -> dict[str, Any]:
+    """The toolkit tools of a module target by name (what their server does around a call, which no definition
+    says, is shown beside them); none for a server over stdio or at a URL."""
+    return {} if args.stdio or is_url(args.target) else dict(load(args.target).tools)
 
 
 def _check_profiles(args: argparse.Namespace, out: TextIO) -> int:
@@ -225,12 +238,7 @@ def _read_snapshot(path: Path) -> list[dict[str, Any]]:
 @data_on_stdout
 def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit call`: call one tool, showing its log messages and progress on stderr, and print its result."""
-    words = list(args.words)
-    if not args.stdio:
-        if len(words) < 2:
-            raise CommandError("call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
-        args.target = words.pop(0)
-    check_headers(args, args.target)
+    words = target_first(args, "call needs TARGET and TOOL (or --stdio TOOL ... -- COMMAND)")
     name, pairs = words[0], _pairs(words[1:])
     given = _json_arguments(args.json_args)
     if not args.stdio and not is_url(args.target):
@@ -262,6 +270,7 @@ def _roots(given: list[str] | None, *, remote: bool) -> list[Path] | None:
 def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: list[tuple[str, str]], out: TextIO) -> int:
     bar = ProgressBar(sys.stderr)
     listed: list[str] = []
+    hints: list[str] = []  # how to write a value given as text that the schema wants as JSON
 
     def show(log: LogMessage) -> None:
         data = log.data if isinstance(log.data, str) else json.dumps(log.data, ensure_ascii=False)
@@ -283,7 +292,11 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             listed.extend(t.name for t in tools)
             schema = next((t.input_schema for t in tools if t.name == name), None)
             arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
+            hints.extend(_json_hints(pairs, arguments, schema))
             # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
+            refused = _refused_here(args.target, name, arguments)
+            if refused is not None:
+                return refused
             if not args.quiet and (client.modern or "logging" in client.capabilities):
                 await client.set_logging_level(args.log_level)
             return await run_call(client, name, arguments, args, None if args.quiet else bar)
@@ -308,7 +321,42 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
         bar.close()
     if result is None:
         return detached(args.started[0], args, out)
-    return print_result(result, raw=args.raw, out=out)
+    return _printed(result, args.raw, out, hints)
+
+
+def _printed(result: CallToolResult, raw: bool, out: TextIO, hints: list[str]) -> int:
+    """The result printed, then, when it is an error, the hints on writing the arguments that may have caused it."""
+    status = print_result(result, raw=raw, out=out)
+    for hint in hints if result.is_error else ():
+        say(hint)
+    return status
+
+
+def _json_hints(pairs: list[tuple[str, str]], arguments: dict[str, Any], schema: Any) -> list[str]:
+    """A hint for each `key=value` whose text is not JSON, for a parameter that takes only arrays or objects:
+    `tags=python` for a list is `tags='["python"]'` (a shell passes `tags=["python"]` as `tags=[python]`)."""
+    out = []
+    for key, _ in pairs:
+        value = arguments[key]
+        types = _types(((schema or {}).get("properties") or {}).get(key), schema or {}, 0)
+        if not isinstance(value, str) or not types or not types <= {"array", "object", "null"}:
+            continue
+        if "array" in types:
+            out.append(f"{key} takes an array, written as JSON: {key}={shlex.quote(json.dumps([value]))}")
+        else:
+            out.append(f'{key} takes an object, written as JSON: {key}=\'{{"name": "value"}}\'')
+    return out
+
+
+def _refused_here(target: Any, name: str, arguments: dict[str, Any]) -> CallToolResult | None:
+    """The server's own answer to arguments that do not fit a task tool of the module loaded here, before a task is
+    made for a call that cannot run (the server validates inside the task). Only where no middleware, which may
+    change the arguments, stands between the call and the tool."""
+    tool = target.tools.get(name) if isinstance(target, Server) and target.tool_filter is None else None
+    if tool is None or tool.task is None or tool.middleware or target.middleware or target.tool_middleware:
+        return None
+    problem = argument_problem(tool, arguments, strict=target.strict_arguments)
+    return None if problem is None else CallToolResult.model_validate(error_wire(problem))
 
 
 def _json_arguments(source: str | None) -> dict[str, Any]:
@@ -381,11 +429,15 @@ def worker_app() -> Any:
     from toolkit._backend.local import LocalBackend
     from toolkit._http.serve import BACKEND_ENV, OPTIONS_ENV, SECRET_ENV, STORE_ENV, TARGET_ENV
 
-    found = load_served(os.environ[TARGET_ENV])
+    # Read once and taken out of the environment: a subprocess a tool starts inherits neither the key that signs
+    # every session nor the path of the workers' hub (nor the rest of what only this worker's start needs).
+    target, secret = os.environ.pop(TARGET_ENV), os.environ.pop(SECRET_ENV)
+    store_path, hub = os.environ.pop(STORE_ENV, None), os.environ.pop(BACKEND_ENV, None)
+    options = json.loads(os.environ.pop(OPTIONS_ENV, "{}"))
+    found = load_served(target)
     if not isinstance(found, Server):
         return found
-    options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
-    store = SqliteSessionStore(os.environ[STORE_ENV]) if STORE_ENV in os.environ else None
-    if found.backend is None and BACKEND_ENV in os.environ:
-        options["backend"] = LocalBackend(os.environ[BACKEND_ENV])
-    return found.http_app(secret=os.environ[SECRET_ENV], session_store=store, **options)
+    store = SqliteSessionStore(store_path) if store_path is not None else None
+    if found.backend is None and hub is not None:
+        options["backend"] = LocalBackend(hub)
+    return found.http_app(secret=secret, session_store=store, **options)

@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 import os
+import shlex
 import sys
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
+import pydantic
 
 from toolkit import ConnectionClosedError, Lifespan, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
@@ -36,6 +38,7 @@ __all__ = [
     "connect",
     "data_on_stdout",
     "deliver",
+    "install_command",
     "is_url",
     "json_object",
     "load",
@@ -167,7 +170,7 @@ def mounted(server: Server, read: Callable[[Server], T]) -> T:
 
 
 def parse_headers(pairs: Sequence[str] | None) -> dict[str, str]:
-    """`-H 'Name: value'` options as a mapping."""
+    """`-H` values (`Name: value`) as headers."""
     headers = {}
     for pair in pairs or ():
         name, sep, value = pair.partition(":")
@@ -175,6 +178,22 @@ def parse_headers(pairs: Sequence[str] | None) -> dict[str, str]:
             raise CommandError(f"a header is 'Name: value', got {pair!r}")
         headers[name.strip()] = value.strip()
     return headers
+
+
+def target_first(args: argparse.Namespace, needs: str) -> list[str]:
+    """The words of a command whose TARGET comes first (`call`, `search`): the target taken from them into
+    `args.target` (unless `--stdio`), its headers checked; the words after it.
+
+    Raises:
+        CommandError: no word after the target (`needs` says what the command needs).
+    """
+    words = list(args.words)
+    if not args.stdio:
+        if len(words) < 2:
+            raise CommandError(needs)
+        args.target = words.pop(0)
+    check_headers(args, args.target)
+    return words
 
 
 def read_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -187,14 +206,15 @@ async def tools_payload(client: Client) -> list[dict[str, Any]]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in await client.list_tools()]
 
 
-def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]]) -> T:
+def read_server(args: argparse.Namespace, read: Callable[[Client], Awaitable[T]], **options: Any) -> T:
     """Connect to the command's server for its definitions only (its lifespan does not run), within `--timeout`,
-    and return what `read` reads from it; a refusal or a timeout is reported in one line."""
+    and return what `read` reads from it; a refusal or a timeout is reported in one line. `options` go to the
+    `Client` (`apps=True`: as an MCP Apps host)."""
     check_headers(args, args.target)
 
     async def fetch() -> T:
         with anyio.fail_after(args.timeout):
-            async with connect(args, definitions_only) as client:
+            async with connect(args, definitions_only, **options) as client:
                 return await read(client)
 
     try:
@@ -228,6 +248,36 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
     except MessageError as exc:
         hint = "; accept it with --max-message-size" if exc.code == INVALID_REQUEST else ""
         raise CommandError(f"{exc}{hint}") from exc
+    except pydantic.ValidationError as exc:  # the client read an answer the protocol's types do not allow
+        raise CommandError(_malformed(exc)) from exc
+
+
+def _malformed(exc: pydantic.ValidationError) -> str:
+    """One line for an answer of the server that is not MCP: where the first problem is, and how many there are."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the whole answer"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"the server's answer is not valid MCP: at {where}: {first['msg']}{more}"
+
+
+def install_command(extra: str) -> str:
+    """The pip command that adds toolkit's `extra` to this environment, the way toolkit is installed in it: an
+    editable install stays editable (`pip install '.[reload]'` in the clone would replace it with a copy), a copy of a
+    clone comes from that clone, and otherwise the package from the index."""
+    import importlib.metadata  # only here: on an error path
+
+    try:
+        source = json.loads(importlib.metadata.distribution("mcp-toolkit").read_text("direct_url.json") or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        source = None
+    url = source.get("url") if isinstance(source, dict) else None
+    if not isinstance(url, str) or not url.startswith("file:") or not isinstance(source.get("dir_info"), dict):
+        return f"pip install 'mcp-toolkit[{extra}]'"
+    import urllib.request
+
+    folder = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    editable = "-e " if source["dir_info"].get("editable") else ""
+    return f"pip install {editable}{shlex.quote(f'{folder}[{extra}]')}"
 
 
 def json_object(source: str, where: str) -> dict[str, Any]:

@@ -40,12 +40,11 @@ import toolkit
 from toolkit import Lifespan, Server
 from toolkit._target import TargetError, absolute_target, load_server, source_folder
 
-from ._common import CommandError, load, say
+from ._common import CommandError, install_command, load, say
 
-__all__ = ["run_dev"]
+__all__ = ["Reloader", "run_dev", "watched_files"]
 
 _INSPECTOR = "@modelcontextprotocol/inspector"
-_EXTRA = "install toolkit's reload extra (in a clone of toolkit: pip install '.[reload]')"
 # How long the watcher's thread waits for a change before it looks up: its first look up says that it is watching
 # (every change from then on is seen), which is what a person, or a test, waits for before editing.
 _LOOK_UP_MS = 500
@@ -59,15 +58,15 @@ def run_dev(args: argparse.Namespace) -> int:
     """`toolkit dev`: serve the target (stdio, or HTTP with `--http`) and reload it when a file under its folder
     changes, until the client leaves (stdio) or Ctrl-C / SIGTERM (HTTP)."""
     watch, default_filter = (
-        _watchfiles()
+        watchfiles()
     )  # first: the Inspector would start a `toolkit dev` that stops at once without it
     if args.inspector:
         return _inspector(args)
     # A stale .pyc (same size, same second) must never serve the code before an edit; in development, no cache.
     sys.dont_write_bytecode = True
-    server = load(args.target)
     watched = watched_files(default_filter(), args.watch_ext or [], own=(sys.stdout, sys.stderr))
-    reloader = _Reloader(server, args.target, source_folder(args.target), watch, watched)
+    server = _first_load(args.target, watch, watched)
+    reloader = Reloader(server, args.target, source_folder(args.target), watch, watched)
     server.lifespan = reloader.around(server.lifespan)
     if not args.http:
         server.run()
@@ -98,12 +97,39 @@ def _inspector(args: argparse.Namespace) -> int:
     return subprocess.run([npx, "--yes", _INSPECTOR, *dev], check=False).returncode
 
 
-def _watchfiles() -> tuple[Any, Any]:
+def watchfiles() -> tuple[Any, Any]:
     try:
         from watchfiles import DefaultFilter, watch
     except ImportError:
-        raise CommandError(f"toolkit dev needs watchfiles to see files change: {_EXTRA}") from None
+        how = f"install toolkit's reload extra: {install_command('reload')}"
+        raise CommandError(f"toolkit dev needs watchfiles to see files change: {how}") from None
     return watch, DefaultFilter
+
+
+def _first_load(target: str, watch: Any, watched: Callable[[Any, str], bool]) -> Server:
+    """The server `target` names. A file that does not load yet (a syntax error from the start) is watched until an
+    edit makes it load, as after a broken edit: the server then serves (its lifespan, its options) as it would have.
+    A module name, or a path to no file, is a one-line error."""
+    try:
+        return load(target)
+    except CommandError as exc:
+        file = target if Path(target).is_file() else target.rpartition(":")[0]
+        if not file or not Path(file).is_file():
+            raise
+        say(f"{_one_line(str(exc))}; serving once an edit makes it load")
+    folder = source_folder(target)
+    watching = False
+    for changes in watch(folder, watch_filter=watched, rust_timeout=_LOOK_UP_MS, yield_on_timeout=True):
+        if not watching:
+            say(f"watching {folder} for changes")
+            watching = True
+        if not changes:
+            continue
+        try:
+            return _load_again(target, folder)
+        except TargetError as exc:
+            say(f"still cannot serve it: {_one_line(str(exc))}")
+    raise CommandError(f"stopped watching {folder}")  # watchfiles ends only when stopped
 
 
 def watched_files(
@@ -140,19 +166,29 @@ def _one_line(text: str) -> str:
     return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-class _Reloader:
+class Reloader:
     """Watches the module's folder while the server runs (inside its lifespan) and swaps in the tools of each
-    import that succeeds.
+    import that succeeds; then calls `then` on the event loop (`toolkit preview` reloads its pages).
 
     The watching and the imports run on a thread of their own, which hands each new set of tools to the event loop:
     calls in flight go on while a module imports, and the lifespan holds no task group (`Server.running` leaves a
     lifespan inside a shielded scope of its own, which a task group entered at startup cannot be exited from).
     """
 
-    def __init__(
-        self, server: Server, target: str, folder: Path, watch: Any, watched: Callable[[Any, str], bool]
+    def __init__(  # noqa: PLR0913 (what it watches, how, and what to tell: each used)
+        self,
+        server: Server,
+        target: str,
+        folder: Path,
+        watch: Any,
+        watched: Callable[[Any, str], bool],
+        *,
+        then: Callable[[], None] | None = None,
     ) -> None:
         self.server = server
+        self.then = then
+        self.watching = threading.Event()
+        """Set once the watcher has looked at the folder: every change from then on is seen."""
         self.target = target
         self.folder = folder
         self.watch = watch
@@ -198,6 +234,7 @@ class _Reloader:
                 if not watching:
                     say(f"watching {self.folder} for changes")
                     watching = True
+                    self.watching.set()
                 if changes and not stop.is_set():
                     self._reload(token)
         except OSError as exc:  # no watch possible (inotify's limit reached, the folder gone): serve on, say why
@@ -208,6 +245,8 @@ class _Reloader:
             loaded = self._import()
             tools = list(loaded.tools.values())
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
+            if self.then is not None:
+                anyio.from_thread.run_sync(self.then, token=token)
         except Exception as exc:  # whatever the module does (a factory that raises included), the last tools serve on
             why = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
             say(f"reload failed, still serving the last good tools: {_one_line(why)}")
@@ -219,9 +258,14 @@ class _Reloader:
         say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}{restart}")
 
     def _import(self) -> Server:
-        _forget_modules(self.folder)
-        importlib.invalidate_caches()  # a module added since the last import is found
-        return load_server(self.target)
+        return _load_again(self.target, self.folder)
+
+
+def _load_again(target: str, folder: Path) -> Server:
+    """The server `target` names, its module and the modules of its folder read again from their files."""
+    _forget_modules(folder)
+    importlib.invalidate_caches()  # a module added since the last import is found
+    return load_server(target)
 
 
 # What a server is made with besides its tools, which a reload does not change (the lifespan is a new function at each

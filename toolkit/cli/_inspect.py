@@ -10,15 +10,17 @@ runtime), so the tools are the other format, `--format tools`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from toolkit import __version__
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 from toolkit.docs import render_json
 
-from ._common import CommandError, data_on_stdout, is_url, read_server, say, tools_payload
+from ._common import CommandError, data_on_stdout, is_url, parse_headers, read_server, say, tools_payload
 
 if TYPE_CHECKING:
     from toolkit import Client
@@ -30,6 +32,7 @@ CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.sch
 
 _NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")  # reverse-DNS namespace, one slash, a name
 _TEXT_LIMIT = 100  # the schema's maxLength of `description` and `title`
+_PROBE_TIMEOUT = 30.0  # httpx's connect and write timeout of each revision's probe (the command's --timeout bounds all)
 
 
 @data_on_stdout
@@ -48,9 +51,14 @@ def inspect_server(args: argparse.Namespace, out: TextIO) -> int:
         tools = await tools_payload(client)
         known = client.server_info
         info = known.model_dump(mode="json", by_alias=True, exclude_none=True) if known else {}
-        # A module is served by toolkit, over HTTP in every revision it speaks; another server, in the one it spoke.
-        served = not args.stdio and not is_url(args.target)
-        versions = [MODERN_VERSION, *HANDSHAKE_VERSIONS] if served else [client.protocol_version or MODERN_VERSION]
+        # A module is served by toolkit, over HTTP in every revision it speaks; a URL, in each revision it answers in;
+        # a server started over stdio (no remote of its own), in the one it spoke.
+        if is_url(args.target):
+            versions = await served_versions(args, client.protocol_version)
+        elif args.stdio:
+            versions = [client.protocol_version or MODERN_VERSION]
+        else:
+            versions = [MODERN_VERSION, *HANDSHAKE_VERSIONS]
         urls = [*([args.target] if is_url(args.target) else []), *(args.urls or ())]
         described = Described(info, client.instructions, tools)
         return server_card(described, name=args.card_name, urls=urls, versions=versions)
@@ -58,6 +66,42 @@ def inspect_server(args: argparse.Namespace, out: TextIO) -> int:
     card = read_server(args, describe)
     print(json.dumps(card, indent=2, ensure_ascii=False), file=out)
     return 0
+
+
+async def served_versions(args: argparse.Namespace, spoken: str | None) -> list[str]:
+    """Every revision the server at the URL `args.target` serves, newest first: 2026-07-28 when it answers
+    `server/discover` in it, and each handshake revision whose `initialize` it answers in that revision (the spec's
+    negotiation: a server that supports the version asked for MUST answer with it). `spoken` is the revision the
+    command's own client spoke, known already."""
+    from toolkit import Client, ProtocolError
+
+    headers = parse_headers(args.headers)
+    found: set[str | None] = {spoken}
+    if MODERN_VERSION not in found:
+        with contextlib.suppress(ProtocolError):  # an error or an HTTP status: not served in 2026-07-28
+            async with Client.http(args.target, headers=headers, protocol="2026-07-28"):
+                found.add(MODERN_VERSION)
+    for version in HANDSHAKE_VERSIONS:
+        if version not in found and await _answers_in(args.target, headers, version):
+            found.add(version)
+    return [version for version in (MODERN_VERSION, *HANDSHAKE_VERSIONS) if version in found]
+
+
+async def _answers_in(url: str, headers: dict[str, str], version: str) -> bool:
+    """Whether the server at `url` answers an `initialize` asking for handshake revision `version` in it."""
+    from toolkit import ProtocolError
+    from toolkit._transports.http import open_http  # a URL: the http extra is there (the client connected)
+
+    info = {"name": "toolkit", "version": __version__}
+    request = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+    try:
+        async with open_http(url, headers, _PROBE_TIMEOUT, None) as transport:
+            await transport.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": request}))
+            answer = json.loads(await transport.receive())
+    except (ProtocolError, ValueError):  # an HTTP status, or no JSON: not served in this revision
+        return False
+    result = answer.get("result") if isinstance(answer, dict) else None
+    return isinstance(result, dict) and result.get("protocolVersion") == version
 
 
 class Described(NamedTuple):

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__
-from toolkit._target import absolute_target
+from toolkit._target import absolute_target, is_file_target, source_folder
 
-from ._common import CommandError, load, say
+from ._common import CommandError, install_command, load, say
 
 __all__ = ["CLIENTS", "Runner", "config_path", "install_server", "server_entry"]
 
@@ -48,6 +48,7 @@ class _Client:
     key: str  # the top-level object the servers are in
     typed: bool  # whether an entry says "type": "stdio"
     project: str | None  # the project file, relative to the project folder (None: the client has none)
+    cwd: bool = False  # whether an entry can say the folder to start the server in ("cwd")
 
 
 CLIENTS: dict[str, _Client] = {
@@ -55,7 +56,7 @@ CLIENTS: dict[str, _Client] = {
     "claude-code": _Client("Claude Code", "mcpServers", typed=True, project=".mcp.json"),
     "cursor": _Client("Cursor", "mcpServers", typed=False, project=".cursor/mcp.json"),
     "vscode": _Client("VS Code", "servers", typed=True, project=".vscode/mcp.json"),
-    "gemini": _Client("Gemini CLI", "mcpServers", typed=False, project=".gemini/settings.json"),
+    "gemini": _Client("Gemini CLI", "mcpServers", typed=False, project=".gemini/settings.json", cwd=True),
     "mcp-json": _Client("mcp.json", "mcpServers", typed=False, project=None),
 }
 """The clients `toolkit install` knows, by the name given on the command line."""
@@ -115,7 +116,9 @@ class Runner:
     """Run `toolkit dev` (reloading as the files change) instead of `toolkit serve`."""
 
 
-def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runner = Runner()) -> dict[str, Any]:
+def server_entry(
+    client: str, target: str, *, env: dict[str, str], runner: Runner = Runner(), cwd: str | None = None
+) -> dict[str, Any]:
     """The entry that starts `target` over stdio, in the shape `client` documents.
 
     Args:
@@ -123,6 +126,7 @@ def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runne
         target: `path/to/file.py[:attr]` (made absolute here) or an importable module.
         env: Variables for the server's environment.
         runner: How the entry starts it: which interpreter, or uv, and `toolkit dev` or `toolkit serve`.
+        cwd: The folder the client starts the server in, for a client whose entries can say one.
     """
     dev = runner.dev
     serve = ["-m", "toolkit", "dev" if dev else "serve", absolute_target(target)]
@@ -136,6 +140,8 @@ def server_entry(client: str, target: str, *, env: dict[str, str], runner: Runne
     entry.update(command=command, args=args)
     if env:
         entry["env"] = env
+    if cwd is not None:
+        entry["cwd"] = cwd
     return entry
 
 
@@ -153,7 +159,8 @@ def install_server(args: argparse.Namespace) -> int:
     name = args.server_name or server.name
     uv = _uv() if args.uv or args.packages else None
     runner = Runner(python=args.python, uv=uv, packages=tuple(args.packages or ()), dev=args.dev)
-    entry = server_entry(args.client, args.target, env=env, runner=runner)
+    cwd = _working_directory(args.cwd, args.client, args.target)
+    entry = server_entry(args.client, args.target, env=env, runner=runner, cwd=cwd)
     if uv is None:
         _check_interpreter(args.python, dev=args.dev)
     spec = CLIENTS[args.client]
@@ -162,7 +169,7 @@ def install_server(args: argparse.Namespace) -> int:
         return 0
     path = config_path(args.client, project=args.project)
     before = _read(path, args.target)
-    config = json.loads(before) if before.strip() else {}
+    config = _parse(before) if before.strip() else {}
     if not isinstance(config, dict):
         raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
     servers = config.setdefault(spec.key, {})
@@ -183,6 +190,26 @@ def install_server(args: argparse.Namespace) -> int:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _working_directory(given: str | None, client: str, target: str) -> str | None:
+    """The folder the client is to start the server in, for a client whose entries can say one (Gemini CLI's `cwd`):
+    `--cwd`, else the file's folder, or for a module this folder, which it was imported from (as `python -m` does).
+    A client without one starts servers in a folder of its own choosing: `--cwd` is refused, not dropped."""
+    spec = CLIENTS[client]
+    if not spec.cwd:
+        if given is not None:
+            raise CommandError(
+                f"--cwd: {spec.title}'s configuration has no working directory for a server (it starts servers in a "
+                "folder of its own choosing); open files by absolute paths, such as Path(__file__).with_name(...)"
+            )
+        return None
+    if given is None:
+        return str(source_folder(target) if is_file_target(target) else Path.cwd())
+    folder = Path(given).resolve()
+    if not folder.is_dir():
+        raise CommandError(f"--cwd {given!r} is not a directory; nothing was written")
+    return str(folder)
 
 
 def _check_interpreter(python: str | None, *, dev: bool) -> None:
@@ -206,11 +233,13 @@ def _check_interpreter(python: str | None, *, dev: bool) -> None:
                 missing.append(name)
     if missing:
         shown = os.path.abspath(sys.executable) if python is None else python
-        # From this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet).
-        install = _toolkit_requirement().split("==")[0] + ("[reload]" if dev else "")
+        if python is None:  # this interpreter runs toolkit: the extra, the way toolkit is installed here
+            install = install_command("reload")
+        else:  # from this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet)
+            install = f"pip install '{_toolkit_requirement().split('==')[0]}{'[reload]' if dev else ''}'"
         raise CommandError(
             f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
-            f"{shown} -m pip install '{install}' (or --uv); nothing was written"
+            f"{shown} -m {install} (or --uv); nothing was written"
         )
 
 
@@ -219,7 +248,9 @@ def _dropped(old: Any, new: dict[str, Any]) -> str:
     if not isinstance(old, dict) or not isinstance(old.get("env"), dict):
         return ""
     gone = [key for key in old["env"] if key not in new.get("env", {})]
-    return f" (its env {', '.join(gone)} dropped: give --env again to keep them)" if gone else ""
+    if not gone:
+        return ""
+    return f" (its env {', '.join(gone)} dropped: give --env again to keep {'it' if len(gone) == 1 else 'them'})"
 
 
 def _toolkit_requirement() -> str:
@@ -260,7 +291,7 @@ def _read(path: Path, target: str) -> str:
         ) from exc
     if text.strip():
         try:
-            json.loads(text)
+            _parse(text)
         except ValueError as exc:
             if _without_comments(text) is not None:
                 raise CommandError(
@@ -286,15 +317,49 @@ def _without_comments(text: str) -> Any:
         return None
 
 
+class _Number(str):
+    """A JSON number that is not an integer, kept as written: as a float, `1e400` would be written back as
+    `Infinity` (not JSON) and `0.10000000000000001` as `0.1`."""
+
+
+def _parse(text: str) -> Any:
+    """The JSON of a configuration file, its numbers as written; `NaN` and `Infinity`, which Python reads but JSON
+    has not, are a ValueError."""
+    return json.loads(text, parse_float=_Number, parse_constant=_not_json)
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON value")
+
+
 def _dump(config: Any) -> str:
-    return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    """JSON as `json.dumps(indent=2, ensure_ascii=False)` writes it, the numbers `_parse` kept as they were read."""
+    return _json(config, "") + "\n"
+
+
+def _json(value: Any, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, _Number):
+        return str.__str__(value)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        return "[\n" + ",\n".join(inner + _json(v, inner) for v in value) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _write(path: Path, text: str) -> None:
     """Replace the file at once (a client reading it meanwhile sees the old one or the new one), keeping its mode.
-    A symbolic link (a file kept in a dotfiles folder) stays a link: the file it leads to is the one replaced."""
+    A symbolic link (a file kept in a dotfiles folder) stays a link: the file it leads to is the one replaced. A file
+    with other hard links is written in place instead: replacing it would leave its other names the old file."""
     path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        if path.exists() and path.stat().st_nlink > 1:
+            with path.open("r+", encoding="utf-8") as file:
+                file.write(text)
+                file.truncate()
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:

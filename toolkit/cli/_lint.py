@@ -9,12 +9,12 @@ import difflib
 import logging
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from toolkit import ProtocolError, Server
-from toolkit._lint import Finding, check_codes, lint, lint_definitions, location, measured_findings, select
+from toolkit import ProtocolError, Server, TextResourceContents
+from toolkit._lint import Finding, Page, check_codes, lint, lint_definitions, location, measured_findings, select
 
 from ._common import (
     CommandError,
@@ -25,11 +25,15 @@ from ._common import (
     json_object,
     load,
     mounted,
-    read_tools,
+    read_server,
     run,
     seconds,
+    tools_payload,
 )
 from ._output import findings_json, format_findings
+
+if TYPE_CHECKING:
+    from toolkit import Client
 
 __all__ = ["lint_tools"]
 
@@ -45,8 +49,8 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     if args.stdio or is_url(args.target):
-        tools = read_tools(args)
-        findings = lint_definitions(tools)
+        tools, pages = read_server(args, _tools_and_pages, apps=True)
+        findings = lint_definitions(tools, pages=pages)
     else:
         server = load(args.target)
         findings = mounted(server, lint)  # a gateway's mounted tools are listed once its upstreams are connected
@@ -61,6 +65,27 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     for note in unmeasured:
         print(f"toolkit lint: {note}", file=sys.stderr)
     return 1 if unmeasured or any(f.rule.level == "error" for f in kept) else 0
+
+
+async def _tools_and_pages(client: Client) -> tuple[list[dict[str, Any]], dict[str, Page] | None]:
+    """The tools, as an MCP Apps host lists them, and the server's `ui://` pages (None: it serves no resources)."""
+    tools = await tools_payload(client)
+    if "resources" not in client.capabilities:
+        return tools, None
+    pages: dict[str, Page] = {}
+    for resource in await client.list_resources():
+        uri = resource.get("uri")
+        if not (isinstance(uri, str) and uri.startswith("ui://")):
+            continue
+        with contextlib.suppress(ProtocolError):
+            contents = await client.read_resource(uri)
+            listed = (resource.get("_meta") or {}).get("ui") or {}
+            pages.update(
+                (uri, Page(item.text, (item.meta or {}).get("ui") or listed))  # the contents' _meta.ui first (spec)
+                for item in contents[:1]
+                if isinstance(item, TextResourceContents)
+            )
+    return tools, pages
 
 
 def _call_of(text: str) -> tuple[str, dict[str, Any]]:
@@ -78,24 +103,16 @@ def _codes(values: list[str] | None) -> list[str]:
 def _measure(
     args: argparse.Namespace, tools: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]]
 ) -> tuple[list[Finding], list[str]]:
-    """Call each tool once with the arguments given, refusing any that is not both read-only and idempotent: the
-    findings, and a note for each call that returned an error result (its size says nothing about a real result)."""
+    """Call each tool once with the arguments given, refusing any that is not read-only: the findings, and a note for
+    each call that returned an error result (its size says nothing about a real result)."""
     listed = {str(t.get("name")): t for t in tools}
     for name, _ in calls:
         if name not in listed:
             close = difflib.get_close_matches(name, list(listed), n=1)
             raise CommandError(f"--call: no tool named {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
-        hints = listed[name].get("annotations") or {}
-        missing = [
-            label
-            for key, label in (("readOnlyHint", "read-only"), ("idempotentHint", "idempotent"))
-            if hints.get(key) is not True
-        ]
-        if missing:
-            raise CommandError(
-                f"--call {name}: lint calls only tools marked read-only and idempotent; {name} is not marked "
-                f"{' or '.join(missing)}"
-            )
+        # The spec gives idempotentHint meaning only when readOnlyHint is false: a read-only tool repeats harmlessly.
+        if (listed[name].get("annotations") or {}).get("readOnlyHint") is not True:
+            raise CommandError(f"--call {name}: lint calls only tools marked read-only; {name} is not (readOnlyHint)")
 
     local = args.target.tools if isinstance(args.target, Server) else {}
     where = {name: location(local[name]) if name in local else None for name, _ in calls}

@@ -10,6 +10,7 @@ from typing import Any
 
 from toolkit import __version__
 from toolkit._lint import DEFAULT_BUDGET
+from toolkit._search import DEFAULT_THRESHOLD
 
 from ._commands import call_tool, check_tools, list_tools, serve_target, write_docs
 from ._dev import run_dev
@@ -17,11 +18,14 @@ from ._inspect import inspect_server
 from ._install import CLIENTS, install_server
 from ._lint import lint_tools
 from ._proxy import proxy_target
+from ._search import search_tools
 from ._tasks import task_command
 from ._typed_client import write_client
 
 __all__ = ["parse_arguments"]
 
+# The commands whose TARGET is the first of their words (none with --stdio), the rest what they act on.
+_WORDS_FIRST = (call_tool, search_tools)
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 
@@ -74,6 +78,16 @@ Only .py files under the folder reload it (--watch-ext adds a suffix); never
 the files its own output is redirected to.
 """
 
+_PREVIEW_EPILOG = """
+Opens http://127.0.0.1:PORT/ (in $BROWSER's browser, unless --no-open): the
+tools that have a page, each with a form for its arguments. A tool's page,
+/?tool=NAME&arguments=<JSON>, is rendered as a host renders it: a sandboxed
+iframe, the ui/initialize handshake, the tool's input and result, the page's
+own tool calls answered by the server. No network is used. With the reload
+extra, the page reloads when a .py, .html, .css or .js file under TARGET's
+folder changes. Needs the http extra (uvicorn).
+"""
+
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """The parsed command line; `args.run(args)` runs the subcommand. Usage errors exit with status 2."""
@@ -90,10 +104,10 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
         )
     parser = _parser()
     args, extra = parser.parse_known_args(args_list)
-    if extra and (args.run is not call_tool or any(word.startswith("-") for word in extra)):
+    if extra and (args.run not in _WORDS_FIRST or any(word.startswith("-") for word in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
-        args.words += extra  # key=value pairs given after an option such as --json
+        args.words += extra  # key=value pairs (a query's words) given after an option such as --json
     args.command = command
     _check_source(parser, args)
     _check_http_options(args)
@@ -112,7 +126,7 @@ def parse_size(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolkit",
-        description="Serve, list, call, document and check MCP tools.",
+        description="Serve, list, search, call, document and check MCP tools.",
         epilog=_EPILOG,
         formatter_class=_RAW,
     )
@@ -131,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
     _source(listing)
     listing.set_defaults(run=list_tools, name="list")
+    _search_options(commands)
     _call_options(
         commands.add_parser(
             "call",
@@ -319,8 +334,25 @@ def _loop_commands(commands: Any) -> None:
         metavar="SUFFIX",
         help="reload when a file with SUFFIX changes too, e.g. .toml (repeatable; default: .py files only)",
     )
+    dev.add_argument(
+        "--ui", action="store_true", help="preview the tools' MCP Apps in a browser instead (as toolkit preview)"
+    )
     _traceback_option(dev)
-    dev.set_defaults(run=run_dev, stdio=False, name="dev")
+    dev.set_defaults(run=_run_dev, stdio=False, name="dev", open=True)
+    preview = commands.add_parser(
+        "preview",
+        help="render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
+        epilog=_EPILOG + _PREVIEW_EPILOG,
+        formatter_class=_RAW,
+    )
+    preview.add_argument("target", metavar="TARGET")
+    preview.add_argument("--port", type=int, default=0, help="the port (default: 0, any free one)")
+    preview.add_argument("--host", default="127.0.0.1", help="the loopback address to listen on (default: 127.0.0.1)")
+    preview.add_argument(
+        "--no-open", dest="open", action="store_false", help="do not open a browser (default: open $BROWSER's)"
+    )
+    _traceback_option(preview)
+    preview.set_defaults(run=_run_preview, name="preview")
 
     install = commands.add_parser(
         "install",
@@ -342,6 +374,12 @@ def _install_options(install: argparse.ArgumentParser) -> None:
         "--project", action="store_true", help="write the project's file in this folder, not the user's"
     )
     install.add_argument("--python", metavar="PATH", help="the interpreter to run (default: this one, its venv's)")
+    install.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the folder the client starts the server in, where its entries can say one (gemini; default: the "
+        "file's folder)",
+    )
     install.add_argument("--uv", action="store_true", help="run the server with uv run --with mcp-toolkit ...")
     install.add_argument(
         "--with", dest="packages", action="append", metavar="PACKAGE", help="with uv: a package it needs (repeatable)"
@@ -352,6 +390,16 @@ def _install_options(install: argparse.ArgumentParser) -> None:
     install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
     _traceback_option(install)
     install.set_defaults(run=install_server, stdio=False, name="install")
+
+
+def _run_dev(args: argparse.Namespace) -> int:
+    return _run_preview(args) if args.ui else run_dev(args)
+
+
+def _run_preview(args: argparse.Namespace) -> int:
+    from ._preview import run_preview  # only when used: the preview loads the client and uvicorn
+
+    return run_preview(args)
 
 
 def _serving_options(parser: argparse.ArgumentParser) -> None:
@@ -430,15 +478,60 @@ def _tokens(text: str) -> int:
     return int(text)
 
 
+def _search_options(commands: Any) -> None:
+    search = commands.add_parser(
+        "search",
+        help="find the tools a tool search finds for a query, best first; exit 1 when none",
+        usage="toolkit search [options] TARGET QUERY ...\n"
+        "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
+        epilog=_EPILOG,
+        formatter_class=_RAW,
+    )
+    search.add_argument("words", nargs="+", metavar="WORD", help="TARGET (unless --stdio), then the query's words")
+    _reach(search)
+    search.add_argument("--limit", type=_positive_int, default=5, metavar="N", help="at most N tools (default: 5)")
+    search.add_argument(
+        "--threshold",
+        type=_share,
+        default=DEFAULT_THRESHOLD,
+        metavar="SCORE",
+        help=f"the least score a tool must reach, 0 to 1 (default: {DEFAULT_THRESHOLD:g}, as tool_search's)",
+    )
+    search.add_argument("--format", choices=("text", "json"), default="text")
+    search.set_defaults(run=search_tools, name="search", target=None)
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
 def _source(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", nargs="?", metavar="TARGET")
+    _reach(parser)
+
+
+def _reach(parser: argparse.ArgumentParser) -> None:
+    """How a command that reads a server's tools reaches it: --stdio, headers, the era, the timeout, the size."""
     parser.add_argument("--stdio", action="store_true", help="ask the server started by the command after --")
     _header_option(parser)
     parser.add_argument(
         "--protocol",
-        choices=("handshake", "2026-07-28"),
+        choices=("handshake", "2026-07-28", "auto"),
         default="handshake",
-        help="the protocol era to list tools in (default: handshake, what most clients speak)",
+        help="the protocol era to list tools in (default: handshake, what most clients speak; auto: 2026-07-28 when "
+        "the server offers it)",
     )
     parser.add_argument(
         "--timeout",
@@ -496,7 +589,7 @@ _HTTP_OPTIONS = {"host": "127.0.0.1", "port": 8000, "allowed_hosts": None, "work
 def _check_http_options(args: argparse.Namespace) -> None:
     """`serve` and `dev`: an option of the HTTP transport without --http is refused (it would be ignored), in one line
     as the commands' errors are; then the options take their defaults."""
-    if not hasattr(args, "http"):
+    if not hasattr(args, "http") or getattr(args, "ui", False):  # `dev --ui`: --host and --port are the preview's
         return
     for option, default in _HTTP_OPTIONS.items():
         if not hasattr(args, option):
@@ -518,9 +611,9 @@ def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if getattr(args, "stdio", False):
         if not args.command:
             parser.error("--stdio needs the server's command after --, e.g. --stdio -- python server.py")
-        if args.run is not call_tool and args.target is not None:
+        if args.run not in _WORDS_FIRST and args.target is not None:
             parser.error("give either TARGET or --stdio -- COMMAND, not both")
     elif args.command:
         parser.error("a command after -- needs --stdio")
-    elif args.run is not call_tool and args.target is None:
+    elif args.run not in _WORDS_FIRST and args.target is None:
         parser.error("TARGET is required (or --stdio -- COMMAND)")

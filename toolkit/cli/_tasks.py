@@ -28,7 +28,7 @@ __all__ = ["detached", "follow", "going_on", "refuse_detach", "resume_hint", "ru
 
 def resume_hint(task_id: str, args: argparse.Namespace) -> str:
     """How to pick the task up again: the `toolkit task` command for this target."""
-    target = "--stdio -- ..." if args.stdio else args.target if isinstance(args.target, str) else "TARGET"
+    target = "--stdio -- ..." if args.stdio else args.target
     return f"toolkit task result {task_id} {target}"
 
 
@@ -61,9 +61,15 @@ async def run_call(
 
 
 def going_on(args: argparse.Namespace) -> str:
-    """What to add when `toolkit call` stopped waiting for the task it started (none: nothing)."""
+    """What to add when `toolkit call` stopped waiting for the task it started (none: nothing). Only a server at a URL
+    outlives the command: one in this process, or started by it (`--stdio`), ends with it, and its tasks too."""
     started = getattr(args, "started", None)
-    return f"; task {started[0]} goes on: {resume_hint(started[0], args)}" if started else ""
+    if not started:
+        return ""
+    if is_url(args.target):
+        return f"; task {started[0]} goes on: {resume_hint(started[0], args)}"
+    where = "the server this command started (--stdio)" if args.stdio else "this process, which serves it"
+    return f"; task {started[0]} ends with {where}"
 
 
 @contextmanager

@@ -14,6 +14,7 @@ import json
 import keyword
 import re
 import textwrap
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -32,7 +33,7 @@ _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool
 _TOOLKIT_NAMES = ("CallToolResult", "Client", "OutputMismatchError", "ToolError")
 _RESERVED = {"self", "arguments", "result"}  # names the generated methods use themselves
 _METHODS = {"client", "_call", "_structured"}  # the class's own attributes
-_IMPORTED = {"annotations", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
+_IMPORTED = {"annotations", "json", "Any", "Literal", "cast", "NotRequired", "TypedDict", *_TOOLKIT_NAMES}
 
 
 @data_on_stdout
@@ -60,8 +61,9 @@ def render_client(tools: Sequence[Mapping[str, Any]], *, server: str, class_name
         server: The server's name, for the docstrings and the default class name.
         class_name: The client class's name (default: the server's name in CapWords, then `Client`).
     """
-    cls = class_name or (_camel(server) or "Tools") + "Client"
+    cls = class_name or _class_name(_camel(server) or "Tools") + "Client"
     module = _Module({cls, *_IMPORTED})
+    module.titles = _titles(tools)
     for tool in tools:  # a first pass names every type, so that no parameter shadows one in a method's body
         module.method(tool, set(_METHODS))
     taken = set(_METHODS)
@@ -83,6 +85,7 @@ def _head(module: _Module, server: str) -> list[str]:
         "",
         "from __future__ import annotations",
         "",
+        "import json",
         f"from typing import {', '.join(typing_names)}",
         "",
     ]
@@ -120,7 +123,12 @@ _CALLING = [
     "        return result",
     "",
     "    async def _structured(self, name: str, arguments: dict[str, Any], *, wrapped: bool = False) -> Any:",
-    "        content = (await self._call(name, arguments)).structured_content",
+    "        result = await self._call(name, arguments)",
+    "        content = result.structured_content",
+    "        if content is None and wrapped and not self.client.modern and result.text is not None:",
+    "            # A value that is not an object, from a tool whose outputSchema only 2026-07-28 lists: the handshake",
+    "            # era has it as JSON text alone.",
+    "            return json.loads(result.text)",
     "        if content is None:",
     '            raise OutputMismatchError(f"{name} has an outputSchema but returned no structuredContent")',
     '        # A value that is not an object comes as {"result": value} in the handshake era.',
@@ -139,6 +147,12 @@ class _Module:
         self.typing: set[str] = set()
         self.extensions: set[str] = set()
         self.casts = False
+        self.titles: dict[str, str] = {}
+        """The name each object's shape has of its own anywhere in the tools (`_titles`), whichever tool is first."""
+        self.refs: dict[tuple[int, str], str | None] = {}
+        """Each `$ref` of a schema (by the schema's id) as its annotation, `None` while it is being resolved: every
+        reference is resolved once, so a schema whose references branch back to themselves (`anyOf` of three
+        self-references) costs its size, not three to the power of the depth."""
 
     # -- methods -----------------------------------------------------------------------------------------------
 
@@ -215,7 +229,7 @@ class _Module:
             return "Any"
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            return self.type_of(_resolve(ref, root), root, _camel(ref.rsplit("/", 1)[-1]) or hint, depth + 1)
+            return self.referred(ref, root, hint, depth)
         values = [schema["const"]] if "const" in schema else schema.get("enum")
         all_of = schema.get("allOf")
         members = (
@@ -229,6 +243,28 @@ class _Module:
         if isinstance(members, list) and members and values is None:
             return _union([self.type_of(m, root, hint, depth + 1) for m in members])
         return self.plain(schema, root, hint, depth)
+
+    def referred(self, ref: str, root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The annotation of a `$ref`, resolved once per schema. Met again while it is being resolved (a recursive
+        type), it is the name its object got (a `TypedDict` refers to itself), or `Any` where Python has none."""
+        key = (id(root), ref)
+        target = _resolve(ref, root)
+        if key not in self.refs:
+            self.refs[key] = None
+            self.refs[key] = self.type_of(target, root, _camel(ref.rsplit("/", 1)[-1]) or hint, depth + 1)
+        return self.refs[key] or self.named(target)
+
+    def named(self, schema: Any) -> str:
+        """What a schema being resolved is called so far: its object's `TypedDict`, a union of what its members
+        are called, `None` for null; else `Any`."""
+        if not isinstance(schema, Mapping):
+            return "Any"
+        members = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(members, list) and members:
+            return _union([self.named(m) for m in members])
+        if schema.get("type") == "null":
+            return "None"
+        return self.shapes.get(_shape(schema), "Any")
 
     def plain(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
         """The annotation of a schema by its `type` (an object's properties make it one without `type`)."""
@@ -268,13 +304,10 @@ class _Module:
     def typed_dict(
         self, schema: Mapping[str, Any], properties: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
     ) -> str:
-        # Keyed on the object's own shape: the same model reached as a `$defs` entry and as a whole output is one.
-        shape = json.dumps(
-            {k: v for k, v in schema.items() if k not in ("$defs", "title")}, sort_keys=True, default=str
-        )
+        shape = _shape(schema)
         if shape in self.shapes:
             return self.shapes[shape]
-        name = self.claim(hint)
+        name = self.claim(self.titles.get(shape) or hint)
         self.shapes[shape] = name  # before the fields: a recursive schema refers to itself by this name
         self.extensions.add("TypedDict")
         required = set(schema.get("required") or ())
@@ -286,13 +319,15 @@ class _Module:
                 kind = f"NotRequired[{kind}]"
             fields.append((key, kind))
         description = schema.get("description") if isinstance(schema.get("description"), str) else None
-        if all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields):
+        if all(_is_name(key) for key, _ in fields):
             block = [f"class {name}(TypedDict):"]
             if description:
                 block += [*_docstring(description, 4), ""]
             block += [f"    {key}: {kind}" for key, kind in fields]
         else:  # keys that are not Python names: the functional form (quoted types, resolved lazily as annotations)
-            block = [f"{name} = TypedDict(", f"    {_literal(name)},", "    {"]
+            # ruff's UP013 would rewrite names it takes for Python's (`ﬁle`) into the class form, where they are not.
+            readable = all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields)
+            block = [f"{name} = TypedDict({'  # noqa: UP013' if readable else ''}", f"    {_literal(name)},", "    {"]
             block += [f"        {_literal(key)}: {_literal(kind)}," for key, kind in fields]
             block += ["    },", ")"]
         self.blocks.append(block)
@@ -333,6 +368,41 @@ class _Module:
 
 
 _NO_DEFAULT: Any = object()
+
+
+def _titles(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The name of each object shape that has one of its own somewhere in the tools' schemas: its `title` (a model's
+    class name, as pydantic writes it), else the `$defs` key it is kept under. A model several tools share is named
+    after itself, not after the first tool that happens to return it."""
+    named: dict[str, str] = {}
+    keyed: dict[str, str] = {}
+    stack: list[Any] = [[tool.get("inputSchema"), tool.get("outputSchema")] for tool in tools]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack += node
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        stack += list(node.values())
+        title = _camel(node["title"]) if isinstance(node.get("title"), str) else ""
+        if title and isinstance(node.get("properties"), Mapping) and node["properties"]:
+            named.setdefault(_shape(node), title)
+        defs = node.get("$defs")
+        for key, sub in defs.items() if isinstance(defs, Mapping) else ():
+            if isinstance(sub, Mapping) and isinstance(sub.get("properties"), Mapping) and _camel(str(key)):
+                keyed.setdefault(_shape(sub), _camel(str(key)))
+    return {**keyed, **named}
+
+
+def _shape(schema: Mapping[str, Any]) -> str:
+    """An object's own shape: the same model reached as a `$defs` entry and as a whole output is one."""
+    return json.dumps({k: v for k, v in schema.items() if k not in ("$defs", "title")}, sort_keys=True, default=str)
+
+
+def _is_name(key: str) -> bool:
+    """Whether `key` can be written as a name as it is: Python reads names in NFKC, so `ﬁle` would be `file`."""
+    return key.isidentifier() and not keyword.iskeyword(key) and unicodedata.normalize("NFKC", key) == key
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -456,8 +526,9 @@ def _method_doc(tool: Mapping[str, Any], params: list[tuple[str, str]]) -> str:
 
 
 def _identifier(name: str, taken: set[str], prefix: str) -> str:
+    """`name` made a Python name that none of `taken` is: `_snake` has made it one Python reads as written."""
     name = name or "value"
-    if name[0].isdigit():
+    if not name.isidentifier():  # a digit (or a mark) first
         name = prefix + name
     if keyword.iskeyword(name) or name in taken:
         name += "_"
@@ -467,9 +538,17 @@ def _identifier(name: str, taken: set[str], prefix: str) -> str:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"\W+", "_", name).strip("_")
+    """`name` in NFKC (as Python reads names: `ﬁle` is `file`, `x²` is `x2`), each run of characters a name cannot
+    hold made one `_`."""
+    text = unicodedata.normalize("NFKC", name)
+    return re.sub(r"\W+", "_", "".join(ch if ("_" + ch).isidentifier() else " " for ch in text)).strip("_")
 
 
 def _camel(name: str) -> str:
-    words = re.findall(r"[A-Za-z0-9]+", name)
+    words = re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKC", name))
     return "".join(w[:1].upper() + w[1:] for w in words)
+
+
+def _class_name(name: str) -> str:
+    """A CapWords name that Python accepts (`9lives` is `T9lives`, as `_Module.claim` names a type)."""
+    return name if name.isidentifier() else f"T{name}"

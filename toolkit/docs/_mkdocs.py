@@ -40,7 +40,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from toolkit import Client
+from toolkit import Client, Server
 from toolkit._server import definitions_only
 from toolkit._target import load_server
 
@@ -81,10 +81,11 @@ class ToolsPlugin(BasePlugin[ToolsConfig]):  # type: ignore[no-untyped-call]
         options = _options(match["options"], page)
         level = int(options.get("heading_level", self.config.heading_level))
         try:
-            tools = _list_tools(match["target"], base)
+            server = load_server(match["target"], base=base)
+            tools = _list_tools(server)
         except Exception as exc:
             raise PluginError(f"{page.file.src_uri}: toolkit-tools {match['target']}: {exc}") from exc
-        return render_markdown(tools, title=None, heading_level=level)
+        return render_markdown(tools, title=None, heading_level=level, local=server.tools)
 
 
 def _options(text: str, page: Page) -> dict[str, str]:
@@ -97,9 +98,7 @@ def _options(text: str, page: Page) -> dict[str, str]:
     return options
 
 
-def _list_tools(target: str, base: Path) -> list[dict[str, Any]]:
-    server = load_server(target, base=base)
-
+def _list_tools(server: Server) -> list[dict[str, Any]]:
     async def fetch() -> list[dict[str, Any]]:
         # The handshake era is what most clients see, and what `toolkit docs` shows by default.
         async with Client(server, protocol="handshake", lifespan=definitions_only) as client:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from toolkit import PROFILES
+from toolkit._definition.tool import Tool
 from toolkit._lint import Finding, lint_definitions
 from toolkit._profiles.adapter import adapt
 from toolkit._profiles.function_calling import envelope
@@ -27,6 +28,7 @@ __all__ = [
     "render_definitions",
     "render_json",
     "render_markdown",
+    "served_badges",
 ]
 
 #: A tool whose definition is estimated above this many tokens gets a warning.
@@ -100,7 +102,8 @@ def hints(tool: Mapping[str, Any]) -> list[Hint]:
 
 
 def badges(tool: Mapping[str, Any], *, mark_defaults: bool = True) -> list[str]:
-    """Short labels for the tool's hints, such as `read-only` or `destructive (default)`.
+    """Short labels for the tool's hints, such as `read-only` or `destructive (default)`, then whether a call may run
+    as a task (2025-11-25's `execution.taskSupport`: `task: optional`, `task: required`).
 
     `mark_defaults=False` gives the compact form for tables: no `(default)` marks, no `not read-only`.
     """
@@ -110,7 +113,20 @@ def badges(tool: Mapping[str, Any], *, mark_defaults: bool = True) -> list[str]:
             continue  # implied by the destructive and idempotent badges that follow
         label = hint.label if hint.value else _OPPOSITE[hint.label]
         out.append(f"{label} (default)" if mark_defaults and not hint.explicit else label)
+    execution = tool.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+    if support in ("optional", "required"):
+        out.append(f"task: {support}")
     return out
+
+
+def served_badges(tool: Tool[Any, Any] | None) -> list[str]:
+    """What a toolkit tool's server does around each call that no definition says: `confirm` (`confirm=`: the user
+    is asked first) and `timeout 5 s` (`timeout=`). None (a tool of another server) has none to show."""
+    if tool is None:
+        return []
+    out = ["confirm"] if tool.confirms else []
+    return out + ([f"timeout {tool.timeout:g} s"] if tool.timeout is not None else [])
 
 
 # -- Markdown --------------------------------------------------------------------------------------------------
@@ -226,6 +242,7 @@ def render_markdown(
     title: str | None = "Tools",
     heading_level: int = 1,
     findings: Sequence[Finding] | None = None,
+    local: Mapping[str, Tool[Any, Any]] | None = None,
 ) -> str:
     """A Markdown reference of `tools`: a summary, warnings, then one section per tool.
 
@@ -236,6 +253,8 @@ def render_markdown(
             level of each tool's heading.
         findings: The tools' `toolkit lint` findings, shown beside each tool; by default, those of the rules
             that read definitions (toolkit's own tools pass theirs, with what their code says and silences).
+        local: The toolkit tools by name, when the tools are this process's: what their server does around a
+            call that no definition says (`confirm=`, `timeout=`) is shown beside their hints.
     """
     found: dict[str, list[Finding]] = {}
     for finding in lint_definitions(tools) if findings is None else findings:
@@ -250,15 +269,17 @@ def render_markdown(
         f"(≈ {math.ceil(total / 4):,} tokens, estimated as characters / 4)."
     )
     out.append("")
+    served = {str(tool.get("name")): served_badges((local or {}).get(str(tool.get("name")))) for tool in tools}
     if tools:
-        out += [*_summary_table(tools, found), ""]
+        out += [*_summary_table(tools, found, served), ""]
     notes = warnings(tools)
     if notes:
         out += ["**Warnings**", ""]
         out += [f"- {note}" for note in notes]
         out.append("")
     for tool in tools:
-        out += _tool_section(tool, sub, found.get(str(tool.get("name")), []))
+        name = str(tool.get("name"))
+        out += _tool_section(tool, sub, found.get(name, []), served[name])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -267,15 +288,18 @@ def _lint_badge(findings: Sequence[Finding]) -> str:
     return code_span("lint: " + " ".join(sorted({f.rule.code for f in findings}))) if findings else ""
 
 
-def _summary_table(tools: Sequence[Mapping[str, Any]], found: Mapping[str, Sequence[Finding]]) -> list[str]:
+def _summary_table(
+    tools: Sequence[Mapping[str, Any]], found: Mapping[str, Sequence[Finding]], served: Mapping[str, Sequence[str]]
+) -> list[str]:
     titled = any(_display_title(tool) for tool in tools)
     body = []
     for tool in tools:
-        params = ", ".join(code_span(name) for name in (tool.get("inputSchema") or {}).get("properties") or {})
+        name = str(tool.get("name"))
+        params = ", ".join(code_span(param) for param in (tool.get("inputSchema") or {}).get("properties") or {})
         label = " ".join(
             [
-                *(code_span(b) for b in badges(tool, mark_defaults=False)),
-                _lint_badge(found.get(str(tool.get("name")), [])),
+                *(code_span(b) for b in [*badges(tool, mark_defaults=False), *served[name]]),
+                _lint_badge(found.get(name, [])),
             ]
         ).strip()
         title = [_cell(_display_title(tool) or "")] if titled else []
@@ -283,13 +307,13 @@ def _summary_table(tools: Sequence[Mapping[str, Any]], found: Mapping[str, Seque
     return _table(["Tool", *(["Title"] if titled else []), "Hints", "Parameters"], body)
 
 
-def _tool_section(tool: Mapping[str, Any], level: str, findings: Sequence[Finding]) -> list[str]:
+def _tool_section(tool: Mapping[str, Any], level: str, findings: Sequence[Finding], served: Sequence[str]) -> list[str]:
     name = str(tool.get("name"))
     title = _display_title(tool)
     out = [f"{level} `{name}`" + (f": {title}" if title else ""), ""]
     if tool.get("description"):
         out += [str(tool["description"]).strip(), ""]
-    out += ["**Hints:** " + " · ".join(code_span(b) for b in badges(tool)), ""]
+    out += ["**Hints:** " + " · ".join(code_span(b) for b in [*badges(tool), *served]), ""]
     if findings:
         out += ["**Lint:** " + " · ".join(f"{code_span(f.rule.code)} {_cell(f.message)}" for f in findings), ""]
     schema = tool.get("inputSchema") or {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -75,15 +76,16 @@ def _inline_bounds(schema: Mapping[str, Any]) -> str:
     return " " + ", ".join(parts).replace(", (", " (") if parts else ""
 
 
-def describe_type(schema: Any, *, bounds: bool = True) -> str:
+def describe_type(schema: Any, *, bounds: bool = True, fields: bool = False) -> str:
     """A readable type: `list[string]`, `integer ≥ 0`, `"a" | "b"`, `dict[string, number]`, `Node | null`.
 
     Objects with properties read as `object`; their fields are listed separately. `bounds=False` leaves out
-    the top level's own constraints (a table shows them in their own column).
+    the top level's own constraints (a table shows them in their own column). `fields=True` writes an object's
+    fields in it instead, for a one-line listing: `{name: string, color?: string}` (`?`: not required).
     """
     if not isinstance(schema, Mapping):
         return "nothing" if schema is False else "any"
-    combined = _describe_combination(schema, bounds=bounds)
+    combined = _describe_combination(schema, bounds=bounds, fields=fields)
     if combined is not None:
         return combined
     kind = schema.get("type")
@@ -92,16 +94,33 @@ def describe_type(schema: Any, *, bounds: bool = True) -> str:
     if not isinstance(kind, str):
         return "any"
     if kind == "array":
-        prefix = schema.get("prefixItems")
-        items = f"tuple[{', '.join(describe_type(item) for item in prefix)}]" if isinstance(prefix, list) else ""
-        return items or f"list[{describe_type(schema.get('items', True))}]"
+        return _describe_array(schema, fields=fields)
+    if kind == "object":
+        return _describe_object(schema, fields=fields)
+    return kind + (_inline_bounds(schema) if bounds else "")
+
+
+def _describe_array(schema: Mapping[str, Any], *, fields: bool) -> str:
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list):
+        return f"tuple[{', '.join(describe_type(item, fields=fields) for item in prefix)}]"
+    return f"list[{describe_type(schema.get('items', True), fields=fields)}]"
+
+
+def _describe_object(schema: Mapping[str, Any], *, fields: bool) -> str:
+    """`object`, its fields with `fields=True` (`{name: string, color?: string}`), or a map's `dict[string, T]`."""
+    properties = schema.get("properties")
     extra = schema.get("additionalProperties")
-    if kind == "object" and not schema.get("properties") and isinstance(extra, Mapping) and extra:
-        return f"dict[string, {describe_type(extra)}]"
-    return kind + (_inline_bounds(schema) if bounds and kind != "object" else "")
+    if fields and isinstance(properties, Mapping) and properties:
+        required = set(schema.get("required") or ())
+        listed = (f"{k}{'' if k in required else '?'}: {describe_type(v, fields=True)}" for k, v in properties.items())
+        return "{" + ", ".join(listed) + "}"
+    if not properties and isinstance(extra, Mapping) and extra:
+        return f"dict[string, {describe_type(extra, fields=fields)}]"
+    return "object"
 
 
-def _describe_combination(schema: Mapping[str, Any], *, bounds: bool) -> str | None:
+def _describe_combination(schema: Mapping[str, Any], *, bounds: bool, fields: bool) -> str | None:
     """The readable form of `$ref`, `const`, `enum`, `anyOf`/`oneOf`, one-item `allOf` and type lists."""
     ref = schema.get("$ref")
     if isinstance(ref, str):
@@ -111,13 +130,13 @@ def _describe_combination(schema: Mapping[str, Any], *, bounds: bool) -> str | N
         return " | ".join(json.dumps(v, ensure_ascii=False) for v in values) or "nothing"
     branches = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(branches, list):
-        return " | ".join(_dedupe(describe_type(branch) for branch in branches))
+        return " | ".join(_dedupe(describe_type(branch, fields=fields) for branch in branches))
     if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
         merged = {k: v for k, v in schema.items() if k != "allOf"}
-        return describe_type({**schema["allOf"][0], **merged}, bounds=bounds)
+        return describe_type({**schema["allOf"][0], **merged}, bounds=bounds, fields=fields)
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " | ".join(describe_type({**schema, "type": k}, bounds=bounds) for k in kind)
+        return " | ".join(describe_type({**schema, "type": k}, bounds=bounds, fields=fields) for k in kind)
     return None
 
 
@@ -184,8 +203,27 @@ def _example(schema: Any, defs: Mapping[str, Any], depth: int) -> Any:
 
 
 def _example_string(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> str:
+    described = _described_example(schema)
+    if described is not None:
+        return described
     text = _FORMAT_EXAMPLES.get(schema.get("format", ""), "example").ljust(schema.get("minLength", 0), "x")
     return text[: schema["maxLength"]] if "maxLength" in schema else text
+
+
+# "such as `(2 + 3) * 4`", "e.g. `Lisbon`", "for example `a.txt`": the example a description gives in code.
+_GIVEN_IN_TEXT = re.compile(r"(?:\be\.g\.,?|\bsuch as|\bfor example,?)\s+`([^`]+)`", re.IGNORECASE)
+
+
+def _described_example(schema: Mapping[str, Any]) -> str | None:
+    """The example a string's description gives in code (`such as `(2 + 3) * 4``), if it fits the length bounds:
+    a better example than a made-up `"example"`, which an expression, a query or a path would refuse."""
+    description = schema.get("description")
+    found = _GIVEN_IN_TEXT.search(description) if isinstance(description, str) else None
+    if found is None or "format" in schema or "pattern" in schema:
+        return None
+    text = found.group(1)
+    fits = schema.get("minLength", 0) <= len(text) <= schema.get("maxLength", len(text))
+    return text if fits else None
 
 
 def _example_array(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> list[Any]:

@@ -18,9 +18,11 @@ from toolkit import (
     RootsOption,
     SampleRequest,
     TaskInfo,
+    TextResourceContents,
     ToolDefinition,
 )
 from toolkit import ProtocolMode as ProtocolChoice
+from toolkit._protocol.meta import UI_KEY
 
 from ._scripts import ElicitationScript, SamplingScript, Scripted
 from ._snapshots import Tools, as_server
@@ -71,6 +73,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         trace: Collect each call's OpenTelemetry spans in [`spans`][toolkit.testing.ToolTester.spans] (needs
             `opentelemetry-sdk`): the server and the client trace to an in-memory exporter while the tester is open.
             See [observability](observability.md#testing).
+        apps: Declare MCP Apps, as a host that renders tools' pages does (default), so that
+            [`ui`][toolkit.testing.ToolTester.ui] reads a tool's page and app-only tools can be called; `False` tests
+            what a text-only client gets. See [MCP Apps](apps.md#testing).
 
     Example:
         ```python
@@ -100,6 +105,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         sampling_tools: bool = True,
         roots: RootsOption | None = None,
         trace: bool = False,
+        apps: bool = True,
     ) -> None:
         self.server = as_server(target)
         """The server under test."""
@@ -123,6 +129,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         self._lifespan = lifespan
         self._sampling_tools = sampling_tools
         self._roots = roots
+        self._apps = apps
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None
@@ -147,6 +154,7 @@ class ToolTester(AbstractContextManager["ToolTester"]):
                     sampling_tools=self._sampling_tools,
                     roots=self._roots,
                     tracer_provider=tracer_provider,
+                    apps=self._apps,
                 )
             )
             stack.enter_context(portal.wrap_async_context_manager(client))
@@ -199,7 +207,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         if (old is None) != (new is None) and self._client is not None:
             raise ValueError(
                 f"the client declared its capabilities when the tester opened: {kind}= cannot change between None "
-                "and a script inside `with`; pass it to ToolTester(...)"
+                f"and a script inside `with`; pass it to ToolTester(..., {kind}=...), or, for the toolkit_tester "
+                f"fixture, give it with the toolkit_{kind} fixture (override it, or "
+                f'@pytest.mark.parametrize("toolkit_{kind}", [...]))'
             )
         return new
 
@@ -243,6 +253,22 @@ class ToolTester(AbstractContextManager["ToolTester"]):
                 return definition
         names = ", ".join(repr(t.name) for t in tools) or "none"
         raise LookupError(f"no tool named {name!r}; the server has: {names}")
+
+    def ui(self, name: str) -> TextResourceContents:
+        """The MCP App page of the tool called `name`, read as a host reads it: the URI its `_meta.ui.resourceUri`
+        names, then `resources/read` (`text` is the HTML, `meta["ui"]` its CSP, permissions, domain and border).
+
+        Raises:
+            LookupError: the server has no such tool, or the tool has no page.
+        """
+        meta = self.tool(name).meta or {}
+        ui = meta.get(UI_KEY)
+        uri = ui.get("resourceUri") if isinstance(ui, dict) else None
+        if not isinstance(uri, str):
+            raise LookupError(f"the tool {name!r} has no MCP App page (no _meta.ui.resourceUri)")
+        [contents] = self.portal.call(self.client.read_resource, uri)
+        assert isinstance(contents, TextResourceContents), f"{uri} is not text: {contents!r}"
+        return contents
 
     def call(self, name: str, /, **arguments: Any) -> CallToolResult:
         """Call the tool `name` with keyword arguments and return its result.
