@@ -19,7 +19,7 @@ from toolkit import Client, Server
 pytestmark = pytest.mark.anyio
 
 SDK_SERVER = [sys.executable, str(Path(__file__).resolve().parent.parent / "interop" / "sdk_server.py")]
-TIMEOUT = 30
+TIMEOUT = 60  # one test, to its end; a probe of an SDK server in `auto` alone waits 10 s of its silence
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("add", {"a": 2, "b": 3}),
     ("point", {"x": 1, "y": 2}),

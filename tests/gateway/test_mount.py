@@ -57,7 +57,10 @@ async def test_results_come_back_as_the_upstream_sent_them_in_either_era(upstrea
         ("weather", {"city": "Oslo"}),
         ("fail", {"reason": "no"}),
     ]
-    async with Client(gateway(upstream), protocol=protocol) as client, Client(gateway_upstream()) as direct:
+    async with (
+        Client(gateway(upstream), protocol=protocol) as client,
+        Client(gateway_upstream(), protocol=protocol) as direct,
+    ):
         for name, arguments in calls:
             assert wire(await client.call_tool(name, arguments)) == wire(await direct.call_tool(name, arguments))
         bad = await client.call_tool("add", {"a": "x", "b": 1})

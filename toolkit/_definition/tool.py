@@ -666,12 +666,17 @@ def forwarded(
     as one JSON object (the upstream checks them against its own schema), and the wire result `forward` returns is
     sent as it is. Everything else a call goes through (middleware, timeouts, the filter, tasks) is a local tool's."""
     made: Tool[..., Any] = Tool(forward, {"name": definition.name, "task": task})
-    made.definition = definition
-    made.output_schema = definition.output_schema
+    schema = definition.output_schema
+    # A 2026-07-28 upstream may declare any JSON Schema and send any JSON value (SEP-2106): only 2026-07-28 lists such
+    # a schema, and a 2025-11-25 client gets the result without a structuredContent its revision cannot carry.
+    made.bare_output = schema is not None and schema.get("type") != "object"
+    made.definition = definition.model_copy(update={"output_schema": None}) if made.bare_output else definition
+    made.output_schema = schema
     made._validator = _AS_ARGUMENTS
     made._param_names = []
     made._json_params = {}
-    made._wire = _sent_as_is
+    made._wire = _without_bare_structured
+    made._modern_wire = _sent_as_is
     made._wraps_result = False
     made.forwards = True
     return made
@@ -683,6 +688,13 @@ def _as_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _sent_as_is(value: dict[str, Any]) -> dict[str, Any]:
     return value
+
+
+def _without_bare_structured(value: dict[str, Any]) -> dict[str, Any]:
+    """A forwarded result for a 2025-11-25 client: structuredContent only when it is an object."""
+    if "structuredContent" not in value or isinstance(value["structuredContent"], dict):
+        return value
+    return {key: item for key, item in value.items() if key != "structuredContent"}
 
 
 # Any JSON object, handed on whole as `arguments`: a forwarded tool's arguments are its upstream's to check.
