@@ -1,4 +1,14 @@
+import signal
+
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The Ctrl-C tests send SIGINT to the processes they start, which inherit this one's handling of it: a suite
+    # started in the background by a script (`cmd &` in a non-interactive shell, nohup) ignores SIGINT, and its
+    # children would too (the servers never stopped: the tests hung). Ctrl-C is Python's KeyboardInterrupt again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["asyncio", "trio"])
