@@ -11,6 +11,7 @@ before the measured call (the sync tool's body) is not seen: `threading.setprofi
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import sys
@@ -18,6 +19,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import anyio
@@ -69,9 +71,24 @@ def _profile(seen: set[str], skip: str | None) -> Any:
         module = ".".join(relative.with_suffix("").parts)
         if module.split(".", 1)[0] == skip:
             return
-        seen.add(f"{module}:{getattr(code, 'co_qualname', code.co_name)}")
+        seen.add(f"{module}:{_qualname(code)}")
 
     return hook
+
+
+_QUALNAMES: dict[CodeType, str] = {}
+
+
+def _qualname(code: CodeType) -> str:
+    """The qualified name of a code object's function (`Posts._read`, not `_read`): `co_qualname` since Python
+    3.11; on 3.10, the `__qualname__` of the function, coroutine or generator that runs it (found once per code
+    object among its referrers), so that the names, and the count of distinct names, are the same on 3.10."""
+    if sys.version_info >= (3, 11):
+        return code.co_qualname
+    if code not in _QUALNAMES:
+        names = {owner.__qualname__ for owner in gc.get_referrers(code) if hasattr(owner, "__qualname__")}
+        _QUALNAMES[code] = names.pop() if len(names) == 1 else code.co_name
+    return _QUALNAMES[code]
 
 
 def count(name: str, backend: str, era: str) -> set[str]:

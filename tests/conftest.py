@@ -1,6 +1,7 @@
 import functools
 import os
 import re
+import signal
 from collections import defaultdict
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -9,6 +10,14 @@ from typing import Any
 import pytest
 import wire
 from redis_server import redis_server, redis_url  # noqa: F401  (fixtures: one Redis for the session, a db a test)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The Ctrl-C tests send SIGINT to the processes they start, which inherit this one's handling of it: a suite
+    # started in the background by a script (`cmd &` in a non-interactive shell, nohup) ignores SIGINT, and its
+    # children would too (the servers never stopped: the tests hung). Ctrl-C is Python's KeyboardInterrupt again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -33,10 +33,11 @@ if TYPE_CHECKING:
     from toolkit._gateway.mount import MountOptions, UpstreamTarget
     from toolkit._http.app import HttpApp, HttpOptions
 
-__all__ = ["Lifespan", "Server", "definitions_only", "serve_process"]
+__all__ = ["Lifespan", "Server", "definitions_only", "run_main", "serve_process"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 """What `Server(lifespan=...)` takes: called with the server, it gives an async context manager whose value
@@ -436,7 +437,7 @@ def serve_process(
     watch = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if watch else None
     try:
-        anyio.run(server._serve_stdio_until_terminated, watch, backend=backend)
+        run_main(server._serve_stdio_until_terminated, watch, backend=backend)
     except StartupError:
         raise
     except BaseException as exc:
@@ -456,6 +457,26 @@ def serve_process(
             stuck,
             "" if stuck == 1 else "s",
         )
+
+
+def run_main(fn: Callable[..., Awaitable[T]], *args: Any, backend: Literal["asyncio", "trio"] = "asyncio") -> T:
+    """`anyio.run(fn, *args)` as a process's main (`Server.run`, the `toolkit` command): Ctrl-C ends it with
+    `KeyboardInterrupt` on every Python, once the cleanup it cancelled has run.
+
+    On asyncio, anyio's runner turns the first SIGINT into a cancellation of the main task and raises
+    `KeyboardInterrupt` when that task has ended, knowing the cancellation for its own by `Task.uncancel()`, which
+    Python 3.11 added: on 3.10 the main task's `CancelledError` escapes instead (anyio 4.x; asyncio's own runner
+    falls back where anyio's does not). Nothing but that handler cancels the main task from outside, so on 3.10
+    that `CancelledError` is the Ctrl-C.
+    """
+    if backend != "asyncio" or sys.version_info >= (3, 11):
+        return anyio.run(fn, *args, backend=backend)
+    import asyncio  # what anyio.run is about to load
+
+    try:
+        return anyio.run(fn, *args, backend=backend)
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
 
 
 class _Stoppable:

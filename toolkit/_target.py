@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -221,8 +222,24 @@ def _user_frame(exc: BaseException) -> str:
         path = frame.filename
         if path.startswith("<") or any(path.startswith(root + os.sep) for root in library if root):
             continue
-        found = f" ({_shown(path)}, line {frame.lineno})"
+        line = _decorator_line(path, frame.lineno) if isinstance(exc, ToolDefinitionError) else frame.lineno
+        found = f" ({_shown(path)}, line {line})"
     return found
+
+
+def _decorator_line(path: str, line: int | None) -> int | None:
+    """The line of the decorator that made a definition fail, as Python 3.11 reports it: 3.10 names the `def` below
+    it, so there the line is the definition's first decorator (where the function starts: its `co_firstlineno`)."""
+    if sys.version_info >= (3, 11) or line is None:
+        return line
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return line
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno == line:
+            return node.decorator_list[0].lineno if node.decorator_list else line
+    return line
 
 
 def _shown(path: str) -> str:

@@ -285,6 +285,8 @@ def test_a_form_is_shaped_for_2025_06_18() -> None:
 def test_form_of_refuses_what_is_not_a_form() -> None:
     with pytest.raises(TypeError, match="pydantic model"):
         form_of(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pydantic model, .*not list\[int\]"):  # a class on 3.10 (isinstance type)
+        form_of(list[int])
     with pytest.raises(ElicitationSchemaError, match="flat fields"):
         Form(int)
 

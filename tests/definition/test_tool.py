@@ -11,7 +11,18 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-from toolkit import CallToolResult, Context, Server, TextContent, Tool, ToolDefinitionError, ToolError, tool
+from toolkit import (
+    Audio,
+    CallToolResult,
+    Context,
+    Image,
+    Server,
+    TextContent,
+    Tool,
+    ToolDefinitionError,
+    ToolError,
+    tool,
+)
 
 
 def wire(tool_obj: Tool[..., Any]) -> dict[str, Any]:
@@ -162,6 +173,20 @@ def test_structured_true_without_a_return_annotation_is_a_definition_error() -> 
     with pytest.raises(ToolDefinitionError) as caught:
         tool(structured=True)(nothing)
     assert caught.value.problems == ["structured=True needs a return annotation describing JSON data"]
+
+
+@pytest.mark.parametrize("annotation", [Image, list[Image], list[Image | TextContent], tuple[Image, Audio]])
+def test_content_return_types_are_content_not_json_data_parametrized_generics_too(annotation: Any) -> None:
+    # On Python 3.10 `list[Image]` passed for a class (`isinstance(list[Image], type)`) and got an output schema of
+    # Image's fields.
+    def media() -> None:
+        return None
+
+    media.__annotations__["return"] = annotation
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(structured=True)(media)
+    assert caught.value.problems == ["structured=True needs a return annotation describing JSON data"]
+    assert tool(media).definition.output_schema is None
 
 
 def test_string_annotations_and_types_from_the_enclosing_function_resolve() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import types
 import typing
 import weakref
 from collections.abc import Mapping, Sequence
@@ -227,7 +228,8 @@ def form_of(schema: type[T] | Form[T] | Mapping[str, Any]) -> Form[T]:
         return schema
     if isinstance(schema, Mapping):
         return Form(schema)
-    if not isinstance(schema, type):
+    # `list[int]` is no class, though Python 3.10 says it is an instance of `type`.
+    if isinstance(schema, types.GenericAlias) or not isinstance(schema, type):
         raise TypeError(
             f"an elicitation schema is a pydantic model, a dataclass, a TypedDict, a Form or a requestedSchema dict, "
             f"not {schema!r}"

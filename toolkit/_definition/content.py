@@ -19,7 +19,7 @@ from toolkit._errors import OutputMismatchError
 from toolkit._protocol.types import CONTENT_TYPES, AudioContent, CallToolResult, ImageContent, TextContent
 
 from .schema import OutputSchema, is_object_like, output_schema
-from .signature import first_sentence, type_name
+from .signature import first_sentence, is_class, type_name
 
 __all__ = [
     "Audio",
@@ -345,7 +345,7 @@ def _plain_or_structured(value: Any) -> CallToolResult:
 
 def _is_content_type(annotation: Any) -> bool:
     plain = (*CONTENT_TYPES, CallToolResult, Image, Audio)
-    if isinstance(annotation, type):
+    if is_class(annotation):
         return issubclass(annotation, plain)
     origin = get_origin(annotation)
     if origin in (list, typing.Union, types.UnionType, tuple):

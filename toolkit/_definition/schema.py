@@ -33,7 +33,7 @@ from toolkit._jsonschema import (
     merge_defs,
 )
 
-from .signature import Param, cache_key, first_sentence, type_name
+from .signature import Param, cache_key, first_sentence, is_class, type_name
 
 __all__ = [
     "OutputSchema",
@@ -132,7 +132,7 @@ def is_object_like(annotation: Any) -> bool:
     origin = get_origin(annotation)
     if origin is typing.Annotated:
         return is_object_like(get_args(annotation)[0])
-    if isinstance(annotation, type):
+    if is_class(annotation):
         if issubclass(annotation, pydantic.BaseModel) or dataclasses.is_dataclass(annotation):
             return True
         if annotation is dict or annotation is Mapping:  # bare, like `typing.Dict`: `dict[Any, Any]`

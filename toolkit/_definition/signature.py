@@ -8,7 +8,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, get_args, get_origin
+from typing import Any, TypeGuard, get_args, get_origin
 
 import pydantic
 import pydantic_core
@@ -366,9 +366,16 @@ def _annotated(annotation: Any, metadata: Sequence[Any]) -> Any:
     return typing.Annotated[args]
 
 
+def is_class(annotation: object) -> TypeGuard[type[Any]]:
+    """A class, not a parametrized generic such as `list[int]` or `collections.abc.Callable[[], int]`: on Python
+    3.10 those pass `isinstance(..., type)` (their `__class__` is forwarded to the origin's; 3.11 stopped that), so
+    that `list[Image]` would be taken for the class `list`, and named `list`."""
+    return isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias)
+
+
 def type_name(annotation: Any) -> str:
     """A short, readable name for an annotation, for error messages."""
-    if isinstance(annotation, type):
+    if is_class(annotation):
         return annotation.__name__
     return repr(annotation).replace("typing.", "").replace("collections.abc.", "")
 

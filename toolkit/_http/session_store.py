@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class SqliteSessionStore:
         self._db: sqlite3.Connection | None = None
         self._pid = 0
         self._inherited: sqlite3.Connection | None = None
+        self._closer: weakref.finalize[[sqlite3.Connection, int], SqliteSessionStore] | None = None
         # Fail at startup, not at the first DELETE; closed at once so that no connection outlives a fork.
         self._open().close()
 
@@ -143,6 +145,9 @@ class SqliteSessionStore:
             # connection across a fork"): it is kept aside, untouched, and this process opens its own.
             self._inherited = self._db
             self._db, self._pid = self._open(), pid
+            # The store opened it, so the store closes it, when it is collected or at exit if nobody called close()
+            # (Python 3.13 warns of a connection collected open): in this process only, never a forked child.
+            self._closer = weakref.finalize(self, _close_in, self._db, pid)
         return self._db
 
     def end(self, key: str, expires: float) -> None:
@@ -162,8 +167,14 @@ class SqliteSessionStore:
             return self._connection().execute("SELECT 1 FROM ended WHERE key = ?", (key,)).fetchone() is not None
 
     def close(self) -> None:
-        """Close this process's connection (the next call opens a new one)."""
+        """Close this process's connection (the next call opens a new one). A store that is collected, or still
+        open at exit, closes its connection itself."""
         with self._lock:
-            if self._db is not None and self._pid == os.getpid():
-                self._db.close()
-            self._db = None
+            if self._closer is not None:
+                self._closer()  # closes it once, in the process that opened it
+            self._db = self._closer = None
+
+
+def _close_in(db: sqlite3.Connection, pid: int) -> None:
+    if os.getpid() == pid:
+        db.close()

@@ -24,7 +24,7 @@ import pydantic
 
 from toolkit import ConnectionClosedError, Lifespan, MessageError, ProtocolError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
-from toolkit._server import Server, definitions_only
+from toolkit._server import Server, definitions_only, run_main
 from toolkit._target import TargetError, load_server, load_target
 
 if TYPE_CHECKING:
@@ -231,11 +231,12 @@ def seconds(value: float) -> str:
 
 
 def run(fn: Callable[[], Awaitable[T]]) -> T:
-    """`anyio.run(fn)`, with the one error from inside a task group raised as itself, and the connection's
-    failures (the server exited, a reply too large) turned into a `CommandError`."""
+    """`anyio.run(fn)` (Ctrl-C a `KeyboardInterrupt` on every Python), with the one error from inside a task group
+    raised as itself, and the connection's failures (the server exited, a reply too large) turned into a
+    `CommandError`."""
     try:
         try:
-            return anyio.run(fn)
+            return run_main(fn)
         except Exception as exc:
             inner: BaseException = exc
             while isinstance(getattr(inner, "exceptions", None), tuple) and len(inner.exceptions) == 1:  # type: ignore[attr-defined]
