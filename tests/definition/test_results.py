@@ -605,6 +605,11 @@ def maybe_count() -> int | None:
     return None
 
 
+@tool
+def blocks() -> list[Any]:
+    return [TextContent(text="a chart:"), Image(data=PNG, mime_type="image/png")]
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
 async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_in_2026_07_28_alone(
@@ -612,8 +617,9 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
 ) -> None:
     """SEP-2106: in 2026-07-28 `outputSchema` may be any JSON Schema and `structuredContent` any JSON value; the
     handshake era allows objects alone there, so its clients get the value as text, as before. A string stays text
-    (it is its text already), and a type that admits null gets no schema (null could not be told from none)."""
-    server = Server("bare", tools=[count, names, title, maybe_count])
+    (it is its text already), a type that admits null gets no schema (null could not be told from none), and nor does
+    one that holds `Any` (`list[Any]`: what it holds decides, content blocks included)."""
+    server = Server("bare", tools=[count, names, title, maybe_count, blocks])
     with anyio.fail_after(10):
         async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
             listed = {
@@ -634,6 +640,7 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
         "names": strings if modern else None,
         "title": None,
         "maybe_count": None,
+        "blocks": None,
     }
     structured = {"count": 3, "names": ["ada", "grace"]} if modern else {}
     assert results == {
@@ -645,6 +652,13 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
         },
         "title": {"content": [{"type": "text", "text": "Notes"}], "isError": False},
         "maybe_count": {"content": [], "isError": False},
+        "blocks": {
+            "content": [
+                {"type": "text", "text": "a chart:"},
+                {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"},
+            ],
+            "isError": False,
+        },
     }
 
 

@@ -314,17 +314,28 @@ def bare_output(annotation: Any, *, inline: bool) -> OutputSchema | None:
     only objects there, so its clients get the value as text, as before.
 
     None for a string (its text block is the value already: a long text is not sent twice), for a type that admits
-    null (a null `structuredContent` cannot be told from none), for a type that says nothing (`Any`), and for one
-    with no JSON schema (its value decides, as without an annotation).
+    null (a null `structuredContent` cannot be told from none), for a type that says nothing of some part of the
+    value (`Any`, `list[Any]`: it may hold content blocks), and for one with no JSON schema (its value decides, as
+    without an annotation).
     """
     try:
         output = output_schema(annotation, inline=inline)
     except Exception:
         return None
     raw = output.raw
-    if not raw or raw.get("type") == "string" or _admits_null(raw):
+    if raw.get("type") == "string" or _admits_null(raw) or _holds_any(raw):
         return None
     return OutputSchema(output.adapter, raw, raw, False)
+
+
+def _holds_any(schema: dict[str, Any]) -> bool:
+    """Whether some part of the value is `Any` (an empty schema: `list[Any]`): what it holds decides at run time,
+    content blocks included (a list of text, images and resources is the result's content, not a JSON value)."""
+    if not schema:
+        return True
+    parts = [schema.get("items"), schema.get("additionalProperties")]
+    parts += [*(schema.get("anyOf") or ()), *(schema.get("oneOf") or ()), *(schema.get("prefixItems") or ())]
+    return any(isinstance(part, dict) and _holds_any(part) for part in parts)
 
 
 def _admits_null(schema: dict[str, Any]) -> bool:
