@@ -335,6 +335,7 @@ async def _main() -> None:
 def _serve_http() -> None:
     """`python tasks_peer.py --http`: the peer as a 2026-07-28 endpoint on 127.0.0.1, on a port the system picks,
     announced on stderr as `toolkit serve --http` does (tests/served.py waits for that line)."""
+    import signal
     import socket
 
     import uvicorn
@@ -346,6 +347,9 @@ def _serve_http() -> None:
     port = listening.getsockname()[1]
     print(f"toolkit: serving on http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
     server = uvicorn.Server(uvicorn.Config(peer.asgi, log_level="warning", lifespan="off", interface="asgi3"))
+    # uvicorn raises the SIGTERM that stopped it again once it has shut down, with the handler it found: a no-op
+    # here, so the peer exits 0 as every server does under tests/served.py (toolkit serve --http does likewise).
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     server.run(sockets=[listening])
 
 

@@ -220,14 +220,8 @@ def _uvicorn_server(
 ) -> Any:
     """A uvicorn server for `app` (an HttpApp) that gives calls in flight the server's `shutdown_grace` when it is
     stopped, raises `ServeError` when the lifespan fails, and says when it has started and stopped."""
-    uvicorn = _uvicorn()
     grace = app.server.shutdown_grace
-    # uvicorn cancels the requests still open once its timeout ends: a moment after the grace, so that the calls the
-    # app stopped at the grace have written their "Server shutting down" answers.
-    config = uvicorn.Config(
-        app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace + _ANSWERING_SECONDS
-    )
-    base: Any = uvicorn.Server
+    base: Any = _uvicorn().Server
 
     class Server(base):  # type: ignore[misc]
         async def startup(self, sockets: Any = None) -> None:
@@ -272,7 +266,15 @@ def _uvicorn_server(
             for task in list(self.server_state.tasks):
                 task.cancel()
 
-    return Server(config)
+    return Server(_config(app, log_level))
+
+
+def _config(app: Any, log_level: str) -> Any:
+    """uvicorn's configuration for `app`. uvicorn cancels the requests still open once its graceful shutdown ends: a
+    moment after the app's grace, so that the calls the app stopped at the grace have written their "Server shutting
+    down" answers."""
+    grace = app.server.shutdown_grace + _ANSWERING_SECONDS
+    return _uvicorn().Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace)
 
 
 # -- several workers ----------------------------------------------------------------------------------------------

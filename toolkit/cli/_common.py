@@ -264,7 +264,7 @@ def _malformed(exc: pydantic.ValidationError) -> str:
 def install_command(extra: str) -> str:
     """The pip command that adds toolkit's `extra` to this environment, the way toolkit is installed in it: an
     editable install stays editable (`pip install '.[reload]'` in the clone would replace it with a copy), a copy of a
-    clone comes from that clone, and otherwise the package from the index."""
+    clone comes from that clone, and otherwise from a clone of toolkit (the package is not on the index yet)."""
     import importlib.metadata  # only here: on an error path
 
     try:
@@ -273,7 +273,7 @@ def install_command(extra: str) -> str:
         source = None
     url = source.get("url") if isinstance(source, dict) else None
     if not isinstance(url, str) or not url.startswith("file:") or not isinstance(source.get("dir_info"), dict):
-        return f"pip install 'mcp-toolkit[{extra}]'"
+        return f"pip install '.[{extra}]' in a clone of toolkit"
     import urllib.request
 
     folder = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
