@@ -16,6 +16,7 @@ from toolkit import (
     AudioContent,
     CallToolResult,
     Client,
+    ContentBlock,
     EmbeddedResource,
     Image,
     ImageContent,
@@ -610,6 +611,11 @@ def blocks() -> list[Any]:
     return [TextContent(text="a chart:"), Image(data=PNG, mime_type="image/png")]
 
 
+@tool
+def typed_blocks() -> list[ContentBlock]:
+    return [TextContent(text="a chart:"), ImageContent(data=base64.b64encode(PNG).decode(), mime_type="image/png")]
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
 async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_in_2026_07_28_alone(
@@ -619,7 +625,7 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
     handshake era allows objects alone there, so its clients get the value as text, as before. A string stays text
     (it is its text already), a type that admits null gets no schema (null could not be told from none), and nor does
     one that holds `Any` (`list[Any]`: what it holds decides, content blocks included)."""
-    server = Server("bare", tools=[count, names, title, maybe_count, blocks])
+    server = Server("bare", tools=[count, names, title, maybe_count, blocks, typed_blocks])
     with anyio.fail_after(10):
         async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
             listed = {
@@ -641,8 +647,16 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
         "title": None,
         "maybe_count": None,
         "blocks": None,
+        "typed_blocks": None,
     }
     structured = {"count": 3, "names": ["ada", "grace"]} if modern else {}
+    chart = {
+        "content": [
+            {"type": "text", "text": "a chart:"},
+            {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"},
+        ],
+        "isError": False,
+    }
     assert results == {
         "count": {"content": [{"type": "text", "text": "3"}], **_given(structured, "count"), "isError": False},
         "names": {
@@ -652,13 +666,8 @@ async def test_a_value_that_is_not_an_object_gets_its_own_schema_and_goes_bare_i
         },
         "title": {"content": [{"type": "text", "text": "Notes"}], "isError": False},
         "maybe_count": {"content": [], "isError": False},
-        "blocks": {
-            "content": [
-                {"type": "text", "text": "a chart:"},
-                {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"},
-            ],
-            "isError": False,
-        },
+        "blocks": chart,
+        "typed_blocks": chart,
     }
 
 

@@ -104,6 +104,7 @@ async def test_the_official_sdk_client_fails_at_once_when_the_server_stops_past_
                     tg.start_soon(call)
                     await anyio.to_thread.run_sync(served.wait_for, f"{tool}: started")
                     served.process.terminate()
+        served.process.wait(timeout=wire.TIMEOUT)  # stopped by that one SIGTERM: `close` must not send a second
     finally:
         served.close()
 

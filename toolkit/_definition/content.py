@@ -359,6 +359,8 @@ def _is_content_type(annotation: Any) -> bool:
     if is_class(annotation):
         return issubclass(annotation, plain)
     origin = get_origin(annotation)
+    if origin is typing.Annotated:  # ContentBlock: the union of the content types, with its discriminator
+        return _is_content_type(get_args(annotation)[0])
     if origin in (list, typing.Union, types.UnionType, tuple):
         args = [a for a in get_args(annotation) if a is not Ellipsis]
         return bool(args) and all(_is_content_type(a) for a in args)
