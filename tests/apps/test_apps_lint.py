@@ -3,6 +3,7 @@ page can call (TK702), a page and a tool that do not meet (TK703)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -163,3 +164,27 @@ def test_toolkit_check_reports_a_tool_gone_app_only_as_breaking_and_a_page_as_co
         ("breaking", "now-app-only", "rows", "now app-only: the model can no longer call it"),
         ("compatible", "page-changed", "table", "page moved from ui://a to ui://b"),
     ]
+
+
+@pytest.mark.parametrize("how", ["module", "stdio"])
+def test_toolkit_check_reports_the_pages_problems_beside_the_changes(tmp_path: Path, how: str) -> None:
+    module = tmp_path / "charts.py"
+    module.write_text(CHART_MODULE, encoding="utf-8")
+    target = [str(module)] if how == "module" else ["--stdio", "--", sys.executable, str(module)]
+
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "toolkit", "check", *args, *target]
+        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60)
+
+    written = check("--write", "tools.json")
+    checked = check("--against", "tools.json")
+    as_json = check("--against", "tools.json", "--format", "json")
+
+    assert written.returncode == 0, written.stderr
+    # No change since the snapshot, and yet an error: the page loads a script from an origin its CSP does not declare.
+    assert checked.returncode == 1, checked.stderr
+    assert checked.stdout.startswith("No changes.\n")
+    assert "TK701" in checked.stdout
+    assert "ui://c/p loads https://cdn.example.org/x.js from https://cdn.example.org" in checked.stdout
+    report = json.loads(as_json.stdout)
+    assert (as_json.returncode, report["breaking"], [f["code"] for f in report["pages"]]) == (1, 0, ["TK701"])

@@ -45,7 +45,8 @@ from ._common import (
     seconds,
     target_first,
 )
-from ._output import ProgressBar, format_problems, print_result, print_table, problems_json
+from ._lint import page_findings
+from ._output import ProgressBar, format_findings, format_problems, print_result, print_table, problems_json
 from ._prompt import TerminalPrompt
 from ._tasks import detached, going_on, refuse_detach, run_call, tasks_ended
 
@@ -165,7 +166,8 @@ def write_docs(args: argparse.Namespace, out: TextIO) -> int:
 
 @data_on_stdout
 def check_tools(args: argparse.Namespace, out: TextIO) -> int:
-    """`toolkit check`: report changes since a snapshot (1 if any breaks), or write one."""
+    """`toolkit check`: report changes since a snapshot and the problems of the tools' MCP Apps pages (1 if a
+    change breaks or a page has an error), or write a snapshot."""
     if args.profile:
         return _check_profiles(args, out)
     tools = read_tools(args)
@@ -174,17 +176,22 @@ def check_tools(args: argparse.Namespace, out: TextIO) -> int:
         print(f"wrote {len(tools)} tool{'' if len(tools) == 1 else 's'} to {args.write}", file=sys.stderr)
         return 0
     changes = compare(_read_snapshot(Path(args.against)), tools)
+    pages = page_findings(args)  # what a host would trip on in the tools' MCP Apps pages
     if args.format == "json":
         breaking = sum(c.severity == "breaking" for c in changes)
-        report = {
+        report: dict[str, Any] = {
             "breaking": breaking,
             "compatible": len(changes) - breaking,
             "changes": [c.to_json() for c in changes],
         }
+        if pages:  # a server without a page problem keeps the report it always had
+            report["pages"] = [f.to_json() for f in pages]
         print(json.dumps(report, indent=2, ensure_ascii=False), file=out)
     else:
         out.write(format_changes(changes))
-    return 1 if any(c.severity == "breaking" for c in changes) else 0
+        out.write(format_findings(pages, len(tools)) if pages else "")
+    failed = any(c.severity == "breaking" for c in changes) or any(f.rule.level == "error" for f in pages)
+    return 1 if failed else 0
 
 
 def _local_tools(args: argparse.Namespace) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from ._output import findings_json, format_findings
 if TYPE_CHECKING:
     from toolkit import Client
 
-__all__ = ["lint_tools"]
+__all__ = ["lint_tools", "page_findings"]
 
 
 @data_on_stdout
@@ -65,6 +65,16 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     for note in unmeasured:
         print(f"toolkit lint: {note}", file=sys.stderr)
     return 1 if unmeasured or any(f.rule.level == "error" for f in kept) else 0
+
+
+def page_findings(args: argparse.Namespace) -> list[Finding]:
+    """What lint finds of the command's server's MCP Apps pages (TK701-TK703): `toolkit check` reports them too."""
+    if args.stdio or is_url(args.target):
+        tools, pages = read_server(args, _tools_and_pages, apps=True)
+        found = lint_definitions(tools, pages=pages)
+    else:
+        found = mounted(load(args.target), lint)
+    return [finding for finding in found if finding.rule.code.startswith("TK7")]
 
 
 async def _tools_and_pages(client: Client) -> tuple[list[dict[str, Any]], dict[str, Page] | None]:
