@@ -5,20 +5,16 @@ server sends when called directly, progress goes through, and a cancelled call l
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from test_interop_sdk import SDK_SERVER, sdk_http_url  # noqa: F401  (the SDK server, and its HTTP app as a fixture)
 
 from toolkit import Client, Server
 
 pytestmark = pytest.mark.anyio
 
-SDK_SERVER = [sys.executable, str(Path(__file__).resolve().parent.parent / "interop" / "sdk_server.py")]
 TIMEOUT = 60  # one test, to its end; a probe of an SDK server in `auto` alone waits 10 s of its silence
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("add", {"a": 2, "b": 3}),
@@ -31,19 +27,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 def wire(result: Any) -> dict[str, Any]:
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     return dumped
-
-
-@pytest.fixture
-def sdk_http_url() -> Iterator[str]:
-    process = subprocess.Popen([*SDK_SERVER, "--http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=TIMEOUT)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 @pytest.mark.parametrize("upstream_era", ["auto", "handshake"])
@@ -81,7 +64,7 @@ async def test_a_cancelled_call_of_an_sdk_server_leaves_the_gateway_serving() ->
 
 
 @pytest.mark.parametrize("upstream_era", ["auto", "handshake"])
-async def test_an_sdk_server_over_http_is_served_through_the_gateway(sdk_http_url: str, upstream_era: Any) -> None:
+async def test_an_sdk_server_over_http_is_served_through_the_gateway(sdk_http_url: str, upstream_era: Any) -> None:  # noqa: F811
     gateway = Server("gateway")
     gateway.mount(sdk_http_url, protocol=upstream_era)
     reports: list[float] = []
