@@ -30,6 +30,7 @@ import anyio
 import anyio.to_thread
 
 from toolkit import Client, ProtocolError, Server
+from toolkit._http.response import plain
 from toolkit._target import source_folder
 from toolkit._version import __version__
 
@@ -230,9 +231,7 @@ def _from_this_machine(scope: Scope) -> bool:
 
 
 async def _respond(send: Send, status: int, content_type: str, body: bytes) -> None:
-    headers = [(b"content-type", content_type.encode()), (b"cache-control", b"no-store")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await plain(send, status, body, [(b"content-type", content_type.encode()), (b"cache-control", b"no-store")])
 
 
 _STYLE = """
