@@ -14,14 +14,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import hops
 
-MAX_FUNCTIONS = 12
-MAX_MODULES = 5
+# Issue 39's one pipeline (2026-12-07): 12 in 5 -> 22 in 9. The connection answers (`_respond`) apart from routing and
+# running the handler (`_handle`); `tools/call` is the pipeline's (`pipeline.py`: `ToolCalls._call`, `_run`); the run
+# level every call shares, a task's too (`running.run_call`); the era stamps the result (`eras.py`); the outbox is a
+# module of its own; and the copies inlined to save a hop are undone (a message is checked by `check_message`, a
+# request admitted by `_admit`, the outbox writes through `_write`). Each is a concept of its own module, not inlined
+# to meet the figure (issue 39).
+MAX_FUNCTIONS = 22
+MAX_MODULES = 9
 
 
 @pytest.mark.parametrize("backend", hops.BACKENDS)
 @pytest.mark.parametrize("name", hops.TOOLS)
 @pytest.mark.parametrize("era", hops.ERAS)
-def test_one_tools_call_runs_at_most_12_toolkit_functions_in_at_most_5_modules(
+def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modules(
     era: str, name: str, backend: str
 ) -> None:
     functions = hops.count(name, backend, era)
@@ -45,13 +51,15 @@ def test_one_tools_call_runs_at_most_12_toolkit_functions_in_at_most_5_modules(
 # 43-44 in 17, 65 in 17 and 78 in 19; 2026-12-06 a 2025-11-25 Context call that only notifies in its request's task
 # (64 in 17 -> 38 in 15); 2026-12-07 no asking for a Context that is only told, one session check, Direct beside
 # the session's table (38 in 15 -> 30 in 12, 34-35 in 13 -> 28-29 in 11, 24-25 in 13 -> 22-23 in 11).
+# 2026-12-07 issue 39's pipeline, eras and outbox (the in-memory path's): 21-23 in 10-11 -> 26-28 in 13-14, 29-30 in
+# 11-12 -> 34-35 in 14-15.
 HTTP_MAX = {
-    ("modern", "add"): (21, 10),
-    ("handshake", "add"): (23, 11),
-    ("modern", "add_context"): (29, 11),
-    ("handshake", "add_context"): (30, 12),
+    ("modern", "add"): (26, 13),
+    ("handshake", "add"): (28, 14),
+    ("modern", "add_context"): (34, 14),
+    ("handshake", "add_context"): (35, 15),
 }
-CORE_MODULES = {"add": 5, "add_context": 6}
+CORE_MODULES = {"add": 8, "add_context": 9}
 HTTP_MODULES = 6
 
 

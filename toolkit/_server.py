@@ -21,7 +21,6 @@ from typing_extensions import ParamSpec, Unpack
 
 from toolkit._definition.options import with_defaults
 from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
-from toolkit._engine import middleware
 from toolkit._engine.connection import Connection
 from toolkit._engine.registry import Registry, ServerOptions
 from toolkit._engine.threads import running_calls
@@ -183,7 +182,6 @@ class Server(Registry):
         **options: Unpack[ServerOptions],
     ) -> None:
         super().__init__(name, lifespan, options)
-        self.tasks.run_tool = middleware.run_tool  # a task's call goes through the middleware, as a plain call does
         for t in tools:
             self.add_tool(t)
 

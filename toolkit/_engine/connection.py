@@ -14,13 +14,11 @@ answer that ends the request, or not): a transport that routes per request (HTTP
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,18 +28,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import pydantic
 
-from toolkit._asking.asking import AskedCall, Asker
-from toolkit._asking.mrtr import Suspend
-from toolkit._definition.middleware import Request
-from toolkit._definition.tool import CallSettings, call_tool
-from toolkit._definition.ui import speaks_apps
-from toolkit._errors import (
-    ConnectionClosedError,
-    MessageError,
-    ProtocolError,
-    URLElicitationRequired,
-)
-from toolkit._identity import current_identity
+from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._matcher import RequestMatcher
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -49,7 +36,6 @@ from toolkit._protocol.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
     check_message,
     decode,
     encode,
@@ -57,24 +43,21 @@ from toolkit._protocol.jsonrpc import (
     is_valid_id,
     shutting_down,
 )
-from toolkit._protocol.meta import (
-    CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
-    LOG_LEVEL_KEY,
-    SERVER_INFO_KEY,
-    SUBSCRIPTION_KEY,
-    VERSION_KEY,
-)
+from toolkit._protocol.meta import SUBSCRIPTION_KEY, VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
 from toolkit._transports.base import MessageKind, RoutingTransport
 
 from . import methods, middleware
 from .context import Context
-from .session import LOG_LEVELS, LogLevel, SessionState
+from .eras import HANDSHAKE, STATELESS, Era
+from .handlers import Handler, Handlers
+from .outbox import Outbox, routes
+from .pipeline import NO_SESSION, Closer, Incoming, Outlet
+from .session import LogLevel, SessionState
 from .telemetry import SERVER_SESSION_DURATION, Served, network_of, sender_attributes
 
 if TYPE_CHECKING:
-    from toolkit._definition.tool import Tool
+    from toolkit._asking.asking import Asker
     from toolkit._transports.base import Transport
 
     from .registry import Registry
@@ -87,14 +70,7 @@ ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goe
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen", "tasks/result"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _UNSCOPED = contextlib.nullcontext()
-# Where the notifications of a request answered in its caller's task go (`Connection.answer`'s `sink`): set for that
-# task only, so that one connection answers many requests at once, each on its own response.
-_SINK: contextvars.ContextVar[Callable[[str], Awaitable[None]] | None] = contextvars.ContextVar(
-    "toolkit_answer_sink", default=None
-)
 _OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
-
-Handler = Callable[[Any, dict[str, Any], "SessionState"], Awaitable[Any]]
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -109,135 +85,6 @@ def _client_info(info: Any) -> Implementation | None:
         return Implementation.model_validate(info)
     except pydantic.ValidationError:
         return None
-
-
-#: Whether a transport's type implements `RoutingTransport`: worked out once per type (a runtime protocol check is
-#: slow, and HTTP makes a connection per request).
-routes: Callable[[type], bool] = functools.cache(lambda kind: issubclass(kind, RoutingTransport))
-
-
-class _Outbox:
-    """The messages of one connection on their way out, in order, bounded; a writer task hands them to the transport.
-
-    Putting a message never waits for the peer to read, only for room, so the connection's reader goes on reading
-    while the peer is slow (JSON-RPC lets a client write all its requests before it reads a reply) and stops only
-    when the outbox is full. The bounds are high-water marks, so that a message of any size fits: the outbox holds
-    at most `max_messages` messages, and `max_bytes` characters of JSON plus one message. Each message travels with
-    the id of the request it relates to and its kind, for a `RoutingTransport`.
-    """
-
-    __slots__ = (
-        "_empty",
-        "_lock",
-        "_max_bytes",
-        "_max_messages",
-        "_queue",
-        "_ready",
-        "_room",
-        "_send_related",
-        "_size",
-        "_transport",
-        "_writing",
-    )
-
-    def __init__(self, transport: Transport, max_messages: int, max_bytes: int) -> None:
-        self._transport = transport
-        # The optional per-request route of the transport contract (`RoutingTransport`), checked once.
-        self._send_related: Callable[[str, Any, MessageKind], Awaitable[None]] | None = (
-            cast("RoutingTransport", transport).send_related if routes(type(transport)) else None
-        )
-        self._queue: deque[tuple[str, Any, MessageKind]] = deque()
-        self._size = 0  # characters queued; a message counts until the transport has taken all of it
-        self._max_messages = max_messages
-        self._max_bytes = max_bytes
-        self._writing = False  # a message is being handed to the transport (by the writer or by `send`)
-        self._lock = anyio.Lock(fast_acquire=True)  # FIFO among the producers waiting for room
-        self._ready: anyio.Event | None = None  # the writer waits for work
-        self._room: anyio.Event | None = None  # producers and the reader wait for room
-        self._empty: anyio.Event | None = None  # end of input waits for everything to be written
-
-    @property
-    def full(self) -> bool:
-        return len(self._queue) >= self._max_messages or self._size >= self._max_bytes
-
-    async def wait_for_room(self) -> None:
-        while self.full:
-            if self._room is None:
-                self._room = anyio.Event()
-            await self._room.wait()
-
-    async def put(self, text: str, related: Any, kind: MessageKind = MessageKind.MESSAGE) -> None:
-        """Queue `text` behind everything put before it, once there is room (uncontended: without a checkpoint)."""
-        async with self._lock:
-            await self.wait_for_room()
-            self._queue.append((text, related, kind))
-            self._size += len(text)
-            self._wake()
-
-    async def send(self, text: str, related: Any, kind: MessageKind = MessageKind.MESSAGE) -> None:
-        """Write `text` now if nothing is ahead of it, else `put` it: a task that may wait for the peer saves the
-        writer a wake-up (a tenth of an in-memory call). Never from the connection's reader, nor from inside a
-        cancel scope of a call (a cancelled write could leave half a line on a byte stream).
-        """
-        if self._writing or self._queue or self._lock.locked():
-            await self.put(text, related, kind)
-            return
-        self._writing = True
-        try:  # `_write`, inlined: this is every call's reply
-            if self._send_related is not None:
-                await self._send_related(text, related, kind)
-            else:
-                await self._transport.send(text)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            logger.debug("dropped a message: the transport is closed")
-        finally:
-            self._writing = False
-            if self._queue or self._empty is not None:
-                self._wake()
-
-    async def flush(self) -> None:
-        """Wait until the transport has taken every message put so far, and those waiting for room."""
-        while self._queue or self._writing or self._lock.locked():
-            self._empty = anyio.Event()
-            await self._empty.wait()
-
-    async def run(self) -> None:
-        """Hand the queued messages to the transport, one at a time, until cancelled."""
-        queue = self._queue
-        while True:
-            while self._writing or not queue:
-                self._ready = anyio.Event()
-                await self._ready.wait()
-            text, related, kind = queue[0]
-            self._writing = True
-            try:
-                await self._write(text, related, kind)
-            finally:
-                self._writing = False
-            queue.popleft()
-            self._size -= len(text)
-            if self._room is not None and not self.full:
-                self._room.set()
-                self._room = None
-            self._wake()
-
-    async def _write(self, text: str, related: Any, kind: MessageKind) -> None:
-        try:
-            if self._send_related is not None:
-                await self._send_related(text, related, kind)
-            else:
-                await self._transport.send(text)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            logger.debug("dropped a message: the transport is closed")
-
-    def _wake(self) -> None:
-        if self._queue:
-            if self._ready is not None and not self._writing:
-                self._ready.set()
-                self._ready = None
-        elif self._empty is not None and not self._writing:
-            self._empty.set()
-            self._empty = None
 
 
 class Connection:
@@ -270,9 +117,7 @@ class Connection:
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self.in_flight: dict[Any, anyio.CancelScope] = {}
         self.listeners: set[Any] = set()
-        self._outbox = _Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
-        self._modern_info = server.server_info(MODERN_VERSION)
-        self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
+        self._outbox = Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
         self._idle = anyio.Event()
         self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
         self._closed = False  # input has ended: requests to the client can get no answer
@@ -282,33 +127,14 @@ class Connection:
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
         # its own, unique beyond this connection.
         self._requests = RequestMatcher("client", request_ids)
-        # ping and logging/setLevel exist only in the handshake era; discover and listen only in 2026-07-28.
-        # With tool search (`Server(tool_search=...)`), tools/list and tools/call go through the search first.
-        searched = self.server.search is not None
-        tools_call = self._searched_call if searched else self._tools_call
-        tools_list = self._searched_list if searched else self._tools_list
-        self._handshake_methods: dict[str, Handler] = {
-            "tools/call": tools_call,
-            "tools/list": tools_list,
+        # The method table: the registry's answers (`handlers.py`) and this connection's own; each era serves the
+        # methods it has (`eras.py`).
+        self._handlers: dict[str, Handler] = {
+            **Handlers(server).table(),
             "ping": self._ping,
             "logging/setLevel": self._set_level,
-            "tasks/get": self._tasks_get,
-            "tasks/result": self._tasks_result,
-            "tasks/list": self._tasks_list,
-            "tasks/cancel": self._tasks_cancel,
-            "resources/list": self._resources_list,
-            "resources/read": self._resources_read,
-        }
-        self._modern_methods: dict[str, Handler] = {
-            "tools/call": tools_call,
-            "tools/list": tools_list,
-            "server/discover": self._discover,
             "subscriptions/listen": self._listen,
-            "tasks/get": self._tasks_get,
-            "tasks/update": self._tasks_update,
-            "tasks/cancel": self._tasks_cancel,
-            "resources/list": self._resources_list,
-            "resources/read": self._resources_read,
+            "tasks/result": self._tasks_result,
         }
 
     @property
@@ -349,7 +175,7 @@ class Connection:
         decoded = routes(type(transport))  # it hands over the messages it decoded to route them
         receive = cast("RoutingTransport", transport).receive_message if decoded else transport.receive
         while True:
-            if outbox._queue and outbox.full:  # a peer that does not read: stop reading until it does
+            if outbox.queued and outbox.full:  # a peer that does not read: stop reading until it does
                 await outbox.wait_for_room()
             try:
                 text = await receive()
@@ -426,38 +252,16 @@ class Connection:
         await self._outbox.put(_notification(method, params), related)
 
     async def _on_message(self, message: dict[str, Any]) -> None:
-        request_id = message.get("id")
-        method = message.get("method")
-        # The common case, a well-formed request, checked inline; anything else goes through `check_message`.
-        if not (
-            (type(request_id) is int or type(request_id) is str)
-            and type(method) is str
-            and message.get("jsonrpc") == "2.0"
-            and type(message.get("params", {})) is dict
-        ):
-            problem = check_message(message)
-            if problem is not None:
-                await self._send(problem)
-            elif "method" not in message:
-                self._on_response(message)
-            elif "id" not in message:
-                await self._on_notification(message)
-            else:  # a valid request after all (params null, say)
-                await self._on_request(message)
-            return
-        # `_on_request`, inlined for the common case: a call that `_admit` would admit (the hop figure counts a call).
-        in_flight = self.in_flight
-        if (
-            method in _LONG_RUNNING
-            and request_id not in in_flight
-            and len(in_flight) < self.server.max_concurrent_requests
-            and not self._stopping
-        ):
-            scope = self.in_flight[request_id] = anyio.CancelScope()
-            assert self._tg is not None
-            self._tg.start_soon(self._respond, message, scope)
-            return
-        await self._on_request(message)
+        """One message from the client: a request, a notification, or a response to a request of ours."""
+        problem = check_message(message)
+        if problem is not None:
+            await self._send(problem)
+        elif "method" not in message:
+            self._on_response(message)
+        elif "id" not in message:
+            await self._on_notification(message)
+        else:
+            await self._on_request(message)
 
     def _admit(self, request_id: Any, method: str) -> anyio.CancelScope | dict[str, Any] | None:
         """The admission rule: the error response of a request refused, the counted scope of a call admitted in
@@ -499,11 +303,7 @@ class Connection:
         requests of many sessions: it keeps no request's state).
         """
         replies: list[tuple[str, MessageKind]] = []
-        token = _SINK.set(sink)
-        try:
-            await self._respond(message, None, replies, session)
-        finally:
-            _SINK.reset(token)
+        await self._respond(message, None, replies, session, _to_sink(sink) if sink is not None else None)
         return replies[0] if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
@@ -516,61 +316,70 @@ class Connection:
         scope: anyio.CancelScope | None,
         collect: list[tuple[str, MessageKind]] | None = None,
         session: SessionState | None = None,
+        notify: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None,
     ) -> None:
-        """Answer one request: find its era and handler, run it, and write (or, in a batch, collect) the reply. With
-        a `scope`, a call in flight (cancellable, counted until the outbox has its reply: calls whose replies wait
-        for room, from a client that does not read, stay bounded too)."""
-        request_id, method, text = message["id"], message["method"], None
-        result: Any = None  # stays None when the call is cancelled (its scope swallows the cancellation)
+        """Answer one request: run its handler (`_handle`), and write (or, in a batch or for `answer`, collect) the
+        reply. With a `scope`, a call in flight (cancellable, counted until the outbox has its reply: calls whose
+        replies wait for room, from a client that does not read, stay bounded too)."""
+        request_id, text, result = message["id"], None, None
         # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
-        served = self._served(message, session) if self.server.telemetry is not None else None
+        span = self._span(message, session) if self.server.telemetry is not None else None
         try:
-            try:
-                with scope if scope is not None else _UNSCOPED:
-                    params: dict[str, Any] = message.get("params") or {}
-                    handler, state = self._route(method, params, session or self._session)
-                    result = await (
-                        handler(request_id, params, state)
-                        if not self.server.middleware
-                        else middleware.run_method(self.server, handler, message, state)
-                    )
-            except ProtocolError as exc:
-                text = encode({"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()})
-            except Exception:
-                logger.exception("internal error while handling %r", method)
-                text = encode(error_response(request_id, INTERNAL_ERROR, "Internal error"))
-            else:
-                # None: cancelled, or a subscription that ended; a str: JSON text prepared ahead (tools/list).
-                try:
-                    text = (
-                        None
-                        if result is None
-                        else f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}'
-                        if type(result) is str
-                        else encode({"jsonrpc": "2.0", "id": request_id, "result": result})
-                    )
-                except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
-                    result = None  # the answer is an error
-                    logger.exception("cannot encode the result of %r", method)
-                    text = encode(
-                        error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
-                    )
+            with scope if scope is not None else _UNSCOPED:  # a cancelled call leaves `text` None
+                text, result = await self._handle(message, session or self._session, notify)
             if text is None or (scope is not None and scope.cancel_called):
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
-            if collect is not None:  # a batch's reply, or `answer`'s
+            if collect is not None:
                 collect.append((text, kind))
             else:  # from the reader, `put`: it must not wait for the peer
                 await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
         finally:
-            if served is not None:
-                served.end(result, text)
-            if scope is not None:
+            if span is not None:
+                span.end(result, text)
+            if scope is not None:  # a call in flight has answered, or ended cancelled
                 self.in_flight.pop(request_id, None)
                 if not self.in_flight:
                     self._idle.set()
 
-    def _served(self, message: dict[str, Any], session: SessionState | None = None) -> Served:
+    async def _handle(
+        self,
+        message: dict[str, Any],
+        session: SessionState | None,
+        notify: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None,
+    ) -> tuple[str | None, Any]:
+        """Route a request to its era's handler and run it (through the server's middleware, if any): the reply's
+        JSON text (None for none: cancelled, or a subscription that ended) and the result (None when the reply is an
+        error). A str result is JSON text prepared ahead (`tools/list`)."""
+        request_id, method = message["id"], message["method"]
+        try:
+            params: dict[str, Any] = message.get("params") or {}
+            handler, state, era = self._route(method, params, session)
+            closer: Closer | None = getattr(self.transport, "close_stream", None)  # HTTP's SSE polling (2025-11-25)
+            outlet = Outlet(notify or functools.partial(self._notify, related=request_id), self, closer)
+            incoming = Incoming(request_id, params, state, era, outlet)
+            if self.server.middleware:
+                result = await middleware.run_method(self.server, handler, incoming, method)
+            else:
+                result = await handler(incoming)
+        except ProtocolError as exc:
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}), None
+        except Exception:
+            logger.exception("internal error while handling %r", method)
+            return encode(error_response(request_id, INTERNAL_ERROR, "Internal error")), None
+        if result is None:
+            return None, None
+        try:
+            if type(result) is str:
+                return f'{{"jsonrpc":"2.0","id":{encode(request_id)},"result":{result}}}', result
+            return encode({"jsonrpc": "2.0", "id": request_id, "result": result}), result
+        except ValueError:  # e.g. a tool's text with a lone surrogate, which UTF-8 cannot carry
+            logger.exception("cannot encode the result of %r", method)
+            return encode(
+                error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
+            ), None
+
+    def _span(self, message: dict[str, Any], session: SessionState | None = None) -> Served:
         """Start the SERVER span of a request or notification (tracing is on: `server.telemetry` is set)."""
         telemetry = self.server.telemetry
         assert telemetry is not None
@@ -579,9 +388,10 @@ class Connection:
 
     def _route(
         self, method: str, params: dict[str, Any], session: SessionState | None
-    ) -> tuple[Callable[..., Awaitable[Any]], Any]:
-        """The handler of a request and the state it is served with: the era's method table, or the few methods
-        outside both (`initialize`, and `ping` before it).
+    ) -> tuple[Handler, SessionState, Era | None]:
+        """The handler of a request and the state it is served with: its era's (`eras.py`: the request's `_meta`
+        names 2026-07-28, else the session's), or one of the few methods outside both (`initialize`, and `ping`
+        before it).
 
         Raises:
             ProtocolError: -32601 for a method the era lacks; -32602 for a request that names no era (2026-07-28,
@@ -590,50 +400,31 @@ class Connection:
         """
         meta = params.get("_meta")
         if type(meta) is dict and VERSION_KEY in meta and method != "initialize":  # initialize is always legacy
-            state: SessionState | None = self._modern_state(meta)
-            table = self._modern_methods
+            era: Era = STATELESS
+            state = STATELESS.state(meta)
         elif session is not None and method not in _OUTSIDE_SESSION:
-            state = session
-            table = self._handshake_methods
-        elif method == "initialize":
-            return self._initialize, None
-        elif method == "ping" and session is None:  # the one request a client may send before initialize
-            return self._ping, None
+            era, state = HANDSHAKE, session
         else:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
-                f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
-            )
-        handler = table.get(method)
-        if handler is None:
+            return self._outside_eras(method, session), NO_SESSION, None
+        if method not in era.methods:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return handler, state
+        return self._handlers[method], state, era
 
-    def _modern_state(self, meta: dict[str, Any]) -> SessionState:
-        """Check a 2026-07-28 request's `_meta` and describe the request's client.
+    def _outside_eras(self, method: str, session: SessionState | None) -> Handler:
+        """`initialize`, or `ping` before it (the one request a client may send first).
 
         Raises:
-            ProtocolError: -32602 for a missing or malformed required field or an unknown log level, -32022 for a
-                well-formed version this server does not speak (the order the spec's basic/index and the SDK use).
+            ProtocolError: -32602, any other request that names no era.
         """
-        requested = meta.get(VERSION_KEY)
-        if not isinstance(requested, str):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] must be a string")
-        capabilities = meta.get(CAPABILITIES_KEY)
-        if not isinstance(capabilities, dict):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
-        if requested != MODERN_VERSION:
-            raise ProtocolError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version: {requested}",
-                {"supported": [MODERN_VERSION], "requested": requested},
-            )
-        level = meta.get(LOG_LEVEL_KEY)
-        if level is not None and level not in LOG_LEVELS:
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        info = meta.get(CLIENT_INFO_KEY)
-        return SessionState(MODERN_VERSION, capabilities, info if isinstance(info, dict) else None, True, level)
+        if method == "initialize":
+            return self._initialize
+        if method == "ping" and session is None:
+            return self._ping
+        raise ProtocolError(
+            INVALID_PARAMS,
+            f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
+            f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
+        )
 
     async def _batch(self, messages: list[Any]) -> None:
         if not messages:
@@ -757,201 +548,25 @@ class Connection:
         """
         await self.request("ping", related=related, timeout=timeout)
 
-    # -- the methods ---------------------------------------------------------------------------------
+    # -- the methods that read or change this connection's state -----------------------------------------
 
-    async def _initialize(self, request_id: Any, params: dict[str, Any], state: None) -> dict[str, Any]:
-        self._session, result = methods.initialize(self.server, params, self._session, self._initialized)
+    async def _initialize(self, incoming: Incoming) -> dict[str, Any]:
+        self._session, result = methods.initialize(self.server, incoming.params, self._session, self._initialized)
         self._session_started = time.perf_counter()  # mcp.server.session.duration starts here
-        self._client_info = _client_info(params.get("clientInfo"))
+        self._client_info = _client_info(incoming.params.get("clientInfo"))
         return result
 
-    async def _ping(self, request_id: Any, params: dict[str, Any], state: SessionState | None) -> dict[str, Any]:
+    async def _ping(self, incoming: Incoming) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        self._session = methods.set_level(params, state)
+    async def _set_level(self, incoming: Incoming) -> dict[str, Any]:
+        self._session = methods.set_level(incoming.params, incoming.state)
         return {}
 
-    async def _discover(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return methods.discover(self.server, self._modern_info, state)
-
-    async def _tools_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        server = self.server
-        apps = speaks_apps(state.client_capabilities)  # app-only tools are listed to MCP Apps hosts only
-        if server.tool_filter is None:
-            payloads = server.tool_payloads(state.version, apps)
-            return methods.tools_page(server, params, state.version, self._modern_meta, payloads)
-        request = middleware.tools_request("tools/list", request_id, params, state)
-        shown = middleware.filtered_payloads(server, request, state.version, apps)
-        return methods.tools_page(server, params, state.version, self._modern_meta, shown)
-
-    async def _resources_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        shown = self._shown_pages("resources/list", request_id, params, state)
-        return methods.resources_page(self.server, params, state.version, self._modern_meta, shown)
-
-    async def _resources_read(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        shown = self._shown_pages("resources/read", request_id, params, state)
-        return methods.read_resource(self.server, params, state.version, self._modern_info, shown)
-
-    def _shown_pages(
-        self, method: str, request_id: Any, params: dict[str, Any], state: SessionState
-    ) -> set[str] | None:
-        """The pages of the tools a `tool_filter` shows this caller (None without a filter: every page): a hidden
-        tool's page is as unknown to the caller as the tool."""
-        if self.server.tool_filter is None:
-            return None
-        request = middleware.tools_request(method, request_id, params, state)
-        shown = middleware.shown_tools(self.server, request, speaks_apps(state.client_capabilities))
-        return {tool.ui.uri for tool in shown.values() if tool.ui is not None}
-
-    async def _tools_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tools/call`: the result's wire object for the request's revision.
-
-        Raises:
-            ProtocolError: -32602 when params are malformed or the tool is unknown (failures of the tool itself, bad
-                arguments included, are results with `isError: true`).
-        """
-        server = self.server
-        name = params.get("name")
-        tool = server.tools.get(name) if type(name) is str else None
-        # A tool hidden from this caller is unknown to it: by the tool_filter, or one only an MCP App may call.
-        if tool is None or server.tool_filter is not None or tool.app_only:
-            tool = self._shown(tool, name, request_id, params, state)
-        assert isinstance(name, str)  # found by it
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        profile = server.schema_profile
-        arguments = tool.arguments_from(profile, arguments) if profile is not None else arguments
-        # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
-        task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
-        if task == "now":
-            return await server.tasks.create(tool, arguments, params, state)
-        # A tool that may ask the client (a Context, or confirm=) gets its asking started (a 2026-07-28 retry's
-        # requestState is verified here, before the tool runs); not the others (human-in-the-loop.md), nor a Context
-        # its source shows is only told (`Tool.asks`), unless tool middleware is handed it or the call is a retry.
-        handed = tool.middleware or server.tool_middleware
-        asks = tool.may_ask and (tool.asks or bool(handed) or "inputResponses" in params or "requestState" in params)
-        asking = self._start_asking(request_id, params, state, name, task) if asks else None
-        context = functools.partial(self._context, request_id, params, state, asking)  # made only if the tool takes one
-        try:
-            settings = CallSettings(state.version, server.show_error_details, server.strict_arguments)
-            if tool.wrapped or server.wraps_tools:  # middleware, a timeout, a result size limit
-                request = Request(
-                    "tools/call",
-                    params,
-                    state.version,
-                    request_id,
-                    current_identity.get(),
-                    tool.definition,
-                    dict(arguments) if arguments is not None else None,
-                    context() if tool.may_ask else None,
-                )
-                wire = await middleware.run_tool(server, tool, request, settings)
-            else:
-                wire = await call_tool(tool, arguments, context, settings)
-        except Suspend:  # 2026-07-28: a question without an answer yet ends this round
-            wire = {}
-        except URLElicitationRequired as exc:  # also from a tool without a Context
-            asking = asking or self._start_asking(request_id, params, state, name)
-            wire = asking.url_required(exc)
-        if asking is not None:
-            wire = asking.finish(wire)
-            if wire.get("resultType") == "input_required" or asking.task == "begun":
-                create = functools.partial(server.tasks.create, tool, arguments, params, state)
-                return await self._asked(asking, wire, create)
-        if state.version == MODERN_VERSION:
-            wire["resultType"] = "complete"
-            wire["_meta"] = {**(wire.get("_meta") or {}), SERVER_INFO_KEY: self._modern_info}
-        return wire
-
-    async def _searched_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> str:
-        """`tools/list` with tool search on: the pinned tools this caller may see, and the search's two."""
-        search = self.server.search
-        assert search is not None
-        shown_to = middleware.visibility(self.server, "tools/list", request_id, state)
-        listed = search.listed(params, state.version, shown_to)
-        return methods.tools_page(self.server, params, state.version, self._modern_meta, listed)
-
-    async def _searched_call(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tools/call` with tool search on: a `call_tool` call is its tool's own call (`_tools_call`, the one path
-        of every call); `search_tools`, or a `call_tool` that names no tool this caller may call, is answered by the
-        search."""
-        search = self.server.search
-        assert search is not None
-        shown_to = middleware.visibility(self.server, "tools/call", request_id, state)
-        params = search.unwrap(params, shown_to)
-        if params.get("name") not in search.names:
-            return await self._tools_call(request_id, params, state)
-        wire = search.answer(params, state.version, shown_to)
-        if state.version == MODERN_VERSION:
-            wire["resultType"] = "complete"
-            wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
-        return wire
-
-    async def _tasks_get(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return self._stamped(await self.server.tasks.get(params, state), state)
-
-    async def _tasks_update(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return self._stamped(await self.server.tasks.update(params, state), state)
-
-    async def _tasks_cancel(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return self._stamped(await self.server.tasks.cancel(params, state), state)
-
-    async def _tasks_list(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        return await self.server.tasks.list(params, state)
-
-    async def _tasks_result(self, request_id: Any, params: dict[str, Any], state: SessionState) -> dict[str, Any]:
+    async def _tasks_result(self, incoming: Incoming) -> dict[str, Any]:
         # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
-        return await self.server.tasks.result(params, state, functools.partial(self.request, related=request_id))
-
-    def _stamped(self, result: dict[str, Any], state: SessionState) -> dict[str, Any]:
-        """A 2026-07-28 result with the server's `serverInfo` in its `_meta`."""
-        if state.version == MODERN_VERSION:
-            result["_meta"] = {SERVER_INFO_KEY: self._modern_info}
-        return result
-
-    def _shown(
-        self, tool: Tool[Any, Any] | None, name: Any, request_id: Any, params: dict[str, Any], state: SessionState
-    ) -> Tool[Any, Any]:
-        """`tool`, if this caller may see it (`tool_filter`); else the spec's unknown-tool error, the same whether the
-        tool is hidden or does not exist, its hint naming only tools the caller sees.
-
-        Raises:
-            ProtocolError: -32602, unknown tool.
-        """
-        request = middleware.tools_request("tools/call", request_id, params, state)
-        # An app-only tool is callable by MCP Apps hosts only: any other client would hand it to its model, which
-        # the spec keeps it from (apps.mdx, "Visibility"); to such a client it does not exist.
-        apps = speaks_apps(state.client_capabilities)
-        if tool is not None and (apps or not tool.app_only) and middleware.shown(self.server, tool, request):
-            return tool
-        raise _unknown_tool(name, middleware.shown_tools(self.server, request, apps))
-
-    async def _asked(
-        self, asking: Asker, wire: dict[str, Any], create: Callable[[list[Any]], Awaitable[dict[str, Any]]]
-    ) -> dict[str, Any]:
-        """A 2026-07-28 round that ends with questions, or (a tool at `ctx.begin_task()`) with its task, `create`d
-        with the answers of the questions asked before."""
-        if asking.task == "begun" and asking.replay is not None and wire.get("resultType") != "input_required":
-            return await create(asking.replay.answered())
-        wire["_meta"] = {SERVER_INFO_KEY: self._modern_info}
-        return wire
-
-    def _start_asking(
-        self, request_id: Any, params: dict[str, Any], state: SessionState, name: str, task: str | None = None
-    ) -> Asker:
-        call: AskedCall = {
-            "tool": name,
-            "arguments": params.get("arguments"),
-            "params": params,
-            "version": state.version,
-            "capabilities": state.client_capabilities,
-        }
-        asker = Asker.start(self.server, self, request_id, call)
-        if task == "later":  # its questions before `ctx.begin_task()` are this request's rounds
-            asker.task = "before"
-        return asker
+        ask = functools.partial(self.request, related=incoming.id)
+        return await self.server.tasks.result(incoming.params, incoming.state, ask)
 
     def elicitation_complete(self, elicitation_id: str) -> None:
         """Send `notifications/elicitation/complete` (from any thread): a URL-mode elicitation's flow is done."""
@@ -962,12 +577,12 @@ class Connection:
             return
         self._tg.start_soon(self._notify, "notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
-    def _context(
-        self, request_id: Any, params: dict[str, Any], state: SessionState, asker: Asker | None = None
-    ) -> Context:
-        meta = params.get("_meta")
+    def context(self, incoming: Incoming, asker: Asker | None = None) -> Context:
+        """The Context of a call served here: its client as this connection knows it, its notifications to the
+        request's outlet."""
+        state = incoming.state
+        meta = incoming.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        sink = _SINK.get()
         if state is self._session:
             client_info = self._client_info
 
@@ -982,19 +597,21 @@ class Connection:
                 return level
 
         return Context(
-            request_id=request_id,
+            request_id=incoming.id,
             client_info=client_info,
             protocol_version=state.version,
             progress_token=token if is_valid_id(token) else None,
             log_level=log_level,
-            notify=functools.partial(self._notify, related=request_id) if sink is None else _to_sink(sink),
+            notify=incoming.outlet.notify,
+            close_stream=incoming.outlet.close_stream,
             show_error_details=self.server.show_error_details,
             lifespan_context=self.server.lifespan_context,
             asker=asker,
         )
 
-    async def _listen(self, request_id: Any, params: dict[str, Any], state: SessionState) -> None:
-        wanted = params.get("notifications")
+    async def _listen(self, incoming: Incoming) -> None:
+        request_id, state = incoming.id, incoming.state
+        wanted = incoming.params.get("notifications")
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
         agreed: dict[str, Any] = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
@@ -1028,17 +645,6 @@ class Connection:
         )
 
 
-def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:
-    if type(name) is not str:
-        return ProtocolError(INVALID_PARAMS, "Invalid params: name must be a string")
-    # A typo is the usual cause, as for arguments (`_definition/tool.py`); difflib loads on this error path only.
-    import difflib
-
-    close = difflib.get_close_matches(name, list(tools), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}{hint}")
-
-
 def _notification(method: str, params: dict[str, Any] | None) -> str:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
@@ -1047,7 +653,7 @@ def _notification(method: str, params: dict[str, Any] | None) -> str:
 
 
 def _to_sink(sink: Callable[[str], Awaitable[None]]) -> Callable[[str, dict[str, Any] | None], Awaitable[None]]:
-    """A Context's `notify` that hands each notification to `sink` (`Connection.answer`)."""
+    """A request's notifications handed to `sink` as JSON text (`Connection.answer`)."""
 
     async def notify(method: str, params: dict[str, Any] | None) -> None:
         await sink(_notification(method, params))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
-from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, overload
 
@@ -40,7 +39,6 @@ __all__ = [
     "bind_to_loop",
     "confirm",
     "mark_cancelled",
-    "sse_closer",
 ]
 
 _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
@@ -58,13 +56,10 @@ class ServedRequest(TypedDict, total=False):
     progress_token: str | int | None
     log_level: Callable[[], LogLevel | None] | None
     notify: Notify | None
+    close_stream: Callable[[], Coroutine[Any, Any, None]] | None
     show_error_details: bool
     asker: Asker | None
 
-
-#: How the call being served ends its HTTP response early (2025-11-25 Streamable HTTP, SEP-1699); None elsewhere.
-#: Set by the HTTP app for the call's task, which its worker thread inherits; read by `Context.close_sse_stream`.
-sse_closer: ContextVar[Callable[[], Coroutine[Any, Any, None]] | None] = ContextVar("toolkit_sse_closer", default=None)
 
 _logger = logging.getLogger("toolkit.tools")  # a detached Context's log messages (a task's too)
 
@@ -115,6 +110,7 @@ class Context(ContextMarker, Generic[StateT]):
     __slots__ = (
         "_asker",
         "_cancelled",
+        "_close_stream",
         "_last_progress",
         "_lifespan_context",
         "_log_level",
@@ -139,6 +135,8 @@ class Context(ContextMarker, Generic[StateT]):
         self._progress_token = served.get("progress_token")
         self._log_level = served.get("log_level")
         self._notify = served.get("notify")
+        # How the call ends its HTTP response early (2025-11-25 Streamable HTTP, SEP-1699); None elsewhere.
+        self._close_stream = served.get("close_stream")
         # The server's opt-in: exception details reach the client.
         self._show_error_details = served.get("show_error_details", False)
         self._last_progress: float | None = None
@@ -264,7 +262,7 @@ class Context(ContextMarker, Generic[StateT]):
         revisions, and clients that take only JSON. `await` it in an async tool; call it in a sync one.
         See [resumption](http.md#resumption).
         """
-        closer = sse_closer.get()
+        closer = self._close_stream
         if closer is None:
             return self._deliver(None, _NO_PARAMS)
         if threading.get_ident() != self._loop_thread:

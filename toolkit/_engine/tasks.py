@@ -39,8 +39,6 @@ import anyio.to_thread
 
 from toolkit._asking.asking import AskedCall, Asker, AskingServer
 from toolkit._backend.base import UNAVAILABLE
-from toolkit._definition.middleware import Request
-from toolkit._definition.tool import CallSettings, call_tool
 from toolkit._errors import ProtocolError
 from toolkit._identity import Identity, current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
@@ -48,6 +46,7 @@ from toolkit._protocol.types import MODERN_VERSION
 from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
 from .context import PY_LEVELS, Context
+from .running import CallHost, Invocation, run_call
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -83,12 +82,8 @@ class TaskOptions(TypedDict, total=False):
     task_lease: float
 
 
-class TaskServer(AskingServer, Protocol):
+class TaskServer(AskingServer, CallHost, Protocol):
     """What tasks need of their server (its registry, which owns them): how it runs a call."""
-
-    show_error_details: bool
-    strict_arguments: bool
-    wraps_tools: bool
 
     @property
     def lifespan_context(self) -> Any: ...
@@ -273,9 +268,6 @@ class Tasks:
         self._loop_lock = threading.Lock()
         self._running: dict[str, _Running] = {}
         self._keys = itertools.count(1)
-        self.run_tool: Callable[[Any, Tool[Any, Any], Request, CallSettings], Awaitable[dict[str, Any]]] | None = None
-        """How a call runs through the middleware (`_engine/middleware.py`'s `run_tool`, set by the `Server` facade:
-        that module sits above this one)."""
 
     def share(self, backend: object) -> None:
         """Keep the tasks in `backend`'s task store, when it offers one (`RedisBackend`, the one-machine backend of
@@ -456,23 +448,16 @@ class Tasks:
                 log_level=_every_level,
             )
 
-        settings = CallSettings(call.state.version, server.show_error_details, server.strict_arguments)
+        invocation = Invocation(
+            call.arguments,
+            context,
+            call.params,
+            call.state.version,
+            record.task_id,
+            call.identity,
+        )
         try:
-            if self.run_tool is not None and (tool.wrapped or server.wraps_tools):
-                arguments, asks = call.arguments, context() if tool.may_ask else None
-                request = Request(
-                    "tools/call",
-                    call.params,
-                    call.state.version,
-                    record.task_id,
-                    call.identity,
-                    tool.definition,
-                    arguments,
-                    asks,
-                )
-                wire = await self.run_tool(server, tool, request, settings)
-            else:
-                wire = await call_tool(tool, call.arguments, context, settings)
+            wire = await run_call(server, tool, invocation)  # the run of every call: middleware as a plain call's
         except ProtocolError as exc:
             return _failed(exc.to_error())
         except Exception:

@@ -21,7 +21,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from toolkit._backend.base import UNAVAILABLE, BackendError
 from toolkit._engine.connection import Connection
-from toolkit._engine.context import sse_closer
 from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode, error_response, shutting_down
 from toolkit._transports.base import MessageKind
@@ -370,9 +369,9 @@ class Calls:
             )
         exchange.idle = connection.wait_idle
         writer, closer = self._writer(post, session, connection, out)
+        exchange.close_stream = closer
 
         async def run_connection() -> None:
-            sse_closer.set(closer)  # this task's own context: the call's task and thread inherit it
             async with out:
                 await connection.run()
 

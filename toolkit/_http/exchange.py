@@ -9,7 +9,7 @@ import itertools
 import os
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -95,7 +95,19 @@ class Exchange:
     hands them to the connection. After the answer, or once closed, `receive_message` ends the connection's input.
     """
 
-    __slots__ = ("_first", "_inbox", "_out", "_request_id", "_wake", "asks", "flow", "idle", "lost", "scope")
+    __slots__ = (
+        "_first",
+        "_inbox",
+        "_out",
+        "_request_id",
+        "_wake",
+        "asks",
+        "close_stream",
+        "flow",
+        "idle",
+        "lost",
+        "scope",
+    )
 
     def __init__(self, message: dict[str, Any] | None, request_id: Any, out: MemoryObjectSendStream[Out]) -> None:
         self._first = message
@@ -109,6 +121,9 @@ class Exchange:
         # Once it asked, with a shared store: ends the questions whose answer reached another worker.
         self.lost: Callable[[], None] | None = None
         self.scope = anyio.CancelScope()  # what serving it runs in: DELETE cancels it
+        # How its call ends the HTTP response early (`ctx.close_sse_stream()`): in a 2025-11-25 session only. The
+        # connection reads it for each call's outlet (`pipeline.Outlet`).
+        self.close_stream: Callable[[], Coroutine[Any, Any, None]] | None = None
 
     async def receive_message(self) -> dict[str, Any]:
         if self._first is not None:

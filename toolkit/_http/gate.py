@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._backend.base import BackendError
 from toolkit._definition.middleware import Request
-from toolkit._engine import middleware
+from toolkit._engine import visibility
 from toolkit._protocol.jsonrpc import RATE_LIMITED
 from toolkit._protocol.meta import VERSION_KEY
 
@@ -90,4 +90,4 @@ class CallGate:
         meta = params.get("_meta")
         version = meta.get(VERSION_KEY) if isinstance(meta, dict) else post.headers.get("mcp-protocol-version")
         request = Request("tools/call", dict(params), version, post.message["id"], post.caller.identity)
-        return not middleware.shown(server, tool, request)
+        return not visibility.shown(server, tool, request)

@@ -100,8 +100,7 @@ def shutting_down(request_id: Any) -> dict[str, Any]:
 def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
     """The error response for a message that is not a valid request or notification, or None if valid."""
     request_id = message.get("id")
-    # `is_valid_id`, inlined (every request over HTTP is checked here): decoded JSON has no subclasses of str or int.
-    valid_id = type(request_id) is str or type(request_id) is int
+    valid_id = is_valid_id(request_id)
     reply_id = request_id if valid_id else None
     if message.get("jsonrpc") != "2.0":
         return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"jsonrpc" must be "2.0"')
