@@ -256,31 +256,45 @@ def render_markdown(
         local: The toolkit tools by name, when the tools are this process's: what their server does around a
             call that no definition says (`confirm=`, `timeout=`) is shown beside their hints.
     """
-    found: dict[str, list[Finding]] = {}
-    for finding in lint_definitions(tools) if findings is None else findings:
-        found.setdefault(finding.tool, []).append(finding)
+    found = _findings_by_tool(lint_definitions(tools) if findings is None else findings)
     level = "#" * heading_level
     sub = "#" * (heading_level + 1) if title is not None else level
     out: list[str] = [f"{level} {title}", ""] if title is not None else []
-    total = sum(definition_size(t)[0] for t in tools)
-    plural = "" if len(tools) == 1 else "s"
-    out.append(
-        f"{len(tools)} tool{plural}, {total:,} characters of definitions in total "
-        f"(≈ {math.ceil(total / 4):,} tokens, estimated as characters / 4)."
-    )
-    out.append("")
+    out += [_size_line(tools), ""]
     served = {str(tool.get("name")): served_badges((local or {}).get(str(tool.get("name")))) for tool in tools}
     if tools:
         out += [*_summary_table(tools, found, served), ""]
-    notes = warnings(tools)
-    if notes:
-        out += ["**Warnings**", ""]
-        out += [f"- {note}" for note in notes]
-        out.append("")
+    out += _warnings_section(tools)
     for tool in tools:
         name = str(tool.get("name"))
         out += _tool_section(tool, sub, found.get(name, []), served[name])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _findings_by_tool(findings: Sequence[Finding]) -> dict[str, list[Finding]]:
+    """The findings grouped by the tool they are about, in their order."""
+    found: dict[str, list[Finding]] = {}
+    for finding in findings:
+        found.setdefault(finding.tool, []).append(finding)
+    return found
+
+
+def _size_line(tools: Sequence[Mapping[str, Any]]) -> str:
+    """How many tools, and how large their definitions are together."""
+    total = sum(definition_size(t)[0] for t in tools)
+    plural = "" if len(tools) == 1 else "s"
+    return (
+        f"{len(tools)} tool{plural}, {total:,} characters of definitions in total "
+        f"(≈ {math.ceil(total / 4):,} tokens, estimated as characters / 4)."
+    )
+
+
+def _warnings_section(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The `warnings` of the tools as a list under a bold heading; nothing when there are none."""
+    notes = warnings(tools)
+    if not notes:
+        return []
+    return ["**Warnings**", "", *(f"- {note}" for note in notes), ""]
 
 
 def _lint_badge(findings: Sequence[Finding]) -> str:
@@ -292,19 +306,29 @@ def _summary_table(
     tools: Sequence[Mapping[str, Any]], found: Mapping[str, Sequence[Finding]], served: Mapping[str, Sequence[str]]
 ) -> list[str]:
     titled = any(_display_title(tool) for tool in tools)
-    body = []
-    for tool in tools:
-        name = str(tool.get("name"))
-        params = ", ".join(code_span(param) for param in (tool.get("inputSchema") or {}).get("properties") or {})
-        label = " ".join(
-            [
-                *(code_span(b) for b in [*badges(tool, mark_defaults=False), *served[name]]),
-                _lint_badge(found.get(name, [])),
-            ]
-        ).strip()
-        title = [_cell(_display_title(tool) or "")] if titled else []
-        body.append([code_span(str(tool.get("name"))), *title, label, params or "none"])
+    body = [_summary_row(tool, found, served, titled=titled) for tool in tools]
     return _table(["Tool", *(["Title"] if titled else []), "Hints", "Parameters"], body)
+
+
+def _summary_row(
+    tool: Mapping[str, Any],
+    found: Mapping[str, Sequence[Finding]],
+    served: Mapping[str, Sequence[str]],
+    *,
+    titled: bool,
+) -> list[str]:
+    """One tool's row of the summary table: its name, its title (when the table has titles), its badges and lint
+    codes, its parameters."""
+    name = str(tool.get("name"))
+    params = ", ".join(code_span(param) for param in (tool.get("inputSchema") or {}).get("properties") or {})
+    label = " ".join(
+        [
+            *(code_span(b) for b in [*badges(tool, mark_defaults=False), *served[name]]),
+            _lint_badge(found.get(name, [])),
+        ]
+    ).strip()
+    title = [_cell(_display_title(tool) or "")] if titled else []
+    return [code_span(name), *title, label, params or "none"]
 
 
 def _tool_section(tool: Mapping[str, Any], level: str, findings: Sequence[Finding], served: Sequence[str]) -> list[str]:
