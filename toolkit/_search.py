@@ -101,7 +101,12 @@ def _stem(word: str) -> str:
     and "searching" with "search", never so much that two unrelated words meet. Words not in ASCII pass unchanged."""
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
-    return _drop_final_e(_undouble(_strip_suffix(word)))
+    word = _strip_suffix(word)
+    if _ends_doubled(word):  # "running" -> "runn" -> "run"
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):  # "make" and "making" meet at "mak"
+        word = word[:-1]
+    return word
 
 
 def _strip_suffix(word: str) -> str:
@@ -114,20 +119,10 @@ def _strip_suffix(word: str) -> str:
     return word
 
 
-def _undouble(word: str) -> str:
-    """`word` without the second of a doubled final consonant ("runn" -> "run"), in a word of more than three
-    letters."""
+def _ends_doubled(word: str) -> bool:
+    """Whether a word of more than three letters ends in a doubled consonant other than l, s or z ("runn")."""
     last = word[-1]
-    if len(word) > 3 and last == word[-2] and last not in _DOUBLED_KEPT and last not in _VOWELS:
-        return word[:-1]
-    return word
-
-
-def _drop_final_e(word: str) -> str:
-    """`word` without a final e ("make" and "making" meet at "mak"), in a word of more than three letters."""
-    if len(word) > 3 and word.endswith("e"):
-        return word[:-1]
-    return word
+    return len(word) > 3 and last == word[-2] and last not in _DOUBLED_KEPT and last not in _VOWELS
 
 
 def tokens(text: str) -> list[str]:
@@ -418,14 +413,27 @@ class ToolIndex:
         weights = {term: _idf(count, len(self._postings[term])) for term in terms if term in self._postings}
         found: dict[str, float] = {}
         for term, weight in weights.items():
-            for name, counts in self._postings.get(term, {}).items():
-                frequency = _frequency(counts, self._docs[name].lengths, averages)
-                found[name] = found.get(name, 0.0) + weight * frequency * (_K1 + 1.0) / (frequency + _K1)
+            self._add_evidence(found, self._postings[term], weight, averages)
         # One unit of evidence: a term that one tool alone has, matched at full strength. Scores count units, so a
         # threshold means the same on 10 tools as on 1,000 (a rare term weighs more among more tools), and grow with
         # the evidence a query brings, never with the words no tool has.
         unit = (_K1 + 1.0) * _idf(count, 1)
         return {name: _squash(score / unit) for name, score in found.items()}
+
+    def _add_evidence(
+        self, found: dict[str, float], postings: Mapping[str, tuple[int, ...]], weight: float, averages: Sequence[float]
+    ) -> None:
+        """Add one query term's evidence to the score in `found` of each tool that has it (`postings`: the term's count
+        in each field, by tool): BM25F's term frequency (each field's count, weighted by the field and normalized by
+        its length against its average), saturated by k1, times the term's weight (its idf)."""
+        for name, counts in postings.items():
+            lengths = self._docs[name].lengths
+            frequency = 0.0
+            for position, value in enumerate(counts):
+                if value:
+                    norm = 1.0 - _B[position] + _B[position] * lengths[position] / averages[position]
+                    frequency += _WEIGHTS[position] * value / norm
+            found[name] = found.get(name, 0.0) + weight * frequency * (_K1 + 1.0) / (frequency + _K1)
 
     def _average_lengths(self) -> list[float]:
         """Each field's average length over the tools that have it (1 for a field no tool has)."""
@@ -451,17 +459,6 @@ def _definitions_by_name(tools: Any) -> dict[str, Any]:
             raise ValueError(f"two tools are named {name!r}")
         seen[name] = definition
     return seen
-
-
-def _frequency(counts: tuple[int, ...], lengths: tuple[int, ...], averages: Sequence[float]) -> float:
-    """BM25F's term frequency in one tool: the term's count in each field, weighted by the field and normalized by
-    the field's length against its average."""
-    frequency = 0.0
-    for position, value in enumerate(counts):
-        if value:
-            norm = 1.0 - _B[position] + _B[position] * lengths[position] / averages[position]
-            frequency += _WEIGHTS[position] * value / norm
-    return frequency
 
 
 def _idf(count: int, df: int) -> float:
