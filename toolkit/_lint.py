@@ -652,23 +652,27 @@ def _reads_lists(tool: Mapping[str, Any], reads: Sequence[str]) -> bool:
 
 
 def _shape_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK601: too many parameters; TK602: a parameter that switches between operations of different effects."""
     params = _parameters(tool)
     out: list[tuple[str, str]] = []
     if len(params) > MAX_PARAMETERS:
         out.append(("TK601", f"takes {len(params)} parameters (more than {MAX_PARAMETERS})"))
     for name, schema in params.items():
-        if not set(_words(name)) & _SWITCHES:
-            continue
-        values = [v for v in schema.get("enum") or () if isinstance(v, str)]
-        kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
-        if len(kinds) > 1:
-            out.append(
-                (
-                    "TK602",
-                    f"parameter {name!r} switches between operations that {' and '.join(kinds)}: {', '.join(values)}",
-                )
-            )
+        out += _switch_findings(name, schema)
     return out
+
+
+def _switch_findings(name: str, schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK602: a parameter named for an action or mode whose values destroy, change or read, more than one of those."""
+    if not set(_words(name)) & _SWITCHES:
+        return []
+    values = [v for v in schema.get("enum") or () if isinstance(v, str)]
+    kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
+    if len(kinds) <= 1:
+        return []
+    return [
+        ("TK602", f"parameter {name!r} switches between operations that {' and '.join(kinds)}: {', '.join(values)}")
+    ]
 
 
 def _effect(value: str) -> str | None:
