@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from toolkit import PROFILES
+from toolkit import PROFILES, Problem
 from toolkit._definition.tool import Tool
 from toolkit._lint import Finding, lint_definitions
 from toolkit._profiles.adapter import adapt
@@ -113,11 +113,16 @@ def badges(tool: Mapping[str, Any], *, mark_defaults: bool = True) -> list[str]:
             continue  # implied by the destructive and idempotent badges that follow
         label = hint.label if hint.value else _OPPOSITE[hint.label]
         out.append(f"{label} (default)" if mark_defaults and not hint.explicit else label)
+    return out + _task_badges(tool)
+
+
+def _task_badges(tool: Mapping[str, Any]) -> list[str]:
+    """`task: optional` or `task: required` when a call may run as a task (`execution.taskSupport`); else none."""
     execution = tool.get("execution")
     support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
     if support in ("optional", "required"):
-        out.append(f"task: {support}")
-    return out
+        return [f"task: {support}"]
+    return []
 
 
 def served_badges(tool: Tool[Any, Any] | None) -> list[str]:
@@ -389,16 +394,17 @@ def _defs_section(schema: Mapping[str, Any], heading: str) -> list[str]:
 
 def _compatibility(tool: Mapping[str, Any]) -> str:
     """One line for the docs: how the tool fares under each profile, e.g. `gemini` ok after 2 fixes."""
-    parts = []
-    for name in PROFILES:
-        problems = adapt(tool, name).problems
-        left = [p for p in problems if not p.fixable]
-        if not problems:
-            state = "ok"
-        elif left:
-            rules = ", ".join(sorted({p.rule.id for p in left}))
-            state = f"{'rejected' if any(p.rejects for p in left) else 'warning'}: {rules}"
-        else:
-            state = f"ok after {len(problems)} fix{'' if len(problems) == 1 else 'es'}"
-        parts.append(f"`{name}` {state}")
+    parts = [f"`{name}` {_profile_state(adapt(tool, name).problems)}" for name in PROFILES]
     return "**Providers:** " + " · ".join(parts)
+
+
+def _profile_state(problems: Sequence[Problem]) -> str:
+    """How a tool fares under one profile, given the problems its adaptation met: `ok`, `ok after 2 fixes`, or
+    `rejected: <rules>` / `warning: <rules>` for what adaptation cannot fix."""
+    if not problems:
+        return "ok"
+    left = [p for p in problems if not p.fixable]
+    if not left:
+        return f"ok after {len(problems)} fix{'' if len(problems) == 1 else 'es'}"
+    rules = ", ".join(sorted({p.rule.id for p in left}))
+    return f"{'rejected' if any(p.rejects for p in left) else 'warning'}: {rules}"
