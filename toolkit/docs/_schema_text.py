@@ -28,14 +28,13 @@ def _bound(value: Any) -> str:
     return json.dumps(value)
 
 
+# A number's bounds and the signs they read as, lower bounds first.
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
+
+
 def constraints(schema: Mapping[str, Any]) -> list[str]:
     """The schema's own constraints in words: bounds, lengths, pattern, format, item counts."""
-    out: list[str] = []
-    low = [f"≥ {_bound(schema['minimum'])}"] if "minimum" in schema else []
-    low += [f"> {_bound(schema['exclusiveMinimum'])}"] if "exclusiveMinimum" in schema else []
-    high = [f"≤ {_bound(schema['maximum'])}"] if "maximum" in schema else []
-    high += [f"< {_bound(schema['exclusiveMaximum'])}"] if "exclusiveMaximum" in schema else []
-    out += low + high
+    out = [f"{sign} {_bound(schema[key])}" for key, sign in _BOUNDS if key in schema]
     if "multipleOf" in schema:
         out.append(f"multiple of {_bound(schema['multipleOf'])}")
     out += _range(schema, "minLength", "maxLength", "characters")
@@ -112,12 +111,16 @@ def _describe_object(schema: Mapping[str, Any], *, fields: bool) -> str:
     properties = schema.get("properties")
     extra = schema.get("additionalProperties")
     if fields and isinstance(properties, Mapping) and properties:
-        required = set(schema.get("required") or ())
-        listed = (f"{k}{'' if k in required else '?'}: {describe_type(v, fields=True)}" for k, v in properties.items())
-        return "{" + ", ".join(listed) + "}"
+        return _listed_fields(properties, set(schema.get("required") or ()))
     if not properties and isinstance(extra, Mapping) and extra:
         return f"dict[string, {describe_type(extra, fields=fields)}]"
     return "object"
+
+
+def _listed_fields(properties: Mapping[str, Any], required: set[str]) -> str:
+    """An object's fields on one line, `?` after those not required: `{name: string, color?: string}`."""
+    listed = (f"{k}{'' if k in required else '?'}: {describe_type(v, fields=True)}" for k, v in properties.items())
+    return "{" + ", ".join(listed) + "}"
 
 
 def _describe_combination(schema: Mapping[str, Any], *, bounds: bool, fields: bool) -> str | None:
