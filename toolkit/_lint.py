@@ -399,11 +399,16 @@ def _says(tool: Mapping[str, Any], vocabulary: frozenset[str]) -> list[str]:
     """The verbs of `vocabulary` the tool's name or description starts with: the name's first two words (a
     namespace may come first: `slack_post_message`), the description's first word ("Deletes a file ...")."""
     found = [w for w in _words(str(tool.get("name", "")))[:2] if w in vocabulary]
-    description = str(tool.get("description") or "")
-    first = _prose(_first_sentence(description))[:1]  # the leading verb: "Deletes a file ..."
-    found += [w for w in (_stem(v) for v in first) if w in vocabulary and w not in found]
-    found += [v for v in first if v in vocabulary and v not in found]
+    for word in _leading_verb(str(tool.get("description") or "")):
+        if word in vocabulary and word not in found:
+            found.append(word)
     return found
+
+
+def _leading_verb(description: str) -> list[str]:
+    """The description's first word ("Deletes a file ..."), stemmed then as written; nothing for no description."""
+    first = _prose(_first_sentence(description))[:1]
+    return [*(_stem(word) for word in first), *first]
 
 
 # -- the rules, over one tool's wire definition -----------------------------------------------------------------
@@ -418,17 +423,26 @@ def _description_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     content = {_stem(w) for w in all_words if w not in _STOP}
     if content and content <= {_stem(w) for w in _words(name)}:
         return [("TK103", f"description {description!r} only restates the name")]
-    out: list[tuple[str, str]] = []
-    if len(all_words) < MIN_WORDS:
-        out.append(
-            ("TK102", f"description {description!r} is {len(all_words)} word{'s' if len(all_words) != 1 else ''}")
-        )
+    return [*_short_description(description, all_words), *_generic_description(description, all_words, content)]
+
+
+def _short_description(description: str, all_words: Sequence[str]) -> list[tuple[str, str]]:
+    """TK102: a description of fewer than `MIN_WORDS` words."""
+    if len(all_words) >= MIN_WORDS:
+        return []
+    plural = "" if len(all_words) == 1 else "s"
+    return [("TK102", f"description {description!r} is {len(all_words)} word{plural}")]
+
+
+def _generic_description(description: str, all_words: Sequence[str], content: set[str]) -> list[tuple[str, str]]:
+    """TK104: generic words that leave little else: "A helper for various order things" (not "... using various
+    methods (from file or using subcommands)", where "various" qualifies a precise description)."""
     generic = sorted(_GENERIC & set(all_words))
-    # Generic words that leave little else: "A helper for various order things" (not "... using various methods
-    # (from file or using subcommands)", where "various" qualifies a precise description).
-    if generic and len(content - _GENERIC - {_stem(w) for w in _GENERIC}) <= 3:
-        out.append(("TK104", f"description {description!r} is generic ({', '.join(generic)})"))
-    return out
+    if not generic:
+        return []
+    if len(content - _GENERIC - {_stem(w) for w in _GENERIC}) > 3:
+        return []
+    return [("TK104", f"description {description!r} is generic ({', '.join(generic)})")]
 
 
 def _parameters(tool: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -454,16 +468,33 @@ def _parameter_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _free_string(schema: Mapping[str, Any]) -> bool:
     """A string (or list of strings) nothing narrows: no enum, const, pattern or format."""
-    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
-        return _free_string(schema["items"])
-    kinds = schema.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    members = [m for m in schema.get("anyOf") or () if isinstance(m, Mapping) and m.get("type") != "null"]
-    if kinds is None and len(members) == 1:
-        return _free_string(members[0])
-    if not isinstance(kinds, list) or "string" not in kinds or set(kinds) - {"string", "null"}:
+    inner = _wrapped(schema)
+    if inner is not None:
+        return _free_string(inner)
+    if not _string_typed(schema.get("type")):
         return False
     return not any(key in schema for key in ("enum", "const", "pattern", "format"))
+
+
+def _wrapped(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The schema of the value `schema` only wraps: an array's items, or the one member of a typeless `anyOf` that
+    is not null (`Optional[str]`); None when it wraps nothing."""
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, Mapping):
+        return items
+    if schema.get("type") is not None:
+        return None
+    members = [m for m in schema.get("anyOf") or () if isinstance(m, Mapping) and m.get("type") != "null"]
+    return members[0] if len(members) == 1 else None
+
+
+def _string_typed(kinds: Any) -> bool:
+    """Whether a schema's `type` is a string, or a string or null (`"string"`, `["string", "null"]`)."""
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if not isinstance(kinds, list) or "string" not in kinds:
+        return False
+    return not set(kinds) - {"string", "null"}
 
 
 def _surface(name: str, schema: Mapping[str, Any]) -> str | None:
@@ -473,41 +504,86 @@ def _surface(name: str, schema: Mapping[str, Any]) -> str | None:
         return None
     named = set(_words(name)) | {_stem(w) for w in _words(name)}
     text = str(schema.get("description") or "")
-    described = set(_prose(text))
-    if "sql" in named or ((named & {"query", "statement", "where", "clause"}) and _SQL.search(text)):
+    if _runs_sql(named, text):
         return "SQL"
-    if named & {"command", "cmd", "shell", "script", "bash", "commandline"} or (
-        _SHELL.search(text) and "command" in described
-    ):
+    if _runs_command(named, text):
         return "a command or script"
     if named & {"path", "filepath", "filename", "file", "dir", "directory", "folder"}:
         return "a path"
-    if named & {"url", "uri", "link", "href", "endpoint"} or (not named & {"name", "id"} and "url" in described):
+    if _fetches_url(named, text):
         return "a URL"
     return None
 
 
+def _runs_sql(named: set[str], text: str) -> bool:
+    """A parameter named sql, or a query, statement or clause its description calls SQL."""
+    if "sql" in named:
+        return True
+    return bool(named & {"query", "statement", "where", "clause"}) and _SQL.search(text) is not None
+
+
+def _runs_command(named: set[str], text: str) -> bool:
+    """A parameter named for a command or script, or one its description calls a shell command."""
+    if named & {"command", "cmd", "shell", "script", "bash", "commandline"}:
+        return True
+    return _SHELL.search(text) is not None and "command" in _prose(text)
+
+
+def _fetches_url(named: set[str], text: str) -> bool:
+    """A parameter named for a URL, or one its description calls a URL (unless it is named a name or an id)."""
+    if named & {"url", "uri", "link", "href", "endpoint"}:
+        return True
+    if named & {"name", "id"}:
+        return False
+    return "url" in _prose(text)
+
+
 def _hint_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
-    hints = tool.get("annotations") or {}
-    out: list[tuple[str, str]] = []
+    """The annotations that contradict what the name and description say (TK201, TK202, TK204, TK205)."""
+    hints: Mapping[str, Any] = tool.get("annotations") or {}
+    return [
+        *_harmless_hint_findings(tool, hints),
+        *_closed_world_findings(tool, hints),
+        *_idempotent_findings(tool, hints),
+    ]
+
+
+def _harmless_hint_findings(tool: Mapping[str, Any], hints: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK201 or TK202: a tool that says it deletes, overwrites, sends or pays, marked read-only or not destructive."""
     destroys = _says(tool, _DESTROYS | _SENDS)
-    if destroys and hints.get("readOnlyHint") is True:
-        out.append(("TK201", f"is marked read-only, but its name or description says it does: {', '.join(destroys)}"))
-    elif destroys and hints.get("destructiveHint") is False:
-        out.append(("TK202", f"is marked not destructive, but its name or description says: {', '.join(destroys)}"))
+    if not destroys:
+        return []
+    if hints.get("readOnlyHint") is True:
+        return [("TK201", f"is marked read-only, but its name or description says it does: {', '.join(destroys)}")]
+    if hints.get("destructiveHint") is False:
+        return [("TK202", f"is marked not destructive, but its name or description says: {', '.join(destroys)}")]
+    return []
+
+
+def _closed_world_findings(tool: Mapping[str, Any], hints: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK204: a tool marked closed-world that reads from outside (the web, mail, files)."""
+    if hints.get("openWorldHint") is not False:
+        return []
     said = set(_words(str(tool.get("name", "")))) | set(_prose(_first_sentence(str(tool.get("description") or ""))))
     outside = sorted(_OUTSIDE & said)
-    reads = hints.get("readOnlyHint") is True or bool(_says(tool, _READS))
-    if hints.get("openWorldHint") is False and outside and reads:
-        out.append(
-            ("TK204", f"is marked closed-world (open_world=False), but it reads outside content: {', '.join(outside)}")
-        )
+    if not outside:
+        return []
+    if hints.get("readOnlyHint") is not True and not _says(tool, _READS):
+        return []  # it does not read
+    return [("TK204", f"is marked closed-world (open_world=False), but it reads outside content: {', '.join(outside)}")]
+
+
+def _idempotent_findings(tool: Mapping[str, Any], hints: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK205: a tool marked idempotent that creates or sends, unless it says it upserts."""
+    if hints.get("idempotentHint") is not True:
+        return []
+    if hints.get("readOnlyHint") is True:
+        return []  # a read-only tool's "add" is arithmetic, not a new record
     creates = _says(tool, _CREATES)
     text = f"{tool.get('name', '')} {tool.get('description') or ''}".replace("_", " ").lower()
-    changes = hints.get("readOnlyHint") is not True  # a read-only tool's "add" is arithmetic, not a new record
-    if hints.get("idempotentHint") is True and changes and creates and not _UPSERTS.search(text):
-        out.append(("TK205", f"is marked idempotent, but it {'/'.join(creates)}s: a retry makes a second one"))
-    return out
+    if not creates or _UPSERTS.search(text):
+        return []
+    return [("TK205", f"is marked idempotent, but it {'/'.join(creates)}s: a retry makes a second one")]
 
 
 def _list_unbounded(schema: Any, reads: bool) -> bool:
@@ -538,40 +614,65 @@ def _text_unbounded(schema: Any) -> bool:
 
 def _output_findings(tool: Mapping[str, Any], returns: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """TK401: an unbounded list result, or text from a tool that reads or lists, with nothing to page by."""
-    params = set().union(*(set(_words(p)) for p in _parameters(tool))) if _parameters(tool) else set()
-    if params & _PAGING or _BOUNDED_TEXT.search(str(tool.get("description") or "").lower()):
+    if _bounds_result(tool):
         return []
     output = returns if returns is not None else tool.get("outputSchema")
-    name = _words(str(tool.get("name", "")))
-    # A reading verb anywhere but last (`simulate_research_query` is a noun), or a noun that is always big.
-    reads = [w for w in name[:-1] if w in _FLOODS] + [w for w in name[-1:] if w in _FLOODS and len(name) == 1]
-    reads += [w for w in name if w in _FLOOD_NOUNS]
-    whole = bool(_WHOLE.search(_first_sentence(str(tool.get("description") or "")).lower()))
-    if _list_unbounded(output, bool(set(reads) & _LISTS) or (bool(reads) and whole)):
+    reads = _big_reads(_words(str(tool.get("name", ""))))
+    if _list_unbounded(output, _reads_lists(tool, reads)):
         return [("TK401", "returns a list with no maxItems and takes no limit, page or cursor parameter")]
     if reads and _text_unbounded(output):
         return [("TK401", f"returns content of any size ({reads[0]}) and takes no limit, page or cursor parameter")]
     return []
 
 
+def _bounds_result(tool: Mapping[str, Any]) -> bool:
+    """Whether the tool bounds what it returns: a parameter to page by (limit, cursor, offset ...), or a description
+    that says the result is bounded ("truncated", "at most", "first 100")."""
+    params = {word for parameter in _parameters(tool) for word in _words(parameter)}
+    if params & _PAGING:
+        return True
+    return _BOUNDED_TEXT.search(str(tool.get("description") or "").lower()) is not None
+
+
+def _big_reads(name: Sequence[str]) -> list[str]:
+    """The words of a tool's name that say it reads something big: a reading verb anywhere but last
+    (`simulate_research_query` is a noun) unless it is the only word, and a noun that is always big anywhere."""
+    verbs = name if len(name) == 1 else name[:-1]
+    return [w for w in verbs if w in _FLOODS] + [w for w in name if w in _FLOOD_NOUNS]
+
+
+def _reads_lists(tool: Mapping[str, Any], reads: Sequence[str]) -> bool:
+    """Whether a tool that reads returns its lists in fields of its result: it lists or searches, or it reads "the
+    entire" or "the whole" of something."""
+    if set(reads) & _LISTS:
+        return True
+    if not reads:
+        return False
+    return _WHOLE.search(_first_sentence(str(tool.get("description") or "")).lower()) is not None
+
+
 def _shape_findings(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK601: too many parameters; TK602: a parameter that switches between operations of different effects."""
     params = _parameters(tool)
     out: list[tuple[str, str]] = []
     if len(params) > MAX_PARAMETERS:
         out.append(("TK601", f"takes {len(params)} parameters (more than {MAX_PARAMETERS})"))
     for name, schema in params.items():
-        if not set(_words(name)) & _SWITCHES:
-            continue
-        values = [v for v in schema.get("enum") or () if isinstance(v, str)]
-        kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
-        if len(kinds) > 1:
-            out.append(
-                (
-                    "TK602",
-                    f"parameter {name!r} switches between operations that {' and '.join(kinds)}: {', '.join(values)}",
-                )
-            )
+        out += _switch_findings(name, schema)
     return out
+
+
+def _switch_findings(name: str, schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """TK602: a parameter named for an action or mode whose values destroy, change or read, more than one of those."""
+    if not set(_words(name)) & _SWITCHES:
+        return []
+    values = [v for v in schema.get("enum") or () if isinstance(v, str)]
+    kinds = sorted({kind for kind in map(_effect, values) if kind is not None})
+    if len(kinds) <= 1:
+        return []
+    return [
+        ("TK602", f"parameter {name!r} switches between operations that {' and '.join(kinds)}: {', '.join(values)}")
+    ]
 
 
 def _effect(value: str) -> str | None:
@@ -640,22 +741,35 @@ def _apps_findings(
     """TK701 on the first tool that opens a page loading from undeclared origins; TK702 on each app-only tool of
     a server where no tool the model calls opens a page; TK703 on a tool naming a page that is not served."""
     out: dict[str, list[tuple[str, str]]] = {}
-    opened = any(_page_of(tool) and not _app_only(tool) for tool in tools)
+    opened = any(_opens_page(tool) for tool in tools)
     checked: set[str] = set()
     for tool in tools:
-        name, uri = str(tool.get("name", "?")), _page_of(tool)
-        found = out.setdefault(name, [])
+        found = out.setdefault(str(tool.get("name", "?")), [])
         if _app_only(tool) and not opened:
             found.append(("TK702", "is app-only (visibility ['app']), and no tool the model calls opens a page"))
-        if uri is None or pages is None:
-            continue
-        page = pages.get(uri)
-        if page is None:
-            found.append(("TK703", f"names the page {uri}, which the server does not serve"))
-        elif uri not in checked:
-            checked.add(uri)
-            found.extend(("TK701", f"{uri} {problem}") for problem in _undeclared(page))
+        uri = _page_of(tool)
+        if uri is not None and pages is not None:
+            found += _named_page_findings(uri, pages, checked)
     return out
+
+
+def _opens_page(tool: Mapping[str, Any]) -> bool:
+    """Whether the tool is one the model calls, and opens a page."""
+    if _app_only(tool):
+        return False
+    return bool(_page_of(tool))
+
+
+def _named_page_findings(uri: str, pages: Mapping[str, Page], checked: set[str]) -> list[tuple[str, str]]:
+    """TK703 for a page the server does not serve; TK701 for what a served page loads from undeclared origins, the
+    first time a tool names it (`checked` holds the pages already read, and gains this one)."""
+    page = pages.get(uri)
+    if page is None:
+        return [("TK703", f"names the page {uri}, which the server does not serve")]
+    if uri in checked:
+        return []
+    checked.add(uri)
+    return [("TK701", f"{uri} {problem}") for problem in _undeclared(page)]
 
 
 def _undeclared(page: Page) -> list[str]:
@@ -707,21 +821,42 @@ def _search_ties(tools: Sequence[Mapping[str, Any]], reported: Mapping[str, Any]
     named = [tool for tool in tools if isinstance(tool.get("name"), str)]
     if len({tool["name"] for tool in named}) != len(named):
         return {}  # two tools of one name: a server refuses that before lint could matter
-    index = ToolIndex(named, threshold=0.0)
-    names = [str(tool["name"]) for tool in named]
-    own = {str(tool["name"]): _search_scores(index, tool, names) for tool in named}
+    own = _own_searches(named)
     order = {name: position for position, name in enumerate(own)}
     out: dict[str, list[tuple[str, str]]] = {}
-    for name, scores in own.items():
-        if name in reported or not scores.get(name):
-            continue
-        for other, score in scores.items():
-            theirs = own[other].get(other, 0.0)
-            tied = score >= SEARCH_TIE * scores[name] and own[other].get(name, 0.0) >= SEARCH_TIE * theirs
-            if other != name and order[other] < order[name] and tied:
-                out[name] = [("TK107", f"a search for what it does finds {other!r} as readily, and the reverse")]
-                break
+    for name in own:
+        if name in reported:
+            continue  # TK106 says so already
+        other = _earlier_tie(own, order, name)
+        if other is not None:
+            out[name] = [("TK107", f"a search for what it does finds {other!r} as readily, and the reverse")]
     return out
+
+
+def _own_searches(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """For each tool (of distinct names), the scores of a search for its own words over all the tools."""
+    index = ToolIndex(tools, threshold=0.0)
+    names = [str(tool["name"]) for tool in tools]
+    return {str(tool["name"]): _search_scores(index, tool, names) for tool in tools}
+
+
+def _earlier_tie(own: Mapping[str, Mapping[str, float]], order: Mapping[str, int], name: str) -> str | None:
+    """The first tool before `name` (by `order`) that a search for `name`'s words finds as readily as `name`, and
+    the reverse; None when there is none, or when that search does not find `name` itself."""
+    if not own[name].get(name):
+        return None
+    for other in own[name]:
+        if order[other] >= order[name]:
+            continue  # reported on the later of the pair
+        if _finds_as_readily(own, name, other) and _finds_as_readily(own, other, name):
+            return other
+    return None
+
+
+def _finds_as_readily(own: Mapping[str, Mapping[str, float]], searched: str, other: str) -> bool:
+    """Whether a search for `searched`'s own words scores `other` at least `SEARCH_TIE` times `searched` itself."""
+    scores = own[searched]
+    return scores.get(other, 0.0) >= SEARCH_TIE * scores.get(searched, 0.0)
 
 
 def _search_scores(index: ToolIndex, tool: Mapping[str, Any], names: Sequence[str]) -> dict[str, float]:
@@ -835,34 +970,56 @@ def lint_definitions(
     for wire in tools:
         name = str(wire.get("name", "?"))
         tool = (local or {}).get(name)
-        returns = _returns(tool) if tool is not None else None
+        if tool is None:
+            local_findings: list[tuple[str, str]] = []
+            returns = None
+        else:
+            local_findings, returns = _local_findings(tool, wire), _returns(tool)
         found = [
             *_description_findings(wire),
             *duplicates.get(name, []),
             *ties.get(name, []),
             *_parameter_findings(wire),
             *_hint_findings(wire),
-            *(_local_findings(tool, wire) if tool is not None else []),
+            *local_findings,
             *_output_findings(wire, returns),
             *_shape_findings(wire),
             *apps.get(name, []),
         ]
-        silenced = tool.lint_ignore if tool is not None else {}
-        where = location(tool) if tool is not None else None
-        out += [Finding(_BY_CODE[code], name, message, where) for code, message in found if code not in silenced]
-        fired = {code for code, _ in found}
-        out += [
+        out += _reported(name, found, tool)
+    return out + _unnamed_pages(tools, pages or {})
+
+
+def _reported(name: str, found: Sequence[tuple[str, str]], tool: Tool[Any, Any] | None) -> list[Finding]:
+    """One tool's findings as reported: for a local tool, located at its function, less those its `lint_ignore=`
+    silences, and a TK001 for each of its silences that silences nothing."""
+    if tool is None:
+        return [Finding(_BY_CODE[code], name, message) for code, message in found]
+    where = location(tool)
+    return [
+        *(Finding(_BY_CODE[code], name, message, where) for code, message in found if code not in tool.lint_ignore),
+        *(
             Finding(_BY_CODE["TK001"], name, f"lint_ignore silences {code}, {_stale(code)}", where)
-            for code in silenced
-            if code not in fired and code not in _MEASURED
-        ]
+            for code in _stale_silences(tool.lint_ignore, found)
+        ),
+    ]
+
+
+def _stale_silences(silenced: Iterable[str], found: Sequence[tuple[str, str]]) -> list[str]:
+    """TK001: the codes silenced that no finding has, less those only `--call` finds (the definitions cannot show
+    that such a silence is stale)."""
+    fired = {code for code, _ in found}
+    return [code for code in silenced if code not in fired and code not in _MEASURED]
+
+
+def _unnamed_pages(tools: Sequence[Mapping[str, Any]], pages: Mapping[str, Page]) -> list[Finding]:
+    """TK703 for each page no tool names."""
     named = {_page_of(wire) for wire in tools}
-    out += [
+    return [
         Finding(_BY_CODE["TK703"], uri, "is a page no tool names (no _meta.ui.resourceUri): no host renders it")
-        for uri in pages or {}
+        for uri in pages
         if uri not in named
     ]
-    return out
 
 
 #: What only `--call` finds: a silence of it is not stale when the definitions alone do not show it.

@@ -26,9 +26,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolkit._protocol.types import ToolDefinition
 
@@ -68,26 +68,61 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", bare).casefold()
 
 
+class _Suffix(NamedTuple):
+    """One rule of the stemmer: a word ending in `ending`, longer than `longer_than` letters and ending in none of
+    `unless`, ends in `replacement` instead."""
+
+    ending: str
+    replacement: str = ""
+    longer_than: int = 3
+    unless: tuple[str, ...] = ()
+
+
+# The first rule that applies is the only one: "searches" loses "es", never "s" too.
+_SUFFIXES = (
+    _Suffix("ies", "y", longer_than=4),  # queries -> query, never "ties" -> "ty"
+    _Suffix("sses", "ss"),
+    _Suffix("ches", "ch"),
+    _Suffix("shes", "sh"),
+    _Suffix("xes", "x"),
+    _Suffix("zes", "z"),
+    _Suffix("s", unless=("ss", "us", "is")),  # class, status and analysis are not plurals
+    _Suffix("ing", longer_than=5),  # "thing" and "bring" stay
+    _Suffix("ed", longer_than=4),  # "need" and "used" stay
+)
+_ENDINGS = tuple(rule.ending for rule in _SUFFIXES)
+# A doubled final consonant left by -ing or -ed is undoubled ("running" -> "run"), except these (ll: "fill", ss, zz).
+_DOUBLED_KEPT = frozenset("lsz")
+_VOWELS = frozenset("aeiou")
+
+
 def _stem(word: str) -> str:
     """A light English stemmer (plurals, -ing, -ed, a final e, a doubled final consonant): enough to meet "searches"
     and "searching" with "search", never so much that two unrelated words meet. Words not in ASCII pass unchanged."""
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    word = _strip_suffix(word)
+    if _ends_doubled(word):  # "running" -> "runn" -> "run"
         word = word[:-1]
-    elif word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz" and word[-1] not in "aeiou":
-        word = word[:-1]
-    if len(word) > 3 and word.endswith("e"):
+    if len(word) > 3 and word.endswith("e"):  # "make" and "making" meet at "mak"
         word = word[:-1]
     return word
+
+
+def _strip_suffix(word: str) -> str:
+    """`word` rewritten by the first rule of `_SUFFIXES` that applies to it, if any."""
+    if not word.endswith(_ENDINGS):  # most words: no rule to try
+        return word
+    for ending, replacement, longer_than, unless in _SUFFIXES:
+        if word.endswith(ending) and len(word) > longer_than and not word.endswith(unless):
+            return word[: -len(ending)] + replacement
+    return word
+
+
+def _ends_doubled(word: str) -> bool:
+    """Whether a word of more than three letters ends in a doubled consonant other than l, s or z ("runn")."""
+    last = word[-1]
+    return len(word) > 3 and last == word[-2] and last not in _DOUBLED_KEPT and last not in _VOWELS
 
 
 def tokens(text: str) -> list[str]:
@@ -97,13 +132,22 @@ def tokens(text: str) -> list[str]:
     for word in _WORD.findall(text):
         for part in _CAMEL.findall(word) or (word,):
             folded = _fold(part)
-            for piece in _UNSPACED.split(folded):
-                if piece and piece not in _STOPWORDS and not (len(piece) == 1 and piece.isascii()):
-                    terms.append(_stem(piece))
+            terms += [_stem(piece) for piece in _UNSPACED.split(folded) if _is_term(piece)]
             for run in _UNSPACED.findall(folded):
-                terms.extend(run)
-                terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+                terms += _characters_and_pairs(run)
     return terms
+
+
+def _is_term(piece: str) -> bool:
+    """Whether a folded piece of spaced text is worth a term: not empty, no stop word, no lone ASCII character."""
+    if not piece or piece in _STOPWORDS:
+        return False
+    return len(piece) > 1 or not piece.isascii()
+
+
+def _characters_and_pairs(run: str) -> list[str]:
+    """The terms of a run of text written without spaces: each character, then each pair of neighbours."""
+    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
 
 
 def _definition(item: Any) -> dict[str, Any]:
@@ -120,14 +164,24 @@ def _schema_text(schema: Any, out: list[str], depth: int = 0) -> None:
     (nested objects and arrays too, a few levels deep)."""
     if not isinstance(schema, Mapping) or depth > 4:
         return
-    out.extend(schema[key] for key in ("title", "description") if isinstance(schema.get(key), str))
-    out.extend(value for value in (*(schema.get("enum") or ()), schema.get("const")) if isinstance(value, str))
-    properties = schema.get("properties")
-    for name, sub in properties.items() if isinstance(properties, Mapping) else ():
+    out.extend(_own_words(schema))
+    for name, sub in _properties(schema).items():
         out.append(str(name))
         _schema_text(sub, out, depth + 1)
     for sub in _subschemas(schema):
         _schema_text(sub, out, depth + 1)
+
+
+def _own_words(schema: Mapping[str, Any]) -> list[str]:
+    """The texts a schema says of itself: its title and description, its enum and const values that are strings."""
+    said = [schema.get("title"), schema.get("description"), *(schema.get("enum") or ()), schema.get("const")]
+    return [text for text in said if isinstance(text, str)]
+
+
+def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema's properties by name (none when it has no properties mapping)."""
+    properties = schema.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
 
 
 def _subschemas(schema: Mapping[str, Any]) -> list[Any]:
@@ -260,27 +314,21 @@ class ToolIndex:
             TypeError: an item that is no tool definition.
             ValueError: two tools with one name.
         """
-        mapping = getattr(tools, "tools", None)
-        items = list(mapping.values() if isinstance(mapping, Mapping) else tools)
-        seen: dict[str, Any] = {}
-        for item in items:
-            definition = getattr(item, "definition", item)
-            name = definition.get("name") if isinstance(definition, Mapping) else getattr(definition, "name", None)
-            if not isinstance(name, str):
-                raise TypeError(f"ToolIndex takes tool definitions (a Tool, a ToolDefinition or a dict), got {item!r}")
-            if name in seen:
-                raise ValueError(f"two tools are named {name!r}")
-            seen[name] = definition
-        changed = 0
-        for name in [name for name in self._docs if name not in seen]:
+        seen = _definitions_by_name(tools)
+        gone = [name for name in self._docs if name not in seen]
+        for name in gone:
             self.remove(name)
-            changed += 1
-        for name, definition in seen.items():
-            old = self._docs.get(name)
-            if old is None or not (old.source is definition or old.source == definition):
-                self.add(definition)
-                changed += 1
-        return changed
+        fresh = [definition for name, definition in seen.items() if self._changed(name, definition)]
+        for definition in fresh:
+            self.add(definition)
+        return len(gone) + len(fresh)
+
+    def _changed(self, name: str, definition: Any) -> bool:
+        """Whether `definition` is new to the index, or differs from the one indexed under `name`."""
+        old = self._docs.get(name)
+        if old is None:
+            return True
+        return old.source is not definition and old.source != definition
 
     def add(self, tool: Any) -> None:
         """Index one tool (replacing one of its name).
@@ -361,23 +409,56 @@ class ToolIndex:
         if not terms or not self._docs:
             return {}
         count = len(self._docs)
-        averages = [total / filled if filled else 1.0 for total, filled in zip(self._totals, self._filled, strict=True)]
+        averages = self._average_lengths()
         weights = {term: _idf(count, len(self._postings[term])) for term in terms if term in self._postings}
         found: dict[str, float] = {}
         for term, weight in weights.items():
-            for name, counts in self._postings.get(term, {}).items():
-                lengths = self._docs[name].lengths
-                frequency = 0.0
-                for position, value in enumerate(counts):
-                    if value:
-                        norm = 1.0 - _B[position] + _B[position] * lengths[position] / averages[position]
-                        frequency += _WEIGHTS[position] * value / norm
-                found[name] = found.get(name, 0.0) + weight * frequency * (_K1 + 1.0) / (frequency + _K1)
+            self._add_evidence(found, self._postings[term], weight, averages)
         # One unit of evidence: a term that one tool alone has, matched at full strength. Scores count units, so a
         # threshold means the same on 10 tools as on 1,000 (a rare term weighs more among more tools), and grow with
         # the evidence a query brings, never with the words no tool has.
         unit = (_K1 + 1.0) * _idf(count, 1)
         return {name: _squash(score / unit) for name, score in found.items()}
+
+    def _add_evidence(
+        self, found: dict[str, float], postings: Mapping[str, tuple[int, ...]], weight: float, averages: Sequence[float]
+    ) -> None:
+        """Add one query term's evidence to the score in `found` of each tool that has it (`postings`: the term's count
+        in each field, by tool): BM25F's term frequency (each field's count, weighted by the field and normalized by
+        its length against its average), saturated by k1, times the term's weight (its idf)."""
+        for name, counts in postings.items():
+            lengths = self._docs[name].lengths
+            frequency = 0.0
+            for position, value in enumerate(counts):
+                if value:
+                    norm = 1.0 - _B[position] + _B[position] * lengths[position] / averages[position]
+                    frequency += _WEIGHTS[position] * value / norm
+            found[name] = found.get(name, 0.0) + weight * frequency * (_K1 + 1.0) / (frequency + _K1)
+
+    def _average_lengths(self) -> list[float]:
+        """Each field's average length over the tools that have it (1 for a field no tool has)."""
+        return [total / filled if filled else 1.0 for total, filled in zip(self._totals, self._filled, strict=True)]
+
+
+def _definitions_by_name(tools: Any) -> dict[str, Any]:
+    """The definitions of `tools` (as `ToolIndex` takes them) by name, as given.
+
+    Raises:
+        TypeError: an item that is no tool definition.
+        ValueError: two tools with one name.
+    """
+    mapping = getattr(tools, "tools", None)
+    items = list(mapping.values() if isinstance(mapping, Mapping) else tools)
+    seen: dict[str, Any] = {}
+    for item in items:
+        definition = getattr(item, "definition", item)
+        name = definition.get("name") if isinstance(definition, Mapping) else getattr(definition, "name", None)
+        if not isinstance(name, str):
+            raise TypeError(f"ToolIndex takes tool definitions (a Tool, a ToolDefinition or a dict), got {item!r}")
+        if name in seen:
+            raise ValueError(f"two tools are named {name!r}")
+        seen[name] = definition
+    return seen
 
 
 def _idf(count: int, df: int) -> float:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from toolkit import PROFILES
+from toolkit import PROFILES, Problem
 from toolkit._definition.tool import Tool
 from toolkit._lint import Finding, lint_definitions
 from toolkit._profiles.adapter import adapt
@@ -113,11 +113,16 @@ def badges(tool: Mapping[str, Any], *, mark_defaults: bool = True) -> list[str]:
             continue  # implied by the destructive and idempotent badges that follow
         label = hint.label if hint.value else _OPPOSITE[hint.label]
         out.append(f"{label} (default)" if mark_defaults and not hint.explicit else label)
+    return out + _task_badges(tool)
+
+
+def _task_badges(tool: Mapping[str, Any]) -> list[str]:
+    """`task: optional` or `task: required` when a call may run as a task (`execution.taskSupport`); else none."""
     execution = tool.get("execution")
     support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
     if support in ("optional", "required"):
-        out.append(f"task: {support}")
-    return out
+        return [f"task: {support}"]
+    return []
 
 
 def served_badges(tool: Tool[Any, Any] | None) -> list[str]:
@@ -256,31 +261,45 @@ def render_markdown(
         local: The toolkit tools by name, when the tools are this process's: what their server does around a
             call that no definition says (`confirm=`, `timeout=`) is shown beside their hints.
     """
-    found: dict[str, list[Finding]] = {}
-    for finding in lint_definitions(tools) if findings is None else findings:
-        found.setdefault(finding.tool, []).append(finding)
+    found = _findings_by_tool(lint_definitions(tools) if findings is None else findings)
     level = "#" * heading_level
     sub = "#" * (heading_level + 1) if title is not None else level
     out: list[str] = [f"{level} {title}", ""] if title is not None else []
-    total = sum(definition_size(t)[0] for t in tools)
-    plural = "" if len(tools) == 1 else "s"
-    out.append(
-        f"{len(tools)} tool{plural}, {total:,} characters of definitions in total "
-        f"(≈ {math.ceil(total / 4):,} tokens, estimated as characters / 4)."
-    )
-    out.append("")
+    out += [_size_line(tools), ""]
     served = {str(tool.get("name")): served_badges((local or {}).get(str(tool.get("name")))) for tool in tools}
     if tools:
         out += [*_summary_table(tools, found, served), ""]
-    notes = warnings(tools)
-    if notes:
-        out += ["**Warnings**", ""]
-        out += [f"- {note}" for note in notes]
-        out.append("")
+    out += _warnings_section(tools)
     for tool in tools:
         name = str(tool.get("name"))
         out += _tool_section(tool, sub, found.get(name, []), served[name])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _findings_by_tool(findings: Sequence[Finding]) -> dict[str, list[Finding]]:
+    """The findings grouped by the tool they are about, in their order."""
+    found: dict[str, list[Finding]] = {}
+    for finding in findings:
+        found.setdefault(finding.tool, []).append(finding)
+    return found
+
+
+def _size_line(tools: Sequence[Mapping[str, Any]]) -> str:
+    """How many tools, and how large their definitions are together."""
+    total = sum(definition_size(t)[0] for t in tools)
+    plural = "" if len(tools) == 1 else "s"
+    return (
+        f"{len(tools)} tool{plural}, {total:,} characters of definitions in total "
+        f"(≈ {math.ceil(total / 4):,} tokens, estimated as characters / 4)."
+    )
+
+
+def _warnings_section(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The `warnings` of the tools as a list under a bold heading; nothing when there are none."""
+    notes = warnings(tools)
+    if not notes:
+        return []
+    return ["**Warnings**", "", *(f"- {note}" for note in notes), ""]
 
 
 def _lint_badge(findings: Sequence[Finding]) -> str:
@@ -292,19 +311,29 @@ def _summary_table(
     tools: Sequence[Mapping[str, Any]], found: Mapping[str, Sequence[Finding]], served: Mapping[str, Sequence[str]]
 ) -> list[str]:
     titled = any(_display_title(tool) for tool in tools)
-    body = []
-    for tool in tools:
-        name = str(tool.get("name"))
-        params = ", ".join(code_span(param) for param in (tool.get("inputSchema") or {}).get("properties") or {})
-        label = " ".join(
-            [
-                *(code_span(b) for b in [*badges(tool, mark_defaults=False), *served[name]]),
-                _lint_badge(found.get(name, [])),
-            ]
-        ).strip()
-        title = [_cell(_display_title(tool) or "")] if titled else []
-        body.append([code_span(str(tool.get("name"))), *title, label, params or "none"])
+    body = [_summary_row(tool, found, served, titled=titled) for tool in tools]
     return _table(["Tool", *(["Title"] if titled else []), "Hints", "Parameters"], body)
+
+
+def _summary_row(
+    tool: Mapping[str, Any],
+    found: Mapping[str, Sequence[Finding]],
+    served: Mapping[str, Sequence[str]],
+    *,
+    titled: bool,
+) -> list[str]:
+    """One tool's row of the summary table: its name, its title (when the table has titles), its badges and lint
+    codes, its parameters."""
+    name = str(tool.get("name"))
+    params = ", ".join(code_span(param) for param in (tool.get("inputSchema") or {}).get("properties") or {})
+    label = " ".join(
+        [
+            *(code_span(b) for b in [*badges(tool, mark_defaults=False), *served[name]]),
+            _lint_badge(found.get(name, [])),
+        ]
+    ).strip()
+    title = [_cell(_display_title(tool) or "")] if titled else []
+    return [code_span(name), *title, label, params or "none"]
 
 
 def _tool_section(tool: Mapping[str, Any], level: str, findings: Sequence[Finding], served: Sequence[str]) -> list[str]:
@@ -365,16 +394,17 @@ def _defs_section(schema: Mapping[str, Any], heading: str) -> list[str]:
 
 def _compatibility(tool: Mapping[str, Any]) -> str:
     """One line for the docs: how the tool fares under each profile, e.g. `gemini` ok after 2 fixes."""
-    parts = []
-    for name in PROFILES:
-        problems = adapt(tool, name).problems
-        left = [p for p in problems if not p.fixable]
-        if not problems:
-            state = "ok"
-        elif left:
-            rules = ", ".join(sorted({p.rule.id for p in left}))
-            state = f"{'rejected' if any(p.rejects for p in left) else 'warning'}: {rules}"
-        else:
-            state = f"ok after {len(problems)} fix{'' if len(problems) == 1 else 'es'}"
-        parts.append(f"`{name}` {state}")
+    parts = [f"`{name}` {_profile_state(adapt(tool, name).problems)}" for name in PROFILES]
     return "**Providers:** " + " · ".join(parts)
+
+
+def _profile_state(problems: Sequence[Problem]) -> str:
+    """How a tool fares under one profile, given the problems its adaptation met: `ok`, `ok after 2 fixes`, or
+    `rejected: <rules>` / `warning: <rules>` for what adaptation cannot fix."""
+    if not problems:
+        return "ok"
+    left = [p for p in problems if not p.fixable]
+    if not left:
+        return f"ok after {len(problems)} fix{'' if len(problems) == 1 else 'es'}"
+    rules = ", ".join(sorted({p.rule.id for p in left}))
+    return f"{'rejected' if any(p.rejects for p in left) else 'warning'}: {rules}"

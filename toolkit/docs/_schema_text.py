@@ -28,14 +28,13 @@ def _bound(value: Any) -> str:
     return json.dumps(value)
 
 
+# A number's bounds and the signs they read as, lower bounds first.
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
+
+
 def constraints(schema: Mapping[str, Any]) -> list[str]:
     """The schema's own constraints in words: bounds, lengths, pattern, format, item counts."""
-    out: list[str] = []
-    low = [f"≥ {_bound(schema['minimum'])}"] if "minimum" in schema else []
-    low += [f"> {_bound(schema['exclusiveMinimum'])}"] if "exclusiveMinimum" in schema else []
-    high = [f"≤ {_bound(schema['maximum'])}"] if "maximum" in schema else []
-    high += [f"< {_bound(schema['exclusiveMaximum'])}"] if "exclusiveMaximum" in schema else []
-    out += low + high
+    out = [f"{sign} {_bound(schema[key])}" for key, sign in _BOUNDS if key in schema]
     if "multipleOf" in schema:
         out.append(f"multiple of {_bound(schema['multipleOf'])}")
     out += _range(schema, "minLength", "maxLength", "characters")
@@ -112,32 +111,75 @@ def _describe_object(schema: Mapping[str, Any], *, fields: bool) -> str:
     properties = schema.get("properties")
     extra = schema.get("additionalProperties")
     if fields and isinstance(properties, Mapping) and properties:
-        required = set(schema.get("required") or ())
-        listed = (f"{k}{'' if k in required else '?'}: {describe_type(v, fields=True)}" for k, v in properties.items())
-        return "{" + ", ".join(listed) + "}"
+        return _listed_fields(properties, set(schema.get("required") or ()))
     if not properties and isinstance(extra, Mapping) and extra:
         return f"dict[string, {describe_type(extra, fields=fields)}]"
     return "object"
 
 
+def _listed_fields(properties: Mapping[str, Any], required: set[str]) -> str:
+    """An object's fields on one line, `?` after those not required: `{name: string, color?: string}`."""
+    listed = (f"{k}{'' if k in required else '?'}: {describe_type(v, fields=True)}" for k, v in properties.items())
+    return "{" + ", ".join(listed) + "}"
+
+
 def _describe_combination(schema: Mapping[str, Any], *, bounds: bool, fields: bool) -> str | None:
     """The readable form of `$ref`, `const`, `enum`, `anyOf`/`oneOf`, one-item `allOf` and type lists."""
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        return ref.rsplit("/", 1)[-1]
-    values = [schema["const"]] if "const" in schema else schema.get("enum")
-    if isinstance(values, list):
-        return " | ".join(json.dumps(v, ensure_ascii=False) for v in values) or "nothing"
-    branches = schema.get("anyOf", schema.get("oneOf"))
-    if isinstance(branches, list):
-        return " | ".join(_dedupe(describe_type(branch, fields=fields) for branch in branches))
-    if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
-        merged = {k: v for k, v in schema.items() if k != "allOf"}
-        return describe_type({**schema["allOf"][0], **merged}, bounds=bounds, fields=fields)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " | ".join(describe_type({**schema, "type": k}, bounds=bounds, fields=fields) for k in kind)
+    for describe in _COMBINATIONS:
+        described = describe(schema, bounds, fields)
+        if described is not None:
+            return described
     return None
+
+
+def _describe_ref(schema: Mapping[str, Any], _bounds: bool, _fields: bool) -> str | None:
+    """A `$ref` by the name of the definition it points to: `#/$defs/Node` reads `Node`."""
+    ref = schema.get("$ref")
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+
+
+def _describe_values(schema: Mapping[str, Any], _bounds: bool, _fields: bool) -> str | None:
+    """A `const` or an `enum` as its values in JSON: `"a" | "b"` (`nothing` for an empty enum)."""
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    if not isinstance(values, list):
+        return None
+    return " | ".join(json.dumps(v, ensure_ascii=False) for v in values) or "nothing"
+
+
+def _describe_branches(schema: Mapping[str, Any], _bounds: bool, fields: bool) -> str | None:
+    """An `anyOf` (or else a `oneOf`) as its branches' types, each once: `string | null`."""
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if not isinstance(branches, list):
+        return None
+    return " | ".join(_dedupe(describe_type(branch, fields=fields) for branch in branches))
+
+
+def _describe_all_of(schema: Mapping[str, Any], bounds: bool, fields: bool) -> str | None:
+    """A one-item `allOf` (pydantic's way to add a description to a `$ref`) as its item, with the schema's own keys."""
+    all_of = schema.get("allOf")
+    if not isinstance(all_of, list) or len(all_of) != 1:
+        return None
+    merged = {k: v for k, v in schema.items() if k != "allOf"}
+    return describe_type({**all_of[0], **merged}, bounds=bounds, fields=fields)
+
+
+def _describe_type_list(schema: Mapping[str, Any], bounds: bool, fields: bool) -> str | None:
+    """A list of types as each type of the schema in turn: `["string", "null"]` reads `string | null`."""
+    kinds = schema.get("type")
+    if not isinstance(kinds, list):
+        return None
+    return " | ".join(describe_type({**schema, "type": k}, bounds=bounds, fields=fields) for k in kinds)
+
+
+# The first that applies describes the schema: a `$ref` beside a description is the reference, a `const` beside its
+# `type` is the value.
+_COMBINATIONS: tuple[Callable[[Mapping[str, Any], bool, bool], str | None], ...] = (
+    _describe_ref,
+    _describe_values,
+    _describe_branches,
+    _describe_all_of,
+    _describe_type_list,
+)
 
 
 def _dedupe(items: Any) -> list[str]:
@@ -193,13 +235,21 @@ def _example(schema: Any, defs: Mapping[str, Any], depth: int) -> Any:
     given = _given_example(schema, defs, depth)
     if given is not _NO_VALUE:
         return given
+    make = _example_maker(schema)
+    if make is None:
+        return None
+    return make(schema, defs, depth)
+
+
+def _example_maker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any], Mapping[str, Any], int], Any] | None:
+    """What makes an example of the schema's type: of its type, the first that is not null of a list of types, or
+    `object` for a typeless schema with properties; None for a type it does not know."""
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind is None and "properties" in schema:
         kind = "object"
-    make = _EXAMPLES_BY_TYPE.get(kind) if isinstance(kind, str) else None
-    return make(schema, defs, depth) if make is not None else None
+    return _EXAMPLES_BY_TYPE.get(kind) if isinstance(kind, str) else None
 
 
 def _example_string(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> str:
@@ -244,13 +294,30 @@ _EXAMPLES_BY_TYPE: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any], int
 
 def _given_example(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> Any:
     """A value the schema spells out (`examples`, `default`, `const`, `enum`), or one of a `$ref`/`anyOf`."""
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
+    spelled = _spelled_out(schema)
+    if spelled is not _NO_VALUE:
+        return spelled
+    return _example_of_another(schema, defs, depth)
+
+
+def _spelled_out(schema: Mapping[str, Any]) -> Any:
+    """The first of the schema's `examples`, its `default`, its `const`, or its first `enum` value, in that order;
+    `_NO_VALUE` when it spells out none."""
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
     for key in ("default", "const"):
         if key in schema:
             return schema[key]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
+    values = schema.get("enum")
+    if isinstance(values, list) and values:
+        return values[0]
+    return _NO_VALUE
+
+
+def _example_of_another(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> Any:
+    """An example of the schema a `$ref` points to, or of the first branch of an `anyOf` (else a `oneOf`) that is
+    not null; `_NO_VALUE` when the schema is neither."""
     ref = schema.get("$ref")
     if isinstance(ref, str):
         return _example(defs.get(ref.rsplit("/", 1)[-1], {}), defs, depth + 1)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit import CallToolResult, Server, Tool
 from toolkit._profiles.portability import check_tools
 
 from ._snapshots import Definitions, tools_payload
+
+if TYPE_CHECKING:
+    from toolkit._lint import Finding
 
 __all__ = ["assert_error", "assert_lint_clean", "assert_ok", "assert_portable", "structured", "text"]
 
@@ -117,27 +120,40 @@ def assert_lint_clean(
     __tracebackhide__ = True
     # Loaded here: the pytest plugin imports this module in every test run of every user, and the rules are the
     # heaviest import of toolkit (about 8 ms), for the few runs that lint.
-    from toolkit._lint import lint, lint_definitions
     from toolkit._lint import select as select_findings
-    from toolkit._target import TargetError, load_server
 
-    if isinstance(target, str):
-        try:
-            target = load_server(target)
-        except TargetError as exc:
-            raise ValueError(str(exc)) from None
-    if isinstance(target, (Server, Tool)):
-        findings = lint(target)
-    else:
-        items = list(target)
-        tools = [item for item in items if isinstance(item, Tool)]
-        # tools_payload refuses a mix of tools and definitions, as the snapshot helpers do.
-        findings = (
-            lint(tools) if tools and len(tools) == len(items) else lint_definitions(tools_payload(items)["tools"])
-        )
+    findings = _lint_findings(_loaded(target) if isinstance(target, str) else target)
     failing = [f for f in select_findings(findings, select, ignore) if warnings or f.rule.level == "error"]
     if failing:
         raise AssertionError(
             f"toolkit lint: {len(failing)} finding{'' if len(failing) == 1 else 's'}:\n"
             + "\n".join(f"- {f} [{f.rule.level}] (fix: {f.rule.hint})" for f in failing)
         )
+
+
+def _loaded(target: str) -> Server:
+    """The server a `toolkit lint` target names (`app.py`, `app.py:server`, `package.module`).
+
+    Raises:
+        ValueError: it does not load (the message says why).
+    """
+    from toolkit._target import TargetError, load_server
+
+    try:
+        return load_server(target)
+    except TargetError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _lint_findings(target: Definitions) -> list[Finding]:
+    """What `toolkit lint` finds: toolkit tools with what their code says, definitions as a client sees them."""
+    from toolkit._lint import lint, lint_definitions
+
+    if isinstance(target, (Server, Tool)):
+        return lint(target)
+    items = list(target)
+    tools = [item for item in items if isinstance(item, Tool)]
+    if tools and len(tools) == len(items):
+        return lint(tools)
+    # tools_payload refuses a mix of tools and definitions, as the snapshot helpers do.
+    return lint_definitions(tools_payload(items)["tools"])

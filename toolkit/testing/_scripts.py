@@ -83,19 +83,25 @@ class Scripted:
         if isinstance(step, Mapping):
             return ElicitResult.accept(step)
         if step == "accept":
-            if request.mode == "url":
-                return ElicitResult.accept()
-            properties = (request.requested_schema or {}).get("properties") or {}
-            content = {name: prop["default"] for name, prop in properties.items() if "default" in prop}
-            missing = [r for r in (request.requested_schema or {}).get("required", ()) if r not in content]
-            if missing:
-                self._fail(
-                    f"the tool asked {_describe(request)}, and the script says accept, but required field "
-                    f"{', '.join(map(repr, missing))} has no default; script the content: elicitation={{...}}"
-                )
-            return ElicitResult.accept(content)
+            return self._accept_defaults(request)
         self._fail(f"the tool asked {_describe(request)}, and the script's answer {step!r} is not one toolkit knows")
         raise AssertionError  # unreachable: _fail raises
+
+    def _accept_defaults(self, request: ElicitRequest) -> ElicitResult[Any]:
+        """The script's `"accept"`: a URL elicitation accepted, or a form accepted with its defaults (a problem
+        when a required field has none)."""
+        if request.mode == "url":
+            return ElicitResult.accept()
+        schema = request.requested_schema or {}
+        properties = schema.get("properties") or {}
+        content = {name: prop["default"] for name, prop in properties.items() if "default" in prop}
+        missing = [r for r in schema.get("required", ()) if r not in content]
+        if missing:
+            self._fail(
+                f"the tool asked {_describe(request)}, and the script says accept, but required field "
+                f"{', '.join(map(repr, missing))} has no default; script the content: elicitation={{...}}"
+            )
+        return ElicitResult.accept(content)
 
     async def _sample(self, request: SampleRequest) -> SampleResult | str:
         self.samplings.append(request)

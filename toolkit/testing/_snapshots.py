@@ -52,21 +52,46 @@ def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dic
         protocol: The revision: `"2026-07-28"`, a handshake revision such as `"2025-11-25"`, or `"handshake"`
             for the newest of those. Ignored for definitions, which are taken as they are.
     """
+    version = _revision(protocol)
+    if isinstance(target, (Server, Tool)):
+        return _served_payload(as_server(target), version)
+    tools, definitions = _tools_and_definitions(target)
+    if tools and definitions:
+        raise TypeError("pass either tools or tool definitions, not a mix")
+    if not tools:
+        return {"tools": [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in definitions]}
+    return _served_payload(Server("test", tools=tools), version)
+
+
+def _revision(protocol: str) -> str:
+    """The revision `protocol` names (`"handshake"`: the newest handshake revision).
+
+    Raises:
+        ValueError: a revision toolkit does not speak.
+    """
     version = HANDSHAKE_VERSIONS[0] if protocol == "handshake" else protocol
     if version != MODERN_VERSION and version not in HANDSHAKE_VERSIONS:
         raise ValueError(f"unknown protocol revision {protocol!r}")
-    if isinstance(target, (Server, Tool)):
-        server = as_server(target)
-    else:
-        items: list[Tool[Any, Any] | ToolDefinition] = list(target)
-        definitions = [item for item in items if isinstance(item, ToolDefinition)]
-        if len(definitions) == len(items):
-            return {"tools": [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in definitions]}
-        if definitions:
-            raise TypeError("pass either tools or tool definitions, not a mix")
-        server = Server("test", tools=[item for item in items if not isinstance(item, ToolDefinition)])
-    tools = [json.loads(payload) for payload in server.tool_payloads(version)]
-    return {"tools": tools}
+    return version
+
+
+def _tools_and_definitions(
+    items: Iterable[Tool[Any, Any] | ToolDefinition],
+) -> tuple[list[Tool[Any, Any]], list[ToolDefinition]]:
+    """The tools and the tool definitions among `items`, apart."""
+    tools: list[Tool[Any, Any]] = []
+    definitions: list[ToolDefinition] = []
+    for item in items:
+        if isinstance(item, ToolDefinition):
+            definitions.append(item)
+        else:
+            tools.append(item)
+    return tools, definitions
+
+
+def _served_payload(server: Server, version: str) -> dict[str, Any]:
+    """The `tools/list` result `server` sends a client of `version`, as JSON."""
+    return {"tools": [json.loads(payload) for payload in server.tool_payloads(version)]}
 
 
 def assert_tools_snapshot(
