@@ -51,7 +51,7 @@ from ._prompt import TerminalPrompt
 from ._tasks import detached, going_on, refuse_detach, run_call, tasks_ended
 
 if TYPE_CHECKING:
-    from toolkit import LogMessage
+    from toolkit import Client, LogMessage
 
 __all__ = ["call_tool", "check_tools", "list_tools", "serve_target", "worker_app", "write_docs"]
 
@@ -324,11 +324,10 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             schema = next((t.input_schema for t in tools if t.name == name), None)
             arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
             hints.extend(_json_hints(pairs, arguments, schema))
-            # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
             refused = _refused_here(args.target, name, arguments)
             if refused is not None:
                 return refused
-            if not args.quiet and (client.modern or "logging" in client.capabilities):
+            if not args.quiet and _takes_log_level(client):
                 await client.set_logging_level(args.log_level)
             return await run_call(client, name, arguments, args, None if args.quiet else bar)
 
@@ -353,6 +352,12 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     if result is None:
         return detached(args.started[0], args, out)
     return _printed(result, args.raw, out, hints)
+
+
+def _takes_log_level(client: Client) -> bool:
+    """Whether the server takes `logging/setLevel`: every 2026-07-28 server does; a handshake-era server without the
+    logging capability would refuse it (-32601)."""
+    return client.modern or "logging" in client.capabilities
 
 
 def _printed(result: CallToolResult, raw: bool, out: TextIO, hints: list[str]) -> int:
