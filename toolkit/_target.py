@@ -11,6 +11,7 @@ import re
 import sys
 import sysconfig
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -56,43 +57,58 @@ def load_target(target: str, *, base: str | os.PathLike[str] | None = None) -> A
         TargetError: as `load_server`; also when the module holds several HTTP apps.
     """
     where, attr = _split(target)
-    module = _import(where, Path(base) if base is not None else Path.cwd())
+    module = _import(where, _folder(base))
     name = Path(where).stem if _is_path(where) else where.rsplit(".", 1)[-1]
     if attr is not None:
-        value: Any = module
-        for part in attr.split("."):
-            if not hasattr(value, part):
-                raise TargetError(f"{where!r} has no attribute {attr!r}")
-            value = getattr(value, part)
-        return _as_server(value, f"{where}:{attr}", name)
-    apps = sorted(key for key, value in vars(module).items() if _is_http_app(value))
-    if len(_unique(getattr(module, key) for key in apps)) > 1:
-        raise TargetError(f"{where!r} holds several HTTP apps; choose one: {', '.join(f'{where}:{k}' for k in apps)}")
-    if apps:
-        return getattr(module, apps[0])
-    servers = _unique(value for value in vars(module).values() if isinstance(value, Server))
-    if len(servers) > 1:
-        names = sorted(key for key, value in vars(module).items() if isinstance(value, Server))
-        options = ", ".join(f"{where}:{key}" for key in names)
-        raise TargetError(f"{where!r} holds several servers; choose one: {options}")
-    if servers:
-        server: Server = servers[0]
-        return server
+        return _as_server(_attribute(module, where, attr), f"{where}:{attr}", name)
+    found = _only_one(module, where, _is_http_app, "HTTP apps")
+    if found is None:
+        found = _only_one(module, where, _is_server, "servers")
+    if found is not None:
+        return found
     tools = _unique(value for value in vars(module).values() if isinstance(value, Tool))
     if not tools:
         raise TargetError(f"{where!r} {_what_else(module, where)}")
     return _collect(tools, where, name)
 
 
+def _folder(base: str | os.PathLike[str] | None) -> Path:
+    """The directory relative paths and top-level modules are found from: `base`, or else the current one."""
+    return Path(base) if base is not None else Path.cwd()
+
+
+def _attribute(module: ModuleType, where: str, attr: str) -> Any:
+    """The module's attribute named by a dotted `attr` (`server`, `app.server`)."""
+    value: Any = module
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise TargetError(f"{where!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _only_one(module: ModuleType, where: str, kind: Callable[[Any], bool], plural: str) -> Any:
+    """The module's one value of a kind (an object held under several names is one); None when it holds none.
+
+    Raises:
+        TargetError: it holds several: the message names each, as a target to choose.
+    """
+    keys = sorted(key for key, value in vars(module).items() if kind(value))
+    if len(_unique(getattr(module, key) for key in keys)) > 1:
+        raise TargetError(f"{where!r} holds several {plural}; choose one: {', '.join(f'{where}:{k}' for k in keys)}")
+    return getattr(module, keys[0]) if keys else None
+
+
+def _is_server(value: Any) -> bool:
+    """Whether `value` is a `toolkit.Server`."""
+    return isinstance(value, Server)
+
+
 def _what_else(module: ModuleType, where: str) -> str:
     """What the module lacks and what may serve instead, suggesting only what exists and can work: a function of
     the module that takes no arguments and is annotated to return a `Server`, or `--stdio -- python FILE` when the
     file does something when run; otherwise what was looked for."""
-    factories: list[str] = []
-    needy: list[str] = []
-    for key, value in vars(module).items():
-        if inspect.isfunction(value) and value.__module__ == module.__name__ and _returns_server(value):
-            (factories if _takes_nothing(value) else needy).append(key)
+    factories, needy = _server_functions(module)
     options = []
     if factories:
         options.append(f"name the function that builds it ({', '.join(f'{where}:{key}' for key in factories)})")
@@ -105,6 +121,17 @@ def _what_else(module: ModuleType, where: str) -> str:
     if _is_path(where):
         missing.append('`if __name__ == "__main__":` block to run with --stdio -- python FILE')
     return f"holds no {', no '.join(missing[:-1])} and no {missing[-1]}{needs}"
+
+
+def _server_functions(module: ModuleType) -> tuple[list[str], list[str]]:
+    """The names of the module's own functions annotated to return a `Server`: those that take no arguments (which
+    can build it), and those that need some."""
+    factories: list[str] = []
+    needy: list[str] = []
+    for key, value in vars(module).items():
+        if inspect.isfunction(value) and value.__module__ == module.__name__ and _returns_server(value):
+            (factories if _takes_nothing(value) else needy).append(key)
+    return factories, needy
 
 
 def _returns_server(function: Any) -> bool:
@@ -136,7 +163,7 @@ def source_folder(target: str, *, base: str | os.PathLike[str] | None = None) ->
     """
     where, _ = _split(target)
     if _is_path(where):
-        return (Path(base) if base is not None else Path.cwd()).joinpath(where).resolve().parent
+        return _folder(base).joinpath(where).resolve().parent
     module = sys.modules.get(where)
     path = getattr(module, "__file__", None)
     return Path(path).resolve().parent if path else Path(base or Path.cwd()).resolve()
@@ -152,7 +179,7 @@ def absolute_target(target: str, *, base: str | os.PathLike[str] | None = None) 
     where, attr = _split(target)
     if not _is_path(where):
         return target
-    path = str((Path(base) if base is not None else Path.cwd()).joinpath(where).resolve())
+    path = str(_folder(base).joinpath(where).resolve())
     return path if attr is None else f"{path}:{attr}"
 
 
@@ -177,33 +204,44 @@ def _is_path(where: str) -> bool:
 
 
 def _import(where: str, base: Path) -> ModuleType:
+    """The module `where` names (a file, or a module found from `base`), any failure to import it a `TargetError`
+    that says why in one line."""
     try:
-        if _is_path(where):
-            return _import_file(base / where)
-        folder = base / where
-        if folder.is_dir() and not (folder / "__init__.py").exists():
-            raise TargetError(_directory(folder))
-        if str(base) not in sys.path:
-            # `toolkit list mymodule` finds modules in the current directory, as `python -m` does.
-            sys.path.insert(0, str(base))
-        return importlib.import_module(where)
-    except TargetError:
+        return _import_unchecked(where, base)
+    except (TargetError, KeyboardInterrupt):
         raise
     except SyntaxError as exc:
         raise TargetError(
             f"cannot import {where!r}: SyntaxError: {exc.msg} ({_shown(exc.filename or '?')}, line {exc.lineno})"
         ) from exc
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        shadow = shadowing_module()
-        if shadow is not None:  # the cause, far from where it failed
-            raise TargetError(f"cannot import {where!r}: {shadow}") from exc
-        if isinstance(exc, ToolDefinitionError):  # one line: its problems are a list
-            reason = f"cannot make a tool of {exc.qualname}: {'; '.join(exc.problems)}"
-        else:
-            reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise TargetError(f"cannot import {where!r}: {type(exc).__name__}: {reason}{_user_frame(exc)}") from exc
+        raise TargetError(f"cannot import {where!r}: {_import_failure(exc)}") from exc
+
+
+def _import_unchecked(where: str, base: Path) -> ModuleType:
+    """Import the file or module `where` names, as `python file.py` or `python -m` would find it."""
+    if _is_path(where):
+        return _import_file(base / where)
+    folder = base / where
+    if folder.is_dir() and not (folder / "__init__.py").exists():
+        raise TargetError(_directory(folder))
+    if str(base) not in sys.path:
+        # `toolkit list mymodule` finds modules in the current directory, as `python -m` does.
+        sys.path.insert(0, str(base))
+    return importlib.import_module(where)
+
+
+def _import_failure(exc: BaseException) -> str:
+    """Why a module did not import, in one line: a module of the user's that shadows a standard one, else the
+    exception and where in the user's code it was raised."""
+    shadow = shadowing_module()
+    if shadow is not None:  # the cause, far from where it failed
+        return shadow
+    if isinstance(exc, ToolDefinitionError):  # one line: its problems are a list
+        reason = f"cannot make a tool of {exc.qualname}: {'; '.join(exc.problems)}"
+    else:
+        reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {reason}{_user_frame(exc)}"
 
 
 def _directory(path: Path) -> str:
@@ -285,6 +323,8 @@ def _unique(values: Any) -> list[Any]:
 
 
 def _as_server(value: Any, where: str, name: str) -> Any:
+    """What an attribute serves: a server or an HTTP app as it is, tools on a new server, or what a function that
+    takes no arguments returns of those."""
     if isinstance(value, Server) or _is_http_app(value):
         return value
     if isinstance(value, Tool):
@@ -293,19 +333,25 @@ def _as_server(value: Any, where: str, name: str) -> Any:
         return _collect(list(value), where, name)
     if callable(value) and not isinstance(value, type):
         # A factory: `path.py:make_server` builds the server when it needs no arguments.
-        try:
-            inspect.signature(value).bind()
-        except TypeError:
-            if _is_asgi(value):
-                raise TargetError(
-                    f"{where!r} is an ASGI app, not one made by server.http_app(): serve it with an ASGI server "
-                    f"(uvicorn {where.replace('.py:', ':')}), or name its toolkit.Server"
-                ) from None
-            raise TargetError(f"{where!r} is a function that needs arguments; it cannot build the server") from None
-        except ValueError:
-            pass
+        _check_factory(value, where)
         return _as_server(value(), f"{where}()", name)
     raise TargetError(f"{where!r} is {type(value).__name__}, not a toolkit.Server, a Tool or a list of tools")
+
+
+def _check_factory(value: Callable[..., Any], where: str) -> None:
+    """Refuse a callable that needs arguments (an ASGI app among them), which cannot build the server; one whose
+    signature cannot be read is tried."""
+    try:
+        inspect.signature(value).bind()
+    except TypeError:
+        if _is_asgi(value):
+            raise TargetError(
+                f"{where!r} is an ASGI app, not one made by server.http_app(): serve it with an ASGI server "
+                f"(uvicorn {where.replace('.py:', ':')}), or name its toolkit.Server"
+            ) from None
+        raise TargetError(f"{where!r} is a function that needs arguments; it cannot build the server") from None
+    except ValueError:
+        pass
 
 
 def _is_asgi(value: Any) -> bool:

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._schema_diff import Finding, Walk, compare_schemas
+from ._schema_diff import SchemaChange, Walk, compare_schemas
 
 __all__ = ["Change", "compare", "format_changes"]
 
 Severity = Literal["breaking", "compatible"]
 
-# Generic findings -> (severity, kind) for arguments (input) and for results (output). A finding says how the
+# Schema changes -> (severity, kind) for arguments (input) and for results (output). A schema change says how the
 # set of values valid under the new schema relates to the old one.
 _INPUT: dict[str, tuple[Severity, str]] = {
     "removed": ("breaking", "parameter-removed"),
@@ -90,14 +90,7 @@ def compare(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) 
     """
     before = {str(t.get("name")): t for t in old}
     after = {str(t.get("name")): t for t in new}
-    removed = [name for name in sorted(before) if name not in after]
-    added = [name for name in sorted(after) if name not in before]
-    renamed: dict[str, str] = {}
-    for name in removed:
-        for candidate in added:
-            if candidate not in renamed.values() and _same_shape(before[name], after[candidate]):
-                renamed[name] = candidate
-                break
+    renamed = _renamed(before, after)
     changes: list[Change] = []
     for name in sorted(set(before) | set(after)):
         if name in renamed:
@@ -106,11 +99,30 @@ def compare(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) 
         elif name not in after:
             changes.append(Change("breaking", "tool-removed", name, f"tool `{name}` removed"))
         elif name not in before:
-            if name not in renamed.values():
-                changes.append(Change("compatible", "tool-added", name, f"tool `{name}` added"))
+            changes += _added(name, renamed)
         else:
             changes += _compare_tool(before[name], after[name])
     return changes
+
+
+def _renamed(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each removed tool whose input schema and description an added one has, to the first such added tool (in name
+    order) that no other removed tool took."""
+    removed = [name for name in sorted(before) if name not in after]
+    added = [name for name in sorted(after) if name not in before]
+    renamed: dict[str, str] = {}
+    for name in removed:
+        candidate = next((c for c in added if c not in renamed.values() and _same_shape(before[name], after[c])), None)
+        if candidate is not None:
+            renamed[name] = candidate
+    return renamed
+
+
+def _added(name: str, renamed: Mapping[str, str]) -> list[Change]:
+    """A tool only the new list has: added, unless it is a removed one's new name (reported once, as renamed)."""
+    if name in renamed.values():
+        return []
+    return [Change("compatible", "tool-added", name, f"tool `{name}` added")]
 
 
 def _same_shape(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -118,30 +130,44 @@ def _same_shape(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """Every change of one tool present in both lists: its texts, hints, app, arguments and result."""
     name = str(new.get("name"))
-    changes: list[Change] = []
-    if old.get("title") != new.get("title"):
-        changes.append(Change("compatible", "title-changed", name, "title changed"))
-    if old.get("description") != new.get("description"):
-        changes.append(Change("compatible", "description-changed", name, "description changed"))
+    changes = _compare_texts(name, old, new)
     changes += _compare_hints(name, old.get("annotations") or {}, new.get("annotations") or {})
     changes += _compare_app(name, _ui(old), _ui(new))
-
-    old_in, new_in = old.get("inputSchema") or {}, new.get("inputSchema") or {}
-    walk = Walk(old_in.get("$defs") or {}, new_in.get("$defs") or {})
-    compare_schemas(old_in, new_in, "", walk)
-    changes += [_change(name, f, _INPUT, "parameter") for f in walk.findings]
-
-    old_out, new_out = old.get("outputSchema"), new.get("outputSchema")
-    if old_out is not None and new_out is None:
-        changes.append(Change("breaking", "output-schema-removed", name, "output schema removed", "output"))
-    elif old_out is None and new_out is not None:
-        changes.append(Change("compatible", "output-schema-added", name, "output schema added", "output"))
-    elif old_out is not None and new_out is not None:
-        walk = Walk(old_out.get("$defs") or {}, new_out.get("$defs") or {})
-        compare_schemas(_unwrap(old_out), _unwrap(new_out), "output", walk)
-        changes += [_change(name, f, _OUTPUT, "output field") for f in walk.findings]
+    changes += _compare_input(name, old.get("inputSchema") or {}, new.get("inputSchema") or {})
+    changes += _compare_output(name, old.get("outputSchema"), new.get("outputSchema"))
     return changes
+
+
+def _compare_texts(tool: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """The tool's title and description, which a model reads but no call depends on."""
+    changes = []
+    if old.get("title") != new.get("title"):
+        changes.append(Change("compatible", "title-changed", tool, "title changed"))
+    if old.get("description") != new.get("description"):
+        changes.append(Change("compatible", "description-changed", tool, "description changed"))
+    return changes
+
+
+def _compare_input(tool: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """The input schemas: what accepts fewer arguments than before breaks callers."""
+    walk = Walk(old.get("$defs") or {}, new.get("$defs") or {})
+    compare_schemas(old, new, "", walk)
+    return [_change(tool, found, _INPUT, "parameter") for found in walk.changes]
+
+
+def _compare_output(tool: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
+    """The output schemas: one removed, one added, or what promises less than before (breaking consumers)."""
+    if old is None and new is None:
+        return []
+    if new is None:
+        return [Change("breaking", "output-schema-removed", tool, "output schema removed", "output")]
+    if old is None:
+        return [Change("compatible", "output-schema-added", tool, "output schema added", "output")]
+    walk = Walk(old.get("$defs") or {}, new.get("$defs") or {})
+    compare_schemas(_unwrap(old), _unwrap(new), "output", walk)
+    return [_change(tool, found, _OUTPUT, "output field") for found in walk.changes]
 
 
 def _unwrap(schema: Mapping[str, Any]) -> Any:
@@ -151,21 +177,22 @@ def _unwrap(schema: Mapping[str, Any]) -> Any:
     return schema
 
 
-def _change(tool: str, finding: Finding, table: Mapping[str, tuple[Severity, str]], noun: str) -> Change:
-    severity, kind = table[finding.kind]
-    shown = finding.path.removeprefix("output.") if noun == "output field" else finding.path
-    if not finding.path:
-        message = finding.message
-    elif finding.path == "output":
-        message = f"output: {finding.message}"
-    elif finding.kind in _PLAIN:
-        message = f"{noun} `{shown}` {finding.message}"
+def _change(tool: str, found: SchemaChange, table: Mapping[str, tuple[Severity, str]], noun: str) -> Change:
+    """A change of a schema as a change of the tool: breaking or compatible as `table` says, worded with `noun`."""
+    severity, kind = table[found.kind]
+    shown = found.path.removeprefix("output.") if noun == "output field" else found.path
+    if not found.path:
+        message = found.message
+    elif found.path == "output":
+        message = f"output: {found.message}"
+    elif found.kind in _PLAIN:
+        message = f"{noun} `{shown}` {found.message}"
     else:
-        message = f"{noun} `{shown}`: {finding.message}"
-    return Change(severity, kind, tool, message, finding.path or None)
+        message = f"{noun} `{shown}`: {found.message}"
+    return Change(severity, kind, tool, message, found.path or None)
 
 
-# Findings that read as a sentence after the parameter's name ("parameter `b` removed").
+# Schema changes that read as a sentence after the parameter's name ("parameter `b` removed").
 _PLAIN = frozenset({"removed", "added-required", "added-optional", "now-required", "now-optional"})
 
 

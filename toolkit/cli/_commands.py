@@ -27,7 +27,7 @@ from toolkit._shadowing import shadowing_module
 from toolkit.docs import badges, describe_type, render_definitions, render_json, render_markdown
 from toolkit.docs._reference import served_badges
 
-from ._breaking_changes import compare, format_changes
+from ._breaking_changes import Change, compare, format_changes
 from ._common import (
     CommandError,
     CommandTimeout,
@@ -51,7 +51,7 @@ from ._prompt import TerminalPrompt
 from ._tasks import detached, going_on, refuse_detach, run_call, tasks_ended
 
 if TYPE_CHECKING:
-    from toolkit import LogMessage
+    from toolkit import Client, LogMessage
 
 __all__ = ["call_tool", "check_tools", "list_tools", "serve_target", "worker_app", "write_docs"]
 
@@ -64,24 +64,8 @@ def serve_target(args: argparse.Namespace) -> int:
     # What the module prints as it loads goes to stderr: over stdio, stdout is the protocol's from the start.
     with output_kept_apart(in_memory=True):
         found = load_served(args.target)
-    server: Server = found if isinstance(found, Server) else found.server
     try:
-        if not args.http:
-            serve_process(server)
-        elif args.workers > 1:
-            from toolkit._http.serve import Workers, serve_workers
-
-            options = _http_options(args, found)
-            path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
-            where = Workers(args.host, args.port, args.workers, path)
-            serve_workers("toolkit.cli._commands:worker_app", args.target, server, where, options)
-        elif isinstance(found, Server):
-            serve_process(server, transport="http", host=args.host, port=args.port, **_http_options(args, found))
-        else:
-            from toolkit._http.serve import serve_http
-
-            _http_options(args, found)
-            serve_http(found, host=args.host, port=args.port)
+        _serve(args, found)
     except ImportError as exc:  # without the http extra (uvicorn), before serving: the message says what to install
         raise CommandError(shadowing_module() or str(exc)) from exc  # or an `http.py` of the user's is in the way
     except StartupError as exc:
@@ -91,6 +75,33 @@ def serve_target(args: argparse.Namespace) -> int:
             raise
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     return 0
+
+
+def _serve(args: argparse.Namespace, found: Any) -> None:
+    """Serve what the target holds (a server, or the app the module made) over stdio, or over HTTP by one process or
+    several workers."""
+    server: Server = found if isinstance(found, Server) else found.server
+    if not args.http:
+        serve_process(server)
+    elif args.workers > 1:
+        _serve_workers(args, found, server)
+    elif isinstance(found, Server):
+        serve_process(server, transport="http", host=args.host, port=args.port, **_http_options(args, found))
+    else:
+        from toolkit._http.serve import serve_http
+
+        _http_options(args, found)
+        serve_http(found, host=args.host, port=args.port)
+
+
+def _serve_workers(args: argparse.Namespace, found: Any, server: Server) -> None:
+    """Serve over HTTP by `--workers` processes, each of which builds its app with `worker_app`."""
+    from toolkit._http.serve import Workers, serve_workers
+
+    options = _http_options(args, found)
+    path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
+    where = Workers(args.host, args.port, args.workers, path)
+    serve_workers("toolkit.cli._commands:worker_app", args.target, server, where, options)
 
 
 def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
@@ -128,20 +139,27 @@ def list_tools(args: argparse.Namespace, out: TextIO) -> int:
     """`toolkit list`: print the tools as a table."""
     tools = read_tools(args)
     local = _local_tools(args)
-    rows = [("NAME", "TITLE", "HINTS", "PARAMETERS")]
-    for tool in tools:
-        schema = tool.get("inputSchema") or {}
-        required = set(schema.get("required") or ())
-        params = ", ".join(
-            f"{name}{'' if name in required else '?'}: {describe_type(sub, fields=True)}"
-            for name, sub in (schema.get("properties") or {}).items()
-        )
-        title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
-        labels = [*badges(tool, mark_defaults=False), *served_badges(local.get(tool["name"]))]
-        rows.append((tool["name"], title, ", ".join(labels), params or "-"))
+    rows = [("NAME", "TITLE", "HINTS", "PARAMETERS"), *(_row(tool, local) for tool in tools)]
     print_table(rows, [0, 1, 2, 3] if any(row[1] for row in rows[1:]) else [0, 2, 3], out=out)
     print(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}", file=out)
     return 0
+
+
+def _row(tool: Mapping[str, Any], local: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """A tool's row of `toolkit list`: its name, title, hints (and what its server does around a call, for a tool of
+    the module loaded here) and parameters."""
+    title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
+    labels = [*badges(tool, mark_defaults=False), *served_badges(local.get(tool["name"]))]
+    return (tool["name"], title, ", ".join(labels), _parameters(tool.get("inputSchema") or {}) or "-")
+
+
+def _parameters(schema: Mapping[str, Any]) -> str:
+    """`name: type, other?: type`: the parameters of an input schema (`?` for an optional one)."""
+    required = set(schema.get("required") or ())
+    return ", ".join(
+        f"{name}{'' if name in required else '?'}: {describe_type(sub, fields=True)}"
+        for name, sub in (schema.get("properties") or {}).items()
+    )
 
 
 @data_on_stdout
@@ -178,20 +196,26 @@ def check_tools(args: argparse.Namespace, out: TextIO) -> int:
     changes = compare(_read_snapshot(Path(args.against)), tools)
     pages = page_findings(args)  # what a host would trip on in the tools' MCP Apps pages
     if args.format == "json":
-        breaking = sum(c.severity == "breaking" for c in changes)
-        report: dict[str, Any] = {
-            "breaking": breaking,
-            "compatible": len(changes) - breaking,
-            "changes": [c.to_json() for c in changes],
-        }
-        if pages:  # a server without a page problem keeps the report it always had
-            report["pages"] = [f.to_json() for f in pages]
-        print(json.dumps(report, indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(_check_report(changes, pages), indent=2, ensure_ascii=False), file=out)
     else:
         out.write(format_changes(changes))
         out.write(format_findings(pages, len(tools)) if pages else "")
-    failed = any(c.severity == "breaking" for c in changes) or any(f.rule.level == "error" for f in pages)
-    return 1 if failed else 0
+    breaks = any(c.severity == "breaking" for c in changes)
+    return 1 if breaks or any(f.rule.level == "error" for f in pages) else 0
+
+
+def _check_report(changes: Sequence[Change], pages: Sequence[Finding]) -> dict[str, Any]:
+    """`toolkit check --format json`: the count of breaking and compatible changes, each change, and the pages'
+    problems when there are any."""
+    breaking = sum(c.severity == "breaking" for c in changes)
+    report: dict[str, Any] = {
+        "breaking": breaking,
+        "compatible": len(changes) - breaking,
+        "changes": [c.to_json() for c in changes],
+    }
+    if pages:  # a server without a page problem keeps the report it always had
+        report["pages"] = [f.to_json() for f in pages]
+    return report
 
 
 def _local_tools(args: argparse.Namespace) -> dict[str, Any]:
@@ -300,11 +324,10 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
             schema = next((t.input_schema for t in tools if t.name == name), None)
             arguments = {**given, **{key: _value(text, key, schema) for key, text in pairs}}
             hints.extend(_json_hints(pairs, arguments, schema))
-            # A handshake-era server without the logging capability would refuse logging/setLevel (-32601).
             refused = _refused_here(args.target, name, arguments)
             if refused is not None:
                 return refused
-            if not args.quiet and (client.modern or "logging" in client.capabilities):
+            if not args.quiet and _takes_log_level(client):
                 await client.set_logging_level(args.log_level)
             return await run_call(client, name, arguments, args, None if args.quiet else bar)
 
@@ -329,6 +352,12 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
     if result is None:
         return detached(args.started[0], args, out)
     return _printed(result, args.raw, out, hints)
+
+
+def _takes_log_level(client: Client) -> bool:
+    """Whether the server takes `logging/setLevel`: every 2026-07-28 server does; a handshake-era server without the
+    logging capability would refuse it (-32601)."""
+    return client.modern or "logging" in client.capabilities
 
 
 def _printed(result: CallToolResult, raw: bool, out: TextIO, hints: list[str]) -> int:
@@ -409,23 +438,52 @@ def _types(schema: Any, root: Mapping[str, Any], depth: int) -> set[str]:
     """The JSON types a parameter's schema accepts; empty when it accepts any (or cannot tell)."""
     if not isinstance(schema, Mapping) or depth > 8:
         return set()
-    ref, kind = schema.get("$ref"), schema.get("type")
-    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-    members = schema.get("anyOf") or schema.get("oneOf")
-    found: set[str] = set()
+    ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        found = _types(target, root, depth + 1)
-    elif isinstance(kind, (str, list)):
-        found = {kind} if isinstance(kind, str) else {k for k in kind if isinstance(k, str)}
-    elif isinstance(values, list):
-        found = {"string" if isinstance(v, str) else "null" if v is None else "other" for v in values}
-    elif isinstance(members, list):
-        each = [_types(m, root, depth + 1) for m in members]
-        found = set().union(*each) if all(each) else set()
-    return found
+        return _types(_pointed(root, ref), root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, (str, list)):
+        return _declared_types(kind)
+    return _implied_types(schema, root, depth)
+
+
+def _declared_types(kind: str | list[Any]) -> set[str]:
+    """The types a `type` keyword names: one, or a list of them."""
+    if isinstance(kind, str):
+        return {kind}
+    return {k for k in kind if isinstance(k, str)}
+
+
+def _implied_types(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> set[str]:
+    """The types a schema without `type` accepts: its listed values' (`enum`, `const`), or its alternatives'."""
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if isinstance(values, list):
+        return {_value_type(v) for v in values}
+    members = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(members, list):
+        return _union_types(members, root, depth)
+    return set()
+
+
+def _pointed(root: Mapping[str, Any], ref: str) -> Any:
+    """What a local JSON pointer (`#/$defs/Name`) points at in `root`; None when nothing."""
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, Mapping) else None
+    return target
+
+
+def _value_type(value: Any) -> str:
+    """A listed value's type, as far as `key=value` cares: a string, null, or another."""
+    if isinstance(value, str):
+        return "string"
+    return "null" if value is None else "other"
+
+
+def _union_types(members: list[Any], root: Mapping[str, Any], depth: int) -> set[str]:
+    """The types an `anyOf` (or `oneOf`) accepts: every member's; empty when one member accepts any."""
+    each = [_types(m, root, depth + 1) for m in members]
+    return set().union(*each) if all(each) else set()
 
 
 def worker_app() -> Any:

@@ -101,21 +101,7 @@ def is_url(target: Any) -> bool:
 async def connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **options: Any) -> AsyncIterator[Client]:
     """A client connected to the command's server: over stdio (`--stdio -- COMMAND`), at a URL, or in memory (the
     target loaded here, unless the command already put the `Server` in `args.target`)."""
-    from toolkit import Client
-
-    options["protocol"] = args.protocol
-    if args.max_message_size is not None:
-        options["max_message_size"] = args.max_message_size
-    if args.stdio:
-        client = Client.stdio(args.command, **options)
-    elif is_url(args.target):
-        try:
-            client = Client.http(args.target, headers=parse_headers(args.headers), **options)
-        except ImportError as exc:  # without the http extra: the message says what to install
-            raise CommandError(str(exc)) from exc
-    else:
-        server = load(args.target) if isinstance(args.target, str) else args.target
-        client = Client(server, lifespan=lifespan, **options)
+    client = _client(args, lifespan, options)
     connected = False
     try:
         async with client:
@@ -130,6 +116,24 @@ async def connect(args: argparse.Namespace, lifespan: Lifespan | None = None, **
         if connected or isinstance(exc, ConnectionClosedError):
             raise
         raise CommandError(_not_connected(args, exc)) from exc
+
+
+def _client(args: argparse.Namespace, lifespan: Lifespan | None, options: dict[str, Any]) -> Client:
+    """The client `connect` connects, with the command's protocol and message size: over stdio, HTTP or memory."""
+    from toolkit import Client
+
+    options["protocol"] = args.protocol
+    if args.max_message_size is not None:
+        options["max_message_size"] = args.max_message_size
+    if args.stdio:
+        return Client.stdio(args.command, **options)
+    if is_url(args.target):
+        try:
+            return Client.http(args.target, headers=parse_headers(args.headers), **options)
+        except ImportError as exc:  # without the http extra: the message says what to install
+            raise CommandError(str(exc)) from exc
+    server = load(args.target) if isinstance(args.target, str) else args.target
+    return Client(server, lifespan=lifespan, **options)
 
 
 def check_headers(args: argparse.Namespace, target: Any) -> None:

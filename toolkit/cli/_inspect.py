@@ -125,14 +125,7 @@ def server_card(
     info = described.info
     server_name = str(info.get("name") or "server")
     if name is None:
-        if _NAME.match(server_name):
-            name = server_name
-        else:
-            name = "local/" + (re.sub(r"[^a-zA-Z0-9._-]+", "-", server_name).strip("-") or "server")
-            say(
-                f"warning: the card is named {name!r}: give --name with your namespace, "
-                f"such as io.github.you/{name.partition('/')[2]}"
-            )
+        name = _card_name(server_name)
     card: dict[str, Any] = {
         "$schema": CARD_SCHEMA,
         "name": name,
@@ -149,6 +142,18 @@ def server_card(
             {"type": "streamable-http", "url": url, "supportedProtocolVersions": list(versions)} for url in urls
         ]
     return card
+
+
+def _card_name(server_name: str) -> str:
+    """The card's `namespace/name`: the server's own name when it is one, else `local/<name>`, with a warning."""
+    if _NAME.match(server_name):
+        return server_name
+    name = "local/" + (re.sub(r"[^a-zA-Z0-9._-]+", "-", server_name).strip("-") or "server")
+    say(
+        f"warning: the card is named {name!r}: give --name with your namespace, "
+        f"such as io.github.you/{name.partition('/')[2]}"
+    )
+    return name
 
 
 def _description(described: Described, name: str) -> str:

@@ -83,23 +83,35 @@ def config_path(
         if spec.project is None:
             raise CommandError(f"{spec.title} has no project configuration: install it without --project")
         return (cwd or Path.cwd()) / spec.project
-    names = ("USERPROFILE", "HOME") if platform == "win32" else ("HOME",)  # what Node's os.homedir() reads first
-    home = Path(next((environ[name] for name in names if environ.get(name)), None) or Path.home())
-    if client == "claude-code":
-        return home / ".claude.json"
-    if client == "cursor":
-        return home / ".cursor" / "mcp.json"
-    if client == "gemini":
-        return home / ".gemini" / "settings.json"
+    home = _home(platform, environ)
+    if client in _IN_HOME:
+        return home.joinpath(*_IN_HOME[client])
     # Claude Desktop and VS Code keep theirs in the application's folder of the OS.
     folder, name = ("Claude", "claude_desktop_config.json") if client == "claude-desktop" else ("Code/User", "mcp.json")
+    return _applications_folder(home, platform, environ).joinpath(*folder.split("/"), name)
+
+
+# The clients whose user file is in the home folder, and where in it.
+_IN_HOME = {
+    "claude-code": (".claude.json",),
+    "cursor": (".cursor", "mcp.json"),
+    "gemini": (".gemini", "settings.json"),
+}
+
+
+def _home(platform: str, environ: Mapping[str, str]) -> Path:
+    """The user's home folder, as Node's `os.homedir()` finds it (USERPROFILE first on Windows)."""
+    names = ("USERPROFILE", "HOME") if platform == "win32" else ("HOME",)
+    return Path(next((environ[name] for name in names if environ.get(name)), None) or Path.home())
+
+
+def _applications_folder(home: Path, platform: str, environ: Mapping[str, str]) -> Path:
+    """The folder of the OS where applications keep the user's settings."""
     if platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif platform == "win32":
-        base = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return base.joinpath(*folder.split("/"), name)
+        return home / "Library" / "Application Support"
+    if platform == "win32":
+        return Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
+    return Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
 
 
 @dataclass(frozen=True)
@@ -157,36 +169,48 @@ def install_server(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):
         server = load(args.target)
     name = args.server_name or server.name
-    uv = _uv() if args.uv or args.packages else None
-    runner = Runner(python=args.python, uv=uv, packages=tuple(args.packages or ()), dev=args.dev)
-    cwd = _working_directory(args.cwd, args.client, args.target)
-    entry = server_entry(args.client, args.target, env=env, runner=runner, cwd=cwd)
-    if uv is None:
-        _check_interpreter(args.python, dev=args.dev)
+    entry = _entry(args, env)
     spec = CLIENTS[args.client]
     if args.client == "mcp-json":
         sys.stdout.write(_dump({spec.key: {name: entry}}))
         return 0
     path = config_path(args.client, project=args.project)
     before = _read(path, args.target)
-    config = _parse(before) if before.strip() else {}
-    if not isinstance(config, dict):
-        raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
-    servers = config.setdefault(spec.key, {})
-    if not isinstance(servers, dict):
-        raise CommandError(f"{str(path)!r}: {spec.key!r} is not a JSON object; nothing was written")
-    verb = "replaced" if name in servers else "added"
-    dropped = _dropped(servers.get(name), entry)
-    servers[name] = entry
-    after = _dump(config)
+    after, done = _merged(path, before, spec.key, name, entry)
     if args.dry_run:
         shown = str(path)
         sys.stdout.writelines(difflib.unified_diff(before.splitlines(True), after.splitlines(True), shown, shown))
         say(f"--dry-run: {shown} was not changed")
         return 0
     _write(path, after)
-    print(f"{verb} {name!r}{dropped} in {path} (restart {spec.title} or reload its servers to start it)")
+    print(f"{done} in {path} (restart {spec.title} or reload its servers to start it)")
     return 0
+
+
+def _entry(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
+    """The entry the command writes, once the interpreter it runs is known to start the server (uv is trusted)."""
+    uv = _uv() if args.uv or args.packages else None
+    runner = Runner(python=args.python, uv=uv, packages=tuple(args.packages or ()), dev=args.dev)
+    cwd = _working_directory(args.cwd, args.client, args.target)
+    entry = server_entry(args.client, args.target, env=env, runner=runner, cwd=cwd)
+    if uv is None:
+        _check_interpreter(args.python, dev=args.dev)
+    return entry
+
+
+def _merged(path: Path, before: str, key: str, name: str, entry: dict[str, Any]) -> tuple[str, str]:
+    """The file's text with the entry in it under `key`, every other server and key as they were, and what was done
+    (`added 'name'`, or `replaced 'name'` and what the old entry's env had that is gone)."""
+    config = _parse(before) if before.strip() else {}
+    if not isinstance(config, dict):
+        raise CommandError(f"{str(path)!r} does not hold a JSON object; nothing was written")
+    servers = config.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise CommandError(f"{str(path)!r}: {key!r} is not a JSON object; nothing was written")
+    verb = "replaced" if name in servers else "added"
+    dropped = _dropped(servers.get(name), entry)
+    servers[name] = entry
+    return _dump(config), f"{verb} {name!r}{dropped}"
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -219,28 +243,39 @@ def _check_interpreter(python: str | None, *, dev: bool) -> None:
     if python is None:
         missing = [name for name in needed if importlib.util.find_spec(name) is None]
     else:
-        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            raise CommandError(f"--python {python!r} is not an executable file; nothing was written")
-        import subprocess  # only here: one look at another interpreter
-
-        missing = []
-        for name in needed:
-            try:
-                run = subprocess.run([python, "-c", f"import {name}"], capture_output=True, timeout=60, check=False)
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise CommandError(f"--python {python!r} does not run ({exc}); nothing was written") from exc
-            if run.returncode != 0:
-                missing.append(name)
+        missing = _missing_in(python, needed)
     if missing:
-        shown = os.path.abspath(sys.executable) if python is None else python
-        if python is None:  # this interpreter runs toolkit: the extra, the way toolkit is installed here
-            install = install_command("reload")
-        else:  # from this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet)
-            install = f"pip install '{_toolkit_requirement().split('==')[0]}{'[reload]' if dev else ''}'"
-        raise CommandError(
-            f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
-            f"{shown} -m {install} (or --uv); nothing was written"
-        )
+        raise CommandError(_cannot_start(python, missing, dev=dev))
+
+
+def _cannot_start(python: str | None, missing: list[str], *, dev: bool) -> str:
+    """Why the interpreter could not start the server, and what to install into it."""
+    shown = os.path.abspath(sys.executable) if python is None else python
+    if python is None:  # this interpreter runs toolkit: the extra, the way toolkit is installed here
+        install = install_command("reload")
+    else:  # from this checkout when toolkit runs from one (mcp-toolkit is not on the package index yet)
+        install = f"pip install '{_toolkit_requirement().split('==')[0]}{'[reload]' if dev else ''}'"
+    return (
+        f"{shown} cannot import {' or '.join(missing)}, so the client could not start the server: "
+        f"{shown} -m {install} (or --uv); nothing was written"
+    )
+
+
+def _missing_in(python: str, needed: list[str]) -> list[str]:
+    """What of `needed` the interpreter at `python` cannot import (it must be an executable that runs)."""
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise CommandError(f"--python {python!r} is not an executable file; nothing was written")
+    import subprocess  # only here: one look at another interpreter
+
+    missing = []
+    for name in needed:
+        try:
+            run = subprocess.run([python, "-c", f"import {name}"], capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CommandError(f"--python {python!r} does not run ({exc}); nothing was written") from exc
+        if run.returncode != 0:
+            missing.append(name)
+    return missing
 
 
 def _dropped(old: Any, new: dict[str, Any]) -> str:

@@ -48,14 +48,7 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
         check_codes([*chosen, *ignored])  # before any server starts
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
-    if args.stdio or is_url(args.target):
-        tools, pages = read_server(args, _tools_and_pages, apps=True)
-        findings = lint_definitions(tools, pages=pages)
-    else:
-        server = load(args.target)
-        findings = mounted(server, lint)  # a gateway's mounted tools are listed once its upstreams are connected
-        tools = [t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.tools.values()]
-        args.target = server  # the calls below reach the same server, in memory
+    tools, findings = _lint_server(args)
     unmeasured: list[str] = []
     if calls:
         measured, unmeasured = _measure(args, tools, calls)
@@ -65,6 +58,21 @@ def lint_tools(args: argparse.Namespace, out: TextIO) -> int:
     for note in unmeasured:
         print(f"toolkit lint: {note}", file=sys.stderr)
     return 1 if unmeasured or any(f.rule.level == "error" for f in kept) else 0
+
+
+def _lint_server(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """The server's tools (as JSON) and what lint finds in them: another server's as its definitions say, a module's
+    own with what their code says. A module's server is left in `args.target`, so that `--call` reaches the same
+    server, in memory."""
+    if args.stdio or is_url(args.target):
+        tools, pages = read_server(args, _tools_and_pages, apps=True)
+        return tools, lint_definitions(tools, pages=pages)
+    server = load(args.target)
+    findings = mounted(server, lint)  # a gateway's mounted tools are listed once its upstreams are connected
+    args.target = server
+    return [
+        t.definition.model_dump(mode="json", by_alias=True, exclude_none=True) for t in server.tools.values()
+    ], findings
 
 
 def page_findings(args: argparse.Namespace) -> list[Finding]:
@@ -85,17 +93,23 @@ async def _tools_and_pages(client: Client) -> tuple[list[dict[str, Any]], dict[s
     pages: dict[str, Page] = {}
     for resource in await client.list_resources():
         uri = resource.get("uri")
-        if not (isinstance(uri, str) and uri.startswith("ui://")):
-            continue
-        with contextlib.suppress(ProtocolError):
-            contents = await client.read_resource(uri)
-            listed = (resource.get("_meta") or {}).get("ui") or {}
-            pages.update(
-                (uri, Page(item.text, (item.meta or {}).get("ui") or listed))  # the contents' _meta.ui first (spec)
-                for item in contents[:1]
-                if isinstance(item, TextResourceContents)
-            )
+        if isinstance(uri, str) and uri.startswith("ui://"):
+            page = await _page(client, uri, resource)
+            if page is not None:
+                pages[uri] = page
     return tools, pages
+
+
+async def _page(client: Client, uri: str, resource: dict[str, Any]) -> Page | None:
+    """The page a `ui://` resource holds: its first contents when they are text, with the contents' `_meta.ui` (else
+    the listed resource's: the spec says the contents' comes first); None when it cannot be read or is not text."""
+    with contextlib.suppress(ProtocolError):
+        contents = await client.read_resource(uri)
+        for item in contents[:1]:
+            if isinstance(item, TextResourceContents):
+                listed = (resource.get("_meta") or {}).get("ui") or {}
+                return Page(item.text, (item.meta or {}).get("ui") or listed)
+    return None
 
 
 def _call_of(text: str) -> tuple[str, dict[str, Any]]:
@@ -115,15 +129,7 @@ def _measure(
 ) -> tuple[list[Finding], list[str]]:
     """Call each tool once with the arguments given, refusing any that is not read-only: the findings, and a note for
     each call that returned an error result (its size says nothing about a real result)."""
-    listed = {str(t.get("name")): t for t in tools}
-    for name, _ in calls:
-        if name not in listed:
-            close = difflib.get_close_matches(name, list(listed), n=1)
-            raise CommandError(f"--call: no tool named {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
-        # The spec gives idempotentHint meaning only when readOnlyHint is false: a read-only tool repeats harmlessly.
-        if (listed[name].get("annotations") or {}).get("readOnlyHint") is not True:
-            raise CommandError(f"--call {name}: lint calls only tools marked read-only; {name} is not (readOnlyHint)")
-
+    _check_calls({str(t.get("name")): t for t in tools}, calls)
     local = args.target.tools if isinstance(args.target, Server) else {}
     where = {name: location(local[name]) if name in local else None for name, _ in calls}
 
@@ -150,6 +156,17 @@ def _measure(
         return run(call_all)
     except TimeoutError as exc:
         raise CommandTimeout(f"lint: the calls gave no result within {seconds(args.timeout)} (--timeout)") from exc
+
+
+def _check_calls(listed: dict[str, dict[str, Any]], calls: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse a `--call` of a tool the server does not list, or of one not marked read-only."""
+    for name, _ in calls:
+        if name not in listed:
+            close = difflib.get_close_matches(name, list(listed), n=1)
+            raise CommandError(f"--call: no tool named {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+        # The spec gives idempotentHint meaning only when readOnlyHint is false: a read-only tool repeats harmlessly.
+        if (listed[name].get("annotations") or {}).get("readOnlyHint") is not True:
+            raise CommandError(f"--call {name}: lint calls only tools marked read-only; {name} is not (readOnlyHint)")
 
 
 @contextlib.contextmanager

@@ -91,11 +91,7 @@ folder changes. Needs the http extra (uvicorn).
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """The parsed command line; `args.run(args)` runs the subcommand. Usage errors exit with status 2."""
-    args_list = list(argv)
-    command: list[str] = []
-    if "--" in args_list:
-        split = args_list.index("--")
-        args_list, command = args_list[:split], args_list[split + 1 :]
+    args_list, command = _split_command(list(argv))
     words = [word for word in args_list if not word.startswith("-")]
     if words[:1] == ["install"] and ("--stdio" in args_list or command):
         _refuse(
@@ -104,14 +100,28 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
         )
     parser = _parser()
     args, extra = parser.parse_known_args(args_list)
-    if extra and (args.run not in _WORDS_FIRST or any(word.startswith("-") for word in extra)):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
-        args.words += extra  # key=value pairs (a query's words) given after an option such as --json
+        _take_words(parser, args, extra)
     args.command = command
     _check_source(parser, args)
     _check_http_options(args)
     return args
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command line's own words, and the COMMAND after `--` (empty without one)."""
+    if "--" not in argv:
+        return argv, []
+    split = argv.index("--")
+    return argv[:split], argv[split + 1 :]
+
+
+def _take_words(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+    """The words argparse left over, which only a command whose words come first takes: key=value pairs (a query's
+    words) given after an option such as --json. Anything else is a usage error."""
+    if args.run not in _WORDS_FIRST or any(word.startswith("-") for word in extra):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.words += extra
 
 
 def parse_size(text: str) -> int:

@@ -99,26 +99,36 @@ class TerminalPrompt:
             return await self._elicit(request)
 
     async def _elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
+        """One question: a URL to open, a confirmation (a form without fields), or a form, field by field."""
         try:
             if request.mode == "url":
                 return await self._url(request)
-            properties = (request.requested_schema or {}).get("properties") or {}
+            schema = request.requested_schema or {}
+            properties = schema.get("properties") or {}
             if not properties:
                 return await self._confirm(request.message)
             self._write(f"? {request.message}\n")
-            required = set((request.requested_schema or {}).get("required") or ())
-            content: dict[str, Any] = {}
-            for name, prop in properties.items():
-                value = await self._field(name, prop, name in required)
-                if value is not None:
-                    content[name] = value
-            while True:
-                choice = _ACTIONS.get((await self._ask("  [a]ccept / [d]ecline / [c]ancel [a]: ")).lower())
-                if choice is not None:
-                    return ElicitResult.accept(content) if choice == "accept" else ElicitResult(choice)
-                self._write("    ! answer a, d or c; try again\n")
+            content = await self._form(properties, set(schema.get("required") or ()))
+            return await self._submit(content)
         except _Stop as stop:
             return ElicitResult("cancel" if stop.action == "cancel" else "decline")
+
+    async def _form(self, properties: dict[str, Any], required: set[str]) -> dict[str, Any]:
+        """The form's content: each field asked in turn, those left empty without a default left out."""
+        content: dict[str, Any] = {}
+        for name, prop in properties.items():
+            value = await self._field(name, prop, name in required)
+            if value is not None:
+                content[name] = value
+        return content
+
+    async def _submit(self, content: dict[str, Any]) -> ElicitResult[Any]:
+        """The filled form accepted, declined or cancelled, as the user chooses (accept by default)."""
+        while True:
+            choice = _ACTIONS.get((await self._ask("  [a]ccept / [d]ecline / [c]ancel [a]: ")).lower())
+            if choice is not None:
+                return ElicitResult.accept(content) if choice == "accept" else ElicitResult(choice)
+            self._write("    ! answer a, d or c; try again\n")
 
     async def _ask(self, prompt: str) -> str:
         self._write(prompt)
@@ -161,20 +171,15 @@ class TerminalPrompt:
         return ElicitResult.accept()
 
     async def _field(self, name: str, prop: dict[str, Any], required: bool) -> Any:
-        label = prop.get("title") or name
+        """One field's value, asked until the answer is valid: an empty answer is its default, or None (left out)
+        when it is optional."""
         choices = _choices(prop)
-        hints = [_kind(prop, choices)]
-        if required:
-            hints.append("required")
-        description = f" - {prop['description']}" if prop.get("description") else ""
-        default = prop.get("default")
-        shown = f" [{_show(default, choices)}]" if "default" in prop else ""
-        prompt = f"  {label} ({', '.join(h for h in hints if h)}){description}{shown}: "
+        prompt = _field_prompt(name, prop, required, choices)
         while True:
             answer = await self._ask(prompt)
             if not answer:
                 if "default" in prop:
-                    return default
+                    return prop["default"]
                 if not required:
                     return None
                 self._write("    ! required; try again\n")
@@ -183,6 +188,17 @@ class TerminalPrompt:
                 return _parse(answer, prop, choices)
             except ValueError as exc:
                 self._write(f"    ! {exc}; try again\n")
+
+
+def _field_prompt(name: str, prop: dict[str, Any], required: bool, choices: list[tuple[str, str]] | None) -> str:
+    """A field's prompt: its title, what it takes, whether it is required, its description and default."""
+    label = prop.get("title") or name
+    hints = [_kind(prop, choices)]
+    if required:
+        hints.append("required")
+    description = f" - {prop['description']}" if prop.get("description") else ""
+    shown = f" [{_show(prop['default'], choices)}]" if "default" in prop else ""
+    return f"  {label} ({', '.join(h for h in hints if h)}){description}{shown}: "
 
 
 def _choices(prop: dict[str, Any]) -> list[tuple[str, str]] | None:
@@ -217,29 +233,45 @@ def _show(default: Any, choices: list[tuple[str, str]] | None) -> str:
 
 
 def _parse(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]] | None) -> Any:
+    """A field's answer as its value, by the field's type; a ValueError says what is wrong with it."""
     kind = prop.get("type")
     if choices is not None:
-        picked = [_pick(part.strip(), choices) for part in answer.split(",")] if kind == "array" else None
-        if picked is None:
-            return _pick(answer, choices)
-        _bounds(len(picked), prop.get("minItems"), prop.get("maxItems"), "choices")
-        return picked
+        return _parse_choices(answer, prop, choices)
     if kind == "boolean":
-        if answer.lower() in _YES:
-            return True
-        if answer.lower() in _NO:
-            return False
-        raise ValueError("answer y or n")
+        return _parse_boolean(answer)
     if kind in ("integer", "number"):
-        try:
-            number: float = int(answer) if kind == "integer" else float(answer)
-        except ValueError:
-            raise ValueError(f"not {'a whole number' if kind == 'integer' else 'a number'}") from None
-        _bounds(number, prop.get("minimum"), prop.get("maximum"), "")
-        return number
+        return _parse_number(answer, prop, integer=kind == "integer")
     _check_format(answer, prop.get("format"))
     _bounds(len(answer), prop.get("minLength"), prop.get("maxLength"), "characters")
     return answer
+
+
+def _parse_choices(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]]) -> Any:
+    """One choice, or for an array several separated by commas (as many as the field allows)."""
+    if prop.get("type") != "array":
+        return _pick(answer, choices)
+    picked = [_pick(part.strip(), choices) for part in answer.split(",")]
+    _bounds(len(picked), prop.get("minItems"), prop.get("maxItems"), "choices")
+    return picked
+
+
+def _parse_boolean(answer: str) -> bool:
+    """Yes or no, in the words `_YES` and `_NO` hold."""
+    if answer.lower() in _YES:
+        return True
+    if answer.lower() in _NO:
+        return False
+    raise ValueError("answer y or n")
+
+
+def _parse_number(answer: str, prop: dict[str, Any], *, integer: bool) -> float:
+    """A whole number (or any number) within the field's bounds."""
+    try:
+        number: float = int(answer) if integer else float(answer)
+    except ValueError:
+        raise ValueError(f"not {'a whole number' if integer else 'a number'}") from None
+    _bounds(number, prop.get("minimum"), prop.get("maximum"), "")
+    return number
 
 
 def _pick(answer: str, choices: list[tuple[str, str]]) -> str:

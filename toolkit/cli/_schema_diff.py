@@ -1,6 +1,6 @@
 """Structural comparison of two JSON Schemas: how the set of values each accepts differs.
 
-Findings say whether the new schema accepts fewer values (`narrowed`), more (`widened`), or different ones
+Each `SchemaChange` says whether the new schema accepts fewer values (`narrowed`), more (`widened`), or different ones
 (`changed`), with finer kinds for properties, `required` and enums; `_breaking_changes` turns them into breaking or
 compatible changes depending on whether the schema describes arguments or results.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from toolkit.docs import describe_type
 
-__all__ = ["Finding", "Walk", "compare_schemas"]
+__all__ = ["SchemaChange", "Walk", "compare_schemas"]
 
 # Keywords that document a value without restricting it.
 _ANNOTATION_KEYS = frozenset(
@@ -52,8 +52,9 @@ _ANALYSED = _ANNOTATION_KEYS | {
 
 
 @dataclass
-class Finding:
-    """One difference: its kind (`narrowed`, `widened`, `changed`, `removed`, `enum-added`, ...) and where."""
+class SchemaChange:
+    """One difference between two schemas: its kind (`narrowed`, `widened`, `changed`, `removed`, `enum-added`, ...)
+    and where."""
 
     kind: str
     path: str
@@ -62,15 +63,26 @@ class Finding:
 
 @dataclass
 class Walk:
-    """The state of one comparison: the two schemas' `$defs`, the findings so far, the `$ref` pairs seen."""
+    """The state of one comparison: the two schemas' `$defs`, the changes found so far, the `$ref` pairs seen."""
 
     old_defs: Mapping[str, Any]
     new_defs: Mapping[str, Any]
-    findings: list[Finding] = field(default_factory=list)
+    changes: list[SchemaChange] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, kind: str, path: str, message: str) -> None:
-        self.findings.append(Finding(kind, path, message))
+        """Record one change found at `path`."""
+        self.changes.append(SchemaChange(kind, path, message))
+
+    def already_seen(self, old_ref: str, new_ref: str) -> bool:
+        """Whether this pair of `$ref`s is already being compared (a recursive type); marks it seen otherwise."""
+        if not old_ref and not new_ref:
+            return False
+        key = (old_ref, new_ref)
+        if key in self.seen:
+            return True
+        self.seen.add(key)
+        return False
 
 
 def _join(path: str, name: str) -> str:
@@ -93,22 +105,16 @@ def _restrictive(schema: Any) -> Any:
 
 
 def compare_schemas(old: Any, new: Any, path: str, walk: Walk) -> None:
-    """Add to `walk.findings` every difference between `old` and `new`, found at `path` and below."""
+    """Add to `walk.changes` every difference between `old` and `new`, found at `path` and below."""
     old, old_ref = _resolve(old, walk.old_defs)
     new, new_ref = _resolve(new, walk.new_defs)
-    if old_ref or new_ref:
-        key = (old_ref, new_ref)
-        if key in walk.seen:
-            return  # a recursive type, already being compared
-        walk.seen.add(key)
+    if walk.already_seen(old_ref, new_ref):
+        return
     if old == new:
         return
     step = _Step(old, new, path, walk)
     if isinstance(old, Mapping) and isinstance(new, Mapping):
-        if old.get("description") != new.get("description") and path and path != "output":
-            step.add("description", "description changed")
-        if "default" in old and "default" in new and old["default"] != new["default"]:
-            step.add("default", f"default changed from {_show(old['default'])} to {_show(new['default'])}")
+        _compare_annotations(step)
     if _restrictive(old) != _restrictive(new):
         _compare_types(step)
 
@@ -123,34 +129,52 @@ class _Step:
     walk: Walk
 
     def add(self, kind: str, message: str) -> None:
-        self.walk.findings.append(Finding(kind, self.path, message))
+        """Record one change found at this step's path."""
+        self.walk.add(kind, self.path, message)
+
+
+def _compare_annotations(step: _Step) -> None:
+    """What the two objects say of a value without restricting it: its description and its default."""
+    old, new = step.old, step.new
+    if old.get("description") != new.get("description") and step.path not in ("", "output"):
+        step.add("description", "description changed")
+    if "default" in old and "default" in new and old["default"] != new["default"]:
+        step.add("default", f"default changed from {_show(old['default'])} to {_show(new['default'])}")
 
 
 def _compare_types(step: _Step) -> None:
+    """Compare the two schemas branch by branch of JSON type, then say which types one accepts and the other not."""
     old_branches, new_branches = _branches(step.old), _branches(step.new)
     if old_branches is None or new_branches is None:
         _compare_unanalysed(step, old_branches is None, new_branches is None)
         return
-    lost: list[str] = []
-    matched = False
-    for kind, branch in old_branches.items():
-        if kind in new_branches:
-            _compare_branch(kind, _Step(branch, new_branches[kind], step.path, step.walk))
-        elif _numeric_pair(kind, new_branches):
-            widened = kind == "integer"
-            step.add("widened" if widened else "narrowed", _NUMERIC[widened])
-        else:
-            lost.append(kind)
-            continue
-        matched = True
-    gained = [k for k in new_branches if k not in old_branches and not _numeric_pair(k, old_branches)]
-    if lost and gained and not matched:
+    lost = [kind for kind in old_branches if not _compare_kind(step, kind, old_branches[kind], new_branches)]
+    gained = _gained(old_branches, new_branches)
+    if lost and gained and len(lost) == len(old_branches):
         step.add("changed", f"type changed from {describe_type(step.old)} to {describe_type(step.new)}")
         return
     if lost:
         step.add("narrowed", f"no longer accepts {' or '.join(lost)}")
     if gained:
         step.add("widened", f"now also accepts {' or '.join(gained)}")
+
+
+def _gained(old_branches: Mapping[str, Any], new_branches: Mapping[str, Any]) -> list[str]:
+    """The JSON types the new schema accepts and the old one accepted nothing of (a number is an integer's kin)."""
+    return [k for k in new_branches if k not in old_branches and not _numeric_pair(k, old_branches)]
+
+
+def _compare_kind(step: _Step, kind: str, branch: Any, new_branches: Mapping[str, Any]) -> bool:
+    """Compare the old schema's branch of one JSON type with what the new one accepts of that type; False when the
+    new one accepts nothing of it (the type is lost)."""
+    if kind in new_branches:
+        _compare_branch(kind, _Step(branch, new_branches[kind], step.path, step.walk))
+        return True
+    if _numeric_pair(kind, new_branches):
+        widened = kind == "integer"
+        step.add("widened" if widened else "narrowed", _NUMERIC[widened])
+        return True
+    return False
 
 
 def _compare_unanalysed(step: _Step, old_any: bool, new_any: bool) -> None:
@@ -192,24 +216,44 @@ def _branches(schema: Any) -> dict[str, Any] | None:
         return {} if schema is False else None
     alternatives = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(alternatives, list):
-        out: dict[str, Any] = {}
-        for sub in alternatives:
-            resolved = sub if isinstance(sub, Mapping) else {}
-            for kind, part in (_branches(resolved) or {"any": resolved}).items():
-                out[kind] = {"anyOf": [out[kind], part]} if kind in out else part
-        return out
+        return _alternative_branches(alternatives)
+    return _typed_branches(schema)
+
+
+def _alternative_branches(alternatives: list[Any]) -> dict[str, Any]:
+    """The branches of an `anyOf` (or `oneOf`) by JSON type, the alternatives of one type merged into an `anyOf`."""
+    out: dict[str, Any] = {}
+    for sub in alternatives:
+        resolved = sub if isinstance(sub, Mapping) else {}
+        for kind, part in (_branches(resolved) or {"any": resolved}).items():
+            out[kind] = {"anyOf": [out[kind], part]} if kind in out else part
+    return out
+
+
+def _typed_branches(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The branches of a schema without alternatives: one per type it names (or its values have), each with the
+    schema's other keywords and the values of that type."""
     values = [schema["const"]] if "const" in schema else schema.get("enum")
-    kinds = _kinds(schema, values if isinstance(values, list) else None)
+    if not isinstance(values, list):
+        values = None
+    kinds = _kinds(schema, values)
     if kinds is None:
         return None
     rest = {k: v for k, v in schema.items() if k not in ("type", "enum", "const")}
     out = {}
     for kind in kinds:
         part = dict(rest, type=kind)
-        if isinstance(values, list):
-            part["enum"] = [v for v in values if _value_type(v) == kind or (kind == "number" and type(v) is int)]
+        if values is not None:
+            part["enum"] = [v for v in values if _is_of_kind(v, kind)]
         out[kind] = part
     return out
+
+
+def _is_of_kind(value: Any, kind: str) -> bool:
+    """Whether a JSON value is of the JSON type `kind` (an integer is a number too)."""
+    if kind == "number" and type(value) is int:
+        return True
+    return _value_type(value) == kind
 
 
 def _kinds(schema: Mapping[str, Any], values: list[Any] | None) -> list[str] | None:
@@ -242,23 +286,27 @@ def _compare_branch(kind: str, step: _Step) -> None:
 
 
 def _compare_enum(step: _Step) -> None:
+    """The values each side is restricted to: a list added or dropped, or values removed and added."""
     before, after = step.old.get("enum"), step.new.get("enum")
     if before is None and after is None:
         return
-    if before is None or after is None:
-        if before is None:
-            step.add("narrowed", f"now restricted to {', '.join(_show(v) for v in after)}")
-        else:
-            step.add("widened", "no longer restricted to a list of values")
+    if before is None:
+        step.add("narrowed", f"now restricted to {', '.join(_show(v) for v in after)}")
         return
-    keys_after = [json.dumps(v, sort_keys=True) for v in after]
-    keys_before = [json.dumps(v, sort_keys=True) for v in before]
-    gone = [v for v, k in zip(before, keys_before, strict=True) if k not in keys_after]
-    fresh = [v for v, k in zip(after, keys_after, strict=True) if k not in keys_before]
+    if after is None:
+        step.add("widened", "no longer restricted to a list of values")
+        return
+    gone, fresh = _missing(before, after), _missing(after, before)
     if gone:
         step.add("enum-removed", f"enum {_values(gone)} removed")
     if fresh:
         step.add("enum-added", f"enum {_values(fresh)} added")
+
+
+def _missing(values: list[Any], others: list[Any]) -> list[Any]:
+    """The values that are not among `others`, compared as JSON (`1` and `1.0` are the same number)."""
+    keys = {json.dumps(v, sort_keys=True) for v in others}
+    return [v for v in values if json.dumps(v, sort_keys=True) not in keys]
 
 
 def _values(values: list[Any]) -> str:
@@ -349,26 +397,42 @@ def _compare_array(step: _Step) -> None:
 
 
 def _compare_object(step: _Step) -> None:
-    old, new, path, walk = step.old, step.new, step.path, step.walk
-    old_props: Mapping[str, Any] = old.get("properties") or {}
-    new_props: Mapping[str, Any] = new.get("properties") or {}
-    old_required, new_required = set(old.get("required") or ()), set(new.get("required") or ())
+    """An object's properties (kept, removed, added, required or not) and what it says of the others."""
+    old_props: Mapping[str, Any] = step.old.get("properties") or {}
+    new_props: Mapping[str, Any] = step.new.get("properties") or {}
+    new_required = _required(step.new)
     for name, sub in old_props.items():
-        where = _join(path, name)
-        if name not in new_props:
-            walk.findings.append(Finding("removed", where, "removed"))
-            continue
-        compare_schemas(sub, new_props[name], where, walk)
-        if (name in old_required) != (name in new_required):
-            required = name in new_required
-            kind, text = ("now-required", "now required") if required else ("now-optional", "no longer required")
-            walk.findings.append(Finding(kind, where, text))
+        if name in new_props:
+            _compare_property(step, name, sub, new_props[name])
+        else:
+            step.walk.add("removed", _join(step.path, name), "removed")
     for name in new_props:
         if name not in old_props:
             required = name in new_required
             kind = "added-required" if required else "added-optional"
-            walk.findings.append(Finding(kind, _join(path, name), f"added ({'required' if required else 'optional'})"))
-    old_extra, new_extra = old.get("additionalProperties", True), new.get("additionalProperties", True)
+            step.walk.add(kind, _join(step.path, name), f"added ({'required' if required else 'optional'})")
+    _compare_additional(step)
+
+
+def _compare_property(step: _Step, name: str, old: Any, new: Any) -> None:
+    """One property both objects have: its schema, and whether it became required or optional."""
+    where = _join(step.path, name)
+    compare_schemas(old, new, where, step.walk)
+    was_required, required = name in _required(step.old), name in _required(step.new)
+    if was_required == required:
+        return
+    kind, text = ("now-required", "now required") if required else ("now-optional", "no longer required")
+    step.walk.add(kind, where, text)
+
+
+def _required(schema: Mapping[str, Any]) -> set[str]:
+    """The names of an object's required properties."""
+    return set(schema.get("required") or ())
+
+
+def _compare_additional(step: _Step) -> None:
+    """`additionalProperties`: forbidden now, allowed now, or both schemas of the other properties compared."""
+    old_extra, new_extra = step.old.get("additionalProperties", True), step.new.get("additionalProperties", True)
     if old_extra == new_extra:
         return
     if new_extra is False:
@@ -376,4 +440,4 @@ def _compare_object(step: _Step) -> None:
     elif old_extra is False:
         step.add("widened", "now accepts additional properties")
     else:
-        compare_schemas(old_extra, new_extra, _join(path, "*"), walk)
+        compare_schemas(old_extra, new_extra, _join(step.path, "*"), step.walk)

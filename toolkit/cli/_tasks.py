@@ -125,6 +125,11 @@ def task_command(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         if bar is not None:
             bar.close()
+    return _printed(outcome, args, out)
+
+
+def _printed(outcome: Any, args: argparse.Namespace, out: TextIO) -> int:
+    """What the action came to, printed: the result, the task's state (as JSON with `--raw`), or its cancellation."""
     if isinstance(outcome, CallToolResult):
         return print_result(outcome, raw=args.raw, out=out)
     if isinstance(outcome, TaskInfo):

@@ -15,7 +15,7 @@ import keyword
 import re
 import textwrap
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ._common import CommandError, data_on_stdout, deliver, read_server, tools_payload
@@ -157,50 +157,46 @@ class _Module:
     # -- methods -----------------------------------------------------------------------------------------------
 
     def method(self, tool: Mapping[str, Any], taken: set[str]) -> list[str]:
+        """The lines of the method that calls `tool`, named apart from the names in `taken` (which gets its name)."""
         name = _identifier(_snake(str(tool["name"])), taken, "tool_")
         taken.add(name)
-        schema = _mapping(tool.get("inputSchema"))
-        properties = _mapping(schema.get("properties"))
-        required = set(schema.get("required") or ())
         hint = _camel(str(tool["name"])) or "Tool"
-        params: list[str] = []
-        always: list[tuple[str, str]] = []
-        omitted: list[tuple[str, str]] = []
+        signature = self.signature(_mapping(tool.get("inputSchema")), hint)
+        returns, call = self.result_of(tool, hint)
+        return [
+            *signature.header(name, returns),
+            *_docstring(_method_doc(tool, signature.docs), 8),
+            *signature.arguments(),
+            *call,
+        ]
+
+    def signature(self, schema: Mapping[str, Any], hint: str) -> _Signature:
+        """A method's keyword parameters, one per property of the tool's input schema."""
+        required = set(schema.get("required") or ())
+        signature = _Signature()
         arg_names: set[str] = _RESERVED | self.names
-        docs: list[tuple[str, str]] = []
-        for key, sub in properties.items():
+        for key, sub in _mapping(schema.get("properties")).items():
             arg = _identifier(_snake(key), arg_names, "arg_")
             arg_names.add(arg)
             kind = self.type_of(sub, schema, hint + _camel(key), 0)
-            default = sub.get("default", _NO_DEFAULT) if isinstance(sub, Mapping) else _NO_DEFAULT
-            if key in required:
-                params.append(f"{arg}: {kind}")
-                always.append((key, arg))
-            elif (default is not _NO_DEFAULT and self.fits(default, kind)) or kind == "None":
-                params.append(f"{arg}: {kind} = {_literal(None if kind == 'None' else default)}")
-                always.append((key, arg))
-            else:
-                optional = _union([kind, "None"])
-                params.append(f"{arg}: {optional} = None")
-                omitted.append((key, arg))
+            self.parameter(signature, (key, arg), kind, sub, key in required)
             if isinstance(sub, Mapping) and isinstance(sub.get("description"), str):
-                docs.append((arg, sub["description"]))
-        returns, call = self.result_of(tool, hint)
-        if params:
-            lines = [f"    async def {name}(", "        self,", "        *,", *(f"        {p}," for p in params)]
-            lines.append(f"    ) -> {returns}:")
+                signature.docs.append((arg, sub["description"]))
+        return signature
+
+    def parameter(self, signature: _Signature, names: tuple[str, str], kind: str, sub: Any, required: bool) -> None:
+        """Add one parameter (its property's key and its Python name): required, defaulted to the schema's default
+        when the annotation takes it (or to None for a parameter that takes only None), else optional (omitted from
+        the call when None)."""
+        default = sub.get("default", _NO_DEFAULT) if isinstance(sub, Mapping) else _NO_DEFAULT
+        if required:
+            signature.add(names, kind, always=True)
+        elif kind == "None":
+            signature.add(names, "None = None", always=True)
+        elif default is not _NO_DEFAULT and self.fits(default, kind):
+            signature.add(names, f"{kind} = {_literal(default)}", always=True)
         else:
-            lines = [f"    async def {name}(self) -> {returns}:"]
-        lines += _docstring(_method_doc(tool, docs), 8)
-        if always:
-            lines.append("        arguments: dict[str, Any] = {")
-            lines += [f"            {_literal(key)}: {arg}," for key, arg in always]
-            lines.append("        }")
-        else:
-            lines.append("        arguments: dict[str, Any] = {}")
-        for key, arg in omitted:
-            lines += [f"        if {arg} is not None:", f"            arguments[{_literal(key)}] = {arg}"]
-        return lines + call
+            signature.add(names, f"{_union([kind, 'None'])} = None", always=False)
 
     def result_of(self, tool: Mapping[str, Any], hint: str) -> tuple[str, list[str]]:
         """The return annotation of a tool's method, and the lines that call the tool and return its result."""
@@ -230,17 +226,13 @@ class _Module:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             return self.referred(ref, root, hint, depth)
-        values = [schema["const"]] if "const" in schema else schema.get("enum")
-        all_of = schema.get("allOf")
-        members = (
-            schema.get("anyOf")
-            or schema.get("oneOf")
-            or (all_of if isinstance(all_of, list) and len(all_of) == 1 else None)
-        )
-        literal = self.literal(values, hint) if isinstance(values, list) and values else None
-        if literal is not None:
-            return literal
-        if isinstance(members, list) and members and values is None:
+        values = _listed_values(schema)
+        if isinstance(values, list) and values:
+            literal = self.literal(values, hint)
+            if literal is not None:
+                return literal
+        members = _alternatives(schema)
+        if members and values is None:
             return _union([self.type_of(m, root, hint, depth + 1) for m in members])
         return self.plain(schema, root, hint, depth)
 
@@ -273,21 +265,26 @@ class _Module:
             return _union([self.plain({**schema, "type": k}, root, hint, depth) for k in kind])
         if kind is None and "properties" in schema:
             kind = "object"
-        properties = schema.get("properties")
-        extra = schema.get("additionalProperties")
         if kind == "array":
-            items = (
-                "Any" if "prefixItems" in schema else self.type_of(schema.get("items"), root, hint + "Item", depth + 1)
-            )
-            found = f"list[{items}]"
-        elif kind == "object" and isinstance(properties, Mapping) and properties:
-            found = self.typed_dict(schema, properties, root, hint, depth)
-        elif kind == "object":
-            value = self.type_of(extra, root, hint + "Value", depth + 1) if isinstance(extra, Mapping) else "Any"
-            found = f"dict[str, {value}]"
-        else:
-            found = _TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
-        return found
+            return self.list_of(schema, root, hint, depth)
+        if kind == "object":
+            return self.dict_of(schema, root, hint, depth)
+        return _TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
+
+    def list_of(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The annotation of an array: a list of its items' type (of `Any` for a tuple's positions)."""
+        if "prefixItems" in schema:
+            return "list[Any]"
+        return f"list[{self.type_of(schema.get('items'), root, hint + 'Item', depth + 1)}]"
+
+    def dict_of(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The annotation of an object: a `TypedDict` of its properties, else a dict of its additional ones."""
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and properties:
+            return self.typed_dict(schema, properties, root, hint, depth)
+        extra = schema.get("additionalProperties")
+        value = self.type_of(extra, root, hint + "Value", depth + 1) if isinstance(extra, Mapping) else "Any"
+        return f"dict[str, {value}]"
 
     def literal(self, values: list[Any], hint: str) -> str | None:
         if not all(v is None or isinstance(v, (str, int)) for v in values):
@@ -304,13 +301,25 @@ class _Module:
     def typed_dict(
         self, schema: Mapping[str, Any], properties: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
     ) -> str:
+        """The name of the `TypedDict` of an object's shape, defined the first time the shape is met."""
         shape = _shape(schema)
         if shape in self.shapes:
             return self.shapes[shape]
         name = self.claim(self.titles.get(shape) or hint)
         self.shapes[shape] = name  # before the fields: a recursive schema refers to itself by this name
         self.extensions.add("TypedDict")
-        required = set(schema.get("required") or ())
+        fields = self.fields(properties, set(schema.get("required") or ()), root, name, depth)
+        if all(_is_name(key) for key, _ in fields):
+            description = schema.get("description")
+            self.blocks.append(_typed_dict_class(name, description if isinstance(description, str) else None, fields))
+        else:
+            self.blocks.append(_typed_dict_call(name, fields))
+        return name
+
+    def fields(
+        self, properties: Mapping[str, Any], required: set[str], root: Mapping[str, Any], name: str, depth: int
+    ) -> list[tuple[str, str]]:
+        """The fields of a `TypedDict`: each property's key and annotation (`NotRequired` unless required)."""
         fields: list[tuple[str, str]] = []
         for key, sub in properties.items():
             kind = self.type_of(sub, root, name + _camel(key), depth + 1)
@@ -318,20 +327,7 @@ class _Module:
                 self.extensions.add("NotRequired")
                 kind = f"NotRequired[{kind}]"
             fields.append((key, kind))
-        description = schema.get("description") if isinstance(schema.get("description"), str) else None
-        if all(_is_name(key) for key, _ in fields):
-            block = [f"class {name}(TypedDict):"]
-            if description:
-                block += [*_docstring(description, 4), ""]
-            block += [f"    {key}: {kind}" for key, kind in fields]
-        else:  # keys that are not Python names: the functional form (quoted types, resolved lazily as annotations)
-            # ruff's UP013 would rewrite names it takes for Python's (`ﬁle`) into the class form, where they are not.
-            readable = all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields)
-            block = [f"{name} = TypedDict({'  # noqa: UP013' if readable else ''}", f"    {_literal(name)},", "    {"]
-            block += [f"        {_literal(key)}: {_literal(kind)}," for key, kind in fields]
-            block += ["    },", ")"]
-        self.blocks.append(block)
-        return name
+        return fields
 
     def define(self, shape: str, hint: str, write: Callable[[str], list[str]]) -> str:
         if shape not in self.shapes:
@@ -343,20 +339,16 @@ class _Module:
     def fits(self, value: Any, kind: str) -> bool:
         """Whether a schema's default is a value of the annotation, plainly (else the parameter defaults to None:
         a server's default that its own schema refuses must not break the module's type check)."""
+        if kind == "Any":
+            return True
         aliases = {name: shape.removeprefix("literal:") for shape, name in self.shapes.items()}
         members = [aliases.get(m, m) for m in _members(kind)]
-        if value is None or isinstance(value, bool):
-            plain = {None: "None", True: "bool", False: "bool"}[value]
-        else:
-            plain = {str: "str", int: "int", float: "float"}.get(type(value), "")
-        text = _literal(value)
+        if _plain_type(value) in members:
+            return True
+        if type(value) is int and "float" in members:  # an int is a float to a type checker
+            return True
         literals = [m[8:-1].split(", ") for m in members if m.startswith("Literal[")]
-        return (
-            kind == "Any"
-            or plain in members
-            or (plain == "int" and "float" in members)
-            or any(text in items for items in literals)
-        )
+        return any(_literal(value) in items for items in literals)
 
     def claim(self, hint: str) -> str:
         base = hint if hint.isidentifier() and not keyword.iskeyword(hint) else f"T{hint}"
@@ -370,29 +362,128 @@ class _Module:
 _NO_DEFAULT: Any = object()
 
 
+class _Signature:
+    """A method's keyword parameters as it writes them, the arguments every call sends and those it sends only when
+    given (`(key, parameter)` pairs), and the parameters' descriptions."""
+
+    def __init__(self) -> None:
+        self.params: list[str] = []
+        self.always: list[tuple[str, str]] = []
+        self.omitted: list[tuple[str, str]] = []
+        self.docs: list[tuple[str, str]] = []
+
+    def add(self, names: tuple[str, str], annotation: str, *, always: bool) -> None:
+        """Add the parameter `names[1]` (the argument `names[0]`), annotated (and defaulted) as `annotation`."""
+        self.params.append(f"{names[1]}: {annotation}")
+        (self.always if always else self.omitted).append(names)
+
+    def header(self, name: str, returns: str) -> list[str]:
+        """The method's `async def` line(s)."""
+        if not self.params:
+            return [f"    async def {name}(self) -> {returns}:"]
+        return [
+            f"    async def {name}(",
+            "        self,",
+            "        *,",
+            *(f"        {p}," for p in self.params),
+            f"    ) -> {returns}:",
+        ]
+
+    def arguments(self) -> list[str]:
+        """The lines of the method's body that make the call's arguments."""
+        if self.always:
+            lines = ["        arguments: dict[str, Any] = {"]
+            lines += [f"            {_literal(key)}: {arg}," for key, arg in self.always]
+            lines.append("        }")
+        else:
+            lines = ["        arguments: dict[str, Any] = {}"]
+        for key, arg in self.omitted:
+            lines += [f"        if {arg} is not None:", f"            arguments[{_literal(key)}] = {arg}"]
+        return lines
+
+
+def _alternatives(schema: Mapping[str, Any]) -> list[Any] | None:
+    """The schemas of which a value matches one (`anyOf`, `oneOf`, or an `allOf` of one: pydantic's way of adding a
+    description beside a `$ref`); None for a schema without."""
+    members = schema.get("anyOf") or schema.get("oneOf")
+    if not members:
+        all_of = schema.get("allOf")
+        members = all_of if isinstance(all_of, list) and len(all_of) == 1 else None
+    return members if isinstance(members, list) else None
+
+
+def _listed_values(schema: Mapping[str, Any]) -> Any:
+    """The values a schema is restricted to (`const`, or `enum`); None when it lists none."""
+    return [schema["const"]] if "const" in schema else schema.get("enum")
+
+
+def _plain_type(value: Any) -> str:
+    """The annotation of a JSON scalar's Python type (`bool` for True, `None` for None); empty for another value."""
+    if value is None:
+        return "None"
+    return {bool: "bool", str: "str", int: "int", float: "float"}.get(type(value), "")
+
+
+def _typed_dict_class(name: str, description: str | None, fields: list[tuple[str, str]]) -> list[str]:
+    """A `TypedDict` in the class form, for keys that are all Python names."""
+    block = [f"class {name}(TypedDict):"]
+    if description:
+        block += [*_docstring(description, 4), ""]
+    return block + [f"    {key}: {kind}" for key, kind in fields]
+
+
+def _typed_dict_call(name: str, fields: list[tuple[str, str]]) -> list[str]:
+    """A `TypedDict` in the functional form, for keys that are not Python names (its types quoted, resolved lazily
+    as annotations)."""
+    # ruff's UP013 would rewrite names it takes for Python's (`ﬁle`) into the class form, where they are not.
+    readable = all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields)
+    block = [f"{name} = TypedDict({'  # noqa: UP013' if readable else ''}", f"    {_literal(name)},", "    {"]
+    block += [f"        {_literal(key)}: {_literal(kind)}," for key, kind in fields]
+    return [*block, "    },", ")"]
+
+
 def _titles(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The name of each object shape that has one of its own somewhere in the tools' schemas: its `title` (a model's
     class name, as pydantic writes it), else the `$defs` key it is kept under. A model several tools share is named
     after itself, not after the first tool that happens to return it."""
     named: dict[str, str] = {}
     keyed: dict[str, str] = {}
-    stack: list[Any] = [[tool.get("inputSchema"), tool.get("outputSchema")] for tool in tools]
+    for node in _objects([[tool.get("inputSchema"), tool.get("outputSchema")] for tool in tools]):
+        title = _own_title(node)
+        if title:
+            named.setdefault(_shape(node), title)
+        for shape, key in _def_names(node):
+            keyed.setdefault(shape, key)
+    return {**keyed, **named}
+
+
+def _objects(roots: list[Any]) -> Iterator[Mapping[str, Any]]:
+    """Every JSON object in `roots` and below, depth first, the last root first."""
+    stack: list[Any] = list(roots)
     while stack:
         node = stack.pop()
         if isinstance(node, list):
             stack += node
-            continue
-        if not isinstance(node, Mapping):
-            continue
-        stack += list(node.values())
-        title = _camel(node["title"]) if isinstance(node.get("title"), str) else ""
-        if title and isinstance(node.get("properties"), Mapping) and node["properties"]:
-            named.setdefault(_shape(node), title)
-        defs = node.get("$defs")
-        for key, sub in defs.items() if isinstance(defs, Mapping) else ():
-            if isinstance(sub, Mapping) and isinstance(sub.get("properties"), Mapping) and _camel(str(key)):
-                keyed.setdefault(_shape(sub), _camel(str(key)))
-    return {**keyed, **named}
+        elif isinstance(node, Mapping):
+            stack += list(node.values())
+            yield node
+
+
+def _own_title(node: Mapping[str, Any]) -> str:
+    """The `title` of an object schema with properties, in CapWords; empty when it has none."""
+    title = node.get("title")
+    properties = node.get("properties")
+    if not isinstance(title, str) or not isinstance(properties, Mapping) or not properties:
+        return ""
+    return _camel(title)
+
+
+def _def_names(node: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The shape and the CapWords `$defs` key of each object schema with properties that `node` keeps in `$defs`."""
+    defs = node.get("$defs")
+    for key, sub in defs.items() if isinstance(defs, Mapping) else ():
+        if isinstance(sub, Mapping) and isinstance(sub.get("properties"), Mapping) and _camel(str(key)):
+            yield _shape(sub), _camel(str(key))
 
 
 def _shape(schema: Mapping[str, Any]) -> str:
@@ -489,32 +580,42 @@ def _doc_text(text: str) -> str:
 
 
 def _docstring(text: str, indent: int) -> list[str]:
+    """The lines of a docstring of `text` at `indent`: on one line when it fits, else wrapped to the line length."""
     pad = " " * indent
     width = _WIDTH - indent
-    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()] or ["-"]
-    lines: list[str] = []
-    for i, paragraph in enumerate(paragraphs):
-        if i:
-            lines.append("")
-        for raw in paragraph.splitlines():
-            # An Args entry's continuation keeps its indent; a deeper one (a description's own layout) is cut to the
-            # most a docstring line has room for.
-            lead = min(len(raw) - len(raw.lstrip()), _MAX_INDENT)
-            wrapped = textwrap.wrap(
-                _doc_text(raw.strip()),
-                width - lead,
-                initial_indent=" " * lead,
-                subsequent_indent=" " * (lead + 4 if lead else 0),
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            lines += wrapped
+    lines = _doc_lines(text, width)
     if lines[-1].endswith('"'):
         lines[-1] = lines[-1][:-1] + '\\"'
     if len(lines) == 1 and len(lines[0]) + 6 <= width:
         return [f'{pad}"""{lines[0]}"""']
     lines[0] = '"""' + lines[0]
     return [f"{pad}{line}" if line else "" for line in lines] + [f'{pad}"""']
+
+
+def _doc_lines(text: str, width: int) -> list[str]:
+    """`text` as docstring lines of at most `width`: its paragraphs apart by an empty line, each line wrapped."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()] or ["-"]
+    lines: list[str] = []
+    for i, paragraph in enumerate(paragraphs):
+        if i:
+            lines.append("")
+        for raw in paragraph.splitlines():
+            lines += _wrapped_line(raw, width)
+    return lines
+
+
+def _wrapped_line(raw: str, width: int) -> list[str]:
+    """One line of a description, wrapped: an Args entry's continuation keeps its indent; a deeper one (a
+    description's own layout) is cut to the most a docstring line has room for."""
+    lead = min(len(raw) - len(raw.lstrip()), _MAX_INDENT)
+    return textwrap.wrap(
+        _doc_text(raw.strip()),
+        width - lead,
+        initial_indent=" " * lead,
+        subsequent_indent=" " * (lead + 4 if lead else 0),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def _method_doc(tool: Mapping[str, Any], params: list[tuple[str, str]]) -> str:
