@@ -77,38 +77,84 @@ class MetaHeaders:
         missing is a mismatch too. Values are compared case-sensitively (names are not); a repeated header is
         refused rather than guessed at.
         """
+        if not repeated.isdisjoint(_CHECKED):
+            return _repeated(repeated)
         method = message["method"]
         params = message.get("params") or {}
-        sent = headers.get("mcp-method")
-        if repeated and not repeated.isdisjoint(_CHECKED):
-            return _repeated(repeated)
-        if sent != method:
-            return "the Mcp-Method header is required" if sent is None else _differs("Mcp-Method", method)
-        meta = params.get("_meta")
-        version = meta.get(VERSION_KEY) if type(meta) is dict else None
-        if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
-            sent = headers.get("mcp-protocol-version")
-            if sent != version:
-                return (
-                    "the MCP-Protocol-Version header is required"
-                    if sent is None
-                    else _differs("MCP-Protocol-Version", version)
-                )
-        key = _NAME_PARAM.get(method)
-        name: Any = params.get(key) if key is not None else None
-        if type(name) is str:
-            sent = headers.get("mcp-name")
-            if sent is not None and sent.startswith("=?"):
-                sent = decode_header_value(sent)
-            if sent != name:
-                return "the Mcp-Name header is required" if sent is None else _differs("Mcp-Name", name)
-        tool = self._server.tools.get(name) if method == "tools/call" and type(name) is str else None
+        for check in _STANDARD_CHECKS:
+            problem = check(method, params, headers)
+            if problem is not None:
+                return problem
+        if method != "tools/call":
+            return None
+        return self._arguments_mismatch(params, headers)
+
+    def _arguments_mismatch(self, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why the `Mcp-Param-*` headers disagree with a tools/call's arguments (None for an unknown tool)."""
+        name = _named("tools/call", params)
+        if name is None:
+            return None
+        tool = self._server.tools.get(name)
         if tool is None:
             return None
+        wanted = self._param_headers(name, tool)
+        if not wanted:
+            return None
+        return _params_mismatch(wanted, params.get("arguments"), headers)
+
+    def _param_headers(self, name: str, tool: Tool[Any, Any]) -> tuple[tuple[str, str, str], ...]:
+        """The `Mcp-Param-*` headers of tool `name`, worked out once per tool (again if it was replaced)."""
         known = self._known.get(name)
-        if known is None or known[0] is not tool:  # worked out once per tool (again if it was replaced)
+        if known is None or known[0] is not tool:
             known = self._known[name] = (tool, _param_headers(tool.definition.input_schema))
-        return None if not known[1] else _params_mismatch(known[1], params.get("arguments"), headers)
+        return known[1]
+
+
+def _method_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """Why `Mcp-Method` is not the body's method, or None."""
+    return _header_mismatch("Mcp-Method", headers.get("mcp-method"), method)
+
+
+def _version_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """Why `MCP-Protocol-Version` is not the version of the body's `_meta`, or None."""
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if type(meta) is dict else None
+    if type(version) is not str:  # without it, the request lacks its required _meta: -32602 from the connection
+        return None
+    return _header_mismatch("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version)
+
+
+def _name_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """Why `Mcp-Name` (decoded, if encoded) is not the name the body's params give, or None."""
+    name = _named(method, params)
+    if name is None:
+        return None
+    sent = headers.get("mcp-name")
+    if sent is not None and sent.startswith("=?"):
+        sent = decode_header_value(sent)
+    return _header_mismatch("Mcp-Name", sent, name)
+
+
+# The standard headers a request's body calls for, checked in this order.
+_STANDARD_CHECKS = (_method_mismatch, _version_mismatch, _name_mismatch)
+
+
+def _named(method: str, params: dict[str, Any]) -> str | None:
+    """The tool, prompt, resource or task a request names (what `Mcp-Name` carries), or None."""
+    key = _NAME_PARAM.get(method)
+    if key is None:
+        return None
+    name = params.get(key)
+    return name if type(name) is str else None
+
+
+def _header_mismatch(header: str, sent: str | None, value: str) -> str | None:
+    """Why `header`, sent as `sent` (None: not sent), does not carry the body's `value`; None when it does."""
+    if sent == value:
+        return None
+    if sent is None:
+        return f"the {header} header is required"
+    return _differs(header, value)
 
 
 def _repeated(repeated: set[str]) -> str:
@@ -125,7 +171,7 @@ def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, h
     for prop, header, kind in wanted:
         value = arguments.get(prop)
         sent = headers.get(header)
-        if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+        if sent is not None and not _carriable(sent):
             return f"the {header} header has characters a header value cannot carry"
         if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
             continue
@@ -134,6 +180,11 @@ def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, h
         if not _same_value(decode_header_value(sent), value, kind):
             return f"{header} header value does not match body value of {prop}"
     return None
+
+
+def _carriable(value: str) -> bool:
+    """Whether a header value holds only what a header can carry: tabs and visible ASCII (and spaces)."""
+    return all(c == "\t" or " " <= c <= "~" for c in value)
 
 
 def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
