@@ -44,11 +44,14 @@ def test_one_tools_call_runs_at_most_12_toolkit_functions_in_at_most_5_modules(
 # -v` lists them. History: before the reshape 34-38 in 6-8 and 65-67 in 10-12; after it (stop 30) 26-27 in 11 and
 # 43-44 in 17, 65 in 17 and 78 in 19; 2026-12-06 a 2025-11-25 Context call that only notifies in its request's task
 # (64 in 17 -> 38 in 15); 2026-12-07 no asking for a Context that is only told, one session check, Direct beside
-# the session's table (38 in 15 -> 30 in 12, 34-35 in 13 -> 28-29 in 11, 24-25 in 13 -> 22-23 in 11).
+# the session's table (38 in 15 -> 30 in 12, 34-35 in 13 -> 28-29 in 11, 24-25 in 13 -> 22-23 in 11); issue 39 the
+# metadata headers' check (radon 22) as the standard headers the body calls for, then the tool's own (2026-07-28: one
+# function more, 21 -> 22 and 29 -> 30, within the worst era's 23 and 30: a check of 17 in one function was the
+# alternative).
 HTTP_MAX = {
-    ("modern", "add"): (21, 10),
+    ("modern", "add"): (22, 10),
     ("handshake", "add"): (23, 11),
-    ("modern", "add_context"): (29, 11),
+    ("modern", "add_context"): (30, 11),
     ("handshake", "add_context"): (30, 12),
 }
 CORE_MODULES = {"add": 5, "add_context": 6}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
@@ -81,77 +81,45 @@ class MetaHeaders:
             return _repeated(repeated)
         method = message["method"]
         params = message.get("params") or {}
-        for check in _STANDARD_CHECKS:
-            problem = check(method, params, headers)
-            if problem is not None:
-                return problem
-        if method != "tools/call":
-            return None
-        return self._arguments_mismatch(params, headers)
-
-    def _arguments_mismatch(self, params: dict[str, Any], headers: dict[str, str]) -> str | None:
-        """Why the `Mcp-Param-*` headers disagree with a tools/call's arguments (None for an unknown tool)."""
-        name = _named("tools/call", params)
-        if name is None:
+        for header, sent, value in _standard_headers(method, params, headers):
+            if sent != value:
+                return _header_mismatch(header, sent, value)
+        name = params.get("name")
+        if method != "tools/call" or type(name) is not str:
             return None
         tool = self._server.tools.get(name)
         if tool is None:
             return None
-        wanted = self._param_headers(name, tool)
+        known_tool, wanted = self._known.get(name, (None, ()))
+        if known_tool is not tool:  # worked out once per tool (again if it was replaced)
+            wanted = _param_headers(tool.definition.input_schema)
+            self._known[name] = (tool, wanted)
         if not wanted:
             return None
         return _params_mismatch(wanted, params.get("arguments"), headers)
 
-    def _param_headers(self, name: str, tool: Tool[Any, Any]) -> tuple[tuple[str, str, str], ...]:
-        """The `Mcp-Param-*` headers of tool `name`, worked out once per tool (again if it was replaced)."""
-        known = self._known.get(name)
-        if known is None or known[0] is not tool:
-            known = self._known[name] = (tool, _param_headers(tool.definition.input_schema))
-        return known[1]
 
-
-def _method_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
-    """Why `Mcp-Method` is not the body's method, or None."""
-    return _header_mismatch("Mcp-Method", headers.get("mcp-method"), method)
-
-
-def _version_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
-    """Why `MCP-Protocol-Version` is not the version of the body's `_meta`, or None."""
+def _standard_headers(
+    method: str, params: dict[str, Any], headers: dict[str, str]
+) -> Iterator[tuple[str, str | None, str]]:
+    """The standard headers the body calls for, in the order they are checked: each one's name, its value as sent
+    (None: not sent; `Mcp-Name` decoded), and the body's value."""
+    yield "Mcp-Method", headers.get("mcp-method"), method
     meta = params.get("_meta")
     version = meta.get(VERSION_KEY) if type(meta) is dict else None
-    if type(version) is not str:  # without it, the request lacks its required _meta: -32602 from the connection
-        return None
-    return _header_mismatch("MCP-Protocol-Version", headers.get("mcp-protocol-version"), version)
-
-
-def _name_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
-    """Why `Mcp-Name` (decoded, if encoded) is not the name the body's params give, or None."""
-    name = _named(method, params)
-    if name is None:
-        return None
-    sent = headers.get("mcp-name")
-    if sent is not None and sent.startswith("=?"):
-        sent = decode_header_value(sent)
-    return _header_mismatch("Mcp-Name", sent, name)
-
-
-# The standard headers a request's body calls for, checked in this order.
-_STANDARD_CHECKS = (_method_mismatch, _version_mismatch, _name_mismatch)
-
-
-def _named(method: str, params: dict[str, Any]) -> str | None:
-    """The tool, prompt, resource or task a request names (what `Mcp-Name` carries), or None."""
+    if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
+        yield "MCP-Protocol-Version", headers.get("mcp-protocol-version"), version
     key = _NAME_PARAM.get(method)
-    if key is None:
-        return None
-    name = params.get(key)
-    return name if type(name) is str else None
+    name = params.get(key) if key is not None else None
+    if type(name) is str:
+        sent = headers.get("mcp-name")
+        if sent is not None and sent.startswith("=?"):
+            sent = decode_header_value(sent)
+        yield "Mcp-Name", sent, name
 
 
-def _header_mismatch(header: str, sent: str | None, value: str) -> str | None:
-    """Why `header`, sent as `sent` (None: not sent), does not carry the body's `value`; None when it does."""
-    if sent == value:
-        return None
+def _header_mismatch(header: str, sent: str | None, value: str) -> str:
+    """Why `header`, sent as `sent` (None: not sent), does not carry the body's `value`."""
     if sent is None:
         return f"the {header} header is required"
     return _differs(header, value)
