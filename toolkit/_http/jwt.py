@@ -145,10 +145,8 @@ class _KeySet:
         raise InvalidTokenError("The token's signing key is unknown" if kid is not None else "The token names no key")
 
     def _stale(self, now: float) -> bool:
-        """Whether the keys were never fetched, or were fetched `ttl` seconds ago or more."""
-        if self._fetched is None:
-            return True
-        return now - self._fetched >= self._ttl
+        """Whether the keys were fetched `ttl` seconds ago or more (or never)."""
+        return self._fetched is None or now - self._fetched >= self._ttl
 
     async def _refresh(self, now: float) -> None:
         """Fetch the key set, unless a fetch is under way (then wait for it) or one was tried too recently."""
