@@ -188,6 +188,27 @@ def test_a_raw_schema_is_checked_sent_unchanged_and_validated() -> None:
         form.validate(None)
 
 
+def test_a_raw_schema_validates_each_kind_of_field_by_its_type_and_bounds() -> None:
+    form = Form(
+        {
+            "type": "object",
+            "properties": {
+                "x": {"type": "number", "minimum": 0.5, "maximum": 2},
+                "on": {"type": "boolean"},
+                "day": {"type": "string", "format": "date"},
+                "pick": {"type": "string", "enum": ["a", "b"]},
+                "picks": {"type": "array", "items": {"type": "string", "enum": ["p", "q"]}, "minItems": 1},
+            },
+        }
+    )
+    answer = {"x": 1.5, "on": True, "day": "2026-12-07", "pick": "b", "picks": ["q", "p"]}
+    assert form.validate(answer) == answer
+    with pytest.raises(ElicitationError) as caught:
+        form.validate({"x": 3, "on": "maybe", "day": "someday", "pick": "c", "picks": []})
+    for name in ("x", "on", "day", "pick", "picks"):
+        assert f"{name}:" in str(caught.value)
+
+
 class Bad(BaseModel):
     nested: Defaults
     mapping: dict[str, int]

@@ -14,6 +14,7 @@ from toolkit import (
     CallToolResult,
     ClientCapabilityError,
     ImageContent,
+    ModelPreferences,
     SampleResult,
     SamplingMessage,
     TextContent,
@@ -104,6 +105,35 @@ def test_tool_results_must_answer_every_tool_use_alone() -> None:
     unanswered = {"role": "user", "content": {"type": "text", "text": "hm"}}
     with pytest.raises(ValueError, match="message 2: must answer each tool use"):
         sampling_params(["q", uses, unanswered], "2025-11-25", WITH_TOOLS, max_tokens=5)
+
+
+def test_the_other_options_go_by_their_wire_names_and_an_unset_or_default_one_is_left_out() -> None:
+    declared: dict[str, Any] = {"sampling": {"tools": {}, "context": {}}}
+    params = sampling_params(
+        "q",
+        "2025-11-25",
+        declared,
+        max_tokens=9,
+        system_prompt=None,
+        include_context="thisServer",
+        model_preferences=ModelPreferences(hints=[{"name": "m"}], cost_priority=0.5),
+        tools=[{"name": "t", "inputSchema": {"type": "object"}}],
+        tool_choice="none",
+    )
+    assert params == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+        "maxTokens": 9,
+        "includeContext": "thisServer",
+        "modelPreferences": {"hints": [{"name": "m"}], "costPriority": 0.5},
+        "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+        "toolChoice": {"mode": "none"},
+    }
+    check_request(params, "2025-11-25")
+    # "none" is the default: not sent, so a client without sampling.context gets it too.
+    plain = sampling_params("q", "2025-11-25", SAMPLING, max_tokens=9, include_context="none", model_preferences={})
+    assert plain == {"messages": params["messages"], "maxTokens": 9, "modelPreferences": {}}
+    with pytest.raises(ValueError, match="a sampling tool is"):
+        sampling_params("q", "2025-11-25", declared, max_tokens=9, tools=[{"title": "no name"}])
 
 
 def test_an_unknown_option_is_refused_at_run_time_too() -> None:

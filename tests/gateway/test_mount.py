@@ -208,6 +208,10 @@ async def test_mount_options_say_no() -> None:
         server.mount("ftp://example.com/mcp")
     with pytest.raises(TypeError, match="a toolkit Server, a command list or a URL"):
         server.mount(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"env= and cwd= are for a command \(stdio\), not a server"):
+        server.mount(gateway_upstream(), env={"A": "1"})
+    with pytest.raises(TypeError, match="a command to mount is a non-empty list of strings"):
+        server.mount([])
 
 
 async def test_mounting_a_running_server_is_refused() -> None:

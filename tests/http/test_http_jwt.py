@@ -347,6 +347,15 @@ async def test_an_unreachable_key_set_refuses_tokens_until_it_answers_and_a_cach
     assert isinstance((await call(app, token()))[0], str)
 
 
+@pytest.mark.parametrize("document", [{"keys": []}, {"keys": "a"}, ["not", "an", "object"]])
+async def test_a_key_set_without_a_usable_key_is_no_key_set(document: Any) -> None:
+    served = httpx.MockTransport(lambda request: httpx.Response(200, json=document))
+    client = httpx.AsyncClient(transport=served)
+    verifier = JWTVerifier(issuer=ISSUER, jwks_url=JWKS_URL, audience=RESOURCE, http_client=client)
+    with pytest.raises(InvalidTokenError, match="signing keys could not be fetched"):
+        await verifier.verify(token())
+
+
 async def test_concurrent_first_requests_fetch_the_key_set_once() -> None:
     idp = IdentityProvider()
     verifier = idp.verifier(audience=RESOURCE)

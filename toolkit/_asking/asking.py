@@ -47,11 +47,11 @@ if TYPE_CHECKING:
 __all__ = [
     "AskedCall",
     "Asker",
+    "AskingConnection",
     "AskingServer",
     "CallThread",
     "ConfirmFallback",
     "Deadline",
-    "Peer",
     "SendRequest",
     "call_deadline",
     "confirm_call",
@@ -174,8 +174,8 @@ class Asker:
     # -- the lifecycle: started before the tool runs, finished with its result ------------------------------
 
     @classmethod
-    def start(cls, server: AskingServer, peer: Peer, related: Any, call: AskedCall) -> Asker:
-        """The asking of a `tools/call` whose tool may ask: live requests through `peer` (handshake era), or this
+    def start(cls, server: AskingServer, connection: AskingConnection, related: Any, call: AskedCall) -> Asker:
+        """The asking of a `tools/call` whose tool may ask: live requests through `connection` (handshake era), or this
         round's replay (2026-07-28, with the answers of the requestState and `inputResponses`, verified first).
 
         Raises:
@@ -187,10 +187,10 @@ class Asker:
             return cls(call, replay or Replay(), server)
 
         async def send(method: str, params: dict[str, Any], wait: float | None) -> Any:
-            return await _ask_peer(peer, method, params, wait, related)
+            return await _ask_client(connection, method, params, wait, related)
 
         def on_url(elicitation_id: str) -> None:
-            server.track_elicitation(elicitation_id, connection=peer)
+            server.track_elicitation(elicitation_id, connection=connection)
 
         return cls(call, send, server, on_url)
 
@@ -587,8 +587,8 @@ class AskingServer(Protocol):
     def track_elicitation(self, elicitation_id: str, *, connection: Any) -> None: ...
 
 
-class Peer(Protocol):
-    """The connection a call is served on: it sends the client requests (handshake era)."""
+class AskingConnection(Protocol):
+    """What asking needs of the connection a call is served on: it sends the client requests (handshake era)."""
 
     async def request(
         self,
@@ -615,7 +615,9 @@ def _bind(server: AskingServer, call: AskedCall) -> dict[str, str]:
     return bind_for(server.name, call["tool"], call["arguments"])
 
 
-async def _ask_peer(peer: Peer, method: str, params: dict[str, Any], wait: float | None, related: Any) -> Any:
+async def _ask_client(
+    connection: AskingConnection, method: str, params: dict[str, Any], wait: float | None, related: Any
+) -> Any:
     """A question to the client (elicitation, sampling): its result; an error answer fails the tool readably.
 
     Raises:
@@ -625,7 +627,7 @@ async def _ask_peer(peer: Peer, method: str, params: dict[str, Any], wait: float
     deadline = call_deadline.get()
     try:
         with deadline.paused() if deadline is not None else contextlib.nullcontext():
-            return await peer.request(method, params, related=related, timeout=wait)
+            return await connection.request(method, params, related=related, timeout=wait)
     except ConnectionClosedError:  # a ToolError: the call fails readably, and it is no bug of the tool's
         raise ClientRequestError(0, "the client's input ended before it answered") from None
     except ProtocolError as exc:

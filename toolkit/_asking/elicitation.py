@@ -14,7 +14,7 @@ import functools
 import types
 import typing
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, get_origin
 
 import pydantic
@@ -192,20 +192,35 @@ class Form(Generic[T]):
             return {"mode": "form", "message": message, "requestedSchema": self.requested_schema}
         if version < "2025-06-18":
             raise ValueError(f"protocol {version} has no elicitation (it arrived in 2025-06-18)")
-        properties: dict[str, Any] = {}
-        for name, prop in self.fields.items():
-            if prop.get("type") == "array":
-                raise ValueError(f"field {name!r} is a multi-select, which protocol {version} cannot ask for")
-            shaped = {k: v for k, v in prop.items() if k != "default" or prop.get("type") == "boolean"}
-            if "oneOf" in shaped:
-                options = shaped.pop("oneOf")
-                shaped["enum"] = [o["const"] for o in options]
-                shaped["enumNames"] = [o["title"] for o in options]
-            properties[name] = shaped
+        return {"message": message, "requestedSchema": self._schema_of_2025_06_18(version)}
+
+    def _schema_of_2025_06_18(self, version: str) -> dict[str, Any]:
+        """The form as 2025-06-18 knows it: each field reshaped by `_field_of_2025_06_18`.
+
+        Raises:
+            ValueError: a multi-select field, which it cannot carry.
+        """
+        properties = {name: _field_of_2025_06_18(name, prop, version) for name, prop in self.fields.items()}
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if "required" in self.requested_schema:
             schema["required"] = self.requested_schema["required"]
-        return {"message": message, "requestedSchema": schema}
+        return schema
+
+
+def _field_of_2025_06_18(name: str, prop: dict[str, Any], version: str) -> dict[str, Any]:
+    """One field as 2025-06-18 knows it: titled choices as `enum` + `enumNames`, no default but a boolean's.
+
+    Raises:
+        ValueError: a multi-select field.
+    """
+    if prop.get("type") == "array":
+        raise ValueError(f"field {name!r} is a multi-select, which protocol {version} cannot ask for")
+    shaped = {k: v for k, v in prop.items() if k != "default" or prop.get("type") == "boolean"}
+    if "oneOf" in shaped:
+        options = shaped.pop("oneOf")
+        shaped["enum"] = [o["const"] for o in options]
+        shaped["enumNames"] = [o["title"] for o in options]
+    return shaped
 
 
 @functools.cache
@@ -244,74 +259,114 @@ def form_of(schema: type[T] | Form[T] | Mapping[str, Any]) -> Form[T]:
 
 
 def _compile(schema: type[Any], name: str) -> tuple[dict[str, Any], TypeAdapter[Any]]:
-    if not (isinstance(schema, type) and issubclass(schema, pydantic.BaseModel)) and not (
-        dataclasses.is_dataclass(schema) or is_typeddict(schema)
-    ):
+    """The requestedSchema of a form type, and the adapter that validates answers into it.
+
+    Raises:
+        ElicitationSchemaError: the type is no form type, or its fields leave the spec's subset (every problem).
+    """
+    if not _is_form_type(schema):
         raise ElicitationSchemaError(
             name, ["a form is a pydantic model, a dataclass or a TypedDict of flat fields (or a requestedSchema dict)"]
         )
-    problems: list[str] = []
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(schema)
         generated = adapter.json_schema(schema_generator=_FormSchema)
     except pydantic.PydanticUserError as exc:
         raise ElicitationSchemaError(name, [f"no JSON schema: {str(exc).splitlines()[0]}"]) from None
-    defs = generated.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for field, prop in (generated.get("properties") or {}).items():
-        flat = _flatten(prop, defs, f"field {field}", problems)
-        if flat is not None:
-            properties[field] = flat
-    result: dict[str, Any] = {"type": "object", "properties": properties}
-    required = [r for r in generated.get("required", ()) if r in properties]
-    if required:
-        result["required"] = required
+    problems: list[str] = []
+    result = _flat_schema(generated, problems)
     problems.extend(check_requested_schema(result))
     if problems:
         raise ElicitationSchemaError(name, problems)
     return result, adapter
 
 
-def _flatten(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems: list[str]) -> dict[str, Any] | None:
-    """One property, with `$ref`s inlined, the null branch of an optional dropped, and the subset's hints."""
-    prop = _inline(prop, defs)
-    branches = prop.get("anyOf")
-    if isinstance(branches, list) and "type" not in prop:
-        real = [b for b in branches if b != {"type": "null"}]
-        if len(real) != 1:
-            problems.append(f"{where}: a union of several types cannot be a form field (one type per field)")
-            return None
-        prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **_inline(real[0], defs)}
-        if prop.get("default", 0) is None:
-            del prop["default"]
+def _is_form_type(schema: type[Any]) -> bool:
+    """Whether `schema` is a pydantic model, a dataclass or a TypedDict."""
+    if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        return True
+    return dataclasses.is_dataclass(schema) or is_typeddict(schema)
+
+
+def _flat_schema(generated: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """A requestedSchema of pydantic's JSON schema for a form type: each field flattened, those that cannot be
+    flattened left out (and reported in `problems`)."""
+    defs = generated.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for field, prop in (generated.get("properties") or {}).items():
+        try:
+            properties[field] = _flatten(prop, defs)
+        except _NotAField as exc:
+            problems.append(f"field {field}: {exc}")
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [r for r in generated.get("required", ()) if r in properties]
+    if required:
+        result["required"] = required
+    return result
+
+
+class _NotAField(Exception):
+    """A property of a form type cannot be a form field; the message says why."""
+
+
+def _flatten(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """One property, with `$ref`s inlined, the null branch of an optional dropped, and the subset's hints.
+
+    Raises:
+        _NotAField: a union, a secret, a list without choices, or a nested object.
+    """
+    prop = _one_type(_inline(prop, defs), defs)
     if prop.get("format") == "password" or prop.get("writeOnly"):
-        problems.append(
-            f"{where}: a secret cannot be asked in a form (the spec forbids passwords, keys and tokens in form mode); "
+        raise _NotAField(
+            "a secret cannot be asked in a form (the spec forbids passwords, keys and tokens in form mode); "
             "use ctx.elicit_url() to collect it out of band"
         )
-        return None
-    if "const" in prop and "enum" not in prop:
-        prop["enum"] = [prop.pop("const")]
-    if prop.get("type") == "array" and not _flatten_choices(prop, defs, where, problems):
-        return None
+    _const_as_enum(prop)
+    if prop.get("type") == "array":
+        _flatten_choices(prop, defs)
     if prop.get("type") == "object" or "properties" in prop:
-        problems.append(f"{where}: nested objects cannot be form fields (the spec allows only flat forms)")
-        return None
+        raise _NotAField("nested objects cannot be form fields (the spec allows only flat forms)")
     return prop
 
 
-def _flatten_choices(prop: dict[str, Any], defs: Mapping[str, Any], where: str, problems: list[str]) -> bool:
-    """A multi-select's items inlined in place, `const` as a one-value `enum`; False (reported) without choices."""
+def _one_type(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """An optional's property (`anyOf` of a type and null) as the type's, without the `None` default; any other
+    property as it is.
+
+    Raises:
+        _NotAField: a union of several types.
+    """
+    branches = prop.get("anyOf")
+    if not isinstance(branches, list) or "type" in prop:
+        return prop
+    real = [b for b in branches if b != {"type": "null"}]
+    if len(real) != 1:
+        raise _NotAField("a union of several types cannot be a form field (one type per field)")
+    merged = {**{k: v for k, v in prop.items() if k != "anyOf"}, **_inline(real[0], defs)}
+    if merged.get("default", 0) is None:
+        del merged["default"]
+    return merged
+
+
+def _const_as_enum(prop: dict[str, Any]) -> None:
+    """A `const` (pydantic's for a one-value `Literal`) as a one-value `enum`, in place."""
+    if "const" in prop and "enum" not in prop:
+        prop["enum"] = [prop.pop("const")]
+
+
+def _flatten_choices(prop: dict[str, Any], defs: Mapping[str, Any]) -> None:
+    """A multi-select's items inlined in place, `const` as a one-value `enum`.
+
+    Raises:
+        _NotAField: the items have no choices.
+    """
     prop.pop("uniqueItems", None)  # pydantic's for `set[...]`: a multi-select never repeats a choice anyway
     items = prop.get("items")
     if isinstance(items, dict):
         prop["items"] = items = _inline(items, defs)
-        if "const" in items and "enum" not in items:
-            items["enum"] = [items.pop("const")]
+        _const_as_enum(items)
     if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
-        problems.append(f"{where}: a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
-        return False
-    return True
+        raise _NotAField("a list field needs its choices (list[Literal[...]], list[SomeEnum], Choices)")
 
 
 def _inline(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -335,25 +390,60 @@ def _model_of(schema: Mapping[str, Any]) -> type[pydantic.BaseModel]:
 
 
 def _annotation_of(prop: Mapping[str, Any]) -> Any:
-    kind = prop["type"]
-    constraints: dict[str, Any] = {}
-    if kind == "array":
-        items = prop["items"]
-        values = items["enum"] if "enum" in items else [o["const"] for o in items["anyOf"]]
-        constraints = {"min_length": prop.get("minItems"), "max_length": prop.get("maxItems")}
-        base: Any = list[Literal[tuple(values)]]  # type: ignore[misc]
-    elif "enum" in prop or "oneOf" in prop:
-        values = prop["enum"] if "enum" in prop else [o["const"] for o in prop["oneOf"]]
-        return Literal[tuple(values)]
-    elif kind == "string":
-        base = {"date": datetime.date, "date-time": datetime.datetime}.get(prop.get("format", ""), str)
-        constraints = {"min_length": prop.get("minLength"), "max_length": prop.get("maxLength")}
-    elif kind in ("integer", "number"):
-        base = int if kind == "integer" else float
-        constraints = {"ge": prop.get("minimum"), "le": prop.get("maximum")}
-    else:
-        return bool
+    """The type an answer to one field of a checked requestedSchema is validated as, by the field's type."""
+    annotation = _ANNOTATIONS.get(prop["type"], _boolean)
+    return annotation(prop)
+
+
+def _choice_values(schema: Mapping[str, Any], titled: str) -> list[str]:
+    """The values of a choice: its `enum`, or the `const`s of its titled options (under `titled`)."""
+    if "enum" in schema:
+        return list(schema["enum"])
+    return [option["const"] for option in schema[titled]]
+
+
+def _constrained(base: Any, **constraints: Any) -> Any:
+    """`base` with the constraints that are given (not None)."""
     return typing.Annotated[base, pydantic.Field(**{k: v for k, v in constraints.items() if v is not None})]
+
+
+def _array(prop: Mapping[str, Any]) -> Any:
+    """A multi-select: a list of its choices, as many as `minItems`/`maxItems` allow."""
+    values = _choice_values(prop["items"], "anyOf")
+    choices: Any = list[Literal[tuple(values)]]  # type: ignore[misc]
+    return _constrained(choices, min_length=prop.get("minItems"), max_length=prop.get("maxItems"))
+
+
+def _string(prop: Mapping[str, Any]) -> Any:
+    """A single select (one of its choices), or a string: a date or date-time by its format, within its lengths."""
+    if "enum" in prop or "oneOf" in prop:
+        return Literal[tuple(_choice_values(prop, "oneOf"))]
+    base = {"date": datetime.date, "date-time": datetime.datetime}.get(prop.get("format", ""), str)
+    return _constrained(base, min_length=prop.get("minLength"), max_length=prop.get("maxLength"))
+
+
+def _integer(prop: Mapping[str, Any]) -> Any:
+    """An integer within its bounds."""
+    return _constrained(int, ge=prop.get("minimum"), le=prop.get("maximum"))
+
+
+def _number(prop: Mapping[str, Any]) -> Any:
+    """A number within its bounds."""
+    return _constrained(float, ge=prop.get("minimum"), le=prop.get("maximum"))
+
+
+def _boolean(prop: Mapping[str, Any]) -> Any:
+    """A boolean."""
+    return bool
+
+
+_ANNOTATIONS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "array": _array,
+    "string": _string,
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+}
 
 
 # -- the answer -------------------------------------------------------------------------------------------

@@ -83,6 +83,10 @@ RootsOption = Sequence[RootLike] | Callable[[], Sequence[RootLike] | Awaitable[S
 or a function (sync or async) that returns them when the server asks."""
 
 
+_Answerer = Callable[[Any, Mapping[str, Any], "str | None"], Awaitable[dict[str, Any]]]
+"""Answers a server's request with a handler: `(handler, params, key)` to the result."""
+
+
 @dataclass(frozen=True)
 class Handlers:
     """How a client answers the server's questions: a handler per method, and the capabilities they declare.
@@ -119,20 +123,31 @@ class Handlers:
             params = {}
         if not isinstance(params, Mapping):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: params must be an object")
+        handler, answer_with = self._answerer(method)
         try:
-            if method == "elicitation/create" and self.elicitation is not None:
-                return await self._elicit(self.elicitation, params, key)
-            if method == "sampling/createMessage" and self.sampling is not None:
-                return await self._sample(self.sampling, params, key)
-            if method == "roots/list" and self.roots is not None:
-                return await self._list_roots(self.roots)
+            return await answer_with(handler, params, key)
         except ClientRequestError as exc:
             raise ProtocolError(exc.code or INTERNAL_ERROR, exc.message) from None
         except ProtocolError:
             raise
         except Exception as exc:
             raise ProtocolError(INTERNAL_ERROR, f"the client's {method} handler failed: {type(exc).__name__}") from exc
-        raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _answerer(self, method: str) -> tuple[Any, _Answerer]:
+        """The handler for `method`, and the function that answers with it.
+
+        Raises:
+            ProtocolError: -32601, no handler for `method` (the capability is not declared).
+        """
+        answerers: dict[str, tuple[Any, _Answerer]] = {
+            "elicitation/create": (self.elicitation, self._elicit),
+            "sampling/createMessage": (self.sampling, self._sample),
+            "roots/list": (self.roots, self._list_roots),
+        }
+        found = answerers.get(method)
+        if found is None or found[0] is None:  # an unknown method, or one this client has no handler for
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return found
 
     async def _elicit(self, handler: ElicitationHandler, params: Mapping[str, Any], key: str | None) -> dict[str, Any]:
         request = _elicit_request(params, self.elicitation_modes, key)
@@ -151,7 +166,7 @@ class Handlers:
         return reply.to_wire()
 
     @staticmethod
-    async def _list_roots(roots: RootsOption) -> dict[str, Any]:
+    async def _list_roots(roots: RootsOption, params: Mapping[str, Any], key: str | None) -> dict[str, Any]:
         listed = roots() if callable(roots) else roots
         if inspect.isawaitable(listed):
             listed = await listed
@@ -243,20 +258,40 @@ async def call_with_input(
     """
     result = await send(params)
     rounds = 0
-    while isinstance(result, dict) and result.get("resultType") == "input_required":
+    while _asks_for_input(result):
         rounds += 1
         if rounds > max_rounds:
             raise ProtocolError(INTERNAL_ERROR, f"the server asked for input more than {max_rounds} times")
-        requests = result.get("inputRequests") or {}
-        if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
-            raise ProtocolError(INTERNAL_ERROR, "the server sent malformed inputRequests")
+        requests = _input_requests(result)
         responses = {key: await answer(str(r.get("method")), r.get("params"), key) for key, r in requests.items()}
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if responses:
-            retry["inputResponses"] = responses
-        else:
+        if not responses:
             await anyio.sleep(_STATE_ONLY_BACKOFF[min(rounds, len(_STATE_ONLY_BACKOFF)) - 1])
-        if "requestState" in result:
-            retry["requestState"] = result["requestState"]
-        result = await send(retry)
+        result = await send(_retry(params, responses, result))
     return result
+
+
+def _asks_for_input(result: Any) -> bool:
+    """Whether a result is an `InputRequiredResult`: the call goes on once its input requests are answered."""
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+def _input_requests(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The input requests of an `InputRequiredResult`, by key.
+
+    Raises:
+        ProtocolError: they are not an object of request objects.
+    """
+    requests = result.get("inputRequests") or {}
+    if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
+        raise ProtocolError(INTERNAL_ERROR, "the server sent malformed inputRequests")
+    return requests
+
+
+def _retry(params: dict[str, Any], responses: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The params of the retry: the call's own, this round's answers, and the `requestState` as received."""
+    retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+    if responses:
+        retry["inputResponses"] = responses
+    if "requestState" in result:
+        retry["requestState"] = result["requestState"]
+    return retry

@@ -77,25 +77,13 @@ class Replay:
         """
         position = self._position
         self._position += 1
-        key = key if key is not None else f"{kind}{position + 1}"
-        if key in self._keys:
-            raise RuntimeError(f"two questions of one tool call use the key {key!r}: give each its own key=")
-        self._keys.add(key)
+        key = self._claim(key if key is not None else f"{kind}{position + 1}")
         q = digest({"k": key, "m": method, "p": params}, 16)
-        place: dict[str, Any] | None = None
-        if position < len(self._log):
-            entry = self._log[position]
-            if entry.get("k") == key and entry.get("q") == q:
-                if "r" in entry:
-                    return entry.get("r")
-                place = entry  # asked together with others, and not answered yet
-            else:
-                del self._log[position:]  # the question changed: what the user answered after it no longer applies
-        raw = self._responses.get(key)
-        if isinstance(raw, dict) and (self._asked is None or self._asked.get(key) == q):
-            # Without a requestState an answer for a matching key is taken (MRTR: extra params are ignored, and a
-            # client may answer before it is asked); with one, only answers to what that state says was asked.
-            # An answer that is not an object (a result) is no answer: the question is asked again.
+        place = self._recorded(position, key, q)
+        if place is not None and "r" in place:
+            return place["r"]
+        raw = self._sent(key, q)
+        if raw is not None:
             if place is None:
                 self._log.append({"k": key, "q": q, "r": raw})
             else:
@@ -106,6 +94,40 @@ class Replay:
         self.pending[key] = {"method": method, "params": params}
         self.pending_digests[key] = q
         raise Suspend
+
+    def _claim(self, key: str) -> str:
+        """`key`, taken for this execution's question.
+
+        Raises:
+            RuntimeError: a question of this execution has it already.
+        """
+        if key in self._keys:
+            raise RuntimeError(f"two questions of one tool call use the key {key!r}: give each its own key=")
+        self._keys.add(key)
+        return key
+
+    def _recorded(self, position: int, key: str, q: str) -> dict[str, Any] | None:
+        """The record of the question at `position` (an answer, or a place kept by questions asked together), or
+        None: there is none, or the question changed, and then what the user answered after it no longer applies."""
+        if position >= len(self._log):
+            return None
+        entry = self._log[position]
+        if entry.get("k") == key and entry.get("q") == q:
+            return entry
+        del self._log[position:]
+        return None
+
+    def _sent(self, key: str, q: str) -> dict[str, Any] | None:
+        """The answer the client sent with this retry for question `key` (digest `q`), or None."""
+        raw = self._responses.get(key)
+        # An answer that is not an object (a result) is no answer: the question is asked again.
+        if not isinstance(raw, dict):
+            return None
+        # Without a requestState an answer for a matching key is taken (MRTR: extra params are ignored, and a client
+        # may answer before it is asked); with one, only answers to what that state says was asked.
+        if self._asked is not None and self._asked.get(key) != q:
+            return None
+        return raw
 
     def ask_later(self, key: str, method: str, params: dict[str, Any]) -> None:
         """Ask `method` in this round's result without recording its answer (URL-required: each retry re-checks)."""
@@ -138,33 +160,46 @@ def open_round(
         ProtocolError: -32602 for a requestState that fails verification (tampered, expired, for another call or
             another server's key) or an `inputResponses` that is not an object (MRTR: protocol errors).
     """
-    has_responses = "inputResponses" in params
     token = params.get("requestState")
-    if not has_responses and token is None:
+    if "inputResponses" not in params and token is None:
         return None
-    responses = params.get("inputResponses") if has_responses else {}
+    responses = params.get("inputResponses", {})
     if not isinstance(responses, dict):
         raise ProtocolError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
     if token is None:
         return Replay(None, None, responses)
+    state = _opened(sealer, token, bind(), max_size)
+    if not isinstance(state, dict):
+        return Replay([], {}, responses)
+    log, asked = state.get("log"), state.get("ask")
+    return Replay(log if isinstance(log, list) else [], asked if isinstance(asked, dict) else {}, responses)
+
+
+def _opened(sealer: Sealer, token: Any, bind: Mapping[str, str], max_size: int) -> Any:
+    """What a requestState holds, once verified.
+
+    Raises:
+        ProtocolError: -32602 for a state that fails verification, saying why (`_state_problem`).
+    """
     try:
-        state = sealer.open(token, bind=bind(), max_size=max_size)
+        return sealer.open(token, bind=bind, max_size=max_size)
     except SealError as exc:
-        problem = (
-            # Most likely workers that do not share a secret: say so, as the deployment is what needs the fix.
-            "requestState is signed with another key (every process serving this server needs the same "
-            "Server(secret=...), see docs/deploy.md#keys)"
-            if exc.reason == "unknown_key"
-            else "requestState is invalid or has expired"
-        )
         raise ProtocolError(
             INVALID_PARAMS,
-            f"Invalid params: {problem}; call the tool again without it",
+            f"Invalid params: {_state_problem(exc.reason)}; call the tool again without it",
             {"reason": "invalid_request_state", "detail": exc.reason},
         ) from None
-    log = state.get("log") if isinstance(state, dict) else None
-    asked = state.get("ask") if isinstance(state, dict) else None
-    return Replay(log if isinstance(log, list) else [], asked if isinstance(asked, dict) else {}, responses)
+
+
+def _state_problem(reason: str) -> str:
+    """What is wrong with a requestState the sealer refused for `reason`, in words."""
+    if reason == "unknown_key":
+        # Most likely workers that do not share a secret: say so, as the deployment is what needs the fix.
+        return (
+            "requestState is signed with another key (every process serving this server needs the same "
+            "Server(secret=...), see docs/deploy.md#keys)"
+        )
+    return "requestState is invalid or has expired"
 
 
 def input_required(replay: Replay, sealer: Sealer, bind: Mapping[str, str], ttl: float) -> dict[str, Any]:

@@ -9,7 +9,7 @@ made from a type and a raw schema are both held to it (`toolkit._asking.elicitat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["check_requested_schema"]
@@ -36,11 +36,7 @@ _HINTS = {
 def check_requested_schema(schema: Mapping[str, Any]) -> list[str]:
     """Every way `schema` leaves the spec's restricted subset, one sentence each (empty: it is a valid form)."""
     problems: list[str] = []
-    if schema.get("type") != "object":
-        problems.append('requestedSchema: "type" must be "object"')
-    extra = sorted(set(schema) - _ROOT_KEYS)
-    if extra:
-        problems.append(f"requestedSchema: {', '.join(extra)} not allowed (only $schema, type, properties, required)")
+    _check_root(schema, problems)
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         problems.append('requestedSchema: "properties" must be an object of fields')
@@ -51,50 +47,77 @@ def check_requested_schema(schema: Mapping[str, Any]) -> list[str]:
             problems.append(f"{where}: must be a schema object")
             continue
         _check_field(prop, where, problems)
-    required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        problems.append('requestedSchema: "required" must be a list of field names')
-    else:
-        missing = [r for r in required if r not in properties]
-        if missing:
-            problems.append(f"requestedSchema: required names unknown fields: {', '.join(missing)}")
-        if len(set(required)) != len(required):
-            problems.append("requestedSchema: required lists a field twice")
+    _check_required(schema.get("required", []), properties, problems)
     return problems
 
 
+def _check_root(schema: Mapping[str, Any], problems: list[str]) -> None:
+    """The schema is an object schema with the root keys the subset has."""
+    if schema.get("type") != "object":
+        problems.append('requestedSchema: "type" must be "object"')
+    extra = sorted(set(schema) - _ROOT_KEYS)
+    if extra:
+        problems.append(f"requestedSchema: {', '.join(extra)} not allowed (only $schema, type, properties, required)")
+
+
+def _check_required(required: Any, properties: Mapping[str, Any], problems: list[str]) -> None:
+    """`required` lists fields of the form, each once."""
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        problems.append('requestedSchema: "required" must be a list of field names')
+        return
+    missing = [r for r in required if r not in properties]
+    if missing:
+        problems.append(f"requestedSchema: required names unknown fields: {', '.join(missing)}")
+    if len(set(required)) != len(required):
+        problems.append("requestedSchema: required lists a field twice")
+
+
 def _check_field(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    kind = prop.get("type")
-    if kind == "string":
-        if "oneOf" in prop:
-            allowed = _TITLED_KEYS
-            _check_default(prop, where, _titled(prop["oneOf"], f"{where}: oneOf", problems), str, problems)
-        elif "enum" in prop:
-            allowed = _ENUM_KEYS
-            _check_enum(prop, where, problems)
-        else:
-            allowed = _STRING_KEYS
-            _check_string(prop, where, problems)
-    elif kind in ("number", "integer"):
-        allowed = _NUMBER_KEYS
-        _check_number(prop, where, problems)
-    elif kind == "boolean":
-        allowed = _BOOLEAN_KEYS
-        _check_default(prop, where, None, bool, problems)
-    elif kind == "array":
-        allowed = _ARRAY_KEYS
-        _check_array(prop, where, problems)
-    else:
+    """One field: its kind's own rules (`_FIELDS`), then the keys that kind may have."""
+    field = _FIELDS.get(_field_kind(prop))
+    if field is None:
         problems.append(
-            f"{where}: type {kind!r} cannot be a form field (string, number, integer, boolean, or an array of choices)"
+            f"{where}: type {prop.get('type')!r} cannot be a form field "
+            "(string, number, integer, boolean, or an array of choices)"
         )
         return
+    allowed, check = field
+    check(prop, where, problems)
+    _check_keys(prop, allowed, where, problems)
+
+
+def _field_kind(prop: Mapping[str, Any]) -> str | None:
+    """Which row of `_FIELDS` checks `prop`: its type, a string's by its choices; None for a type no field has."""
+    kind = prop.get("type")
+    if kind not in _FIELD_TYPES:
+        return None
+    if kind != "string":
+        return str(kind)
+    if "oneOf" in prop:
+        return "titled"
+    if "enum" in prop:
+        return "enum"
+    return "string"
+
+
+def _check_keys(prop: Mapping[str, Any], allowed: frozenset[str], where: str, problems: list[str]) -> None:
+    """The field has only the keys its kind `allowed` (with a hint for the usual mistakes), and text as text."""
     for key in sorted(set(prop) - allowed):
         hint = _HINTS.get(key)
-        problems.append(f"{where}: {hint}" if hint else f"{where}: {key!r} is not allowed in a {kind} field")
+        problems.append(f"{where}: {hint}" if hint else f"{where}: {key!r} is not allowed in a {prop['type']} field")
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             problems.append(f"{where}: {key} must be a string")
+
+
+def _check_titled(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    """A single select of titled options (`oneOf` of const/title, SEP-1330), and a default among them."""
+    _check_default(prop, where, _titled(prop["oneOf"], f"{where}: oneOf", problems), str, problems)
+
+
+def _check_boolean(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    """A boolean, and a boolean default."""
+    _check_default(prop, where, None, bool, problems)
 
 
 def _check_number(prop: Mapping[str, Any], where: str, problems: list[str]) -> None:
@@ -196,3 +219,16 @@ def _check_ints(prop: Mapping[str, Any], keys: tuple[str, ...], where: str, prob
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_FIELD_TYPES = ("string", "number", "integer", "boolean", "array")
+# The kinds of field: the keys each may have, and the check of its own rules.
+_FIELDS: dict[str | None, tuple[frozenset[str], Callable[[Mapping[str, Any], str, list[str]], None]]] = {
+    "titled": (_TITLED_KEYS, _check_titled),
+    "enum": (_ENUM_KEYS, _check_enum),
+    "string": (_STRING_KEYS, _check_string),
+    "number": (_NUMBER_KEYS, _check_number),
+    "integer": (_NUMBER_KEYS, _check_number),
+    "boolean": (_BOOLEAN_KEYS, _check_boolean),
+    "array": (_ARRAY_KEYS, _check_array),
+}

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import pydantic
@@ -88,19 +89,52 @@ def messages_of(messages: MessagesInput) -> list[SamplingMessage]:
 
 def _check_tool_pairs(messages: list[SamplingMessage]) -> None:
     """client/sampling: tool results stand alone in a user message and answer every tool use just before them."""
+    _check_results_alone(messages)
+    _check_uses_answered(messages)
+
+
+def _check_results_alone(messages: list[SamplingMessage]) -> None:
+    """Tool results are the only content of the user message that holds them.
+
+    Raises:
+        ValueError: naming the first message that breaks this.
+    """
     for i, message in enumerate(messages):
-        results = [b for b in message.blocks if isinstance(b, ToolResultContent)]
-        if results and (message.role != "user" or len(results) != len(message.blocks)):
+        if _has_results(message) and not _only_results_of_user(message):
             raise ValueError(f"message {i}: tool results must be the only content of a user message")
-    for i, message in enumerate(messages):
+
+
+def _check_uses_answered(messages: list[SamplingMessage]) -> None:
+    """The message after tool uses answers each of them with a tool result, and holds nothing else.
+
+    Raises:
+        ValueError: naming the first reply that does not.
+    """
+    # The last message has no reply to check: a conversation may end with the model's request.
+    for i, (message, reply) in enumerate(itertools.pairwise(messages)):
         uses = {b.id for b in message.blocks if isinstance(b, ToolUseContent)}
-        if uses:
-            following = messages[i + 1].blocks if i + 1 < len(messages) else None
-            if following is None:
-                continue  # the conversation ends with the model's request: nothing to answer yet
-            answered = {b.tool_use_id for b in following if isinstance(b, ToolResultContent)}
-            if answered != uses or len(answered) != len(following):
-                raise ValueError(f"message {i + 1}: must answer each tool use of message {i} with a tool result, only")
+        if uses and not _answers_each(uses, reply):
+            raise ValueError(f"message {i + 1}: must answer each tool use of message {i} with a tool result, only")
+
+
+def _has_results(message: SamplingMessage) -> bool:
+    """Whether `message` holds a tool result."""
+    return any(isinstance(b, ToolResultContent) for b in message.blocks)
+
+
+def _only_results_of_user(message: SamplingMessage) -> bool:
+    """Whether `message` is the user's, and holds tool results only."""
+    if message.role != "user":
+        return False
+    return all(isinstance(b, ToolResultContent) for b in message.blocks)
+
+
+def _answers_each(uses: set[str], reply: SamplingMessage) -> bool:
+    """Whether `reply` is one tool result for each of the tool uses `uses`, and nothing else."""
+    answered = [b.tool_use_id for b in reply.blocks if isinstance(b, ToolResultContent)]
+    if len(answered) != len(reply.blocks):
+        return False
+    return sorted(answered) == sorted(uses)
 
 
 class SampleOptions(TypedDict, total=False):
@@ -139,47 +173,134 @@ def sampling_params(
         ValueError: malformed messages, or content the revision cannot carry (audio before 2025-03-26, tools
             before 2025-11-25), or context inclusion the client did not declare.
     """
+    _refuse_unknown(options)
+    sampling = _sampling_capability(capabilities)
+    max_tokens = _max_tokens(options.get("max_tokens"))
+    wire_messages = messages_of(messages)
+    if _uses_tools(options, wire_messages):
+        _check_tools_allowed(version, sampling)
+    _check_audio_allowed(version, wire_messages)
+    _check_context_allowed(options.get("include_context"), sampling)
+    params: dict[str, Any] = {"messages": [_dump_message(m) for m in wire_messages], "maxTokens": max_tokens}
+    params.update(_optional_params(options))
+    return params
+
+
+def _refuse_unknown(options: Mapping[str, Any]) -> None:
+    """Refuse an option `SampleOptions` does not declare: a type checker sees it, at run time it would be ignored.
+
+    Raises:
+        TypeError: an unknown option, naming the known ones.
+    """
     unknown = sorted(set(options) - _OPTION_NAMES)
-    if unknown:  # a type checker sees these; at run time they would otherwise be ignored without a word
+    if unknown:
         raise TypeError(
             f"unknown sampling option {', '.join(unknown)}; the options are {', '.join(sorted(_OPTION_NAMES))}"
         )
+
+
+def _sampling_capability(capabilities: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The client's declared `sampling` capability.
+
+    Raises:
+        ClientCapabilityError: the client did not declare it.
+    """
     sampling = capabilities.get("sampling")
     if not isinstance(sampling, Mapping):
         raise ClientCapabilityError(
             "the client cannot answer sampling requests (it did not declare the sampling capability)", {"sampling": {}}
         )
-    max_tokens = options.get("max_tokens")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+    return sampling
+
+
+def _max_tokens(value: Any) -> int:
+    """`max_tokens`, checked to be a positive integer (a bool is no integer here).
+
+    Raises:
+        ValueError: it is not.
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError("max_tokens must be a positive integer")
-    tools, tool_choice = options.get("tools"), options.get("tool_choice")
-    include_context, model_preferences = options.get("include_context"), options.get("model_preferences")
-    stop_sequences, metadata = options.get("stop_sequences"), options.get("metadata")
-    wire_messages = messages_of(messages)
-    with_tools = tools is not None or tool_choice is not None or _has_tool_blocks(wire_messages)
-    if with_tools and version < "2025-11-25":
+    return value
+
+
+def _uses_tools(options: Mapping[str, Any], messages: list[SamplingMessage]) -> bool:
+    """Whether the request involves tools: offered ones, a tool choice, or tool uses and results in the messages."""
+    if options.get("tools") is not None or options.get("tool_choice") is not None:
+        return True
+    return _has_tool_blocks(messages)
+
+
+def _check_tools_allowed(version: str, sampling: Mapping[str, Any]) -> None:
+    """Tools in sampling need 2025-11-25 and the client's `sampling.tools`.
+
+    Raises:
+        ValueError: an earlier revision.
+        ClientCapabilityError: the client did not declare `sampling.tools`.
+    """
+    if version < "2025-11-25":
         raise ValueError(f"protocol {version} has no tools in sampling (they arrived in 2025-11-25)")
-    if with_tools and not isinstance(sampling.get("tools"), Mapping):
+    if not isinstance(sampling.get("tools"), Mapping):
         raise ClientCapabilityError(
             "the client cannot sample with tools (it did not declare sampling.tools)", {"sampling": {"tools": {}}}
         )
-    if version < "2025-03-26" and any(isinstance(b, AudioContent) for m in wire_messages for b in m.blocks):
+
+
+def _check_audio_allowed(version: str, messages: list[SamplingMessage]) -> None:
+    """Audio in sampling needs 2025-03-26.
+
+    Raises:
+        ValueError: audio content for an earlier revision.
+    """
+    if version >= "2025-03-26":
+        return
+    if any(isinstance(b, AudioContent) for m in messages for b in m.blocks):
         raise ValueError(f"protocol {version} has no audio in sampling (it arrived in 2025-03-26)")
-    if include_context not in (None, "none") and not isinstance(sampling.get("context"), Mapping):
+
+
+def _check_context_allowed(include_context: str | None, sampling: Mapping[str, Any]) -> None:
+    """Including context (other than `"none"`) needs the client's `sampling.context`.
+
+    Raises:
+        ValueError: the client did not declare it.
+    """
+    if include_context in (None, "none"):
+        return
+    if not isinstance(sampling.get("context"), Mapping):
         raise ValueError("include_context needs the client's sampling.context capability, which it did not declare")
-    optional = {
-        "systemPrompt": options.get("system_prompt"),
-        "includeContext": include_context if include_context != "none" else None,
-        "temperature": options.get("temperature"),
-        "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
-        "metadata": dict(metadata) if metadata is not None else None,
-        "modelPreferences": _preferences(model_preferences) if model_preferences is not None else None,
-        "tools": [_tool_wire(t) for t in tools] if tools is not None else None,
-        "toolChoice": {"mode": tool_choice} if tool_choice is not None else None,
-    }
-    params: dict[str, Any] = {"messages": [_dump_message(m) for m in wire_messages], "maxTokens": max_tokens}
-    params.update((key, value) for key, value in optional.items() if value is not None)
-    return params
+
+
+def _optional_params(options: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The wire params of the options given, each converted by its entry in `_OPTIONAL_PARAMS`."""
+    for name, (key, to_wire) in _OPTIONAL_PARAMS.items():
+        value = options.get(name)
+        if value is None:
+            continue
+        wire = to_wire(value)
+        if wire is not None:
+            yield key, wire
+
+
+def _as_is(value: Any) -> Any:
+    """The option's value, sent as it is."""
+    return value
+
+
+def _context_wire(value: str) -> str | None:
+    """`includeContext`, left out for `"none"`: the default, and what clients without `sampling.context` get."""
+    if value == "none":
+        return None
+    return value
+
+
+def _tools_wire(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """The tools offered to the model, as definitions."""
+    return [_tool_wire(t) for t in tools]
+
+
+def _choice_wire(mode: ToolChoice) -> dict[str, Any]:
+    """`toolChoice`: an object with the mode."""
+    return {"mode": mode}
 
 
 def _has_tool_blocks(messages: list[SamplingMessage]) -> bool:
@@ -215,3 +336,16 @@ def _tool_wire(tool: Any) -> dict[str, Any]:
     if isinstance(definition, Mapping) and isinstance(definition.get("name"), str):
         return dict(definition)
     raise ValueError(f"a sampling tool is a toolkit Tool, a ToolDefinition or a tool dict, not {tool!r}")
+
+
+# Option -> (wire name, conversion), in the order the params are written. An option left out or None is not sent.
+_OPTIONAL_PARAMS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "system_prompt": ("systemPrompt", _as_is),
+    "include_context": ("includeContext", _context_wire),
+    "temperature": ("temperature", _as_is),
+    "stop_sequences": ("stopSequences", list),
+    "metadata": ("metadata", dict),
+    "model_preferences": ("modelPreferences", _preferences),
+    "tools": ("tools", _tools_wire),
+    "tool_choice": ("toolChoice", _choice_wire),
+}

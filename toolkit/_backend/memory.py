@@ -42,11 +42,15 @@ class _Space:
         self.until_sweep = _SWEEP_EVERY
 
     def sweep(self) -> None:
+        """Count a write; every `_SWEEP_EVERY` writes, drop what has expired."""
         self.until_sweep -= 1
         if self.until_sweep > 0:
             return
         self.until_sweep = _SWEEP_EVERY
-        now = time.monotonic()
+        self._drop_expired(time.monotonic())
+
+    def _drop_expired(self, now: float) -> None:
+        """Drop the values and streams past their expiry, and the rate-limit buckets idle for an hour."""
         for key in [k for k, (_, until) in self.values.items() if until < now]:
             del self.values[key]
         for key in [k for k, s in self.streams.items() if s.expires < now]:

@@ -90,23 +90,29 @@ class Mount:
         """Serve the upstream's tools (the ones selected) instead of those it listed before, in the registry."""
         registry = self._registry
         kept = {name: t for name, t in registry.tools.items() if name not in self._names}
+        mine = self._tools_of(definitions, kept)
+        old = [(n, registry.tools[n].definition) for n in self._names if n in registry.tools]
+        changed = old != [(n, t.definition) for n, t in mine.items()]
+        self._names = set(mine)
+        if changed:
+            registry.set_tools({**kept, **mine})
+
+    def _tools_of(self, definitions: list[ToolDefinition], taken: Mapping[str, Any]) -> dict[str, Tool[Any, Any]]:
+        """The selected tools of `definitions`, by the names they are served as; one whose name is `taken` (or
+        appears twice) or is no valid tool name is left out, and logged."""
         mine: dict[str, Tool[Any, Any]] = {}
         for definition in definitions:
             if not self._select(definition):
                 continue
             name = self._prefix + definition.name
-            if name in kept or name in mine:
+            if name in taken or name in mine:
                 logger.error("upstream %s: its tool %r is not served: the name is taken", self.upstream.label, name)
                 continue
             try:
                 mine[name] = self._tool(definition, name)
             except ToolDefinitionError as exc:  # a name MCP does not allow (too long with the prefix, a space)
                 logger.error("upstream %s: its tool %r is not served: %s", self.upstream.label, name, exc)
-        old = [(n, registry.tools[n].definition) for n in self._names if n in registry.tools]
-        changed = old != [(n, t.definition) for n, t in mine.items()]
-        self._names = set(mine)
-        if changed:
-            registry.set_tools({**kept, **mine})
+        return mine
 
     def _tool(self, definition: ToolDefinition, name: str) -> Tool[Any, Any]:
         upstream, upstream_name = self.upstream, definition.name
@@ -142,25 +148,51 @@ def _selection(tools: ToolSelection) -> Callable[[ToolDefinition], bool]:
 
 
 def _client_maker(target: UpstreamTarget, mount: MountOptions) -> tuple[Callable[[ClientOptions], Client], Reconnect]:
-    """How to make a client of `target`, and when to reconnect after the connection is lost."""
-    env, cwd, headers, auth = mount.get("env"), mount.get("cwd"), mount.get("headers"), mount.get("auth")
+    """How to make a client of `target`, and when to reconnect after the connection is lost.
+
+    Raises:
+        ValueError: a string that is no http(s) URL.
+        TypeError: an option that does not fit the kind of target, or a target of no known kind.
+    """
     if isinstance(target, str):
-        if not target.startswith(("http://", "https://")):
-            raise ValueError(
-                f"mount() takes a URL starting with http:// or https://, or a command list; got {target!r}"
-            )
-        if env is not None or cwd is not None:
-            raise TypeError("env= and cwd= are for a command (stdio), not a URL")
-        return lambda options: Client.http(target, headers=headers, auth=auth, **options), "backoff"
-    if headers is not None or auth is not None:
-        raise TypeError("headers= and auth= are for a URL (Streamable HTTP), not a command or a server")
+        return _http_client(target, mount), "backoff"
+    _refuse(mount, ("headers", "auth"), "headers= and auth= are for a URL (Streamable HTTP), not a command or a server")
     if isinstance(target, Sequence):
-        command = list(target)
-        if not command or not all(isinstance(word, str) for word in command):
-            raise TypeError(f"a command to mount is a non-empty list of strings, got {target!r}")
-        return lambda options: Client.stdio(command, env=env, cwd=cwd, **options), "on_call"
-    if env is not None or cwd is not None:
-        raise TypeError("env= and cwd= are for a command (stdio), not a server")
+        return _stdio_client(target, mount), "on_call"
+    return _memory_client(target, mount), "on_call"
+
+
+def _refuse(mount: MountOptions, names: tuple[str, ...], problem: str) -> None:
+    """Refuse the options `names` of `mount`, for a target they do not fit.
+
+    Raises:
+        TypeError: one of them is given (not None): `problem`.
+    """
+    if any(mount.get(name) is not None for name in names):
+        raise TypeError(problem)
+
+
+def _http_client(url: str, mount: MountOptions) -> Callable[[ClientOptions], Client]:
+    """How to make a Streamable HTTP client of `url`, with the mount's headers and auth."""
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"mount() takes a URL starting with http:// or https://, or a command list; got {url!r}")
+    _refuse(mount, ("env", "cwd"), "env= and cwd= are for a command (stdio), not a URL")
+    headers, auth = mount.get("headers"), mount.get("auth")
+    return lambda options: Client.http(url, headers=headers, auth=auth, **options)
+
+
+def _stdio_client(target: Sequence[str], mount: MountOptions) -> Callable[[ClientOptions], Client]:
+    """How to make a stdio client of the command `target`, with the mount's env and cwd."""
+    command = list(target)
+    if not command or not all(isinstance(word, str) for word in command):
+        raise TypeError(f"a command to mount is a non-empty list of strings, got {target!r}")
+    env, cwd = mount.get("env"), mount.get("cwd")
+    return lambda options: Client.stdio(command, env=env, cwd=cwd, **options)
+
+
+def _memory_client(target: Servable, mount: MountOptions) -> Callable[[ClientOptions], Client]:
+    """How to make an in-memory client of the toolkit server `target`."""
+    _refuse(mount, ("env", "cwd"), "env= and cwd= are for a command (stdio), not a server")
     if not (hasattr(target, "running") and hasattr(target, "serve")):
         raise TypeError(f"mount() takes a toolkit Server, a command list or a URL, got {target!r}")
-    return lambda options: Client(target, **options), "on_call"
+    return lambda options: Client(target, **options)

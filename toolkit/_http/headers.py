@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
@@ -77,38 +77,52 @@ class MetaHeaders:
         missing is a mismatch too. Values are compared case-sensitively (names are not); a repeated header is
         refused rather than guessed at.
         """
+        if not repeated.isdisjoint(_CHECKED):
+            return _repeated(repeated)
         method = message["method"]
         params = message.get("params") or {}
-        sent = headers.get("mcp-method")
-        if repeated and not repeated.isdisjoint(_CHECKED):
-            return _repeated(repeated)
-        if sent != method:
-            return "the Mcp-Method header is required" if sent is None else _differs("Mcp-Method", method)
-        meta = params.get("_meta")
-        version = meta.get(VERSION_KEY) if type(meta) is dict else None
-        if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
-            sent = headers.get("mcp-protocol-version")
-            if sent != version:
-                return (
-                    "the MCP-Protocol-Version header is required"
-                    if sent is None
-                    else _differs("MCP-Protocol-Version", version)
-                )
-        key = _NAME_PARAM.get(method)
-        name: Any = params.get(key) if key is not None else None
-        if type(name) is str:
-            sent = headers.get("mcp-name")
-            if sent is not None and sent.startswith("=?"):
-                sent = decode_header_value(sent)
-            if sent != name:
-                return "the Mcp-Name header is required" if sent is None else _differs("Mcp-Name", name)
-        tool = self._server.tools.get(name) if method == "tools/call" and type(name) is str else None
+        for header, sent, value in _standard_headers(method, params, headers):
+            if sent != value:
+                return _header_mismatch(header, sent, value)
+        name = params.get("name")
+        if method != "tools/call" or type(name) is not str:
+            return None
+        tool = self._server.tools.get(name)
         if tool is None:
             return None
-        known = self._known.get(name)
-        if known is None or known[0] is not tool:  # worked out once per tool (again if it was replaced)
-            known = self._known[name] = (tool, _param_headers(tool.definition.input_schema))
-        return None if not known[1] else _params_mismatch(known[1], params.get("arguments"), headers)
+        known_tool, wanted = self._known.get(name, (None, ()))
+        if known_tool is not tool:  # worked out once per tool (again if it was replaced)
+            wanted = _param_headers(tool.definition.input_schema)
+            self._known[name] = (tool, wanted)
+        if not wanted:
+            return None
+        return _params_mismatch(wanted, params.get("arguments"), headers)
+
+
+def _standard_headers(
+    method: str, params: dict[str, Any], headers: dict[str, str]
+) -> Iterator[tuple[str, str | None, str]]:
+    """The standard headers the body calls for, in the order they are checked: each one's name, its value as sent
+    (None: not sent; `Mcp-Name` decoded), and the body's value."""
+    yield "Mcp-Method", headers.get("mcp-method"), method
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if type(meta) is dict else None
+    if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
+        yield "MCP-Protocol-Version", headers.get("mcp-protocol-version"), version
+    key = _NAME_PARAM.get(method)
+    name = params.get(key) if key is not None else None
+    if type(name) is str:
+        sent = headers.get("mcp-name")
+        if sent is not None and sent.startswith("=?"):
+            sent = decode_header_value(sent)
+        yield "Mcp-Name", sent, name
+
+
+def _header_mismatch(header: str, sent: str | None, value: str) -> str:
+    """Why `header`, sent as `sent` (None: not sent), does not carry the body's `value`."""
+    if sent is None:
+        return f"the {header} header is required"
+    return _differs(header, value)
 
 
 def _repeated(repeated: set[str]) -> str:
@@ -125,7 +139,7 @@ def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, h
     for prop, header, kind in wanted:
         value = arguments.get(prop)
         sent = headers.get(header)
-        if sent is not None and not all(c == "\t" or " " <= c <= "~" for c in sent):
+        if sent is not None and not _carriable(sent):
             return f"the {header} header has characters a header value cannot carry"
         if value is None:  # streamable-http: absent or null in the body: the server MUST NOT expect it
             continue
@@ -134,6 +148,11 @@ def _params_mismatch(wanted: tuple[tuple[str, str, str], ...], arguments: Any, h
         if not _same_value(decode_header_value(sent), value, kind):
             return f"{header} header value does not match body value of {prop}"
     return None
+
+
+def _carriable(value: str) -> bool:
+    """Whether a header value holds only what a header can carry: tabs and visible ASCII (and spaces)."""
+    return all(c == "\t" or " " <= c <= "~" for c in value)
 
 
 def _param_headers(schema: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:

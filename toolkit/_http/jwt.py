@@ -62,6 +62,13 @@ def _family(key: _Key) -> frozenset[str]:
     return frozenset({"EdDSA"})
 
 
+def _narrowed(algorithms: frozenset[str], jwk: Any) -> frozenset[str]:
+    """`algorithms`, narrowed to the one a JWK names in its `alg` (RFC 7517 section 4.4), if it is a JWK naming one."""
+    if isinstance(jwk, Mapping) and isinstance(jwk.get("alg"), str):
+        return algorithms & {jwk["alg"]}
+    return algorithms
+
+
 def _static_key(key: Any) -> _Key:
     if isinstance(key, Mapping):
         parsed = jwt.PyJWK(dict(key)).key
@@ -120,22 +127,16 @@ class _KeySet:
         self._fetching: anyio.Event | None = None
 
     async def find(self, kid: str | None, alg: str) -> tuple[_Key, frozenset[str]]:
+        """The key named `kid` (or the only one that fits `alg`) and the algorithms it verifies; the set is fetched
+        first when it is unknown or stale, or when it lacks that key.
+
+        Raises:
+            InvalidTokenError: no such key, or no key set could be fetched.
+        """
         found = self._lookup(kid, alg)
         now = time.monotonic()
-        if found is None or self._fetched is None or now - self._fetched >= self._ttl:
-            if self._fetching is not None:
-                await self._fetching.wait()
-            elif self._tried is None or now - self._tried >= self._interval:
-                tried, self._tried = self._tried, now
-                self._fetching = anyio.Event()
-                try:
-                    await self._fetch()
-                except BaseException:  # cancelled (its client went away): that was no try, the next one fetches
-                    self._tried = tried
-                    raise
-                finally:
-                    self._fetching.set()
-                    self._fetching = None
+        if found is None or self._stale(now):
+            await self._refresh(now)
             found = self._lookup(kid, alg)
         if found is not None:
             return found
@@ -143,46 +144,110 @@ class _KeySet:
             raise InvalidTokenError("The authorization server's signing keys could not be fetched")
         raise InvalidTokenError("The token's signing key is unknown" if kid is not None else "The token names no key")
 
+    def _stale(self, now: float) -> bool:
+        """Whether the keys were fetched `ttl` seconds ago or more (or never)."""
+        return self._fetched is None or now - self._fetched >= self._ttl
+
+    async def _refresh(self, now: float) -> None:
+        """Fetch the key set, unless a fetch is under way (then wait for it) or one was tried too recently."""
+        if self._fetching is not None:
+            await self._fetching.wait()
+            return
+        if self._tried is not None and now - self._tried < self._interval:
+            return
+        tried, self._tried = self._tried, now
+        self._fetching = anyio.Event()
+        try:
+            await self._fetch()
+        except BaseException:  # cancelled (its client went away): that was no try, the next one fetches
+            self._tried = tried
+            raise
+        finally:
+            self._fetching.set()
+            self._fetching = None
+
     def _lookup(self, kid: str | None, alg: str) -> tuple[_Key, frozenset[str]] | None:
-        named = [(key, algs) for key_id, key, algs in self._keys if kid is None or key_id == kid]
-        fitting = [entry for entry in named if alg in entry[1]]
+        """The key for a token's `kid` and `alg` among the keys fetched, or None."""
         if kid is None:  # unambiguous only when one key can verify this algorithm
+            fitting = [(key, algs) for _, key, algs in self._keys if alg in algs]
             return fitting[0] if len(fitting) == 1 else None
+        named = [(key, algs) for key_id, key, algs in self._keys if key_id == kid]
         # RFC 7517 lets keys of several types share a kid: the one that fits, else one that will be refused for it.
-        return fitting[0] if fitting else named[0] if named else None
+        fitting = [entry for entry in named if alg in entry[1]]
+        return next(iter(fitting + named), None)
 
     async def _fetch(self) -> None:
+        """Fetch the key set and keep its usable signing keys; keep the old ones (and log why) when that fails."""
         try:
-            if self._client is not None:
-                response = await self._client.get(self.url, headers={"accept": "application/json"})
-            else:
-                async with httpx.AsyncClient(timeout=10.0) as client:
-                    response = await client.get(self.url, headers={"accept": "application/json"})
-            response.raise_for_status()
-            document = response.json()
+            document = await self._download()
         except (httpx.HTTPError, ValueError) as exc:
             logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
             return
-        entries = document.get("keys") if isinstance(document, dict) else None
-        keys = []
-        for entry in entries if isinstance(entries, list) else ():
-            # A signing key of a type PyJWT reads; symmetric keys have no place in a published key set.
-            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig" or entry.get("kty") == "oct":
-                continue
-            try:
-                key = _public(jwt.PyJWK(entry).key)
-            except (jwt.PyJWTError, TypeError, ValueError):
-                continue
-            algs = _family(key) & self._algorithms
-            if isinstance(entry.get("alg"), str):
-                algs &= {entry["alg"]}
-            kid = entry.get("kid")
-            keys.append((kid if isinstance(kid, str) else None, key, algs))
+        keys = self._signing_keys(document)
         if not keys:
             logger.warning("the JWKS at %s has no usable signing key", self.url)
             return
         self._keys = keys
         self._fetched = time.monotonic()
+
+    async def _download(self) -> Any:
+        """The key set's JSON document, with the configured client or a new one.
+
+        Raises:
+            httpx.HTTPError: the request failed or was answered with an error status.
+            ValueError: the body is not JSON.
+        """
+        if self._client is not None:
+            response = await self._client.get(self.url, headers={"accept": "application/json"})
+        else:
+            async with httpx.AsyncClient(timeout=10.0) as client:
+                response = await client.get(self.url, headers={"accept": "application/json"})
+        response.raise_for_status()
+        return response.json()
+
+    def _signing_keys(self, document: Any) -> list[tuple[str | None, _PublicKey, frozenset[str]]]:
+        """`(kid, key, algorithms)` of each usable signing key of a JWKS document, in its order."""
+        entries = document.get("keys") if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            return []
+        keys = [self._signing_key(entry) for entry in entries]
+        return [key for key in keys if key is not None]
+
+    def _signing_key(self, entry: Any) -> tuple[str | None, _PublicKey, frozenset[str]] | None:
+        """`(kid, key, algorithms)` of one JWK, or None when it is no signing key of a type PyJWT reads."""
+        # Symmetric keys have no place in a published key set.
+        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig" or entry.get("kty") == "oct":
+            return None
+        try:
+            key = _public(jwt.PyJWK(entry).key)
+        except (jwt.PyJWTError, TypeError, ValueError):
+            return None
+        kid = entry.get("kid")
+        return (kid if isinstance(kid, str) else None, key, _narrowed(_family(key) & self._algorithms, entry))
+
+
+class _StaticKey:
+    """The one key given as `key=`, and the algorithms it verifies: found for every token."""
+
+    def __init__(self, key: Any, accepted: frozenset[str]) -> None:
+        """Parse `key`, keeping the algorithms of `accepted` that fit it.
+
+        Raises:
+            ValueError: the key verifies none of `accepted` (or is an HMAC secret under 32 bytes).
+            TypeError: `key` is no key toolkit reads.
+        """
+        self.key = _static_key(key)
+        self.algorithms = _narrowed(_family(self.key) & accepted, key)
+        if not self.algorithms:
+            kind = "an HMAC secret" if isinstance(self.key, bytes) else "this key"
+            raise ValueError(
+                f"{kind} verifies none of algorithms={sorted(accepted)}: name its algorithm (RSA keys need"
+                " 2048 bits, HMAC secrets the hash's size: 32 bytes for HS256, 48 for HS384, 64 for HS512)"
+            )
+
+    async def find(self, kid: str | None, alg: str) -> tuple[_Key, frozenset[str]]:
+        """The key and the algorithms it verifies, whatever the token names (`_KeySet.find`'s signature)."""
+        return self.key, self.algorithms
 
 
 def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -265,33 +330,16 @@ class JWTVerifier:
         jwks_refetch_interval: float = 30.0,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        accepted = frozenset(algorithms)
-        if not accepted or any(alg.lower() == "none" for alg in accepted):
-            raise ValueError("algorithms= must name real signing algorithms; 'none' is never accepted")
-        unknown = accepted - ASYMMETRIC - _HMAC
-        if unknown:
-            raise ValueError(f"unknown signing algorithms {sorted(unknown)}; known: {sorted(ASYMMETRIC | _HMAC)}")
+        accepted = _accepted_algorithms(algorithms)
         self.issuer = issuer
-        self.audience = [audience] if isinstance(audience, str) else list(audience) if audience is not None else None
-        if self.audience == []:
-            raise ValueError("audience= must name at least one audience (or leave it out: the app's resource_url)")
+        self.audience = _audiences(audience)
         self._algorithms = accepted
         self._leeway = leeway
-        self._keys: tuple[_Key, frozenset[str]] | _KeySet
+        self._keys: _StaticKey | _KeySet
         if jwks_url is not None and key is None:
             self._keys = _KeySet(jwks_url, jwks_ttl, jwks_refetch_interval, accepted - _HMAC, http_client)
         elif key is not None and jwks_url is None:
-            parsed = _static_key(key)
-            fitting = _family(parsed) & accepted
-            if isinstance(key, Mapping) and isinstance(key.get("alg"), str):
-                fitting &= {key["alg"]}
-            if not fitting:
-                kind = "an HMAC secret" if isinstance(parsed, bytes) else "this key"
-                raise ValueError(
-                    f"{kind} verifies none of algorithms={sorted(accepted)}: name its algorithm (RSA keys need"
-                    " 2048 bits, HMAC secrets the hash's size: 32 bytes for HS256, 48 for HS384, 64 for HS512)"
-                )
-            self._keys = (parsed, fitting)
+            self._keys = _StaticKey(key, accepted)
         else:
             raise ValueError("JWTVerifier takes jwks_url= (the issuer's key set) or key= (one key), not both")
         self._accepted: frozenset[str] = frozenset(_canonical(aud) for aud in self.audience or ())
@@ -325,48 +373,112 @@ class JWTVerifier:
         """
         if self.audience is None:
             raise RuntimeError("JWTVerifier(audience=None) is bound to a resource by http_app(auth=...) only")
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
-            raise InvalidTokenError("The token is not a well-formed JWT") from None
-        alg, kid = header.get("alg"), header.get("kid")
-        if not isinstance(alg, str) or alg not in self._algorithms:
-            raise InvalidTokenError("The token's signing algorithm is not accepted")
-        if kid is not None and not isinstance(kid, str):
-            raise InvalidTokenError("The token is not a well-formed JWT")
-        key, fitting = self._keys if isinstance(self._keys, tuple) else await self._keys.find(kid, alg)
+        alg, kid = _signing_header(token, self._algorithms)
+        key, fitting = await self._keys.find(kid, alg)
         if alg not in fitting:
             raise InvalidTokenError("The token's signing algorithm does not fit its key")
+        claims = self._decode(token, key, alg)
+        if not claims["sub"]:  # sessions and rate limits are keyed by it
+            raise InvalidTokenError("The token has no sub claim")
+        if not self._issued_for_me(claims["aud"]):
+            raise InvalidTokenError("The token was not issued for this server (audience)")
+        return _identity(claims)
+
+    def _decode(self, token: str, key: _Key, alg: str) -> dict[str, Any]:
+        """The token's claims, once its signature, issuer and lifetime are checked and its required claims present.
+
+        Raises:
+            InvalidTokenError: one of these fails; the message says which.
+        """
         try:
-            claims = jwt.decode(
+            claims: dict[str, Any] = jwt.decode(
                 token,
                 key,
                 algorithms=[alg],
                 issuer=self.issuer,
                 leeway=self._leeway,
-                # The audience is checked below, with RFC 3986's case rules.
+                # The audience is checked by `_issued_for_me`, with RFC 3986's case rules.
                 options={"require": ["exp", "iss", "aud", "sub"], "verify_aud": False},
             )
         except jwt.MissingRequiredClaimError as exc:
             raise InvalidTokenError(f"The token has no {exc.claim} claim") from None
         except jwt.PyJWTError as exc:
-            reason = next((text for kind, text in _REASONS if isinstance(exc, kind)), "The token is invalid")
-            raise InvalidTokenError(reason) from None
-        if not claims["sub"]:  # sessions and rate limits are keyed by it
-            raise InvalidTokenError("The token has no sub claim")
-        audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
-        if not any(isinstance(aud, str) and _canonical(aud) in self._accepted for aud in audiences):
-            raise InvalidTokenError("The token was not issued for this server (audience)")
-        client_id = claims.get("client_id", claims.get("azp"))
-        exp = claims["exp"]
-        return Identity(
-            subject=claims["sub"],
-            scopes=_scopes(claims),
-            client_id=client_id if isinstance(client_id, str) else None,
-            expires_at=float(exp) if isinstance(exp, (int, float)) else None,
-            claims=claims,
-        )
+            raise InvalidTokenError(_reason(exc)) from None
+        return claims
+
+    def _issued_for_me(self, aud: Any) -> bool:
+        """Whether a token's `aud` (one audience or a list) names this server."""
+        audiences = aud if isinstance(aud, list) else [aud]
+        return any(_canonical(one) in self._accepted for one in audiences if isinstance(one, str))
 
     def __repr__(self) -> str:
         source = f"jwks_url={self._keys.url!r}" if isinstance(self._keys, _KeySet) else "key=..."
         return f"JWTVerifier(issuer={self.issuer!r}, {source}, audience={self.audience!r})"
+
+
+def _accepted_algorithms(algorithms: Collection[str]) -> frozenset[str]:
+    """`algorithms=`, checked: real signing algorithms toolkit knows.
+
+    Raises:
+        ValueError: none given, `none` among them, or one unknown.
+    """
+    accepted = frozenset(algorithms)
+    if not accepted or any(alg.lower() == "none" for alg in accepted):
+        raise ValueError("algorithms= must name real signing algorithms; 'none' is never accepted")
+    unknown = accepted - ASYMMETRIC - _HMAC
+    if unknown:
+        raise ValueError(f"unknown signing algorithms {sorted(unknown)}; known: {sorted(ASYMMETRIC | _HMAC)}")
+    return accepted
+
+
+def _audiences(audience: str | Collection[str] | None) -> list[str] | None:
+    """`audience=` as a list, or None when it is left to the app's resource URL.
+
+    Raises:
+        ValueError: an empty collection.
+    """
+    if audience is None:
+        return None
+    audiences = [audience] if isinstance(audience, str) else list(audience)
+    if not audiences:
+        raise ValueError("audience= must name at least one audience (or leave it out: the app's resource_url)")
+    return audiences
+
+
+def _signing_header(token: str, accepted: frozenset[str]) -> tuple[str, str | None]:
+    """The algorithm and key id a token's header names, before its signature is checked.
+
+    Raises:
+        InvalidTokenError: no JWT header, an algorithm not `accepted`, or a key id that is not a string.
+    """
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise InvalidTokenError("The token is not a well-formed JWT") from None
+    alg, kid = header.get("alg"), header.get("kid")
+    if not isinstance(alg, str) or alg not in accepted:
+        raise InvalidTokenError("The token's signing algorithm is not accepted")
+    if kid is not None and not isinstance(kid, str):
+        raise InvalidTokenError("The token is not a well-formed JWT")
+    return alg, kid
+
+
+def _reason(exc: jwt.PyJWTError) -> str:
+    """What a refusal tells the client for PyJWT's error `exc` (never the token itself)."""
+    for kind, text in _REASONS:
+        if isinstance(exc, kind):
+            return text
+    return "The token is invalid"
+
+
+def _identity(claims: dict[str, Any]) -> Identity:
+    """The identity of a verified token's claims."""
+    client_id = claims.get("client_id", claims.get("azp"))
+    exp = claims["exp"]
+    return Identity(
+        subject=claims["sub"],
+        scopes=_scopes(claims),
+        client_id=client_id if isinstance(client_id, str) else None,
+        expires_at=float(exp) if isinstance(exp, (int, float)) else None,
+        claims=claims,
+    )
