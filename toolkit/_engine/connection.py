@@ -170,6 +170,7 @@ class Connection:
                 )
 
     async def _read(self) -> None:
+        """Read the client's messages until its input ends, then end the connection (`_ended`)."""
         outbox = self._outbox
         transport = self.transport
         decoded = routes(type(transport))  # it hands over the messages it decoded to route them
@@ -182,11 +183,7 @@ class Connection:
             except anyio.EndOfStream:
                 break
             except MessageError as exc:
-                # A request too large whose id was read before the limit is answered with that id, so that its
-                # caller fails at once. Bytes that are not UTF-8 are not JSON text: a parse error, id null (JSON-RPC).
-                head = exc.head if exc.code == INVALID_REQUEST else {}
-                request_id = head.get("id") if "method" in head and is_valid_id(head.get("id")) else None
-                await self._send(error_response(request_id, exc.code, str(exc)), request_id, MessageKind.ERROR)
+                await self._unreadable(exc)
                 continue
             try:
                 message = text if decoded else decode(text)
@@ -195,14 +192,36 @@ class Connection:
                 continue
             if type(message) is dict:
                 await self._on_message(message)
-            elif isinstance(message, list) and self._session is not None and self._session.version == _BATCH_VERSION:
-                self._spawn(self._batch, message)
             else:
-                reason = "batches are not supported by this protocol version" if isinstance(message, list) else None
-                await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object", reason))
+                await self._on_other(message)
+        await self._ended()
+
+    async def _unreadable(self, exc: MessageError) -> None:
+        """Answer a message the transport could not read. A request too large whose id was read before the limit
+        is answered with that id, so that its caller fails at once. Bytes that are not UTF-8 are not JSON text: a
+        parse error, id null (JSON-RPC)."""
+        head = exc.head if exc.code == INVALID_REQUEST else {}
+        request_id = head.get("id") if "method" in head else None
+        if not is_valid_id(request_id):
+            request_id = None
+        await self._send(error_response(request_id, exc.code, str(exc)), request_id, MessageKind.ERROR)
+
+    async def _on_other(self, message: Any) -> None:
+        """A message that is no object: a batch (2025-03-26 sessions only), else an invalid request."""
+        if not isinstance(message, list):
+            await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object"))
+        elif self._session is not None and self._session.version == _BATCH_VERSION:
+            self._spawn(self._batch, message)
+        else:
+            reason = "batches are not supported by this protocol version"
+            await self._send(error_response(None, INVALID_REQUEST, "Invalid request", "expected an object", reason))
+
+    async def _ended(self) -> None:
+        """End of input: the requests sent to the client fail, the calls in flight finish (`drain`), every reply
+        is written, and the connection ends."""
         self._end_requests()
         await self.drain()
-        await outbox.flush()
+        await self._outbox.flush()
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
 

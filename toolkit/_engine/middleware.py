@@ -15,9 +15,9 @@ from toolkit._definition.middleware import Request, chain
 from toolkit._errors import ProtocolError, ToolError
 from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, decode
-from toolkit._protocol.meta import SERVER_INFO_KEY
 from toolkit._protocol.types import MODERN_VERSION
 
+from .eras import STATELESS
 from .running import checked, checked_call
 from .visibility import shown, visibility
 
@@ -55,19 +55,28 @@ async def run_method(server: Registry, handler: Handler, incoming: Incoming, met
         current_identity.get(),
     )
     if request.method == "tools/call":
-        if server.search is not None:  # a call_tool call is its tool's call to the middleware too
-            params = server.search.unwrap(params, visibility(server, "tools/call", incoming.id, state))
-            request.params = dict(params)
-        arguments, name = params.get("arguments"), params.get("name")
-        request.arguments = arguments if isinstance(arguments, dict) else None
-        tool = server.tools.get(name) if type(name) is str else None
-        request.tool = tool.definition if tool is not None and shown(server, tool, request) else None
-        result = checked_call(await chain(server.middleware, last, as_tool_error=True)(request), request.version)
-        if request.version == MODERN_VERSION and "resultType" not in result:  # a middleware's own answer
-            result["resultType"] = "complete"
-            result["_meta"] = {**(result.get("_meta") or {}), SERVER_INFO_KEY: server.server_info(MODERN_VERSION)}
-        return result
+        return await _tools_call(server, request, last, incoming)
     try:
         return checked(await chain(server.middleware, last, as_tool_error=False)(request))
     except ToolError as exc:  # not a tool call: there is no tool error to answer with
         raise ProtocolError(INTERNAL_ERROR, f"Internal error: {exc or 'the request was refused'}") from None
+
+
+async def _tools_call(
+    server: Registry, request: Request, last: Callable[[Request], Awaitable[dict[str, Any]]], incoming: Incoming
+) -> dict[str, Any]:
+    """A `tools/call` through the server's `middleware`: the request shows its tool (when this caller sees it) and
+    its arguments; the answer is a `CallToolResult` (a middleware's own answer, in 2026-07-28, completed as the era
+    sends it)."""
+    params, state = request.params, incoming.state
+    if server.search is not None:  # a call_tool call is its tool's call to the middleware too
+        params = server.search.unwrap(params, visibility(server, "tools/call", incoming.id, state))
+        request.params = dict(params)
+    arguments, name = params.get("arguments"), params.get("name")
+    request.arguments = arguments if isinstance(arguments, dict) else None
+    tool = server.tools.get(name) if type(name) is str else None
+    request.tool = tool.definition if tool is not None and shown(server, tool, request) else None
+    result = checked_call(await chain(server.middleware, last, as_tool_error=True)(request), request.version)
+    if incoming.era is STATELESS and "resultType" not in result:  # a middleware's own answer
+        STATELESS.complete(result, server.server_info(MODERN_VERSION))
+    return result

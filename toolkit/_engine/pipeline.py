@@ -133,11 +133,7 @@ class ToolCalls:
         tool = server.tools.get(name) if type(name) is str else None
         if tool is None or server.tool_filter is not None or tool.app_only:  # looked at closer: may be hidden
             tool = self._find(tool, incoming)
-        arguments = params.get("arguments")
-        if arguments is not None and type(arguments) is not dict:
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        if server.schema_profile is not None:
-            arguments = tool.arguments_from(server.schema_profile, arguments)
+        arguments = self._arguments(tool, params)
         # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
         task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
         if task == "now":
@@ -145,11 +141,21 @@ class ToolCalls:
         asking = self._asking(tool, incoming, task) if tool.may_ask else None
         wire, asking = await self._run(tool, arguments, incoming, asking)
         if asking is not None:
-            wire = asking.finish(wire)
-            if wire.get("resultType") == "input_required" or asking.task == "begun":
-                create = functools.partial(server.tasks.create, tool, arguments, params, state)
-                return await self._asked(asking, wire, create, era)
+            create = functools.partial(server.tasks.create, tool, arguments, params, state)
+            return await self._asked(asking, wire, create, era)
         return era.complete(wire, self._modern_info)
+
+    def _arguments(self, tool: Tool[Any, Any], params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """A call's arguments (None when absent), adapted from the server's schema profile if it has one.
+
+        Raises:
+            ProtocolError: -32602, they are not an object.
+        """
+        arguments = params.get("arguments")
+        if arguments is not None and type(arguments) is not dict:
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        profile = self.server.schema_profile
+        return arguments if profile is None else tool.arguments_from(profile, arguments)
 
     def _find(self, tool: Tool[Any, Any] | None, incoming: Incoming) -> Tool[Any, Any]:
         """`tool` (the one a call names), if this caller may see it (`tool_filter`; an app-only tool only to an MCP
@@ -219,11 +225,15 @@ class ToolCalls:
         create: Callable[[list[Any]], Awaitable[dict[str, Any]]],
         era: Era,
     ) -> dict[str, Any]:
-        """A 2026-07-28 round that ends with questions, or (a tool at `ctx.begin_task()`) with its task, `create`d
-        with the answers of the questions asked before."""
-        if asking.task == "begun" and asking.replay is not None and wire.get("resultType") != "input_required":
+        """What a call that started asking answers (`Asker.finish`): its result, or (2026-07-28) a round that ends
+        with questions, or (a tool at `ctx.begin_task()`) its task, `create`d with the answers of the questions asked
+        before."""
+        wire = asking.finish(wire)
+        if wire.get("resultType") == "input_required":
+            return era.stamp(wire, self._modern_info)
+        if asking.task == "begun" and asking.replay is not None:
             return await create(asking.replay.answered())
-        return era.stamp(wire, self._modern_info)
+        return era.complete(wire, self._modern_info)
 
 
 def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:

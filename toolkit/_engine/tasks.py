@@ -143,6 +143,25 @@ def _progressed(message: str, record: TaskRecord) -> TaskRecord | None:
     return dataclasses.replace(record, status_message=message, updated_at=time.time())
 
 
+def _wanted_by_extension(tool: Tool[Any, Any], state: SessionState) -> str | None:
+    """`Tasks.wanted` in 2026-07-28: a task when the client declared the tasks extension and the tool may be one.
+
+    Raises:
+        ProtocolError: -32021 for a `required` tool and a client without the extension.
+    """
+    extensions = state.client_capabilities.get("extensions")
+    declared = isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+    if not declared and tool.task == "required":
+        raise ProtocolError(
+            MISSING_CLIENT_CAPABILITY,
+            f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
+            _NEEDS_EXTENSION,
+        )
+    if not declared or tool.task is None:
+        return None
+    return "later" if tool.asks_before_task else "now"
+
+
 def wire_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     """The task's wire object for the revision that created it; `detailed`: with its result, error or questions
     (2026-07-28's `DetailedTask`)."""
@@ -289,17 +308,7 @@ class Tasks:
                 (2025-11-25) for a task asked of a tool that cannot be one, or a `required` tool called plainly.
         """
         if state.version == MODERN_VERSION:
-            extensions = state.client_capabilities.get("extensions")
-            declared = isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
-            if not declared and tool.task == "required":
-                raise ProtocolError(
-                    MISSING_CLIENT_CAPABILITY,
-                    f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
-                    _NEEDS_EXTENSION,
-                )
-            if not declared or tool.task is None:
-                return None
-            return "later" if tool.asks_before_task else "now"
+            return _wanted_by_extension(tool, state)
         asked = isinstance(params.get("task"), Mapping) and state.version >= _FIRST_TASKS
         if asked and tool.task is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
