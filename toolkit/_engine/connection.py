@@ -32,9 +32,7 @@ from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._matcher import RequestMatcher
 from toolkit._protocol.jsonrpc import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     check_message,
     decode,
@@ -43,17 +41,18 @@ from toolkit._protocol.jsonrpc import (
     is_valid_id,
     shutting_down,
 )
-from toolkit._protocol.meta import SUBSCRIPTION_KEY, VERSION_KEY
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
+from toolkit._protocol.meta import SUBSCRIPTION_KEY
+from toolkit._protocol.types import Implementation
 from toolkit._transports.base import MessageKind, RoutingTransport
 
 from . import methods, middleware
 from .context import Context
-from .eras import HANDSHAKE, STATELESS, Era
+from .eras import route
 from .handlers import Handler, Handlers
 from .outbox import Outbox, routes
-from .pipeline import NO_SESSION, Closer, Incoming, Outlet
+from .pipeline import Closer, Incoming, Outlet
 from .session import LogLevel, SessionState
+from .subscriptions import Subscriptions
 from .telemetry import SERVER_SESSION_DURATION, Served, network_of, sender_attributes
 
 if TYPE_CHECKING:
@@ -70,7 +69,6 @@ ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goe
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen", "tasks/result"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 _UNSCOPED = contextlib.nullcontext()
-_OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -116,10 +114,9 @@ class Connection:
         self._thread = threading.get_ident()
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self.in_flight: dict[Any, anyio.CancelScope] = {}
-        self.listeners: set[Any] = set()
         self._outbox = Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
         self._idle = anyio.Event()
-        self._closing = anyio.Event()  # set at end of input: open subscriptions then end themselves
+        self.subscriptions = Subscriptions(server.tasks)  # its `closing` is set at end of input
         self._closed = False  # input has ended: requests to the client can get no answer
         self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
@@ -131,10 +128,10 @@ class Connection:
         # methods it has (`eras.py`).
         self._handlers: dict[str, Handler] = {
             **Handlers(server).table(),
+            "initialize": self._initialize,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
-            "subscriptions/listen": self._listen,
-            "tasks/result": self._tasks_result,
+            "subscriptions/listen": self.subscriptions.listen,
         }
 
     @property
@@ -237,7 +234,7 @@ class Connection:
         subscriptions end now. Then `drain` the calls in flight, and end the input (a client that closes it first
         ends the connection as usual)."""
         self._stopping = True
-        self._closing.set()
+        self.subscriptions.closing.set()
 
     async def drain(self) -> None:
         """At end of input, or once stopped (`stop`), let running calls finish and answer (a client may close stdin
@@ -248,7 +245,7 @@ class Connection:
         that cannot come. What is already in the outbox is written after this, however long the client takes to
         read it.
         """
-        self._closing.set()
+        self.subscriptions.closing.set()
         with anyio.move_on_after(self.server.shutdown_grace):
             await self.wait_idle()
         for request_id, scope in list(self.in_flight.items()):
@@ -373,7 +370,8 @@ class Connection:
         request_id, method = message["id"], message["method"]
         try:
             params: dict[str, Any] = message.get("params") or {}
-            handler, state, era = self._route(method, params, session)
+            era, state = route(method, params, session)
+            handler = self._handlers[method]
             closer: Closer | None = getattr(self.transport, "close_stream", None)  # HTTP's SSE polling (2025-11-25)
             outlet = Outlet(notify or functools.partial(self._notify, related=request_id), self, closer)
             incoming = Incoming(request_id, params, state, era, outlet)
@@ -404,46 +402,6 @@ class Connection:
         assert telemetry is not None
         state = session or self._session
         return telemetry.serve(message, state.version if state is not None else None, network_of(self.transport))
-
-    def _route(
-        self, method: str, params: dict[str, Any], session: SessionState | None
-    ) -> tuple[Handler, SessionState, Era | None]:
-        """The handler of a request and the state it is served with: its era's (`eras.py`: the request's `_meta`
-        names 2026-07-28, else the session's), or one of the few methods outside both (`initialize`, and `ping`
-        before it).
-
-        Raises:
-            ProtocolError: -32601 for a method the era lacks; -32602 for a request that names no era (2026-07-28,
-                basic/index: a request missing the required _meta fields is malformed; the same code tells a
-                handshake-era client it must initialize first, the lifecycle leaving the code open).
-        """
-        meta = params.get("_meta")
-        if type(meta) is dict and VERSION_KEY in meta and method != "initialize":  # initialize is always legacy
-            era: Era = STATELESS
-            state = STATELESS.state(meta)
-        elif session is not None and method not in _OUTSIDE_SESSION:
-            era, state = HANDSHAKE, session
-        else:
-            return self._outside_eras(method, session), NO_SESSION, None
-        if method not in era.methods:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return self._handlers[method], state, era
-
-    def _outside_eras(self, method: str, session: SessionState | None) -> Handler:
-        """`initialize`, or `ping` before it (the one request a client may send first).
-
-        Raises:
-            ProtocolError: -32602, any other request that names no era.
-        """
-        if method == "initialize":
-            return self._initialize
-        if method == "ping" and session is None:
-            return self._ping
-        raise ProtocolError(
-            INVALID_PARAMS,
-            f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
-            f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
-        )
 
     async def _batch(self, messages: list[Any]) -> None:
         if not messages:
@@ -497,7 +455,7 @@ class Connection:
             if scope is not None:
                 scope.cancel()
                 # A cancelled subscription gets nothing more from now on, not from when its task unwinds.
-                self.listeners.discard(request_id)
+                self.subscriptions.listeners.discard(request_id)
         # Anything else (roots/list_changed, progress for requests we never sent...) needs no action.
 
     def _on_response(self, message: dict[str, Any]) -> None:
@@ -517,7 +475,7 @@ class Connection:
             return
         if self._session is not None and self._initialized:
             self._tg.start_soon(self._notify, "notifications/tools/list_changed", None)
-        for subscription_id in self.listeners:
+        for subscription_id in self.subscriptions.listeners:
             params = {"_meta": {SUBSCRIPTION_KEY: subscription_id}}
             self._tg.start_soon(self._notify, "notifications/tools/list_changed", params, subscription_id)
 
@@ -582,11 +540,6 @@ class Connection:
         self._session = methods.set_level(incoming.params, incoming.state)
         return {}
 
-    async def _tasks_result(self, incoming: Incoming) -> dict[str, Any]:
-        # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
-        ask = functools.partial(self.request, related=incoming.id)
-        return await self.server.tasks.result(incoming.params, incoming.state, ask)
-
     def elicitation_complete(self, elicitation_id: str) -> None:
         """Send `notifications/elicitation/complete` (from any thread): a URL-mode elicitation's flow is done."""
         if self._tg is None or self._closed:
@@ -626,41 +579,6 @@ class Connection:
             show_error_details=self.server.show_error_details,
             lifespan_context=self.server.lifespan_context,
             asker=asker,
-        )
-
-    async def _listen(self, incoming: Incoming) -> None:
-        request_id, state = incoming.id, incoming.state
-        wanted = incoming.params.get("notifications")
-        if not isinstance(wanted, dict):
-            raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")
-        agreed: dict[str, Any] = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
-        if "taskIds" in wanted:  # the tasks extension: the caller's tasks among those named (-32021 without it)
-            agreed["taskIds"] = await self.server.tasks.watchable(wanted["taskIds"], state)
-        meta = {SUBSCRIPTION_KEY: request_id}
-        try:
-            # Registered before the acknowledgement is written, so that no change between the two is missed; the
-            # acknowledgement still goes first, as it enters the (FIFO) outbox before any change notice can.
-            if agreed.get("toolsListChanged"):
-                self.listeners.add(request_id)
-            acknowledged = {"notifications": agreed, "_meta": meta}
-            await self._notify("notifications/subscriptions/acknowledged", acknowledged, request_id)
-            # The stream stays open until the client cancels the request (this task is then cancelled) or its
-            # input ends. Of the two endings the spec documents, a `SubscriptionsListenResult` or
-            # `notifications/cancelled` for the listen request's id, end of input gets the notification: on stdio
-            # the schema gives it to servers for exactly this (CancelledNotification), and the stream did not wind
-            # down, it was cut short because the client went away (docs/protocol.md).
-            async with anyio.create_task_group() as tg:
-                if agreed.get("taskIds"):
-                    notify = functools.partial(self._notify, "notifications/tasks", related=request_id)
-                    tg.start_soon(self.server.tasks.watch, agreed["taskIds"], meta, notify)
-                await self._closing.wait()
-                tg.cancel_scope.cancel()
-        finally:
-            self.listeners.discard(request_id)
-        await self._notify(
-            "notifications/cancelled",
-            {"requestId": request_id, "reason": "the server's input ended", "_meta": {SUBSCRIPTION_KEY: request_id}},
-            request_id,
         )
 
 

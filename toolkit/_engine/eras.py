@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolkit._errors import ProtocolError
-from toolkit._protocol.jsonrpc import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from toolkit._protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from toolkit._protocol.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SERVER_INFO_KEY, VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 from .session import LOG_LEVELS, SessionState
 
-__all__ = ["ERAS", "HANDSHAKE", "STATELESS", "Era", "era_of"]
+__all__ = ["ERAS", "HANDSHAKE", "NO_SESSION", "STATELESS", "Era", "era_of", "route"]
 
 
 class Era:
@@ -110,3 +110,47 @@ def era_of(version: str) -> Era:
         KeyError: a revision of neither era.
     """
     return _BY_VERSION[version]
+
+
+#: The state of the requests served outside both eras (`initialize`, and `ping` before it): no revision yet.
+NO_SESSION = SessionState("")
+_OUTSIDE_SESSION = frozenset({"initialize", "server/discover"})  # never served from a handshake session
+
+
+def route(method: str, params: Mapping[str, Any], session: SessionState | None) -> tuple[Era | None, SessionState]:
+    """The era a request is served in and its state: 2026-07-28 when its `_meta` names a revision (`initialize`
+    is always of the handshake era), else the handshake session's; None and `NO_SESSION` for the few requests outside
+    both (`initialize`, and `ping` before it).
+
+    Raises:
+        ProtocolError: -32601 for a method the era lacks; -32602 for a request that names no era (2026-07-28,
+            basic/index: a request missing the required _meta fields is malformed; the same code tells a
+            handshake-era client it must initialize first, the lifecycle leaving the code open).
+    """
+    meta = params.get("_meta")
+    if type(meta) is dict and VERSION_KEY in meta and method != "initialize":
+        era: Era = STATELESS
+        state = STATELESS.state(meta)
+    elif session is not None and method not in _OUTSIDE_SESSION:
+        era, state = HANDSHAKE, session
+    else:
+        _outside_eras(method, session)
+        return None, NO_SESSION
+    if method not in era.methods:
+        raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    return era, state
+
+
+def _outside_eras(method: str, session: SessionState | None) -> None:
+    """Check a request that names no era: `initialize`, or `ping` before it (the one request a client may send first).
+
+    Raises:
+        ProtocolError: -32602, any other.
+    """
+    if method == "initialize" or (method == "ping" and session is None):
+        return
+    raise ProtocolError(
+        INVALID_PARAMS,
+        f"Invalid params: params._meta is missing {VERSION_KEY!r}; send initialize (protocol versions up to "
+        f"{HANDSHAKE_VERSIONS[0]}) or the {MODERN_VERSION} _meta fields with every request",
+    )

@@ -1,14 +1,15 @@
 """The handlers of the requests a server answers from its registry alone, whatever connection they came on:
 `tools/call` (the pipeline, `pipeline.py`), `tools/list` (with tool search, its pinned tools and the search's two),
-`server/discover`, MCP Apps' `resources/list` and `resources/read`, and the task methods but `tasks/result`.
+`server/discover`, MCP Apps' `resources/list` and `resources/read`, and the task methods.
 
 Each is `handler(incoming)` (`pipeline.Incoming`). The connection adds the few that change or read its own state
-(`initialize`, `logging/setLevel`, `ping`, `subscriptions/listen`, `tasks/result`) and routes each request to the
+(`initialize`, `logging/setLevel`, `ping`, `subscriptions/listen`) and routes each request to the
 table of its era (`eras.py`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,7 @@ class Handlers:
             "tasks/update": self._tasks_update,
             "tasks/cancel": self._tasks_cancel,
             "tasks/list": self._tasks_list,
+            "tasks/result": self._tasks_result,
         }
 
     async def _discover(self, incoming: Incoming) -> dict[str, Any]:
@@ -112,3 +114,8 @@ class Handlers:
 
     async def _tasks_list(self, incoming: Incoming) -> dict[str, Any]:
         return await self.server.tasks.list(incoming.params, incoming.state)
+
+    async def _tasks_result(self, incoming: Incoming) -> dict[str, Any]:
+        # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
+        ask = functools.partial(incoming.outlet.served.request, related=incoming.id)
+        return await self.server.tasks.result(incoming.params, incoming.state, ask)

@@ -30,7 +30,6 @@ from toolkit._protocol.types import MODERN_VERSION
 
 from .eras import Era
 from .running import Invocation, run_call
-from .session import SessionState
 from .visibility import shown, shown_tools, tools_request, visibility
 
 if TYPE_CHECKING:
@@ -38,8 +37,9 @@ if TYPE_CHECKING:
 
     from .context import Context
     from .registry import Registry
+    from .session import SessionState
 
-__all__ = ["NO_SESSION", "Incoming", "Outlet", "Served", "ToolCalls"]
+__all__ = ["Incoming", "Outlet", "Served", "ToolCalls"]
 
 Notify = Callable[[str, dict[str, Any] | None], Awaitable[None]]
 Closer = Callable[[], Coroutine[Any, Any, None]]
@@ -79,14 +79,10 @@ class Outlet:
     close_stream: Closer | None = None
 
 
-#: The state of the requests served outside both eras (`initialize`, and `ping` before it): no revision yet.
-NO_SESSION = SessionState("")
-
-
 @dataclass(frozen=True, slots=True)
 class Incoming:
-    """One request as its handler gets it: its id, params, the state it is served with and its era (`NO_SESSION`
-    and None for `initialize`, and `ping` before it), and its outlet."""
+    """One request as its handler gets it: its id, params, the state it is served with and its era (`eras.route`:
+    `NO_SESSION` and None for `initialize`, and `ping` before it), and its outlet."""
 
     id: Any
     params: dict[str, Any]
