@@ -378,6 +378,7 @@ class Tool(Generic[P, R]):
         wraps = output is not None and output.wraps  # structuredContent is {"result": value}
         wire = wire_converter(self._convert, output)
         # 2026-07-28's result, where it differs: the bare value as structuredContent too
+        self._wire = wire  # and for a revision the table does not know
         self._wires = _wires(wire, wire if bare is None else bare_wire(bare), wraps)
 
     def _behaviour(self, fn: Callable[..., Any], opts: ToolOptions) -> None:
@@ -450,12 +451,14 @@ def _wires(wire: Wire, modern: Wire, wraps_result: bool) -> dict[str, Wire]:
     """The conversion of a value to each revision's result, by revision. 2025-11-25's result is `wire`'s; older
     revisions drop what they lack of it (`shape_result`), and 2026-07-28 has its own (`modern`), unwrapping a
     non-object structured result."""
-    wires: dict[str, Wire] = {
-        version: functools.partial(_shaped, wire, version, wraps_result) for version in HANDSHAKE_VERSIONS
-    }
+    wires: dict[str, Wire] = {version: functools.partial(_shaped, wire, version, wraps_result) for version in _OLDER}
     wires[LATEST_HANDSHAKE_VERSION] = wire
     wires[MODERN_VERSION] = functools.partial(_shaped, modern, MODERN_VERSION, True) if wraps_result else modern
     return wires
+
+
+_OLDER = HANDSHAKE_VERSIONS[1:]
+"""The handshake revisions before the newest: their results are shaped from its."""
 
 
 def _shaped(wire: Wire, version: str, wraps_result: bool, value: Any) -> dict[str, Any]:
@@ -568,7 +571,7 @@ async def call_tool(
         return error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
     try:
         # 2025-11-25's result as converted, an older revision's without what it lacks, 2026-07-28's own (`_wires`)
-        return tool._wires.get(settings.version, tool._wires[LATEST_HANDSHAKE_VERSION])(value)
+        return tool._wires.get(settings.version, tool._wire)(value)
     except Exception as exc:
         return error_wire(tool._conversion_error(exc))
 
@@ -745,6 +748,7 @@ def forwarded(
     made._validator = _AS_ARGUMENTS
     made._param_names = []
     made._json_params = {}
+    made._wire = _without_bare_structured
     made._wires = _wires(_without_bare_structured, _sent_as_is, False)
     made.forwards = True
     return made
