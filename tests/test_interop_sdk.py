@@ -132,6 +132,7 @@ async def test_sdk_client_connects_and_lists_tools_whose_schemas_are_valid_2020_
         "type": "object",
         "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
         "required": ["x", "y"],
+        "title": "Point",
     }
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "SCHEMA_KEYS",
     "SCHEMA_LIST_KEYS",
     "SCHEMA_MAP_KEYS",
+    "def_name",
     "expand_root_ref",
     "inline_defs",
     "merge_defs",
@@ -41,11 +42,22 @@ SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 SCHEMA_MAP_KEYS = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
 
 
+def def_name(schema: Mapping[str, Any]) -> str | None:
+    """The name of the definition `schema`'s `$ref` points to (`#/$defs/<name>`), or None when it has no such `$ref`."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_DEFS):
+        return ref[len(_DEFS) :]
+    return None
+
+
+_DEFS = "#/$defs/"
+
+
 def _refs(schema: Any, found: set[str]) -> None:
     if isinstance(schema, dict):
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            found.add(ref[8:])
+        name = def_name(schema)
+        if name is not None:
+            found.add(name)
         for value in schema.values():
             _refs(value, found)
     elif isinstance(schema, list):
@@ -77,24 +89,33 @@ def recursive_defs(defs: Mapping[str, Any]) -> set[str]:
 
 
 def _substitute(schema: Any, defs: Mapping[str, Any], keep: set[str]) -> Any:
+    """`schema` with every `$ref` to a definition of `defs` not in `keep` replaced by the definition, at any depth."""
     if isinstance(schema, list):
         return [_substitute(item, defs, keep) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] not in keep and ref[8:] in defs:
-        target = _substitute(defs[ref[8:]], defs, keep)
-        siblings = {k: _substitute(v, defs, keep) for k, v in schema.items() if k != "$ref"}
-        return {**target, **siblings} if isinstance(target, dict) else target
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
-            out[key] = {name: _substitute(sub, defs, keep) for name, sub in value.items()}
-        elif key in SCHEMA_LIST_KEYS or key in SCHEMA_KEYS:
-            out[key] = _substitute(value, defs, keep)
-        else:
-            out[key] = value
-    return out
+    name = def_name(schema)
+    if name is not None and name not in keep and name in defs:
+        return _inlined(schema, defs[name], defs, keep)
+    return {key: _substitute_value(key, value, defs, keep) for key, value in schema.items()}
+
+
+def _inlined(schema: dict[str, Any], definition: Any, defs: Mapping[str, Any], keep: set[str]) -> Any:
+    """The definition a `$ref` points to in place of the reference, the keywords beside the `$ref` kept."""
+    target = _substitute(definition, defs, keep)
+    if not isinstance(target, dict):
+        return target
+    siblings = {k: _substitute(v, defs, keep) for k, v in schema.items() if k != "$ref"}
+    return {**target, **siblings}
+
+
+def _substitute_value(key: str, value: Any, defs: Mapping[str, Any], keep: set[str]) -> Any:
+    """`_substitute` for the value of one keyword: only values that hold schemas are walked."""
+    if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
+        return {name: _substitute(sub, defs, keep) for name, sub in value.items()}
+    if key in SCHEMA_LIST_KEYS or key in SCHEMA_KEYS:
+        return _substitute(value, defs, keep)
+    return value
 
 
 def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -120,12 +141,12 @@ def expand_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
     pydantic describes a recursive model as `{"$ref": "#/$defs/Node", "$defs": ...}`; clients look for the
     root's `type` (fastmcp#2455), so the root becomes the definition itself, which keeps its own `$defs`.
     """
-    ref = schema.get("$ref")
+    name = def_name(schema)
     defs = schema.get("$defs") or {}
-    if not isinstance(ref, str) or not ref.startswith("#/$defs/") or ref[8:] not in defs:
+    if name is None or name not in defs:
         return schema
     rest = {k: v for k, v in schema.items() if k != "$ref"}
-    return {**defs[ref[8:]], **rest}
+    return {**defs[name], **rest}
 
 
 def merge_defs(schema: dict[str, Any], into: dict[str, Any]) -> None:

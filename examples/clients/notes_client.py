@@ -13,7 +13,7 @@ from typing_extensions import NotRequired, TypedDict
 from toolkit import CallToolResult, Client, OutputMismatchError, ToolError
 
 
-class AddNoteResult(TypedDict):
+class Note(TypedDict):
     """A note as the notebook stores it."""
 
     id: str
@@ -25,8 +25,8 @@ class AddNoteResult(TypedDict):
     created: str
 
 
-class SearchNotesResult(TypedDict):
-    notes: list[AddNoteResult]
+class SearchResult(TypedDict):
+    notes: list[Note]
     total: int
 
 
@@ -53,7 +53,7 @@ class NotesClient:
         tags: list[str] | None = None,
         priority: Literal[1, 2, 3] = 2,
         due: str | None = None,
-    ) -> AddNoteResult:
+    ) -> Note:
         """Add a note to the notebook.
 
         Args:
@@ -73,7 +73,7 @@ class NotesClient:
         if due is not None:
             arguments["due"] = due
         result = await self._structured("add_note", arguments)
-        return cast(AddNoteResult, result)
+        return cast(Note, result)
 
     async def search_notes(
         self,
@@ -82,7 +82,7 @@ class NotesClient:
         tag: str | None = None,
         due_before: str | None = None,
         limit: int = 10,
-    ) -> SearchNotesResult:
+    ) -> SearchResult:
         """Find notes, most urgent first.
 
         Args:
@@ -100,14 +100,14 @@ class NotesClient:
         if due_before is not None:
             arguments["due_before"] = due_before
         result = await self._structured("search_notes", arguments)
-        return cast(SearchNotesResult, result)
+        return cast(SearchResult, result)
 
     async def update_note(
         self,
         *,
         note_id: str,
         changes: UpdateNoteChanges,
-    ) -> AddNoteResult:
+    ) -> Note:
         """Change a note's title, body, tags or priority.
 
         Args:
@@ -119,7 +119,7 @@ class NotesClient:
             "changes": changes,
         }
         result = await self._structured("update_note", arguments)
-        return cast(AddNoteResult, result)
+        return cast(Note, result)
 
     async def delete_note(
         self,

@@ -22,9 +22,11 @@ from typing import Any
 
 import pytest
 from cli_helpers import PYTHON, ROOT, outcome, toolkit
+from pydantic import BaseModel
 from servers import RAW_TOOLS
 
-from toolkit import CallToolResult, Client, Server, ToolError
+from toolkit import CallToolResult, Client, Server, ToolError, tool
+from toolkit.cli._common import tools_payload
 from toolkit.cli._typed_client import render_client
 
 COMMITTED = ROOT / "examples" / "clients" / "notes_client.py"
@@ -372,3 +374,40 @@ def test_a_model_several_tools_share_is_named_by_its_own_title() -> None:
     assert "class SearchResult(TypedDict):\n    items: list[Bookmark]\n" in text
     assert "AddBookmark" not in text
     assert text.count("-> Bookmark:") == 2
+
+
+class Bookmark(BaseModel):
+    url: str
+    tags: list[str] = []
+
+
+@tool
+def get_bookmark(url: str) -> Bookmark:
+    return Bookmark(url=url)
+
+
+@tool
+def set_tags(url: str, tags: list[str]) -> Bookmark:
+    return Bookmark(url=url, tags=tags)
+
+
+@tool
+def search_bookmarks(query: str) -> list[Bookmark]:
+    return [Bookmark(url=query)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
+async def test_a_model_two_tools_of_a_toolkit_server_return_is_one_class_named_after_the_model(protocol: Any) -> None:
+    # toolkit's output schemas keep the model's title (its input schemas do not): before, the class was named after
+    # the first tool that returned it, `GetBookmarkResult`. 2026-07-28 also lists the list's schema, items titled.
+    server = Server("bookmarks", tools=[get_bookmark, set_tags, search_bookmarks])
+    async with Client(server, protocol=protocol) as client:
+        tools = await tools_payload(client)
+
+    text = render_client(tools, server="bookmarks")
+
+    assert text.count("class Bookmark(TypedDict):\n    url: str\n    tags: NotRequired[list[str]]\n") == 1
+    assert "Result(TypedDict)" not in text
+    assert text.count("-> Bookmark:") == 2
+    assert ("-> list[Bookmark]:" in text) == (protocol == "2026-07-28")

@@ -446,6 +446,7 @@ W_TEXT = '{"city":"Oslo","celsius":2.5}'
 W_SCHEMA = {
     "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
     "required": ["city", "celsius"],
+    "title": "Weather",
     "type": "object",
 }
 
@@ -572,7 +573,11 @@ async def test_structured_content_follows_one_rule_for_every_annotation(protocol
         # bare, and a return type that is not an object gives its own schema and the bare value too.
         listed = {"type": "array", "items": W_SCHEMA}
         as_listed = {"content": [{"type": "text", "text": f"[{W_TEXT}]"}], "structuredContent": [W], "isError": False}
-        pair = {"type": "object", "properties": {"left": {"type": "integer"}, "right": {"type": "integer"}}}
+        pair = {
+            "type": "object",
+            "title": "Pair",
+            "properties": {"left": {"type": "integer"}, "right": {"type": "integer"}},
+        }
         expected[RULE.index(MODELS_STRUCTURED)] = (listed, as_listed)
         expected[[t for t, _, _ in RULE].index(models)] = (listed, as_listed)
         expected[[t for t, _, _ in RULE].index(model_or_pair)] = (

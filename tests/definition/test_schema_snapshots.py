@@ -864,7 +864,12 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                 "required": ["value", "values"],
                 "additionalProperties": False,
             },
-            "outputSchema": {"properties": {"n": {"type": "integer"}}, "required": ["n"], "type": "object"},
+            "outputSchema": {
+                "properties": {"n": {"type": "integer"}},
+                "required": ["n"],
+                "title": "Local",
+                "type": "object",
+            },
         },
     ),
     (
@@ -881,6 +886,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
             "outputSchema": {
                 "properties": {"count": {"type": "integer"}, "mean": {"anyOf": [{"type": "number"}, {"type": "null"}]}},
                 "required": ["count", "mean"],
+                "title": "Summary",
                 "type": "object",
             },
         },
@@ -897,6 +903,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                     "by_color": {"additionalProperties": {"type": "integer"}, "type": "object"},
                 },
                 "required": ["total", "by_color"],
+                "title": "Stats",
                 "type": "object",
             },
         },
@@ -912,15 +919,18 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                     "top_left": {
                         "properties": {"x": {"type": "number"}, "y": {"default": 0.0, "type": "number"}},
                         "required": ["x"],
+                        "title": "Point",
                         "type": "object",
                     },
                     "size": {
                         "properties": {"width": {"type": "integer"}, "height": {"default": 600, "type": "integer"}},
                         "required": ["width"],
+                        "title": "Window",
                         "type": "object",
                     },
                 },
                 "required": ["top_left", "size"],
+                "title": "Box",
                 "type": "object",
             },
         },
@@ -964,6 +974,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                         "items": {
                             "properties": {"x": {"type": "number"}, "y": {"default": 0.0, "type": "number"}},
                             "required": ["x"],
+                            "title": "Point",
                             "type": "object",
                         },
                         "type": "array",
@@ -993,6 +1004,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                     "children": {"default": [], "items": {"$ref": "#/$defs/TreeNode"}, "type": "array"},
                 },
                 "required": ["value"],
+                "title": "TreeNode",
                 "type": "object",
                 "$defs": {
                     "TreeNode": {
@@ -1001,6 +1013,7 @@ SNAPSHOTS: list[tuple[Tool[..., Any], dict[str, Any]]] = [
                             "children": {"default": [], "items": {"$ref": "#/$defs/TreeNode"}, "type": "array"},
                         },
                         "required": ["value"],
+                        "title": "TreeNode",
                         "type": "object",
                     }
                 },
@@ -1074,8 +1087,14 @@ def subschemas(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from subschemas(value)
 
 
-def test_no_schema_has_per_property_titles() -> None:
+def test_no_input_schema_has_a_title_and_an_output_schema_names_only_its_types() -> None:
+    # pydantic's per-property titles ("Count" for `count`) are dropped everywhere; an output schema keeps the titles
+    # that name a type (a model's class name), so that a generated client names its classes after the models.
     for tool_obj, _ in SNAPSHOTS:
         definition = tool_obj.definition
-        schemas = [definition.input_schema, *([definition.output_schema] if definition.output_schema else [])]
-        assert not [s for schema in schemas for s in subschemas(schema) if "title" in s], tool_obj.name
+        assert not [s for s in subschemas(definition.input_schema) if "title" in s], tool_obj.name
+        output = definition.output_schema or {}
+        titled = [s for s in subschemas(output) if "title" in s]
+        assert all(s["type"] == "object" and "properties" in s for s in titled), tool_obj.name
+    titles = [s["title"] for s in subschemas(returns_dataclass.definition.output_schema or {}) if "title" in s]
+    assert titles == ["Box", "Point", "Window"]

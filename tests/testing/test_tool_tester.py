@@ -77,6 +77,7 @@ FORECAST = {
     "outputSchema": {
         "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
         "required": ["city", "celsius"],
+        "title": "Forecast",
         "type": "object",
     },
     "annotations": {"readOnlyHint": True},

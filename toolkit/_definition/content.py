@@ -293,11 +293,8 @@ def converter(
     (SEP-2106), a return type that is not an object (`int`, `list[str]`) gives its own schema and the bare value
     too. Problems (a return type without a JSON schema) are appended to `problems`.
     """
-    no_schema = annotation is inspect.Signature.empty or annotation is None or annotation is type(None)
-    if structured is False or no_schema or _is_content_type(annotation):
-        if structured:
-            problems.append("structured=True needs a return annotation describing JSON data")
-        return (_plain if structured is False else _plain_or_structured), None, None
+    if structured is False or _describes_no_data(annotation):
+        return _without_schema(structured, problems), None, None
     if structured is None and not is_object_like(annotation):
         return _plain_or_structured, None, bare_output(annotation, inline=inline)
     try:
@@ -306,6 +303,23 @@ def converter(
         problems.append(f"return type {type_name(annotation)} has no JSON schema: {first_sentence(exc)}")
         return _plain, None, None
     return structured_converter(output.adapter, wraps=output.wraps), output, None
+
+
+def _describes_no_data(annotation: Any) -> bool:
+    """No return annotation, `None`, or a content type: no JSON data for a schema to describe."""
+    if annotation is inspect.Signature.empty or annotation is None or annotation is type(None):
+        return True
+    return _is_content_type(annotation)
+
+
+def _without_schema(structured: bool | None, problems: list[str]) -> Callable[[Any], CallToolResult]:
+    """The converter of a return type without an output schema: plain content for `structured=False`, else content
+    and, for a value whose JSON is an object, `structuredContent` (`structured=True` there is a problem)."""
+    if structured:
+        problems.append("structured=True needs a return annotation describing JSON data")
+    if structured is False:
+        return _plain
+    return _plain_or_structured
 
 
 def bare_output(annotation: Any, *, inline: bool) -> OutputSchema | None:

@@ -168,12 +168,7 @@ class _NotSimple(Exception):
 def _parse_simple_google(text: str) -> ParsedDocstring | None:
     """The docstring's description and params when it has the common Google shape; `None` when griffe must read it."""
     try:
-        if "```" in text or "\t" in text:
-            raise _NotSimple
-        lines = text.split("\n")
-        start = next((i for i, line in enumerate(lines) if _SIMPLE_TITLE_LIKE.fullmatch(line)), 0)
-        if start == 0 or lines[start - 1].strip() or _SIMPLE_UNSURE.search("\n".join(lines[: start - 1])):
-            raise _NotSimple
+        lines, start = _simple_start(text)
         params: dict[str, str] = {}
         for title, body in _simple_sections(lines, start):
             if title in _SIMPLE_PARAMS:
@@ -185,6 +180,22 @@ def _parse_simple_google(text: str) -> ParsedDocstring | None:
     return ParsedDocstring(description="\n".join(lines[: start - 1]).strip("\n"), params=params)
 
 
+def _simple_start(text: str) -> tuple[list[str], int]:
+    """The docstring's lines and the index of its first section's title, which follows a plain summary and a blank
+    line.
+
+    Raises:
+        _NotSimple: a fence or a tab, no section title, or a summary griffe might read otherwise.
+    """
+    if "```" in text or "\t" in text:
+        raise _NotSimple
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if _SIMPLE_TITLE_LIKE.fullmatch(line)), 0)
+    if start == 0 or lines[start - 1].strip() or _SIMPLE_UNSURE.search("\n".join(lines[: start - 1])):
+        raise _NotSimple
+    return lines, start
+
+
 def _simple_sections(lines: list[str], start: int) -> Iterator[tuple[str, list[str]]]:
     """Each section from line `start` on: its lower-cased title and its indented body, ending without blank lines.
 
@@ -194,18 +205,36 @@ def _simple_sections(lines: list[str], start: int) -> Iterator[tuple[str, list[s
     i = start
     while i < len(lines):
         title = lines[i].rstrip()[:-1].strip().lower()
+        body, i = _simple_body(lines, i + 1)
+        yield title, _trimmed(body)
+
+
+def _simple_body(lines: list[str], i: int) -> tuple[list[str], int]:
+    """The indented (or blank) lines from line `i` on, and the index of the line after them.
+
+    Raises:
+        _NotSimple: the next section's title does not follow a blank line, or what follows is not a title.
+    """
+    body: list[str] = []
+    while i < len(lines) and (not lines[i] or lines[i][0] == " "):
+        body.append(lines[i])
         i += 1
-        body: list[str] = []
-        while i < len(lines) and (not lines[i] or lines[i][0] == " "):
-            body.append(lines[i])
-            i += 1
-        if i < len(lines) and (lines[i - 1].strip() or not _SIMPLE_TITLE_LIKE.fullmatch(lines[i])):
-            raise _NotSimple
-        while body and not body[-1].strip():
-            body.pop()
-        if not body or any(not line.strip() for line in body):
-            raise _NotSimple
-        yield title, body
+    if i < len(lines) and (lines[i - 1].strip() or not _SIMPLE_TITLE_LIKE.fullmatch(lines[i])):
+        raise _NotSimple
+    return body, i
+
+
+def _trimmed(body: list[str]) -> list[str]:
+    """A section's body without its trailing blank lines.
+
+    Raises:
+        _NotSimple: the body is empty, or has a blank line inside.
+    """
+    while body and not body[-1].strip():
+        body.pop()
+    if not body or any(not line.strip() for line in body):
+        raise _NotSimple
+    return body
 
 
 def _read_simple_params(body: list[str], params: dict[str, str]) -> None:
@@ -229,16 +258,21 @@ def _read_simple_params(body: list[str], params: dict[str, str]) -> None:
 
 
 def _parse_sections(text: str, style: DocstringStyle) -> ParsedDocstring:
+    """A docstring with sections: read here when it has the common Google shape, else by griffe."""
     if style == "google":
         simple = _parse_simple_google(text)
         if simple is not None:
             return simple
+    return _parse_with_griffe(text, style)
+
+
+def _parse_with_griffe(text: str, style: DocstringStyle) -> ParsedDocstring:
+    """The description (text sections and the admonitions that are body text) and parameters griffe reads."""
     import griffe
 
-    sections = _griffe_sections(text, style)
     description: list[str] = []
     params: dict[str, str] = {}
-    for section in sections:
+    for section in _griffe_sections(text, style):
         if section.kind is griffe.DocstringSectionKind.text:
             description.append(section.value.strip("\n"))
         elif section.kind in (griffe.DocstringSectionKind.parameters, griffe.DocstringSectionKind.other_parameters):

@@ -28,6 +28,7 @@ from toolkit._jsonschema import (
     SCHEMA_KEYS,
     SCHEMA_LIST_KEYS,
     SCHEMA_MAP_KEYS,
+    def_name,
     expand_root_ref,
     inline_defs,
     merge_defs,
@@ -91,7 +92,9 @@ def type_info(annotation: Any, mode: typing.Literal["validation", "serialization
     if cached is not None:
         return cached
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-    schema = clean_schema(adapter.json_schema(mode=mode))
+    # An output schema keeps its types' names (a generated client names its classes after them); an input schema,
+    # which the model reads in every listing, does not.
+    schema = clean_schema(adapter.json_schema(mode=mode), named=mode == "serialization")
     faithful_json = _dumps(schema)
     compact = json.loads(faithful_json)
     compact_optionals(compact)
@@ -108,23 +111,32 @@ def _dumps(schema: dict[str, Any]) -> str:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def clean_schema(schema: Any) -> Any:
-    """Drop the `title` pydantic adds to every schema: it costs tokens and tells the model nothing."""
+def clean_schema(schema: Any, *, named: bool = False) -> Any:
+    """Drop the `title` pydantic adds to every schema: it costs tokens and tells the model nothing.
+
+    With `named`, the titles that name a type stay: the root's and each `$defs` entry's (a model's class name, as
+    pydantic writes it), so that a client generated from an output schema names a model after itself.
+    """
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
+        if key == "title" and isinstance(value, str) and not named:
             continue
-        if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
-            out[key] = {name: clean_schema(sub) for name, sub in value.items()}
-        elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [clean_schema(sub) for sub in value]
-        elif key in SCHEMA_KEYS:
-            out[key] = clean_schema(value)
-        else:
-            out[key] = value
+        out[key] = _clean_value(key, value, named)
     return out
+
+
+def _clean_value(key: str, value: Any, named: bool) -> Any:
+    """`clean_schema` for the value of one keyword: the schemas it holds cleaned, anything else as it is."""
+    if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
+        definitions = named and key == "$defs"
+        return {name: clean_schema(sub, named=definitions) for name, sub in value.items()}
+    if key in SCHEMA_LIST_KEYS and isinstance(value, list):
+        return [clean_schema(sub) for sub in value]
+    if key in SCHEMA_KEYS:
+        return clean_schema(value)
+    return value
 
 
 def is_object_like(annotation: Any) -> bool:
@@ -153,26 +165,18 @@ def input_schema(
     The validator is a typed dict of the (memoised) core schema of each parameter's type, rejecting extra keys.
     Problems (types without a schema, defaults that are not JSON) are appended to `problems`.
     """
+    compact = optional_style == "compact"
     properties: dict[str, Any] = {}
     required: list[str] = []
     defs: dict[str, Any] = {}
     core_defs: dict[str, CoreSchema] = {}
     fields: dict[str, core_schema.TypedDictField] = {}
     for p in params:
-        try:
-            info = type_info(p.annotation)
-        except Exception as exc:
-            problems.append(
-                f"parameter {p.name}: type {type_name(p.annotation)} has no JSON schema: {first_sentence(exc)}"
-            )
+        info = _param_type(p, problems)
+        if info is None:
             continue
-        inner = info.core_schema
-        if inner["type"] == "definitions":
-            # Two parameters of one recursive type would each bring the same definitions: hoist them to the root.
-            for definition in inner["definitions"]:
-                core_defs.setdefault(definition["ref"], definition)
-            inner = inner["schema"]
-        schema = info.schema(compact=optional_style == "compact")
+        inner = _hoisted(info.core_schema, core_defs)
+        schema = info.schema(compact=compact)
         if not inline:
             schema = _as_ref(schema, inner)
         schema, fields[p.name] = _property(p, schema, info.adapter, inner, problems)
@@ -181,15 +185,42 @@ def input_schema(
         if fields[p.name]["required"]:
             required.append(p.name)
     root = _object_schema(properties, required, defs)
-    if optional_style == "compact":
+    if compact:
         # Every property's own schema (and so every definition) is already compact: only the root's level is left.
         _compact_level(root)
     if defs and inline:
         root = inline_defs(root)
+    return root, _arguments_validator(fields, core_defs)
+
+
+def _param_type(p: Param, problems: list[str]) -> TypeInfo | None:
+    """What toolkit derives from a parameter's type; None, with the problem reported, for a type without a schema."""
+    try:
+        return type_info(p.annotation)
+    except Exception as exc:
+        problems.append(f"parameter {p.name}: type {type_name(p.annotation)} has no JSON schema: {first_sentence(exc)}")
+        return None
+
+
+def _hoisted(core: CoreSchema, core_defs: dict[str, CoreSchema]) -> CoreSchema:
+    """A parameter's core schema without its definitions, which go to `core_defs`: two parameters of one recursive
+    type would each bring the same definitions, so they are held once, at the validator's root."""
+    if core["type"] != "definitions":
+        return core
+    for definition in core["definitions"]:
+        core_defs.setdefault(definition["ref"], definition)
+    inner: CoreSchema = core["schema"]
+    return inner
+
+
+def _arguments_validator(
+    fields: dict[str, core_schema.TypedDictField], core_defs: dict[str, CoreSchema]
+) -> pydantic_core.SchemaValidator:
+    """The validator of a whole `arguments` object: a typed dict of the parameters, closed to other keys."""
     validator_schema: CoreSchema = core_schema.typed_dict_schema(fields, extra_behavior="forbid")
     if core_defs:
         validator_schema = core_schema.definitions_schema(validator_schema, list(core_defs.values()))
-    return root, pydantic_core.SchemaValidator(validator_schema)
+    return pydantic_core.SchemaValidator(validator_schema)
 
 
 def json_string_params(schema: Mapping[str, Any]) -> dict[str, frozenset[str]]:
@@ -217,25 +248,46 @@ def _json_types(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> f
     """The JSON types `schema` admits, or None when it does not say (any type: nothing is guessed)."""
     if not isinstance(schema, Mapping):
         return None
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        name = ref.removeprefix("#/$defs/")
-        known = name != ref and name not in seen
-        return _json_types(defs.get(name), defs, seen | {name}) if known else None
+    if isinstance(schema.get("$ref"), str):
+        return _referred_types(schema, defs, seen)
     branches = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(branches, list) and branches:
-        found = [_json_types(branch, defs, seen) for branch in branches]
-        return None if None in found else frozenset[str]().union(*(kinds for kinds in found if kinds is not None))
+        return _union_types(branches, defs, seen)
+    return frozenset(kind for kind in _declared_types(schema) if isinstance(kind, str)) or None
+
+
+def _referred_types(schema: Mapping[str, Any], defs: Mapping[str, Any], seen: frozenset[str]) -> frozenset[str] | None:
+    """The JSON types of the definition a `$ref` names; None for any other reference and for one met again on the way
+    (a recursive type)."""
+    name = def_name(schema)
+    if name is None or name in seen:
+        return None
+    return _json_types(defs.get(name), defs, seen | {name})
+
+
+def _union_types(branches: list[Any], defs: Mapping[str, Any], seen: frozenset[str]) -> frozenset[str] | None:
+    """The JSON types any branch of a union admits; None when one branch admits any type."""
+    kinds: frozenset[str] = frozenset()
+    for branch in branches:
+        found = _json_types(branch, defs, seen)
+        if found is None:
+            return None
+        kinds |= found
+    return kinds
+
+
+def _declared_types(schema: Mapping[str, Any]) -> list[Any]:
+    """What a schema's `type` says, else the types of its `enum`'s or `const`'s values; empty when none says."""
     kind = schema.get("type")
     if isinstance(kind, str):
-        kinds: list[Any] = [kind]
-    elif isinstance(kind, list):
-        kinds = kind
-    elif isinstance(schema.get("enum"), list):
-        kinds = [_JSON_TYPE_OF.get(type(value), "null") for value in schema["enum"]]
-    else:
-        kinds = [_JSON_TYPE_OF.get(type(schema["const"]), "null")] if "const" in schema else []
-    return frozenset(k for k in kinds if isinstance(k, str)) or None
+        return [kind]
+    if isinstance(kind, list):
+        return kind
+    if isinstance(schema.get("enum"), list):
+        return [_JSON_TYPE_OF.get(type(value), "null") for value in schema["enum"]]
+    if "const" in schema:
+        return [_JSON_TYPE_OF.get(type(schema["const"]), "null")]
+    return []
 
 
 def _object_schema(properties: dict[str, Any], required: list[str], defs: dict[str, Any]) -> dict[str, Any]:

@@ -8,13 +8,16 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeGuard, get_args, get_origin
 
 import pydantic
 import pydantic_core
 from pydantic.fields import FieldInfo
 
 from toolkit._markers import ContextMarker
+
+if TYPE_CHECKING:
+    import ast
 
 __all__ = [
     "NOTIFYING",
@@ -105,53 +108,70 @@ def signature_args(fn: Callable[..., Any]) -> list[Arg]:
             Arg(p.name, p.kind, p.default, p.annotation is not _EMPTY)
             for p in inspect.signature(fn).parameters.values()
         ]
+    return _code_args(fn)
+
+
+def _code_args(fn: types.FunctionType) -> list[Arg]:
+    """A plain function's parameters, read from its code object: in the order `inspect.signature` gives them."""
     code = fn.__code__
     names = code.co_varnames
-    positional = code.co_argcount
-    positional_only = code.co_posonlyargcount
-    keyword_only = code.co_kwonlyargcount
-    defaults = fn.__defaults__ or ()
-    keyword_defaults = fn.__kwdefaults__ or {}
     annotations = fn.__annotations__
-    first_default = positional - len(defaults)
-    args = [
-        Arg(
-            names[i],
-            _POSITIONAL_ONLY if i < positional_only else _POSITIONAL_OR_KEYWORD,
-            defaults[i - first_default] if i >= first_default else _EMPTY,
-            names[i] in annotations,
-        )
-        for i in range(positional)
-    ]
-    index = positional + keyword_only
+    keyword_defaults = fn.__kwdefaults__ or {}
+    args = _positional_args(fn)
+    index = code.co_argcount + code.co_kwonlyargcount  # the variadic parameters' names follow the named ones
     if code.co_flags & inspect.CO_VARARGS:
         args.append(Arg(names[index], _VAR_POSITIONAL, _EMPTY, names[index] in annotations))
         index += 1
-    for name in names[positional : positional + keyword_only]:
+    for name in names[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]:
         args.append(Arg(name, _KEYWORD_ONLY, keyword_defaults.get(name, _EMPTY), name in annotations))
     if code.co_flags & inspect.CO_VARKEYWORDS:
         args.append(Arg(names[index], _VAR_KEYWORD, _EMPTY, names[index] in annotations))
     return args
 
 
+def _positional_args(fn: types.FunctionType) -> list[Arg]:
+    """A plain function's positional parameters (positional-only ones first), the last ones with its defaults."""
+    code = fn.__code__
+    names = code.co_varnames
+    defaults = fn.__defaults__ or ()
+    first_default = code.co_argcount - len(defaults)
+    return [
+        Arg(
+            names[i],
+            _POSITIONAL_ONLY if i < code.co_posonlyargcount else _POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+            names[i] in fn.__annotations__,
+        )
+        for i in range(code.co_argcount)
+    ]
+
+
 def type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None, problems: list[str]) -> dict[str, Any]:
     """Resolve the annotations (string ones too); report each one that cannot be resolved."""
-    if type(fn) is types.FunctionType:
-        annotations = fn.__annotations__
-        if all(_resolved(value) for value in annotations.values()):
-            # Nothing to resolve: what get_type_hints returns for these, at a fraction of the cost.
-            return {key: type(None) if value is None else value for key, value in annotations.items()}
+    if type(fn) is types.FunctionType and all(_resolved(value) for value in fn.__annotations__.values()):
+        # Nothing to resolve: what get_type_hints returns for these, at a fraction of the cost.
+        return {key: type(None) if value is None else value for key, value in fn.__annotations__.items()}
     local = dict(localns) if localns else None
-    # A callable object's annotations are those of its class's __call__, a partial's those of its function.
-    if isinstance(fn, functools.partial):
-        fn = fn.func
-    elif not isinstance(fn, (types.FunctionType, types.MethodType, type)):
-        fn = getattr(type(fn), "__call__", fn)  # noqa: B004 - the method itself, not a test for callability
+    annotated = _annotations_holder(fn)
     try:
-        return typing.get_type_hints(fn, localns=local, include_extras=True)
+        return typing.get_type_hints(annotated, localns=local, include_extras=True)
     except Exception:
-        pass
-    # Resolve one by one, so that the error names every annotation that failed and keeps the others.
+        return _hints_one_by_one(annotated, local, problems)
+
+
+def _annotations_holder(fn: Callable[..., Any]) -> Any:
+    """What holds a callable's annotations: a callable object's are its class's `__call__`'s, a partial's its
+    function's."""
+    if isinstance(fn, functools.partial):
+        return fn.func
+    if not isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        return getattr(type(fn), "__call__", fn)  # noqa: B004 - the method itself, not a test for callability
+    return fn
+
+
+def _hints_one_by_one(fn: Any, local: dict[str, Any] | None, problems: list[str]) -> dict[str, Any]:
+    """Resolve the annotations one by one, so that the error names every annotation that failed and keeps the
+    others."""
     hints: dict[str, Any] = {}
     for key, annotation in getattr(fn, "__annotations__", {}).items():
         probe = _Probe({key: annotation}, getattr(fn, "__globals__", {}))
@@ -199,30 +219,42 @@ def collect_params(
     context: str | None = None
     for p in parameters:
         annotation = hints.get(p.name, _UNREAD if p.annotated else _EMPTY)
-        if p.kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
-            star = "*" if p.kind == _VAR_POSITIONAL else "**"
-            problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
-        elif p.kind == _POSITIONAL_ONLY:
-            problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
-        elif annotation is _EMPTY:
-            problems.append(f"parameter {p.name}: missing type annotation")
-        elif annotation is _UNRESOLVED:
-            pass  # already reported
-        elif annotation is _UNREAD:
-            problems.append(f"parameter {p.name}: the signature has an annotation the function's do not have")
+        if not _usable(p, annotation, problems):
+            continue
+        prepared = _prepared(annotation)
+        if prepared is None:
+            context = p.name
         else:
-            prepared = _prepared(annotation)
-            if prepared is None:
-                context = p.name
-            else:
-                params.append(_param(p, prepared, docs.get(p.name)))
-    names = {p.name for p in parameters}
+            params.append(_param(p, prepared, docs.get(p.name)))
+    problems.extend(_strays(docs, {p.name for p in parameters}))
+    return params, context
+
+
+def _usable(p: Arg, annotation: Any, problems: list[str]) -> bool:
+    """Whether a parameter can be passed by name and has a resolved annotation; what it lacks goes to `problems`."""
+    if p.kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
+        star = "*" if p.kind == _VAR_POSITIONAL else "**"
+        problems.append(f"parameter {star}{p.name}: variadic parameters cannot be described by a schema")
+    elif p.kind == _POSITIONAL_ONLY:
+        problems.append(f"parameter {p.name}: positional-only parameters cannot be passed by name")
+    elif annotation is _EMPTY:
+        problems.append(f"parameter {p.name}: missing type annotation")
+    elif annotation is _UNREAD:
+        problems.append(f"parameter {p.name}: the signature has an annotation the function's do not have")
+    else:
+        return annotation is not _UNRESOLVED  # one that could not be resolved is reported already
+    return False
+
+
+def _strays(docs: Mapping[str, str], names: set[str]) -> list[str]:
+    """A problem for each parameter the docstring documents that the signature does not have."""
+    problems: list[str] = []
     for documented in docs:
         if documented not in names:
             close = difflib.get_close_matches(documented, sorted(names), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             problems.append(f"docstring documents {documented!r}, which is not a parameter{hint}")
-    return params, context
+    return problems
 
 
 # What a Context offers that needs nothing of the call's asking: notifications, and what the call knows.
@@ -253,6 +285,18 @@ def context_uses(fn: Callable[..., Any], param: str) -> frozenset[str] | None:
     ask) or when that cannot be told: no source, a wrapper (`__wrapped__`), `param` not one of the function's own
     parameters, `locals()` and the like. Read once per tool, by whoever needs it (`Tool.only_notifies`,
     `Tool.asks`)."""
+    tree = _own_source(fn, param)
+    if tree is None:
+        return None
+    uses = _member_reads(tree, param)
+    if uses is None:
+        return None
+    return frozenset(uses | (_code_names(fn.__code__) & _ASKING))
+
+
+def _own_source(fn: Callable[..., Any], param: str) -> ast.Module | None:
+    """The parsed source of a function whose own parameter `param` is; None for a wrapper, another's parameter, or
+    a function whose source cannot be read."""
     import ast  # deferred: only servers that need the answer read a tool's source
     import textwrap
 
@@ -262,9 +306,16 @@ def context_uses(fn: Callable[..., Any], param: str) -> frozenset[str] | None:
     if param not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         return None
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return None
+
+
+def _member_reads(tree: ast.Module, param: str) -> set[str] | None:
+    """The members of `param` the code reads (`param.<member>`); None when it uses `param` any other way, or uses
+    `locals()` and the like."""
+    import ast
+
     uses: set[str] = set()
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
@@ -273,7 +324,7 @@ def context_uses(fn: Callable[..., Any], param: str) -> frozenset[str] | None:
             if child.id in _OPAQUE or not isinstance(node, ast.Attribute) or not isinstance(child.ctx, ast.Load):
                 return None
             uses.add(node.attr)
-    return frozenset(uses | (_code_names(code) & _ASKING))
+    return uses
 
 
 def _code_names(code: Any) -> set[str]:

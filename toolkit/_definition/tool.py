@@ -26,6 +26,7 @@ from toolkit._profiles.function_calling import envelope
 from toolkit._protocol.meta import UI_FLAT_URI_KEY, UI_KEY
 from toolkit._protocol.revisions import shape_result
 from toolkit._protocol.types import (
+    HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSION,
     CallToolResult,
@@ -38,7 +39,17 @@ from .docstrings import parse_docstring
 from .middleware import Middleware
 from .options import ToolOptions, annotations_of, option_problems, with_defaults
 from .schema import OutputSchema, input_schema, json_string_params
-from .signature import NOTIFYING, TELLING, Arg, collect_params, context_uses, in_class_body, signature_args, type_hints
+from .signature import (
+    NOTIFYING,
+    TELLING,
+    Arg,
+    Param,
+    collect_params,
+    context_uses,
+    in_class_body,
+    signature_args,
+    type_hints,
+)
 
 if TYPE_CHECKING:  # `_profiles` (about 3 ms of import) loads when a tool is first adapted
     from toolkit._profiles.adapter import AdaptedTool
@@ -225,27 +236,35 @@ class Tool(Generic[P, R]):
     def _describe_validation_error(
         self, exc: pydantic_core.ValidationError, notes: Mapping[str, str] | None = None
     ) -> str:
+        """The text of an `isError` result for arguments that failed validation: one line per error. `notes` say
+        why a top-level argument was refused instead of pydantic's message (a JSON string that was not parsed)."""
         lines = [f"Invalid arguments for tool {self.name!r}:"]
-        for err in exc.errors(include_url=False):
-            loc = ".".join(str(part) for part in err["loc"])
-            if notes and len(err["loc"]) == 1 and loc in notes:
-                lines.append(f"- {loc}: {notes[loc]}")
-                continue
-            kind = err["type"]
-            if kind == "missing" and len(err["loc"]) == 1:
-                lines.append(f"- {loc}: missing required argument")
-            elif kind == "extra_forbidden" and len(err["loc"]) == 1:
-                # A typo is the usual cause. difflib loads on this error path only: `import toolkit` stays light.
-                import difflib
-
-                close = difflib.get_close_matches(loc, self._param_names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                lines.append(f"- {loc}: unexpected argument{hint} (expected one of: {', '.join(self._param_names)})")
-            elif kind in ("model_type", "dict_type") and not err["loc"]:
-                lines.append(f"- arguments must be a JSON object, got {_brief(err['input'])}")
-            else:
-                lines.append(f"- {loc}: {err['msg']} (got {_brief(err['input'])})")
+        lines += [self._error_line(err, notes or {}) for err in exc.errors(include_url=False)]
         return "\n".join(lines)
+
+    def _error_line(self, err: pydantic_core.ErrorDetails, notes: Mapping[str, str]) -> str:
+        """One validation error as a line: an argument's note, a missing or unexpected argument, or pydantic's text."""
+        loc = ".".join(str(part) for part in err["loc"])
+        top = len(err["loc"]) == 1  # an argument itself, not a part of one
+        kind = err["type"]
+        if top and loc in notes:
+            return f"- {loc}: {notes[loc]}"
+        if top and kind == "missing":
+            return f"- {loc}: missing required argument"
+        if top and kind == "extra_forbidden":
+            return self._unexpected(loc)
+        if not err["loc"] and kind in ("model_type", "dict_type"):
+            return f"- arguments must be a JSON object, got {_brief(err['input'])}"
+        return f"- {loc}: {err['msg']} (got {_brief(err['input'])})"
+
+    def _unexpected(self, name: str) -> str:
+        """The line for an argument the tool does not take, with the closest parameter's name."""
+        # A typo is the usual cause. difflib loads on this error path only: `import toolkit` stays light.
+        import difflib
+
+        close = difflib.get_close_matches(name, self._param_names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"- {name}: unexpected argument{hint} (expected one of: {', '.join(self._param_names)})"
 
     # -- provider profiles (toolkit/_profiles/) ---------------------------------------------------
 
@@ -324,15 +343,13 @@ class Tool(Generic[P, R]):
         qualname = getattr(fn, "__qualname__", repr(fn))
         name = opts["name"] if opts["name"] is not None else getattr(fn, "__name__", "")
         problems = _name_problems(name, opts)
-        call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
-        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+        self._is_async = _is_coroutine_function(fn)
         parameters = self._parameters(fn, qualname)
         hints = type_hints(fn, localns, problems)
-        documented = fn.func if isinstance(fn, functools.partial) else fn  # not partial's own docstring
-        doc = parse_docstring(documented.__doc__, opts["docstring_style"])
+        doc = parse_docstring(_documented(fn).__doc__, opts["docstring_style"])
         params, self._context_param = collect_params(parameters, hints, doc.params, problems)
         if opts["require_param_docs"]:
-            problems.extend(f"parameter {p.name}: no description" for p in params if not p.description)
+            problems.extend(_undocumented(params))
         schema, validator = input_schema(
             params, inline=opts["inline_defs"], optional_style=opts["optional_style"], problems=problems
         )
@@ -344,20 +361,25 @@ class Tool(Generic[P, R]):
         if problems:
             raise ToolDefinitionError(qualname, problems)
         schema = _final_schema(schema, opts)
-        description = opts["description"] if opts["description"] is not None else doc.description
-        self.definition = _definition(name, description or None, schema, output, opts)
-        self.output_schema = output.raw if output else bare.raw if bare else None
-        self.bare_output = bare is not None
-        """Only 2026-07-28 lists `output_schema` (a return type that is not an object: `content.bare_output`)."""
-        self._wraps_result = output.wraps if output else False  # structuredContent is {"result": value}
+        self.definition = _definition(name, doc.description, schema, output, opts)
         self._validator = validator
         self._param_names = [p.name for p in params]
         self._json_params = json_string_params(schema)
+        self._results(output, bare)
         self._in_thread = opts["run_in_thread"] and not self._is_async
-        self._wire = wire_converter(self._convert, output)
-        # 2026-07-28's result, where it differs: the bare value as structuredContent too
-        self._modern_wire = self._wire if bare is None else bare_wire(bare)
         self._behaviour(fn, opts)
+
+    def _results(self, output: OutputSchema | None, bare: OutputSchema | None) -> None:
+        """What the return annotation gives: the schema of the value, and the conversion of a value to each era's
+        result (`output`: the `outputSchema` every era lists; `bare`: the one only 2026-07-28 lists)."""
+        self.output_schema = _value_schema(output, bare)
+        self.bare_output = bare is not None
+        """Only 2026-07-28 lists `output_schema` (a return type that is not an object: `content.bare_output`)."""
+        wraps = output is not None and output.wraps  # structuredContent is {"result": value}
+        wire = wire_converter(self._convert, output)
+        # 2026-07-28's result, where it differs: the bare value as structuredContent too
+        self._wire = wire  # and for a revision the table does not know
+        self._wires = _wires(wire, wire if bare is None else bare_wire(bare), wraps)
 
     def _behaviour(self, fn: Callable[..., Any], opts: ToolOptions) -> None:
         """What the options say of how a call runs (asking, middleware, limits, its page, tasks), kept as attributes."""
@@ -394,6 +416,56 @@ class Tool(Generic[P, R]):
         return parameters[1:] if self._is_method else parameters
 
 
+def _is_coroutine_function(fn: Callable[..., Any]) -> bool:
+    """A coroutine function, or an object whose `__call__` is one."""
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def _documented(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose docstring describes the tool: a partial's function, not `functools.partial`'s own."""
+    if isinstance(fn, functools.partial):
+        return fn.func
+    return fn
+
+
+def _undocumented(params: list[Param]) -> list[str]:
+    """A problem for each parameter without a description (`require_param_docs=True`)."""
+    return [f"parameter {p.name}: no description" for p in params if not p.description]
+
+
+def _value_schema(output: OutputSchema | None, bare: OutputSchema | None) -> dict[str, Any] | None:
+    """The JSON schema of the return value itself, before any `{"result": ...}` wrapping; None without one."""
+    if output is not None:
+        return output.raw
+    if bare is not None:
+        return bare.raw
+    return None
+
+
+Wire = Callable[[Any], dict[str, Any]]
+"""A conversion of what a tool returned to the wire result of one revision."""
+
+
+def _wires(wire: Wire, modern: Wire, wraps_result: bool) -> dict[str, Wire]:
+    """The conversion of a value to each revision's result, by revision. 2025-11-25's result is `wire`'s; older
+    revisions drop what they lack of it (`shape_result`), and 2026-07-28 has its own (`modern`), unwrapping a
+    non-object structured result."""
+    wires: dict[str, Wire] = {version: functools.partial(_shaped, wire, version, wraps_result) for version in _OLDER}
+    wires[LATEST_HANDSHAKE_VERSION] = wire
+    wires[MODERN_VERSION] = functools.partial(_shaped, modern, MODERN_VERSION, True) if wraps_result else modern
+    return wires
+
+
+_OLDER = HANDSHAKE_VERSIONS[1:]
+"""The handshake revisions before the newest: their results are shaped from its."""
+
+
+def _shaped(wire: Wire, version: str, wraps_result: bool, value: Any) -> dict[str, Any]:
+    """A value converted by `wire`, then shaped for `version`."""
+    return shape_result(wire(value), version, wraps_result)
+
+
 def _name_problems(name: str, opts: ToolOptions) -> list[str]:
     """What is wrong with the tool's name, and with hints that contradict each other."""
     problems: list[str] = []
@@ -414,14 +486,15 @@ def _final_schema(schema: dict[str, Any], opts: ToolOptions) -> dict[str, Any]:
 
 
 def _definition(
-    name: str, description: str | None, schema: dict[str, Any], output: OutputSchema | None, opts: ToolOptions
+    name: str, documented: str, schema: dict[str, Any], output: OutputSchema | None, opts: ToolOptions
 ) -> ToolDefinition:
-    """The definition `tools/list` sends."""
+    """The definition `tools/list` sends (`documented`: the docstring's description, unless `description=`)."""
     icons = opts["icons"]
+    description = opts["description"] if opts["description"] is not None else documented
     return ToolDefinition(
         name=name,
         title=opts["title"],
-        description=description,
+        description=description or None,
         input_schema=schema,
         output_schema=output.wire if output else None,
         annotations=annotations_of(opts),
@@ -496,16 +569,11 @@ async def call_tool(
             value = tool._target(**kwargs)
     except BaseException as exc:
         return error_wire(await _failure(tool, exc, ctx, settings.show_error_details))
-    version = settings.version
     try:
-        wire = (tool._modern_wire if version == MODERN_VERSION else tool._wire)(value)
+        # 2025-11-25's result as converted, an older revision's without what it lacks, 2026-07-28's own (`_wires`)
+        return tool._wires.get(settings.version, tool._wire)(value)
     except Exception as exc:
         return error_wire(tool._conversion_error(exc))
-    # 2025-11-25 results go out as converted; older revisions drop what they lack, and 2026-07-28 unwraps a
-    # non-object structured result.
-    if version != LATEST_HANDSHAKE_VERSION and (version != MODERN_VERSION or tool._wraps_result):
-        wire = shape_result(wire, version, tool._wraps_result)
-    return wire
 
 
 def argument_problem(tool: Tool[Any, Any], arguments: Mapping[str, Any], *, strict: bool) -> str | None:
@@ -527,26 +595,31 @@ def _validate_json_strings(
         return {}, tool._describe_validation_error(exc)
     decoded = dict(arguments)
     notes: dict[str, str] = {}
-    for name, kinds in tool._json_params.items():
-        value = arguments.get(name)
-        if not isinstance(value, str):
-            continue
-        expected = " or ".join(f"an {kind}" for kind in sorted(kinds))
-        try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError) as error:
-            notes[name] = f"expected {expected}, got a string that is not valid JSON ({_first_line(error)})"
-            continue
-        if _JSON_KINDS.get(type(parsed)) in kinds:
+    strings = {name: kinds for name, kinds in tool._json_params.items() if isinstance(arguments.get(name), str)}
+    for name, kinds in strings.items():
+        parsed, note = _parsed_json(arguments[name], kinds)
+        if note is None:
             decoded[name] = parsed
         else:
-            notes[name] = f"expected {expected}, got a string (its JSON is not {expected})"
-    if len(notes) == sum(isinstance(arguments.get(name), str) for name in tool._json_params):
+            notes[name] = note
+    if len(notes) == len(strings):
         return {}, tool._describe_validation_error(exc, notes)  # nothing parsed: the first error stands
     try:
         return tool._validator.validate_python(decoded), None
     except pydantic_core.ValidationError as again:
         return {}, tool._describe_validation_error(again, notes)
+
+
+def _parsed_json(text: str, kinds: frozenset[str]) -> tuple[Any, str | None]:
+    """The value a JSON string argument holds, when it is of one of the JSON `kinds`; else why it is refused."""
+    expected = " or ".join(f"an {kind}" for kind in sorted(kinds))
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        return None, f"expected {expected}, got a string that is not valid JSON ({_first_line(error)})"
+    if _JSON_KINDS.get(type(parsed)) not in kinds:
+        return None, f"expected {expected}, got a string (its JSON is not {expected})"
+    return parsed, None
 
 
 _JSON_KINDS: dict[type, str] = {dict: "object", list: "array"}
@@ -676,8 +749,7 @@ def forwarded(
     made._param_names = []
     made._json_params = {}
     made._wire = _without_bare_structured
-    made._modern_wire = _sent_as_is
-    made._wraps_result = False
+    made._wires = _wires(_without_bare_structured, _sent_as_is, False)
     made.forwards = True
     return made
 

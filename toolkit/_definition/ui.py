@@ -86,19 +86,7 @@ class UI:
         name: str | None = None,
         description: str | None = None,
     ) -> None:
-        problems = _uri_problems(uri)
-        meta: dict[str, Any] = {}
-        if csp is not None:
-            problems.extend(_csp_problems(csp))
-            meta["csp"] = {key: list(csp[key]) for key in CSP_KEYS if key in csp}
-        if permissions is not None:
-            problems.extend(_permission_problems(permissions))
-            meta["permissions"] = {permission: {} for permission in permissions}
-        problems.extend(_scalar_problems(domain, prefers_border))
-        if domain is not None:
-            meta["domain"] = domain
-        if prefers_border is not None:
-            meta["prefersBorder"] = prefers_border
+        problems = _ui_problems(uri, csp, permissions, domain, prefers_border)
         if problems:
             raise ValueError(f"UI {uri!r}: " + "; ".join(problems))
         self.uri = uri
@@ -107,7 +95,7 @@ class UI:
         """The file the page was read from, or None for a page given as text."""
         self.html = _with_sdk(_read(html, uri) if isinstance(html, Path) else html)
         """The page's HTML, as `resources/read` sends it (the App SDK inline where the page asked for it)."""
-        self.meta: dict[str, Any] = meta
+        self.meta: dict[str, Any] = _ui_meta(csp, permissions, domain, prefers_border)
         """The resource's `_meta.ui` (CSP, permissions, domain, border), as the spec names its fields."""
         self.name = name if name is not None else uri.removeprefix("ui://")
         """The resource's name."""
@@ -184,6 +172,42 @@ def _read(path: Path, uri: str) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"UI {uri!r}: no HTML file at {path}") from None
+
+
+def _ui_problems(
+    uri: str,
+    csp: Mapping[str, Sequence[str]] | None,
+    permissions: Sequence[str] | None,
+    domain: str | None,
+    prefers_border: bool | None,
+) -> list[str]:
+    """Everything wrong with a `UI`'s options, at once."""
+    problems = _uri_problems(uri)
+    if csp is not None:
+        problems.extend(_csp_problems(csp))
+    if permissions is not None:
+        problems.extend(_permission_problems(permissions))
+    problems.extend(_scalar_problems(domain, prefers_border))
+    return problems
+
+
+def _ui_meta(
+    csp: Mapping[str, Sequence[str]] | None,
+    permissions: Sequence[str] | None,
+    domain: str | None,
+    prefers_border: bool | None,
+) -> dict[str, Any]:
+    """The resource's `_meta.ui` from a `UI`'s (valid) options: only those given, as the spec names them."""
+    meta: dict[str, Any] = {}
+    if csp is not None:
+        meta["csp"] = {key: list(csp[key]) for key in CSP_KEYS if key in csp}
+    if permissions is not None:
+        meta["permissions"] = {permission: {} for permission in permissions}
+    if domain is not None:
+        meta["domain"] = domain
+    if prefers_border is not None:
+        meta["prefersBorder"] = prefers_border
+    return meta
 
 
 def _uri_problems(uri: object) -> list[str]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit._jsonschema import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, inline_defs, recursive_defs
+from toolkit._jsonschema import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, def_name, inline_defs, recursive_defs
 
 from .profiles import Problem, Profile, get_profile
 
@@ -48,27 +48,36 @@ class Restore:
         return value
 
     def _apply_object(self, value: dict[str, Any]) -> dict[str, Any]:
-        if self.branches:  # a union of objects: the branch whose properties the value's keys are
-            for branch in self.branches:
-                if set(value) <= branch.names:
-                    restored: dict[str, Any] = branch.apply(value)
-                    return restored
-            return value
+        """An object restored: by the branch of a union it belongs to, else property by property."""
+        if self.branches:
+            return self._apply_branch(value)
         out: dict[str, Any] | None = None
         for key, item in value.items():
-            if item is None and key in self.drop_null:
-                new: Any = _DROP
+            new = self._restored(key, item)
+            if new is item:
+                continue
+            if out is None:
+                out = dict(value)
+            if new is _DROP:
+                del out[key]
             else:
-                sub = self.properties.get(key)
-                new = sub.apply(item) if sub is not None else item
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                if new is _DROP:
-                    del out[key]
-                else:
-                    out[key] = new
+                out[key] = new
         return out if out is not None else value
+
+    def _apply_branch(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A union of objects: `value` restored by the branch whose properties its keys are (as it is if none)."""
+        for branch in self.branches:
+            if set(value) <= branch.names:
+                restored: dict[str, Any] = branch.apply(value)
+                return restored
+        return value
+
+    def _restored(self, key: str, item: Any) -> Any:
+        """One property's value restored, or `_DROP` for a null the provider had to send for a property left out."""
+        if item is None and key in self.drop_null:
+            return _DROP
+        sub = self.properties.get(key)
+        return sub.apply(item) if sub is not None else item
 
 
 _DROP = object()
@@ -138,29 +147,49 @@ class _Walk:
             self.problems.append(Problem(self.profile.name, self.tool, path, keyword, rule, detail))
 
     def root(self, schema: dict[str, Any]) -> tuple[dict[str, Any], Restore | None]:
+        """Walk a whole input schema: the adapted schema and its restore plan."""
+        body = self.take_defs(schema)
+        result, plan = self.node(body, "inputSchema", {}, 0)
+        if result is _DROP:  # the root itself is a cut recursion: cannot happen for an object root
+            result = body
+        if self.defs and not self.cuts_recursion():
+            result["$defs"] = self.definitions()
+        if "limits" in self.has:
+            self.limits()
+        return result, plan
+
+    def take_defs(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Keep the schema's `$defs` for the walk (inlined first for a profile without `$ref`), reporting each
+        reference and each recursive definition the profile cannot take: the schema without them."""
         _find_refs(schema, "inputSchema", lambda path: self.problem("no-ref", path, "$ref", "a reference"))
         if "no-ref" in self.has and "$defs" in schema:
             schema = inline_defs(schema)
         defs = schema.get("$defs")
         self.defs = dict(defs) if isinstance(defs, dict) else {}
-        cut = "recursion" in self.has and self.profile.rule("recursion").fix == "lossy"  # type: ignore[union-attr]
-        if self.defs and "recursion" in self.has and not cut:
-            for def_name in sorted(recursive_defs(self.defs)):
-                self.problem("recursion", f"inputSchema.$defs.{def_name}", "$ref", f"{def_name} refers to itself")
-        body = {k: v for k, v in schema.items() if k != "$defs"}
         self.def_plans = {n: Restore() for n in self.defs}
-        result, plan = self.node(body, "inputSchema", {}, 0)
-        if result is _DROP:  # the root itself is a cut recursion: cannot happen for an object root
-            result = body
-        if self.defs and not cut:
-            new_defs: dict[str, Any] = {}
-            for def_name, sub in self.defs.items():
-                new_defs[def_name], def_plan = self.node(sub, f"inputSchema.$defs.{def_name}", {}, 1)
-                _fill(self.def_plans[def_name], def_plan)
-            result["$defs"] = new_defs
-        if "limits" in self.has:
-            self.limits()
-        return result, plan
+        if not self.cuts_recursion():
+            self.report_recursion()
+        return {k: v for k, v in schema.items() if k != "$defs"}
+
+    def cuts_recursion(self) -> bool:
+        """The profile cuts a recursive type after a few levels (lossy), instead of keeping it in `$defs`."""
+        rule = self.profile.rule("recursion")
+        return rule is not None and rule.fix == "lossy"
+
+    def report_recursion(self) -> None:
+        """Report each definition that refers to itself (a profile that keeps them cannot take them)."""
+        if not self.defs or "recursion" not in self.has:
+            return
+        for name in sorted(recursive_defs(self.defs)):
+            self.problem("recursion", f"inputSchema.$defs.{name}", "$ref", f"{name} refers to itself")
+
+    def definitions(self) -> dict[str, Any]:
+        """Walk each definition kept in `$defs`, once, filling in its plan (which references to it share)."""
+        new_defs: dict[str, Any] = {}
+        for name, sub in self.defs.items():
+            new_defs[name], def_plan = self.node(sub, f"inputSchema.$defs.{name}", {}, 1)
+            _fill(self.def_plans[name], def_plan)
+        return new_defs
 
     def limits(self) -> None:
         if self.counts["properties"] > 5000:
@@ -172,35 +201,42 @@ class _Walk:
 
     # The walk returns the new schema (or _DROP: a recursion cut here) and its restore plan.
     def node(self, schema: Any, path: str, stack: dict[str, int], depth: int) -> tuple[Any, Restore | None]:
+        """Walk one schema: its own keywords, then the schemas it holds."""
         if not isinstance(schema, dict):
             return schema, None
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in self.defs:
-            return self.reference(schema, ref[8:], path, stack, depth)
+        name = def_name(schema)
+        if name is not None and name in self.defs:
+            return self.reference(schema, name, path, stack, depth)
         s = dict(schema)
         notes: list[str] = []
         self.types(s, path)
         self.unions(s, path)
         self.literals(s, path, notes)
+        cut, plan = self.parts(s, path, stack, depth, notes)
+        if cut:
+            return _DROP, None
+        self.keywords(s, path, notes)
+        _add_notes(s, notes)
+        return s, plan
+
+    def parts(
+        self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int, notes: list[str]
+    ) -> tuple[bool, Restore | None]:
+        """Walk the schemas `s` holds (a union's branches, an object's properties, an array's items): whether a
+        recursion was cut here, and the plan."""
         plan: Restore | None = None
         if "anyOf" in s:
             plan = self.branches(s, path, stack, depth)
             if plan is None:
-                return _DROP, None
-        if s.get("type") == "object" or "properties" in s:
-            dropped, plan = self.object(s, path, stack, depth, notes)
-            if dropped:
-                return _DROP, None
-        if "prefixItems" in s or "items" in s or s.get("type") == "array":
-            dropped, items_plan = self.array(s, path, stack, depth, notes)
-            if dropped:
-                return _DROP, None
+                return True, None
+        if _is_object(s):
+            plan = self.object(s, path, stack, depth)
+        if _is_array(s):
+            cut, items_plan = self.array(s, path, stack, depth, notes)
+            if cut:
+                return True, None
             plan = items_plan or plan
-        self.keywords(s, path, notes)
-        if notes:
-            description = s.get("description")
-            s["description"] = " ".join([description, *notes] if description else notes)
-        return s, plan
+        return False, plan
 
     def branches(self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int) -> Restore | None:
         """Walk each branch of `s["anyOf"]` (kept in `s`); the union's plan, or None when every branch is cut."""
@@ -219,8 +255,7 @@ class _Walk:
     def reference(
         self, schema: dict[str, Any], name: str, path: str, stack: dict[str, int], depth: int
     ) -> tuple[Any, Restore | None]:
-        rule = self.profile.rule("recursion")
-        if rule is None or rule.fix != "lossy":
+        if not self.cuts_recursion():
             # The definition is adapted once, in $defs; its plan is filled in then (it may refer to itself).
             return schema, self.def_plans[name]
         seen = stack.get(name, 0)
@@ -230,6 +265,7 @@ class _Walk:
         return self.node({**self.defs[name], **siblings}, path, {**stack, name: seen + 1}, depth)
 
     def types(self, s: dict[str, Any], path: str) -> None:
+        """A list of types as a profile with `nullable` wants it: one type (or a union) and `nullable: true`."""
         kind = s.get("type")
         if isinstance(kind, list) and "nullable" in self.has:
             others = [t for t in kind if t != "null"]
@@ -243,6 +279,7 @@ class _Walk:
                 s["anyOf"] = [{"type": t} for t in others]
 
     def unions(self, s: dict[str, Any], path: str) -> None:
+        """`oneOf` as `anyOf`, an `allOf` of one schema as that schema, a union with null as the profile wants it."""
         if "oneOf" in s and "one-of" in self.has:
             self.problem("one-of", path, "oneOf", "a `oneOf` union")
             s["anyOf"] = [*s.get("anyOf", []), *s.pop("oneOf")]
@@ -251,9 +288,7 @@ class _Walk:
             if len(parts) == 1 and isinstance(parts[0], dict):
                 self.problem("all-of", path, "allOf", "an `allOf` of one schema")
                 del s["allOf"]
-                merged = {**parts[0], **s}
-                s.clear()
-                s.update(merged)
+                _merge_into(s, parts[0])
         self.null_union(s, path)
 
     def null_union(self, s: dict[str, Any], path: str) -> None:
@@ -263,18 +298,18 @@ class _Walk:
         if not isinstance(branches, list) or {"type": "null"} not in branches:
             return
         rest = [b for b in branches if b != {"type": "null"}]
-        if "null-union" in self.has and "nullable" not in self.has:
+        if "nullable" in self.has:
+            self.nullable(s, path, rest)
+        elif "null-union" in self.has:
             self.null_type_list(s, path, rest)
-            return
-        if "nullable" not in self.has:
-            return
+
+    def nullable(self, s: dict[str, Any], path: str, rest: list[Any]) -> None:
+        """Gemini: a union with null as the union of the `rest` with `nullable: true` (the one branch left, merged)."""
         self.problem("nullable", path, "anyOf", "a union with null")
         s["nullable"] = True
         del s["anyOf"]
         if len(rest) == 1 and isinstance(rest[0], dict):
-            merged = {**rest[0], **s}
-            s.clear()
-            s.update(merged)
+            _merge_into(s, rest[0])
         elif rest:
             s["anyOf"] = rest
 
@@ -284,9 +319,8 @@ class _Walk:
         if len(rest) == 1 and isinstance(rest[0].get("type"), str) and "enum" not in rest[0]:
             self.problem("null-union", path, "anyOf", "a union with null")
             del s["anyOf"]
-            merged = {**rest[0], **s, "type": [rest[0]["type"], "null"]}
-            s.clear()
-            s.update(merged)
+            _merge_into(s, rest[0])
+            s["type"] = [rest[0]["type"], "null"]
         elif simple and rest:
             self.problem("null-union", path, "anyOf", "a union with null")
             del s["anyOf"]
@@ -295,28 +329,37 @@ class _Walk:
             self.problem("null-union-complex", path, "anyOf", "a union of complex types with null")
 
     def literals(self, s: dict[str, Any], path: str, notes: list[str]) -> None:
+        """`const` and `enum` as the profile takes them: a string `const` as an enum of one, values that are not
+        strings in the description, no `type` beside them."""
         if "const" in s and "const" in self.has:
-            value = s.pop("const")
-            if isinstance(value, str):
-                self.problem("const", path, "const", f"const {_text(value)}")
-                s["enum"] = [value]
-            else:
-                self.problem("enum-strings", path, "const", f"const {_text(value)} is not a string")
-                notes.append(f"Must be {_text(value)}.")
+            self.const(s, path, notes)
         enum = s.get("enum")
         if isinstance(enum, list):
-            self.counts["enum"] += len(enum)
-            if "enum-strings" in self.has and not all(isinstance(v, str) for v in enum):
-                self.problem("enum-strings", path, "enum", "an enum of values that are not all strings")
-                del s["enum"]
-                notes.append("One of: " + ", ".join(_text(v) for v in enum) + ".")
+            self.enum(s, enum, path, notes)
         if "enum-type" in self.has and ("enum" in s or "const" in s) and "type" in s:
             self.problem("enum-type", path, "type", "a `type` beside `enum`/`const`")
             del s["type"]
 
-    def object(
-        self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int, notes: list[str]
-    ) -> tuple[bool, Restore | None]:
+    def const(self, s: dict[str, Any], path: str, notes: list[str]) -> None:
+        """A profile without `const`: a string one as an enum of one value, any other said in the description."""
+        value = s.pop("const")
+        if isinstance(value, str):
+            self.problem("const", path, "const", f"const {_text(value)}")
+            s["enum"] = [value]
+        else:
+            self.problem("enum-strings", path, "const", f"const {_text(value)} is not a string")
+            notes.append(f"Must be {_text(value)}.")
+
+    def enum(self, s: dict[str, Any], enum: list[Any], path: str, notes: list[str]) -> None:
+        """Count an enum's values; for a profile of string enums only, say other values in the description."""
+        self.counts["enum"] += len(enum)
+        if "enum-strings" in self.has and not all(isinstance(v, str) for v in enum):
+            self.problem("enum-strings", path, "enum", "an enum of values that are not all strings")
+            del s["enum"]
+            notes.append("One of: " + ", ".join(_text(v) for v in enum) + ".")
+
+    def object(self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int) -> Restore:
+        """Walk an object's properties (and its `additionalProperties`): its plan."""
         props = s.get("properties")
         props = props if isinstance(props, dict) else {}
         required = list(s.get("required") or ())
@@ -328,30 +371,47 @@ class _Walk:
             sub_path = f"{path}.properties.{key}"
             new, sub_plan = self.node(sub, sub_path, stack, depth + 1)
             if new is _DROP:
-                if key in required:
-                    self.problem("recursion", sub_path, "$ref", "a required property of a recursive type")
-                    new = sub
-                else:
-                    self.problem("recursion", sub_path, "$ref", f"recursion cut after {_RECURSION_DEPTH} levels")
+                new = self.cut_property(sub, sub_path, key in required)
+                if new is _DROP:
                     continue
             if sub_plan is not None:
                 plan.properties[key] = sub_plan
-            if key not in required and "all-required" in self.has and isinstance(new, dict):
-                self.problem("all-required", sub_path, "required", f"optional property {key!r}")
-                if not _accepts_null(new):
-                    new = _nullable(new)
-                    plan.drop_null.add(key)
+            if key not in required:
+                new = self.optional(key, new, sub_path, plan)
             new_props[key] = new
+        self.properties(s, new_props, required)
+        self.extra(s, path, stack, depth)
+        return plan
+
+    def cut_property(self, schema: Any, path: str, required: bool) -> Any:
+        """A property where a recursion was cut: kept as it was if required (reported), else `_DROP`ped."""
+        if required:
+            self.problem("recursion", path, "$ref", "a required property of a recursive type")
+            return schema
+        self.problem("recursion", path, "$ref", f"recursion cut after {_RECURSION_DEPTH} levels")
+        return _DROP
+
+    def optional(self, key: str, schema: Any, path: str, plan: Restore) -> Any:
+        """An optional property for a profile where all are required: it admits null, which `plan` then drops."""
+        if "all-required" not in self.has or not isinstance(schema, dict):
+            return schema
+        self.problem("all-required", path, "required", f"optional property {key!r}")
+        if _accepts_null(schema):
+            return schema
+        plan.drop_null.add(key)
+        return _nullable(schema)
+
+    def properties(self, s: dict[str, Any], new_props: dict[str, Any], required: list[str]) -> None:
+        """Put the walked properties in `s`, and the list of those required (every one, if the profile says so)."""
         if "properties" in s or "closed-objects" in self.has:
             s["properties"] = new_props
         if "all-required" in self.has and new_props:
             s["required"] = list(new_props)
         elif required:
             s["required"] = [k for k in required if k in new_props]
-        self.extra(s, path, stack, depth)
-        return False, plan
 
     def extra(self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int) -> None:
+        """An object's `additionalProperties`: closed for a profile that wants it, walked when it is a schema."""
         extra = s.get("additionalProperties")
         if "closed-objects" in self.has:
             if extra is None:
@@ -366,48 +426,65 @@ class _Walk:
     def array(
         self, s: dict[str, Any], path: str, stack: dict[str, int], depth: int, notes: list[str]
     ) -> tuple[bool, Restore | None]:
+        """Walk an array's `prefixItems` and `items`: whether a recursion was cut in them, and the plan."""
         prefix = s.get("prefixItems")
         if isinstance(prefix, list):
             walked = [self.node(sub, f"{path}.prefixItems[{i}]", stack, depth)[0] for i, sub in enumerate(prefix)]
             if any(w is _DROP for w in walked):
                 return True, None
-            if "tuple" in self.has:
-                self.problem("tuple", path, "prefixItems", f"a tuple of {len(prefix)} items")
-                del s["prefixItems"]
-                if "items" not in s:
-                    s["items"] = _one_of(walked)
-                notes.append("Items in order: " + ", ".join(_brief(w) for w in walked) + ".")
-            else:
-                s["prefixItems"] = walked
-                if "items" not in s and "array-items" in self.has:
-                    self.problem("array-items", path, "items", "an array without `items`")
-                    s["items"] = _one_of(walked)
+            self.prefix_items(s, walked, path, notes)
         elif "items" not in s and "array-items" in self.has:
             self.problem("array-items", path, "items", "an array without `items`")
             s["items"] = {}
         items = s.get("items")
-        if isinstance(items, dict):
-            new, sub_plan = self.node(items, f"{path}.items", stack, depth)
-            if new is _DROP:
-                return True, None
-            s["items"] = new
-            if sub_plan is not None:
-                return False, Restore(items=sub_plan)
-        return False, None
+        if not isinstance(items, dict):
+            return False, None
+        new, sub_plan = self.node(items, f"{path}.items", stack, depth)
+        if new is _DROP:
+            return True, None
+        s["items"] = new
+        if sub_plan is None:
+            return False, None
+        return False, Restore(items=sub_plan)
+
+    def prefix_items(self, s: dict[str, Any], walked: list[Any], path: str, notes: list[str]) -> None:
+        """A tuple's walked `prefixItems`: kept, or for a profile without tuples, any of them as `items`, their order
+        said in the description; a profile that needs `items` gets any of them."""
+        if "tuple" not in self.has:
+            s["prefixItems"] = walked
+            if "items" not in s and "array-items" in self.has:
+                self.problem("array-items", path, "items", "an array without `items`")
+                s["items"] = _one_of(walked)
+            return
+        self.problem("tuple", path, "prefixItems", f"a tuple of {len(walked)} items")
+        del s["prefixItems"]
+        if "items" not in s:
+            s["items"] = _one_of(walked)
+        notes.append("Items in order: " + ", ".join(_brief(w) for w in walked) + ".")
 
     def keywords(self, s: dict[str, Any], path: str, notes: list[str]) -> None:
+        """The other keywords: a `default`, a `format` or any keyword the profile does not take moves to the
+        description."""
         if "default" in s and "default" in self.has:
             self.problem("default", path, "default", f"default {_text(s['default'])}")
             notes.append(f"Default: {_text(s.pop('default'))}.")
-        fmt = s.get("format")
-        allowed_formats = self.profile.formats
-        if isinstance(fmt, str) and allowed_formats is not None and fmt not in allowed_formats:
-            self.problem("format", path, "format", f"format {fmt!r}")
-            del s["format"]
-            notes.append(f"Format: {fmt}.")
+        self.unknown_format(s, path, notes)
         allowed = self.profile.keywords
-        if allowed is None:
+        if allowed is not None:
+            self.unknown_keywords(s, allowed, path, notes)
+
+    def unknown_format(self, s: dict[str, Any], path: str, notes: list[str]) -> None:
+        """A `format` the profile does not know, said in the description instead."""
+        fmt = s.get("format")
+        allowed = self.profile.formats
+        if not isinstance(fmt, str) or allowed is None or fmt in allowed:
             return
+        self.problem("format", path, "format", f"format {fmt!r}")
+        del s["format"]
+        notes.append(f"Format: {fmt}.")
+
+    def unknown_keywords(self, s: dict[str, Any], allowed: Collection[str], path: str, notes: list[str]) -> None:
+        """The keywords outside the profile's list (and a `minItems` above its largest), said in the description."""
         for key in [k for k in s if k not in allowed]:
             value = s.pop(key)
             self.problem("keyword", path, key, f"keyword {key!r}")
@@ -425,20 +502,8 @@ def _prune(root: Restore) -> bool:
 
     Plans of recursive definitions refer to themselves, so usefulness is a fixed point over the whole graph.
     """
-    nodes: dict[int, Restore] = {}
-    todo = [root]
-    while todo:
-        plan = todo.pop()
-        if id(plan) not in nodes:
-            nodes[id(plan)] = plan
-            todo.extend(_children(plan))
-    useful = {key: bool(plan.drop_null) for key, plan in nodes.items()}
-    changed = True
-    while changed:
-        changed = False
-        for key, plan in nodes.items():
-            if not useful[key] and any(useful[id(c)] for c in _children(plan)):
-                useful[key] = changed = True
+    nodes = _plans(root)
+    useful = _useful(nodes)
     for plan in nodes.values():
         plan.properties = {k: sub for k, sub in plan.properties.items() if useful[id(sub)]}
         if plan.items is not None and not useful[id(plan.items)]:
@@ -446,6 +511,30 @@ def _prune(root: Restore) -> bool:
         if not any(useful[id(b)] for b in plan.branches):
             plan.branches = []
     return useful[id(root)]
+
+
+def _plans(root: Restore) -> dict[int, Restore]:
+    """Every plan reachable from `root`, each once (by identity: a recursive definition's plan reaches itself)."""
+    nodes: dict[int, Restore] = {}
+    todo = [root]
+    while todo:
+        plan = todo.pop()
+        if id(plan) not in nodes:
+            nodes[id(plan)] = plan
+            todo.extend(_children(plan))
+    return nodes
+
+
+def _useful(nodes: dict[int, Restore]) -> dict[int, bool]:
+    """Whether each plan restores something, itself or through a child: a fixed point over the graph."""
+    useful = {key: bool(plan.drop_null) for key, plan in nodes.items()}
+    changed = True
+    while changed:
+        changed = False
+        for key, plan in nodes.items():
+            if not useful[key] and any(useful[id(c)] for c in _children(plan)):
+                useful[key] = changed = True
+    return useful
 
 
 def _children(plan: Restore) -> list[Restore]:
@@ -463,19 +552,50 @@ def _names_only(schema: Any) -> Restore:
     return Restore(names=frozenset(props) if isinstance(props, dict) else frozenset())
 
 
-def _find_refs(schema: Any, path: str, found: Any) -> None:
-    if isinstance(schema, dict):
-        if isinstance(schema.get("$ref"), str):
-            found(path)
-        for key, value in schema.items():
-            if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
-                for name, sub in value.items():
-                    _find_refs(sub, f"{path}.{key}.{name}", found)
-            elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
-                for i, sub in enumerate(value):
-                    _find_refs(sub, f"{path}.{key}[{i}]", found)
-            elif key in SCHEMA_KEYS:
-                _find_refs(value, f"{path}.{key}", found)
+def _find_refs(schema: Any, path: str, found: Callable[[str], None]) -> None:
+    """Call `found` with the path of every schema that has a `$ref`, at any depth."""
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("$ref"), str):
+        found(path)
+    for key, value in schema.items():
+        for sub_path, sub in _subschemas(key, value, path):
+            _find_refs(sub, sub_path, found)
+
+
+def _subschemas(key: str, value: Any, path: str) -> list[tuple[str, Any]]:
+    """The schemas the value of the keyword `key` holds, each with its path."""
+    if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
+        return [(f"{path}.{key}.{name}", sub) for name, sub in value.items()]
+    if key in SCHEMA_LIST_KEYS and isinstance(value, list):
+        return [(f"{path}.{key}[{i}]", sub) for i, sub in enumerate(value)]
+    if key in SCHEMA_KEYS:
+        return [(f"{path}.{key}", value)]
+    return []
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    """The schema describes an object (its properties make it one without `type`)."""
+    return schema.get("type") == "object" or "properties" in schema
+
+
+def _is_array(schema: dict[str, Any]) -> bool:
+    """The schema describes an array (its items make it one without `type`)."""
+    return "prefixItems" in schema or "items" in schema or schema.get("type") == "array"
+
+
+def _merge_into(schema: dict[str, Any], part: dict[str, Any]) -> None:
+    """Make `schema` the merge of `part` and itself, in place: `part`'s keywords first, `schema`'s winning."""
+    merged = {**part, **schema}
+    schema.clear()
+    schema.update(merged)
+
+
+def _add_notes(schema: dict[str, Any], notes: list[str]) -> None:
+    """Append what the profile could not say in keywords to the schema's description."""
+    if notes:
+        description = schema.get("description")
+        schema["description"] = " ".join([description, *notes] if description else notes)
 
 
 def _accepts_null(schema: dict[str, Any]) -> bool:
