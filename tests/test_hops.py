@@ -14,12 +14,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import hops
 
-# Issue 39's one pipeline (2026-12-07): 12 in 5 -> 23 in 9. The connection answers (`_respond`) apart from routing and
-# running the handler (`_handle`); `tools/call` is the pipeline's (`pipeline.py`: `ToolCalls._call`, `_arguments`, `_run`); the run
-# level every call shares, a task's too (`running.run_call`); the era stamps the result (`eras.py`); the outbox is a
-# module of its own; and the copies inlined to save a hop are undone (a message is checked by `check_message`, a
-# request admitted by `_admit`, the outbox writes through `_write`). Each is a concept of its own module, not inlined
-# to meet the figure (issue 39).
+# Issue 39's one pipeline (2026-12-07): 12 in 5 -> 23 in 9. The connection answers (`_respond`) apart from
+# running the handler (`_handle`); the era routes the request (`eras.route`) and stamps the result; `tools/call` is
+# the pipeline's (`pipeline.py`: `ToolCalls._call`, `_arguments`, `_run`); the run level every call shares, a task's
+# too (`running.run_call`); the outbox is a module of its own; and the copies inlined to save a hop are undone (a
+# message is checked by `check_message`, a request admitted by `_admit`, the outbox writes through `_write`). Each is
+# a concept of its own module, not inlined to meet the figure (issue 39).
 MAX_FUNCTIONS = 23
 MAX_MODULES = 9
 
