@@ -4,7 +4,7 @@ Issue 23 asks that a sync tool cost at most one thread hand-off more than the sa
 hand-off be as cheap as the machine allows. This measures both, in one process, rounds interleaved:
 
 - the bare primitive, a loop that hands a no-op to a worker thread and awaits its result, for each design:
-  `toolkit` (`toolkit._engine.threads.run_sync`: a waiting worker's `SimpleQueue.put`, and
+  `toolkit` (`toolkit._call.threads.run_sync`: a waiting worker's `SimpleQueue.put`, and
   `call_soon_threadsafe` back), `minimal` (the same design stripped to its two calls: one dedicated thread, no pool,
   no counting, no context copy: its floor), `executor` (`loop.run_in_executor` on a `ThreadPoolExecutor`),
   `anyio` (`anyio.to_thread.run_sync`, what toolkit uses on trio), `inline` (no thread at all: the loop's own cost
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 import anyio.to_thread
 
 from toolkit import Client
-from toolkit._engine.threads import run_sync
+from toolkit._call.threads import run_sync
 
 from .asgi import _server as asgi_server
 

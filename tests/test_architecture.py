@@ -37,14 +37,13 @@ MODULES = _modules()
 
 # The wings, bottom up, and what each may import (by module prefix; a wing may always import its own modules). The
 # outward-facing parts (`cli`, `testing`, `docs`, `_lint`, `_target`, `__main__`) sit above the package and may use
-# all of it. A tool's call runs its function with a Context on a worker thread, so the definition wing and asking
-# may reach `_engine.context` and `_engine.threads` (the acyclic check orders those modules); never the rest of the
-# engine, a transport, HTTP, the server or the client.
+# all of it. A tool's call runs its function with a Context on a worker thread (`_call`, below the definition wing,
+# above asking: a Context asks the client); never the engine, a transport, HTTP, the server or the client.
 _OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
 _LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit._jsonschema", "toolkit._shadowing")
 _BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal", "toolkit._matcher", "toolkit._search")
-_TOOLS = (*_BASE, "toolkit._profiles", "toolkit._definition", "toolkit._asking")
-_RUN = ("toolkit._engine.context", "toolkit._engine.threads")
+_ASKING = (*_BASE, "toolkit._profiles", "toolkit._asking")
+_TOOLS = (*_ASKING, "toolkit._call", "toolkit._definition")
 _ENGINE = (*_TOOLS, "toolkit._transports", "toolkit._tasks", "toolkit._engine", "toolkit._backend")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(_LEAVES, ()),
@@ -54,8 +53,9 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "toolkit._matcher": (*_LEAVES, "toolkit._protocol", "toolkit._errors"),
     "toolkit._search": (*_LEAVES, "toolkit._protocol"),
     "toolkit._profiles": _BASE,
-    "toolkit._definition": (*_TOOLS, *_RUN),
-    "toolkit._asking": (*_TOOLS, *_RUN),
+    "toolkit._asking": _ASKING,
+    "toolkit._call": _ASKING,
+    "toolkit._definition": _TOOLS,
     "toolkit._transports": _BASE,
     "toolkit._tasks": _BASE,
     "toolkit._backend": (*_BASE, "toolkit._tasks"),
@@ -227,6 +227,22 @@ def test_no_toolkit_module_imports_another_that_imports_it_back_deferred_and_typ
 def test_every_import_goes_down_no_wing_reaches_a_higher_one_and_the_core_never_imports_the_package() -> None:
     graph, _ = _read()
     assert _upward(graph) == []
+
+
+def _folder(module: str) -> str:
+    """A module's folder under the package (`toolkit._engine`), or the module itself at the top."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_two_wings_import_each_other_directly_or_around_a_circle() -> None:
+    graph: dict[str, set[str]] = {_folder(name): set() for name in MODULES if name != "toolkit"}
+    for name, path in MODULES.items():
+        if name == "toolkit":  # the namespace re-exports every wing
+            continue
+        imports = _imports(name, ast.parse(path.read_text(encoding="utf-8")), is_package=path.name == "__init__.py")
+        folders = {_folder(target) for target in imports if target in MODULES and target != "toolkit"}
+        graph[_folder(name)] |= folders - {_folder(name)}
+    assert _cycles(graph) == []
 
 
 def test_every_module_of_the_core_belongs_to_a_wing_of_the_table() -> None:

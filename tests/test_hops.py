@@ -37,7 +37,7 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
     assert "_definition.tool:call_tool" in functions
     assert sum(function.startswith("_protocol.jsonrpc:encode") for function in functions) == 1
     # No Context for a tool without one.
-    assert not any(function.startswith("_engine.context:") for function in functions)
+    assert not any(function.startswith("_call.context:") for function in functions)
 
 
 # One HTTP POST `tools/call`, server side (the ASGI app driven in process, its lifespan running), both eras. Issue 22
@@ -81,4 +81,4 @@ def test_one_http_post_tools_call_runs_a_bounded_number_of_toolkit_functions(era
     assert "_http.post:Posts._read" in functions
     # One serialization of the reply, and no Context for a tool without one.
     assert sum(function.startswith("_protocol.jsonrpc:encode") for function in functions) == 1
-    assert (name == "add_context") == any(function.startswith("_engine.context:") for function in functions)
+    assert (name == "add_context") == any(function.startswith("_call.context:") for function in functions)

@@ -8,13 +8,13 @@ from ._asking.answer import ElicitResult, Roots, SampleResult
 from ._asking.around import AskNext, Question, QuestionMiddleware
 from ._asking.elicitation import Choices, ElicitationSchemaError, Form
 from ._asking.sampling import ModelPreferences, SampleOptions, SamplingMessage
+from ._call.context import Context, LogLevel
 from ._definition.content import Audio, Image
 from ._definition.docstrings import DocstringStyle
 from ._definition.middleware import CallNext, Middleware, Request, ToolFilter
 from ._definition.tool import Tool, ToolOptions, tool
 from ._definition.ui import UI
 from ._engine.audit import AuditLog
-from ._engine.context import Context, LogLevel
 from ._errors import (
     ClientCapabilityError,
     ClientRequestError,

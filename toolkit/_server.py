@@ -19,11 +19,11 @@ import anyio
 import anyio.abc
 from typing_extensions import ParamSpec, Unpack
 
+from toolkit._call.threads import running_calls
 from toolkit._definition.options import with_defaults
 from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
 from toolkit._engine.connection import Connection
 from toolkit._engine.registry import Registry, ServerOptions
-from toolkit._engine.threads import running_calls
 from toolkit._errors import StartupError
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import StdioTransport

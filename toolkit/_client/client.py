@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-    from toolkit._engine.context import LogLevel
+    from toolkit._call.context import LogLevel
     from toolkit._engine.registry import AnyLifespan
 
 __all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode", "Servable"]

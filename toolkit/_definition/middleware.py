@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit._engine.context import Context
+from toolkit._call.context import Context
 from toolkit._errors import ToolError
 from toolkit._identity import Identity
 from toolkit._protocol.types import ToolDefinition

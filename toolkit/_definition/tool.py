@@ -19,8 +19,8 @@ from typing_extensions import ParamSpec, Self, Unpack
 
 from toolkit._asking.asking import confirm_text
 from toolkit._asking.mrtr import Suspend
-from toolkit._engine.context import Context, bind_to_loop, confirm, mark_cancelled
-from toolkit._engine.threads import run_sync
+from toolkit._call.context import Context, bind_to_loop, confirm, mark_cancelled
+from toolkit._call.threads import run_sync
 from toolkit._errors import OutputMismatchError, ToolDefinitionError, ToolError, URLElicitationRequired
 from toolkit._profiles.function_calling import envelope
 from toolkit._protocol.meta import UI_FLAT_URI_KEY, UI_KEY

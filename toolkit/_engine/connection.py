@@ -28,6 +28,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import pydantic
 
+from toolkit._call.context import Context
 from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError
 from toolkit._matcher import RequestMatcher
 from toolkit._protocol.jsonrpc import (
@@ -46,7 +47,6 @@ from toolkit._protocol.types import Implementation
 from toolkit._transports.base import MessageKind, RoutingTransport
 
 from . import methods, middleware
-from .context import Context
 from .eras import route
 from .handlers import Handler, Handlers
 from .outbox import Outbox, routes

@@ -33,9 +33,9 @@ from .running import Invocation, run_call
 from .visibility import shown, shown_tools, tools_request, visibility
 
 if TYPE_CHECKING:
+    from toolkit._call.context import Context
     from toolkit._definition.tool import Tool
 
-    from .context import Context
     from .registry import Registry
     from .session import SessionState
 

@@ -29,7 +29,7 @@ from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import shape_implementation, shape_tool
 from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
-from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
+from toolkit._transports.base import DEFAULT_MAX_MESSAGE_SIZE
 
 from .tasks import TaskOptions, Tasks
 from .telemetry import Telemetry, find

@@ -24,9 +24,8 @@ from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.types import MODERN_VERSION, CallToolResult
 
 if TYPE_CHECKING:
+    from toolkit._call.context import Context
     from toolkit._definition.tool import Tool
-
-    from .context import Context
 
 __all__ = ["CallHost", "Invocation", "checked_call", "run_call"]
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
+
+from toolkit._protocol.types import LOG_LEVELS, LogLevel
 
 __all__ = ["LOG_LEVELS", "LogLevel", "SessionState"]
-
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-#: RFC 5424 severities, least severe first, as MCP names them.
-LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,13 @@ import anyio.to_thread
 
 from toolkit._asking.asking import AskedCall, Asker, AskingServer
 from toolkit._backend.base import UNAVAILABLE
+from toolkit._call.context import PY_LEVELS, Context
 from toolkit._errors import ProtocolError
 from toolkit._identity import Identity, current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
 from toolkit._protocol.types import MODERN_VERSION
 from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
-from .context import PY_LEVELS, Context
 from .running import CallHost, Invocation, run_call
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
+from toolkit._call.context import Context
 from toolkit._client.client import Client, ClientOptions, ProtocolMode, Servable
 from toolkit._definition.tool import Tool, forwarded
-from toolkit._engine.context import Context
 from toolkit._errors import ToolDefinitionError
 from toolkit._protocol.types import ToolDefinition
 

@@ -22,8 +22,8 @@ import anyio.abc
 from toolkit._asking.answer import ElicitResult, SampleResult
 from toolkit._asking.handlers import ElicitRequest, SampleRequest
 from toolkit._asking.mrtr import Suspend
+from toolkit._call.context import PY_LEVELS, Context
 from toolkit._client.client import Client, ClientOptions, LogMessage
-from toolkit._engine.context import PY_LEVELS, Context
 from toolkit._errors import (
     ClientRequestError,
     ConnectionClosedError,

@@ -41,6 +41,10 @@ HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26",
 LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[0]
 MODERN_VERSION = "2026-07-28"
 
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+#: RFC 5424 severities, least severe first, as MCP names them.
+LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 
 class WireModel(BaseModel):
     """Base of every wire model: camelCase aliases, `_meta` as `meta`, unknown fields kept."""

@@ -10,7 +10,10 @@ from __future__ import annotations
 import enum
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["MessageKind", "RoutingTransport", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "MessageKind", "RoutingTransport", "Transport"]
+
+DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+"""The largest message a transport reads by default (`max_message_size=`), in bytes: what a peer may send at once."""
 
 
 @runtime_checkable

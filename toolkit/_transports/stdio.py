@@ -25,6 +25,8 @@ import pydantic_core
 from toolkit._errors import ConnectionClosedError, MessageError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
+from .base import DEFAULT_MAX_MESSAGE_SIZE
+
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "DEFAULT_SHUTDOWN_TIMEOUT",
@@ -37,7 +39,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 _CHUNK = 65536
 _HELD_STDERR = 65536
 _STDERR_TAIL = 4096

@@ -17,9 +17,7 @@ from toolkit._asking.elicitation import empty_form
 from toolkit._asking.mrtr import Suspend
 from toolkit._identity import Identity, current_identity
 from toolkit._markers import ContextMarker
-from toolkit._protocol.types import Implementation
-
-from .session import LOG_LEVELS, LogLevel
+from toolkit._protocol.types import LOG_LEVELS, Implementation, LogLevel
 
 if TYPE_CHECKING:
     from types import TracebackType
