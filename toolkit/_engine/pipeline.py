@@ -65,7 +65,7 @@ class Served(Protocol):
     def context(self, incoming: Incoming, asker: Asker | None) -> Context: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outlet:
     """Where one request's messages go besides its answer.
 
@@ -79,7 +79,7 @@ class Outlet:
     close_stream: Closer | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Incoming:
     """One request as its handler gets it: its id, params, the state it is served with and its era (`eras.route`:
     `NO_SESSION` and None for `initialize`, and `ping` before it), and its outlet."""

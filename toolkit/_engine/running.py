@@ -44,7 +44,7 @@ class CallHost(Protocol):
     abandoned_calls: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Invocation:
     """One call of a tool, as the run level needs it: its arguments, where its Context comes from (made only if the
     tool takes one), and what middleware sees of the request (`Request`'s fields)."""
