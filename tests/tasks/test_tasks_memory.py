@@ -43,6 +43,28 @@ async def test_a_task_tool_answers_with_a_task_the_client_polls_to_its_result() 
         assert done["resultType"] == "complete"
 
 
+async def test_arguments_that_do_not_fit_are_refused_before_a_task_is_made_in_2026() -> None:
+    # Issue 37 item 14: the server decides per request in 2026-07-28; a call that cannot run makes no task.
+    async with wire.memory(tasks_server.build()) as peer:
+        refused = await peer.result("tools/call", {"name": "slow", "arguments": {"seconds": "x"}, "_meta": modern()})
+        assert refused["resultType"] == "complete"
+        assert refused["isError"] is True
+        assert "seconds" in refused["content"][0]["text"]
+        created = await peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, "_meta": modern()})
+        assert created["resultType"] == "task"  # arguments that fit: a task, as before
+
+
+async def test_in_2025_a_task_asked_for_reports_arguments_that_do_not_fit() -> None:
+    async with wire.memory(tasks_server.build()) as peer:
+        await peer.initialize()
+        params = {"name": "slow", "arguments": {"seconds": "x"}, "task": {"ttl": 60_000}}
+        created = await peer.result("tools/call", params)
+        done = await poll(peer, created["task"]["taskId"], {"completed", "failed"}, wire.LATEST)
+        assert done["status"] == "completed"
+        result = await peer.result("tasks/result", {"taskId": created["task"]["taskId"]})
+        assert result["isError"] is True
+
+
 async def test_a_client_without_the_extension_gets_a_plain_result_or_the_capability_error() -> None:
     async with wire.memory(tasks_server.build()) as peer:
         plain = await peer.result("tools/call", {"name": "slow", "arguments": {}, "_meta": wire.meta()})

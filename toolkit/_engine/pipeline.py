@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._asking.asking import AskedCall, Asker
 from toolkit._asking.mrtr import Suspend
+from toolkit._definition.tool import argument_problem, error_wire
 from toolkit._definition.ui import speaks_apps
 from toolkit._errors import ProtocolError, URLElicitationRequired
 from toolkit._identity import current_identity
@@ -133,13 +134,27 @@ class ToolCalls:
         # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
         task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
         if task == "now":
-            return await server.tasks.create(tool, arguments, params, state)
+            return await self._task(tool, arguments, incoming, era)
         asking = self._asking(tool, incoming, task) if tool.may_ask else None
         wire, asking = await self._run(tool, arguments, incoming, asking)
         if asking is not None:
             create = functools.partial(server.tasks.create, tool, arguments, params, state)
             return await self._asked(asking, wire, create, era)
         return era.complete(wire, self._modern_info)
+
+    async def _task(
+        self, tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, incoming: Incoming, era: Era
+    ) -> dict[str, Any]:
+        """A call made a task now. Where the server decides per request whether a call is a task (2026-07-28), one
+        whose arguments do not fit is answered at once with the plain call's error result: no task is made for a
+        call that cannot run. Unless tool middleware, which may change the arguments, stands between; and in
+        2025-11-25, where the client asked for the task (`params.task`), the task reports the error."""
+        server = self.server
+        if era.stateless and not (tool.middleware or server.tool_middleware):
+            problem = argument_problem(tool, arguments or {}, strict=server.strict_arguments)
+            if problem is not None:
+                return era.complete(error_wire(problem), self._modern_info)
+        return await server.tasks.create(tool, arguments, incoming.params, incoming.state)
 
     def _arguments(self, tool: Tool[Any, Any], params: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """A call's arguments (None when absent), adapted from the server's schema profile if it has one.
