@@ -18,7 +18,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Check", "OutputCheck", "compile_schema"]
+from toolkit._errors import ProtocolError
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR
+
+__all__ = ["Check", "OutputCheck", "OutputChecks", "compile_schema"]
 
 Check = Callable[[Any], bool]
 """Whether a JSON value (as `json.loads` gives it) is valid."""
@@ -508,3 +511,67 @@ class OutputCheck:
             self._validator = jsonschema.Draft202012Validator(self._schema)
         errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
         return str(errors[0].message) if errors else None
+
+
+class OutputChecks:
+    """The `outputSchema` of each tool a client listed, each compiled once (at the tool's first result), and the check
+    of a result against it (`structuredContent` needed, and matching).
+
+    Without `jsonschema` (the optional `validation` extra) nothing is checked: `available` is False, and the client
+    does not list the tools to learn their schemas either.
+    """
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, dict[str, Any] | None] = {}
+        self._checks: dict[str, OutputCheck] = {}
+        self._available: bool | None = None  # jsonschema importable; looked up on the first call
+
+    @property
+    def available(self) -> bool:
+        """Whether results can be checked (`jsonschema` can be imported)."""
+        if self._available is None:
+            self._available = _can_import_jsonschema()
+        return self._available
+
+    def knows(self, name: str) -> bool:
+        """Whether the tool has been listed (its schema, or its lack of one, is known)."""
+        return name in self._schemas
+
+    def learn(self, name: str, schema: dict[str, Any] | None) -> None:
+        """Note a listed tool's `outputSchema`."""
+        self._schemas[name] = schema
+
+    def forget(self) -> None:
+        """The server's tool list changed: the tools are listed again before their next result is checked."""
+        self._schemas.clear()
+
+    def check(self, name: str, structured: Any) -> None:
+        """Check a result's `structuredContent` (None when it has none) against the tool's schema, if it has one.
+
+        Raises:
+            ProtocolError: -32603 when the tool has an `outputSchema` and the result has no `structuredContent`, or
+                one that does not match it.
+        """
+        schema = self._schemas.get(name)
+        if schema is None:
+            return
+        if structured is None:
+            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
+        check = self._checks.get(name)
+        if check is None:  # compiled once per tool: jsonschema walking a 1 MB result cost a second (issue 23)
+            check = self._checks[name] = OutputCheck(schema)
+        error = check.first_error(structured)
+        if error is not None:
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
+            )
+
+
+def _can_import_jsonschema() -> bool:
+    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return False
+    return True
