@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import functools
-import logging
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -24,17 +22,8 @@ from toolkit._asking.handlers import (
     SamplingHandler,
     call_with_input,
 )
-from toolkit._engine.telemetry import (
-    CLIENT_SESSION_DURATION,
-    INPROC,
-    MCP_PROTOCOL_VERSION,
-    PIPE,
-    TCP,
-    Telemetry,
-    find,
-    network_attributes,
-)
-from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, refuse_unknown_options
+from toolkit._engine.telemetry import INPROC, PIPE, TCP
+from toolkit._errors import ProtocolError, refuse_unknown_options
 from toolkit._protocol.meta import (
     CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -53,16 +42,17 @@ from toolkit._protocol.types import (
     ToolDefinition,
 )
 from toolkit._transports.base import Transport
-from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
 from toolkit._version import __version__
 
+from .changes import ToolChanges
 from .discovery import Greeting, discover, initialize
-from .opened import OpenedTransport
+from .opened import OpenedTransport, Servable, open_target
 from .peer import Peer
 from .progress import ProgressCallback, ProgressCallbacks, maybe_await
 from .schema_check import OutputChecks
 from .tasks import ClientTasks, TaskClient, ToolTask
+from .tracing import ClientTracing
 
 if TYPE_CHECKING:
     import httpx
@@ -74,23 +64,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode", "Servable"]
 
-logger = logging.getLogger("toolkit.client")
-
 ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
 """What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
 `"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
 _CLIENT_INFO = Implementation(name="toolkit", version=__version__)
-
-
-class Servable(Protocol):
-    """What `Client(server)` uses of a toolkit [`Server`][toolkit.Server] in memory: its lifespan and one connection.
-
-    A protocol, not the class: the client sits below the server facade, which mounts other servers through it
-    (`Server.mount`)."""
-
-    def running(self, *, lifespan: AnyLifespan | None = None) -> AbstractAsyncContextManager[Any]: ...
-
-    async def serve(self, transport: Transport) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +233,10 @@ class Client:
         client_info = resolved["client_info"] or _CLIENT_INFO
         self._client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
         self._peer: Peer | None = None
-        self._acknowledged: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
         self._progress = ProgressCallbacks()
-        self._outputs = OutputChecks()
+        self._outputs = OutputChecks(self.list_tools)
+        self._changes = ToolChanges(resolved["on_tools_changed"], self._outputs.forget)
         self._log_level: LogLevel | None = None
         self._tasks = ClientTasks(
             TaskClient(
@@ -275,15 +252,13 @@ class Client:
         self._notified: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
             "notifications/progress": self._progress.notify,
             "notifications/message": self._on_log,
-            "notifications/subscriptions/acknowledged": self._on_acknowledged,
+            "notifications/subscriptions/acknowledged": self._changes.acknowledged,
             "notifications/tasks": self._tasks.on_status,
             "notifications/tasks/status": self._tasks.on_status,
-            "notifications/tools/list_changed": self._on_tools_changed,
+            "notifications/tools/list_changed": self._changes.changed,
         }
-        # OpenTelemetry (docs/observability.md): the telemetry in use (found when the client connects, None while
-        # OpenTelemetry is not configured); the transport's network attributes.
-        self._telemetry: Telemetry | None = None
-        self._network: tuple[str | None, str | None] = (None, None) if isinstance(target, Transport) else (INPROC, None)
+        network = (None, None) if isinstance(target, Transport) else (INPROC, None)
+        self._tracing = ClientTracing((resolved["tracer_provider"], resolved["meter_provider"]), network, self)
         self.protocol_version = None
         self.server_info = None
         self.capabilities = {}
@@ -332,7 +307,7 @@ class Client:
             shutdown_timeout=shutdown_timeout,
         )
         client = cls(OpenedTransport(spawn), **options)
-        client._network = (PIPE, None)
+        client._tracing.network = (PIPE, None)
         return client
 
     @classmethod
@@ -370,7 +345,7 @@ class Client:
             raise TypeError("give auth= to the httpx.AsyncClient passed as http_client, not to Client.http")
         connect = functools.partial(open_http, url, headers, timeout, http_client, auth)
         client = cls(OpenedTransport(connect, always_answers=True), **options)
-        client._network = (TCP, "http")
+        client._tracing.network = (TCP, "http")
         return client
 
     @property
@@ -382,11 +357,9 @@ class Client:
     async def __aenter__(self) -> Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
-        self._telemetry = find(self._options["tracer_provider"], self._options["meter_provider"], known=self._telemetry)
-        if self._telemetry is not None:
-            stack.callback(self._session_ended, self._telemetry, time.perf_counter())
+        self._tracing.connected(stack)
         try:
-            transport, tg = await self._open(stack)
+            transport, tg = await open_target(self._target, self._options["lifespan"], stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
             self._peer = Peer(
                 transport,
@@ -397,38 +370,13 @@ class Client:
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
-            if self.modern and self._options["on_tools_changed"] is not None:
+            if self.modern and self._changes.heard:
                 # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
-                await tg.start(self._listen_for_changes)
+                await tg.start(self._changes.listen, self._request, self.capabilities)
         except BaseException:
             await _leave(stack)
             raise
         return self
-
-    async def _open(self, stack: AsyncExitStack) -> tuple[Transport, anyio.abc.TaskGroup]:
-        """The transport to speak over, and the task group the client reads in, both left by `stack`."""
-        target = self._target
-        if isinstance(target, Transport):
-            if self._options["lifespan"] is not None:
-                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
-            tg = await stack.enter_async_context(anyio.create_task_group())
-            # The transport is closed before the tasks stop: until then the client reads (a process's last words and
-            # its exit status; a server blocked writing to its stdout never exits).
-            stack.callback(tg.cancel_scope.cancel)
-            if isinstance(target, AbstractAsyncContextManager):
-                await stack.enter_async_context(target)
-            else:
-                stack.push_async_callback(target.aclose)
-            return target, tg
-        # A toolkit Server, in memory: its lifespan is entered here, in the task that opens the client, so that the
-        # same task leaves it; the server is stopped at once on exit (no grace for calls nobody waits for).
-        await stack.enter_async_context(target.running(lifespan=self._options["lifespan"]))
-        tg = await stack.enter_async_context(anyio.create_task_group())
-        transport, theirs = MemoryTransport.pair()
-        tg.start_soon(target.serve, theirs)
-        stack.push_async_callback(transport.aclose)
-        stack.callback(tg.cancel_scope.cancel)
-        return transport, tg
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -450,7 +398,8 @@ class Client:
         if greeting is None:
             handshake = functools.partial(self._request, modern=False)
             self._greeted(await initialize(handshake, self._capabilities, self._client_info))
-            await self._notify("notifications/initialized")
+            assert self._peer is not None
+            await self._tracing.notify(self._peer, "notifications/initialized")
         else:
             self._greeted(greeting)
 
@@ -461,15 +410,6 @@ class Client:
         self.instructions = greeting.instructions
         self.server_info = greeting.server_info
         self._tasks.connected(self.modern, self.capabilities)
-
-    async def _notify(self, method: str) -> None:
-        """Send a notification (with a CLIENT span of its own when tracing is on)."""
-        assert self._peer is not None
-        if self._telemetry is None:
-            await self._peer.notify(method)
-            return
-        with self._telemetry.sending(method, {}, self._span_attributes(False)) as sending:
-            await self._peer.notify(method, sending.params or None)
 
     # -- the wire ------------------------------------------------------------------------------------
 
@@ -485,18 +425,6 @@ class Client:
         if on_log is not None:
             await maybe_await(on_log(LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))))
 
-    async def _on_acknowledged(self, params: dict[str, Any]) -> None:
-        """`notifications/subscriptions/acknowledged`: the subscriptions/listen stream is open."""
-        if self._acknowledged is not None:
-            self._acknowledged.set()
-
-    async def _on_tools_changed(self, params: dict[str, Any]) -> None:
-        """`notifications/tools/list_changed`: the output schemas are to be listed again; to `on_tools_changed`."""
-        self._outputs.forget()
-        on_tools_changed = self._options["on_tools_changed"]
-        if on_tools_changed is not None:
-            await maybe_await(on_tools_changed())
-
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
             VERSION_KEY: MODERN_VERSION,
@@ -511,67 +439,17 @@ class Client:
         self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
     ) -> Any:
         assert self._peer is not None, "use the client inside `async with`"
-        if modern if modern is not None else self.modern:
+        era = modern if modern is not None else self.modern
+        if era:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        if self._telemetry is None:
-            return await self._peer.request(method, params, stream=stream)
-        # A CLIENT span per request (an MRTR call's rounds are one each), its context sent in `params._meta`.
-        with self._telemetry.sending(method, params, self._span_attributes(modern)) as sending:
-            peer = self._peer
-            sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
-        return sending.result
-
-    def _span_attributes(self, modern: bool | None) -> dict[str, Any]:
-        """mcp.protocol.version (once known) and the network attributes of this client's CLIENT spans."""
-        attributes = network_attributes(self._network)
-        version = self.protocol_version or (MODERN_VERSION if modern else None)
-        if version is not None:
-            attributes[MCP_PROTOCOL_VERSION] = version
-        return attributes
+        return await self._tracing.request(self._peer, method, params, modern=era, stream=stream)
 
     def _answerer(self) -> Callable[[str, Any], Awaitable[dict[str, Any]]] | None:
-        """What answers the server's requests: the handlers (inside a SERVER span when tracing is on), or nothing
-        when the client declares no capability (the peer then answers -32601)."""
+        """What answers the server's requests: the handlers (traced), or nothing when the client declares no
+        capability (the peer then answers -32601)."""
         if not self._capabilities:
             return None
-        return self._handlers.answer if self._telemetry is None else self._answer_traced
-
-    async def _answer_traced(self, method: str, params: Any) -> dict[str, Any]:
-        """The server's question, answered inside a SERVER span of the server's trace (tracing is on)."""
-        assert self._telemetry is not None
-        answer = self._handlers.answer
-        return await self._telemetry.answering(answer, method, params, self.protocol_version, self._network)
-
-    def _session_ended(self, telemetry: Telemetry, started: float) -> None:
-        """mcp.client.session.duration: from connecting to closing."""
-        seconds = time.perf_counter() - started
-        telemetry.session_ended(CLIENT_SESSION_DURATION, seconds, self.protocol_version, self._network)
-
-    async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
-        tools = self.capabilities.get("tools") if isinstance(self.capabilities, dict) else None
-        if not isinstance(tools, dict) or not tools.get("listChanged"):
-            task_status.started()
-            return
-        acknowledged = self._acknowledged = anyio.Event()
-
-        async def listen() -> None:
-            try:
-                # Open until the client closes (leaving `async with` cancels it, which sends notifications/cancelled)
-                # or the server ends it with notifications/cancelled (at the end of its input): then it returns.
-                notifications = {"notifications": {"toolsListChanged": True}}
-                await self._request("subscriptions/listen", notifications, stream=True)
-            except ConnectionClosedError:
-                pass  # the calls waiting, and every later one, say so
-            except (ProtocolError, MessageError) as exc:
-                logger.warning("the server refused subscriptions/listen: %s", exc)
-            finally:
-                acknowledged.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(listen)
-            await acknowledged.wait()
-            task_status.started()
+        return self._tracing.answerer(self._handlers.answer)
 
     # -- the API -------------------------------------------------------------------------------------
 
@@ -592,17 +470,13 @@ class Client:
     async def list_tools(self) -> list[ToolDefinition]:
         """Every tool the server offers, following pagination."""
         tools: list[ToolDefinition] = []
-        cursor: str | None = None
-        while True:
-            result = await self._request("tools/list", {"cursor": cursor} if cursor is not None else {})
+        for result in await self._pages("tools/list"):
             page = _tool_list_adapter().validate_python(result.get("tools", ()))
             for definition in page:
                 self._outputs.learn(definition.name, definition.output_schema)
                 self._tasks.learn(definition)  # 2025-11-25's tasks: execution.taskSupport
             tools.extend(page)
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return tools
+        return tools
 
     async def list_resources(self) -> list[dict[str, Any]]:
         """Every resource the server lists (`resources/list`, following pagination): a toolkit server lists the
@@ -612,13 +486,16 @@ class Client:
             ProtocolError: -32601 from a server that serves no resources.
         """
         resources: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = await self._request("resources/list", {"cursor": cursor} if cursor is not None else {})
+        for result in await self._pages("resources/list"):
             resources.extend(result.get("resources", ()))
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return resources
+        return resources
+
+    async def _pages(self, method: str) -> list[Any]:
+        """The result of each page of a list (`tools/list`, `resources/list`), following `nextCursor`."""
+        pages = [await self._request(method, {})]
+        while cursor := pages[-1].get("nextCursor"):
+            pages.append(await self._request(method, {"cursor": cursor}))
+        return pages
 
     async def read_resource(self, uri: str) -> list[TextResourceContents | BlobResourceContents]:
         """Read a resource (`resources/read`): its contents, such as an MCP App's page (`text`, its `mime_type`
@@ -738,13 +615,8 @@ class Client:
             ProtocolError: -32603 for a result that does not match the tool's `outputSchema`.
         """
         result = CallToolResult.model_validate(era_neutral(raw))
-        if name is None or not self._options["validate_output"] or result.is_error:
-            return result
-        if not self._outputs.available:  # without jsonschema nothing can be checked: do not fetch the schemas either
-            return result
-        if not self._outputs.knows(name):
-            await self.list_tools()
-        self._outputs.check(name, result.structured_content)
+        if name is not None and self._options["validate_output"] and not result.is_error:
+            await self._outputs.check(name, result.structured_content)
         return result
 
 
