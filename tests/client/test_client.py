@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -13,6 +14,7 @@ import anyio.abc
 import httpx
 import pytest
 import wire
+from typing_extensions import TypedDict
 
 from toolkit import (
     CallToolResult,
@@ -498,6 +500,48 @@ async def test_on_tools_changed_fires_in_both_eras_listening_on_a_subscription_i
         with anyio.fail_after(5):
             await changed.wait()
         assert [t.name for t in await client.list_tools()] == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        functools.partial(Client.stdio, [sys.executable, "-c", "pass"]),
+        functools.partial(Client.http, "http://127.0.0.1:9/mcp"),
+    ],
+    ids=["stdio", "http"],
+)
+def test_client_stdio_and_client_http_refuse_a_misspelled_option_as_client_does(factory: Callable[..., Client]) -> None:
+    with pytest.raises(TypeError) as raised:
+        factory(protocl="auto")
+    assert str(raised.value) == "Client() got an unexpected keyword argument 'protocl' (did you mean 'protocol'?)"
+
+
+class _Count(TypedDict):
+    n: int
+
+
+class _Words(TypedDict):
+    words: list[str]
+
+
+async def test_after_the_tool_list_changed_a_result_is_checked_against_the_tools_new_output_schema(era: str) -> None:
+    @tool(name="report")
+    def as_count() -> _Count:
+        return {"n": 1}
+
+    @tool(name="report")
+    def as_words() -> _Words:
+        return {"words": ["one"]}
+
+    server = Server("changing", tools=[as_count])
+    changed = anyio.Event()
+    protocol: Any = era
+    async with Client(server, protocol=protocol, on_tools_changed=changed.set) as client:
+        assert (await client.call_tool("report")).structured_content == {"n": 1}  # checked against the first schema
+        server.replace_tools([as_words])
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert (await client.call_tool("report")).structured_content == {"words": ["one"]}
 
 
 # -- what the client does when the server misbehaves ------------------------------------------------------------

@@ -599,8 +599,10 @@ class OutputChecks:
         self._schemas[name] = schema
 
     def forget(self) -> None:
-        """The server's tool list changed: the tools are listed again before their next result is checked."""
+        """The server's tool list changed: the tools are listed again before their next result is checked, each
+        against its schema as listed then (a tool of the same name may return another shape now)."""
         self._schemas.clear()
+        self._checks.clear()
 
     async def check(self, name: str, structured: Any) -> None:
         """Check a result's `structuredContent` (None when it has none) against the tool's schema, if it has one (the
