@@ -539,15 +539,17 @@ class Client:
         tokens: list[str] = []
 
         async def send(params: dict[str, Any]) -> Any:
-            # Each round is a new request: a new progress token, for the same callback.
-            return await self._request("tools/call", self._progress.stamped(params, progress, tokens))
+            if progress is not None:  # each round is a new request: a new token, for the same callback
+                params = self._progress.stamped(params, progress, tokens)
+            return await self._request("tools/call", params)
 
         async def call() -> Any:
             try:
                 if not self.modern:
                     return await send(params)
                 # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
-                return await self._with_input(send, params)
+                answer, rounds = self._handlers.answer, self._options["max_input_rounds"]
+                return await call_with_input(send, params, answer, max_rounds=rounds)
             except ProtocolError as exc:  # a tool the server runs only as a task is run as one
                 return await self._tasks.run_refused(exc, name, arguments, progress)
 
@@ -561,10 +563,6 @@ class Client:
             for token in tokens:
                 self._progress.drop(token)
         return await self._finish(name, raw)
-
-    async def _with_input(self, send: Callable[[dict[str, Any]], Awaitable[Any]], params: dict[str, Any]) -> Any:
-        """Send a 2026-07-28 request, answering the server's input requests and retrying, until it completes."""
-        return await call_with_input(send, params, self._handlers.answer, max_rounds=self._options["max_input_rounds"])
 
     async def start_task(
         self,

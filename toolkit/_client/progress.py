@@ -31,11 +31,8 @@ class ProgressCallbacks:
         if token is not None:
             self._callbacks.pop(token, None)
 
-    def stamped(self, params: dict[str, Any], callback: ProgressCallback | None, held: list[str]) -> dict[str, Any]:
-        """`params` with a new token for `callback` in its `_meta` (appended to `held`, for the caller to drop), or
-        `params` as they are without a callback."""
-        if callback is None:
-            return params
+    def stamped(self, params: dict[str, Any], callback: ProgressCallback, held: list[str]) -> dict[str, Any]:
+        """`params` with a new token for `callback` in its `_meta` (appended to `held`, for the caller to drop)."""
         token = self.add(callback)
         held.append(token)
         return {**params, "_meta": {"progressToken": token}}
