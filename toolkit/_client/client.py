@@ -357,7 +357,7 @@ class Client:
     async def __aenter__(self) -> Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
-        self._tracing.connected(stack)
+        self._tracing.connecting(stack)
         try:
             transport, tg = await open_target(self._target, self._options["lifespan"], stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.

@@ -132,6 +132,7 @@ class TaskClient:
     capabilities: dict[str, Any]
     """The capabilities the client declares (the tasks add the extension to them, 2026-07-28)."""
     request: Request
+    """Sends a request in the connection's era (its `_meta` added, traced)."""
     answer: Answer
     """Answers one of the server's questions (`method`, `params`, the input request's key) with the handlers."""
     max_input_rounds: int
@@ -139,6 +140,7 @@ class TaskClient:
     finish: Finish
     """Turns a raw result into a checked `CallToolResult` (against the output schema of the tool named, if known)."""
     progress: ProgressCallbacks
+    """The progress callbacks of the client's calls (a task's token is held until the task ends)."""
     list_tools: Callable[[], Awaitable[Any]]
     """Lists the server's tools (each one's `execution.taskSupport` is then learned: `ClientTasks.learn`)."""
 

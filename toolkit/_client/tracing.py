@@ -23,7 +23,7 @@ class _Connected(Protocol):
 
 
 class ClientTracing:
-    """A client's telemetry, looked for each time it connects (`connected`): while OpenTelemetry is not configured
+    """A client's telemetry, looked for each time it connects (`connecting`): while OpenTelemetry is not configured
     (no provider given, none set globally) requests go out as they are, with no span.
 
     Args:
@@ -39,7 +39,7 @@ class ClientTracing:
         self._client = client
         self._telemetry: Telemetry | None = None
 
-    def connected(self, stack: AsyncExitStack) -> None:
+    def connecting(self, stack: AsyncExitStack) -> None:
         """The client connects: look for the telemetry to use; its session ends (its duration recorded) with `stack`."""
         self._telemetry = find(*self._providers, known=self._telemetry)
         if self._telemetry is not None:
