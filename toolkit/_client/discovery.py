@@ -54,16 +54,21 @@ async def discover(request: Request, *, fall_back: bool, always_answers: bool) -
             raise
         return None
     if MODERN_VERSION in result.get("supportedVersions", ()):
-        info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
-        return Greeting(
-            MODERN_VERSION,
-            result.get("capabilities") or {},
-            result.get("instructions"),
-            Implementation.model_validate(info) if info else None,
-        )
+        return _modern_greeting(result)
     if not fall_back:
         raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
     return None
+
+
+def _modern_greeting(result: dict[str, Any]) -> Greeting:
+    """What a 2026-07-28 server says of itself in its `server/discover` result (its name in `_meta`)."""
+    info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
+    return Greeting(
+        MODERN_VERSION,
+        result.get("capabilities") or {},
+        result.get("instructions"),
+        Implementation.model_validate(info) if info else None,
+    )
 
 
 def _falls_back(exc: ProtocolError | TimeoutError, fall_back: bool) -> bool:
