@@ -48,7 +48,7 @@ from toolkit._version import __version__
 from .changes import ToolChanges
 from .discovery import Greeting, discover, initialize
 from .opened import OpenedTransport, Servable, open_target
-from .peer import Peer
+from .peer import ClientPeer
 from .progress import ProgressCallback, ProgressCallbacks, maybe_await
 from .schema_check import OutputChecks
 from .tasks import ClientTasks, TaskClient, ToolTask
@@ -232,7 +232,7 @@ class Client:
             self._capabilities["extensions"] = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}
         client_info = resolved["client_info"] or _CLIENT_INFO
         self._client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
-        self._peer: Peer | None = None
+        self._peer: ClientPeer | None = None
         self._stack: AsyncExitStack | None = None
         self._progress = ProgressCallbacks()
         self._outputs = OutputChecks(self.list_tools)
@@ -361,7 +361,7 @@ class Client:
         try:
             transport, tg = await open_target(self._target, self._options["lifespan"], stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
-            self._peer = Peer(
+            self._peer = ClientPeer(
                 transport,
                 self._on_notification,
                 max_message_size=self._options["max_message_size"],

@@ -16,7 +16,7 @@ from toolkit._protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, decode,
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
 
-__all__ = ["Peer"]
+__all__ = ["ClientPeer"]
 
 # A server that stopped reading its input is exiting: the end of its output, soon after, says why.
 _CLOSE_WAIT_SECONDS = 5.0
@@ -31,7 +31,7 @@ OnRequest = Callable[[str, Any], Awaitable[dict[str, Any]]]
 _METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
 
 
-class Peer:
+class ClientPeer:
     """Requests out, responses matched back to them, notifications to `on_notification`.
 
     Made inside the event loop that uses it (anyio primitives bind to the loop that first uses them); `run()`

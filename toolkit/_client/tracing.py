@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from toolkit._engine.telemetry import CLIENT_SESSION_DURATION, MCP_PROTOCOL_VERSION, Telemetry, find, network_attributes
 from toolkit._protocol.types import MODERN_VERSION
 
-from .peer import OnRequest, Peer
+from .peer import ClientPeer, OnRequest
 
 __all__ = ["ClientTracing"]
 
@@ -57,7 +57,9 @@ class ClientTracing:
 
         return answer_traced
 
-    async def request(self, peer: Peer, method: str, params: dict[str, Any], *, modern: bool, stream: bool) -> Any:
+    async def request(
+        self, peer: ClientPeer, method: str, params: dict[str, Any], *, modern: bool, stream: bool
+    ) -> Any:
         """Send a request through `peer` and wait for its result: a CLIENT span of its own when traced (an MRTR call's
         rounds are one each), its context sent in `params._meta`."""
         if self._telemetry is None:
@@ -66,7 +68,7 @@ class ClientTracing:
             sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
         return sending.result
 
-    async def notify(self, peer: Peer, method: str) -> None:
+    async def notify(self, peer: ClientPeer, method: str) -> None:
         """Send a notification through `peer` (a CLIENT span of its own when traced)."""
         if self._telemetry is None:
             await peer.notify(method)
