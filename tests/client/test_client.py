@@ -618,6 +618,38 @@ async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() 
     assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
 
 
+class OddIdsServer(FakeServer):
+    """A handshake server whose notifications name a progress token and a task by values no request has (an array,
+    an object: JSON allows neither as an id) before it answers a call."""
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            progress = {"progressToken": [1], "progress": 1}
+            await self.send(transport, method="notifications/progress", params=progress)
+            await self.send(transport, method="notifications/tasks/status", params={"taskId": {"a": 1}})
+            await self.send(transport, id=message["id"], result={"content": [{"type": "text", "text": "done"}]})
+        elif message.get("method") == "tools/list":
+            await self.send(transport, id=message["id"], result={"tools": []})
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
+
+
+async def test_notifications_that_name_a_token_or_a_task_by_an_array_or_an_object_are_dropped() -> None:
+    mine, theirs = MemoryTransport.pair()
+    heard: list[float] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(OddIdsServer().serve, theirs)
+        async with Client(mine, protocol="handshake") as client:
+            with anyio.fail_after(10):
+                result = await client.call_tool("anything", progress=lambda done, *_: heard.append(done))
+                await client.ping()  # the client still reads
+        await theirs.aclose()
+
+    assert (result.text, heard) == ("done", [])
+
+
 #: What a 2026-07-28 fake server answers `server/discover` with.
 DISCOVER_RESULT = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
 
