@@ -140,6 +140,14 @@ def _within(least: int | None, most: int | None) -> Callable[[Sized], bool] | No
     return lambda value: low <= len(value) <= high
 
 
+def _type_names(names: Any) -> list[str]:
+    """The names `type` gives (one, or a list), each a JSON type."""
+    listed = [names] if isinstance(names, str) else names
+    if not isinstance(listed, list) or not all(isinstance(n, str) and n in _TYPES for n in listed):
+        raise _Unsupported("type")
+    return listed
+
+
 def _object_of(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
     """The object a keyword takes (`properties`, `patternProperties`); empty when it is absent."""
     value = schema.get(key, {})
@@ -213,13 +221,10 @@ class _Compiler:
         )
 
     def _type(self, names: Any) -> Check | None:
+        """`type`: one name or several (any of them); None when absent."""
         if names is None:
             return None
-        if isinstance(names, str):
-            names = [names]
-        if not isinstance(names, list) or not all(isinstance(n, str) and n in _TYPES for n in names):
-            raise _Unsupported("type")
-        predicates = [_TYPES[n] for n in names]
+        predicates = [_TYPES[n] for n in _type_names(names)]
         if len(predicates) == 1:
             return predicates[0]
         return lambda value: any(predicate(value) for predicate in predicates)

@@ -449,19 +449,27 @@ class ToolTask:
                 request (-32602: the task is unknown to it, or expired).
         """
         if self._tasks.modern and self._id is not None and not self.done:
-            # 2026-07-28: status notifications (notifications/tasks) wake the polls early, where the server sends them.
-            failed: Exception | None = None
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._tasks.listen, self._id)
-                try:
-                    await self._follow(poll_interval)
-                except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
-                    failed = exc
-                tg.cancel_scope.cancel()
-            if failed is not None:
-                raise failed
+            await self._follow_listening(self._id, poll_interval)
         else:
             await self._follow(poll_interval)
+        return await self._outcome()
+
+    async def _follow_listening(self, task_id: str, poll_interval: float | None) -> None:
+        """2026-07-28: follow the task to its end while its status notifications (notifications/tasks) wake the polls
+        early, where the server sends them."""
+        failed: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._tasks.listen, task_id)
+            try:
+                await self._follow(poll_interval)
+            except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+
+    async def _outcome(self) -> CallToolResult:
+        """What the task ended with, once it has: its checked result, or the error it failed or was cancelled with."""
         if self._info is not None and self._info.status == "cancelled":
             raise TaskCancelledError(self._info.task_id, self._info.status_message)
         if self._error is not None:
@@ -471,6 +479,7 @@ class ToolTask:
         return await self._tasks.finish(self._name, self._raw)
 
     async def _follow(self, poll_interval: float | None) -> None:
+        """Follow the task until it ends (answering its questions on the way)."""
         async for _ in self.watch(poll_interval=poll_interval):
             pass
 

@@ -360,12 +360,7 @@ class HttpTransport:
         try:
             async with contextlib.aclosing(_sse_data(response, resume)) as events:
                 async for data in events:
-                    if method == "initialize" and (answer := _json_answer(data)) is not None:
-                        self._note(answer, response, method)
-                    if request_id is not None and self.session_id is not None:
-                        asked = _request_id(data)
-                        if asked is not None:
-                            self._asked_by[asked] = request_id
+                    self._learn_from_event(data, response, request_id, method)
                     await self._in.send(data)
                     last = data
         except httpx.HTTPError:  # the connection broke mid-stream: resumed, when the stream gave an id
@@ -373,6 +368,16 @@ class HttpTransport:
         # A stream ends with its answer (transports: "After the JSON-RPC response has been sent, the server SHOULD
         # terminate the SSE stream"), so only the last message needs reading.
         return request_id is not None and last is not None and _ends(last, request_id)
+
+    def _learn_from_event(self, data: str, response: httpx.Response, request_id: Any, method: Any) -> None:
+        """What this transport learns from a message of a request's stream before it is handed on: the session an
+        `initialize` answer opens, and which call a question of the server's belongs to (2025-11-25)."""
+        if method == "initialize" and (answer := _json_answer(data)) is not None:
+            self._note(answer, response, method)
+        if request_id is not None and self.session_id is not None:
+            asked = _request_id(data)
+            if asked is not None:
+                self._asked_by[asked] = request_id
 
     def _session_headers(self, resume: _Resume) -> dict[str, str]:
         """The headers of a GET: the session's, and the last event id seen (to resume after it)."""
