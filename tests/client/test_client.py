@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -13,6 +14,7 @@ import anyio.abc
 import httpx
 import pytest
 import wire
+from typing_extensions import TypedDict
 
 from toolkit import (
     CallToolResult,
@@ -500,6 +502,48 @@ async def test_on_tools_changed_fires_in_both_eras_listening_on_a_subscription_i
         assert [t.name for t in await client.list_tools()] == ["first", "second"]
 
 
+@pytest.mark.parametrize(
+    "factory",
+    [
+        functools.partial(Client.stdio, [sys.executable, "-c", "pass"]),
+        functools.partial(Client.http, "http://127.0.0.1:9/mcp"),
+    ],
+    ids=["stdio", "http"],
+)
+def test_client_stdio_and_client_http_refuse_a_misspelled_option_as_client_does(factory: Callable[..., Client]) -> None:
+    with pytest.raises(TypeError) as raised:
+        factory(protocl="auto")
+    assert str(raised.value) == "Client() got an unexpected keyword argument 'protocl' (did you mean 'protocol'?)"
+
+
+class _Count(TypedDict):
+    n: int
+
+
+class _Words(TypedDict):
+    words: list[str]
+
+
+async def test_after_the_tool_list_changed_a_result_is_checked_against_the_tools_new_output_schema(era: str) -> None:
+    @tool(name="report")
+    def as_count() -> _Count:
+        return {"n": 1}
+
+    @tool(name="report")
+    def as_words() -> _Words:
+        return {"words": ["one"]}
+
+    server = Server("changing", tools=[as_count])
+    changed = anyio.Event()
+    protocol: Any = era
+    async with Client(server, protocol=protocol, on_tools_changed=changed.set) as client:
+        assert (await client.call_tool("report")).structured_content == {"n": 1}  # checked against the first schema
+        server.replace_tools([as_words])
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert (await client.call_tool("report")).structured_content == {"words": ["one"]}
+
+
 # -- what the client does when the server misbehaves ------------------------------------------------------------
 
 
@@ -572,6 +616,38 @@ async def test_an_error_with_id_null_fails_the_waiting_calls_rather_than_hang() 
         await theirs.aclose()
 
     assert (caught.value.code, caught.value.message) == (-32600, "message larger than 100 bytes")
+
+
+class OddIdsServer(FakeServer):
+    """A handshake server whose notifications name a progress token and a task by values no request has (an array,
+    an object: JSON allows neither as an id) before it answers a call."""
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        if message.get("method") == "initialize":
+            await self.send(transport, id=message["id"], result=INITIALIZE_RESULT)
+        elif message.get("method") == "tools/call":
+            progress = {"progressToken": [1], "progress": 1}
+            await self.send(transport, method="notifications/progress", params=progress)
+            await self.send(transport, method="notifications/tasks/status", params={"taskId": {"a": 1}})
+            await self.send(transport, id=message["id"], result={"content": [{"type": "text", "text": "done"}]})
+        elif message.get("method") == "tools/list":
+            await self.send(transport, id=message["id"], result={"tools": []})
+        elif message.get("method") == "ping":
+            await self.send(transport, id=message["id"], result={})
+
+
+async def test_notifications_that_name_a_token_or_a_task_by_an_array_or_an_object_are_dropped() -> None:
+    mine, theirs = MemoryTransport.pair()
+    heard: list[float] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(OddIdsServer().serve, theirs)
+        async with Client(mine, protocol="handshake") as client:
+            with anyio.fail_after(10):
+                result = await client.call_tool("anything", progress=lambda done, *_: heard.append(done))
+                await client.ping()  # the client still reads
+        await theirs.aclose()
+
+    assert (result.text, heard) == ("done", [])
 
 
 #: What a 2026-07-28 fake server answers `server/discover` with.

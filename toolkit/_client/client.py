@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
-import math
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -26,36 +22,18 @@ from toolkit._asking.handlers import (
     SamplingHandler,
     call_with_input,
 )
-from toolkit._engine.telemetry import (
-    CLIENT_SESSION_DURATION,
-    INPROC,
-    MCP_PROTOCOL_VERSION,
-    PIPE,
-    TCP,
-    Telemetry,
-    find,
-    network_attributes,
-)
-from toolkit._errors import ConnectionClosedError, MessageError, ProtocolError, refuse_unknown_options
-from toolkit._protocol.jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
+from toolkit._engine.telemetry import INPROC, PIPE, TCP
+from toolkit._errors import ProtocolError, refuse_unknown_options
 from toolkit._protocol.meta import (
     CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     LOG_LEVEL_KEY,
-    SERVER_INFO_KEY,
     UI_EXTENSION,
     UI_MIME_TYPE,
     VERSION_KEY,
 )
 from toolkit._protocol.revisions import era_neutral
 from toolkit._protocol.types import (
-    HANDSHAKE_VERSIONS,
     MODERN_VERSION,
     BlobResourceContents,
     CallToolResult,
@@ -64,14 +42,17 @@ from toolkit._protocol.types import (
     ToolDefinition,
 )
 from toolkit._transports.base import Transport
-from toolkit._transports.memory import MemoryTransport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, spawn_stdio
 from toolkit._version import __version__
 
-from .opened import OpenedTransport
-from .peer import Peer
-from .schema_check import OutputCheck
-from .tasks import TASKS_EXTENSION, TaskWire, ToolTask, created_task
+from .changes import ToolChanges
+from .discovery import Greeting, discover, initialize
+from .opened import OpenedTransport, Servable, open_target
+from .peer import ClientPeer
+from .progress import ProgressCallback, ProgressCallbacks, maybe_await
+from .schema_check import OutputChecks
+from .tasks import ClientTasks, TaskClient, ToolTask
+from .tracing import ClientTracing
 
 if TYPE_CHECKING:
     import httpx
@@ -83,26 +64,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Client", "ClientOptions", "LogMessage", "ProgressCallback", "ProtocolMode", "Servable"]
 
-logger = logging.getLogger("toolkit.client")
-
-ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
-"""Called with `(progress, total, message)` for each progress notification of a call."""
-
 ProtocolMode = Literal["auto", "2026-07-28", "handshake"]
 """What `Client(protocol=...)` takes: `"auto"` (2026-07-28 when the server offers it, else the handshake),
 `"2026-07-28"` (stateless only) or `"handshake"` (initialize, 2025-11-25 down to 2024-11-05)."""
 _CLIENT_INFO = Implementation(name="toolkit", version=__version__)
-
-
-class Servable(Protocol):
-    """What `Client(server)` uses of a toolkit [`Server`][toolkit.Server] in memory: its lifespan and one connection.
-
-    A protocol, not the class: the client sits below the server facade, which mounts other servers through it
-    (`Server.mount`)."""
-
-    def running(self, *, lifespan: AnyLifespan | None = None) -> AbstractAsyncContextManager[Any]: ...
-
-    async def serve(self, transport: Transport) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +101,37 @@ class ClientOptions(TypedDict, total=False):
     tracer_provider: TracerProvider | None
     meter_provider: MeterProvider | None
     apps: bool
+
+
+#: Every option's default (each is documented on `Client`).
+_DEFAULTS: ClientOptions = {
+    "protocol": "auto",
+    "client_info": None,  # toolkit's own name and version
+    "on_log": None,
+    "on_tools_changed": None,
+    "validate_output": True,
+    "max_message_size": DEFAULT_MAX_MESSAGE_SIZE,
+    "lifespan": None,
+    "elicitation_handler": None,
+    "sampling_handler": None,
+    "elicitation_modes": ("form", "url"),
+    "sampling_tools": False,
+    "max_input_rounds": 10,
+    "roots": None,
+    "tracer_provider": None,
+    "meter_provider": None,
+    "apps": False,
+}
+
+
+def _resolve(options: ClientOptions) -> ClientOptions:
+    """`options` over the defaults.
+
+    Raises:
+        TypeError: an option `Client` does not have (with the one it is closest to).
+    """
+    refuse_unknown_options("Client", options, _DEFAULTS.keys())
+    return {**_DEFAULTS, **options}
 
 
 class Client:
@@ -221,47 +217,48 @@ class Client:
     """The server's instructions for the model, if any."""
 
     def __init__(self, target: Servable | Transport, **options: Unpack[ClientOptions]) -> None:
-        refuse_unknown_options("Client", options, ClientOptions.__optional_keys__)
         self._target = target
+        self._options = resolved = _resolve(options)
         self._handlers = Handlers(
-            options.get("elicitation_handler"),
-            options.get("sampling_handler"),
-            tuple(options.get("elicitation_modes", ("form", "url"))),
-            options.get("sampling_tools", False),
-            options.get("roots"),
+            resolved["elicitation_handler"],
+            resolved["sampling_handler"],
+            tuple(resolved["elicitation_modes"]),
+            resolved["sampling_tools"],
+            resolved["roots"],
         )
-        self._max_input_rounds = options.get("max_input_rounds", 10)
         # Declared once, and only what a handler answers: a server may rely on every capability declared.
         self._capabilities = self._handlers.capabilities()
-        if options.get("apps", False):
+        if resolved["apps"]:
             self._capabilities["extensions"] = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}
-        self._max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
-        self._lifespan = options.get("lifespan")
-        self._protocol = options.get("protocol", "auto")
-        client_info = options.get("client_info") or _CLIENT_INFO
+        client_info = resolved["client_info"] or _CLIENT_INFO
         self._client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
-        self._on_log = options.get("on_log")
-        self._on_tools_changed = options.get("on_tools_changed")
-        self._validate_output = options.get("validate_output", True)
-        self._peer: Peer | None = None
-        self._acknowledged: anyio.Event | None = None
+        self._peer: ClientPeer | None = None
         self._stack: AsyncExitStack | None = None
-        self._progress: dict[Any, ProgressCallback] = {}
-        self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._validators: dict[str, OutputCheck] = {}
-        self._can_validate: bool | None = None  # jsonschema importable; looked up on the first call
+        self._progress = ProgressCallbacks()
+        self._outputs = OutputChecks(self.list_tools)
+        self._changes = ToolChanges(resolved["on_tools_changed"], self._outputs.forget)
         self._log_level: LogLevel | None = None
-        # Tasks (docs/client.md#tasks): the events a status notification sets, by task id; each task's progress token.
-        self._task_events: dict[str, anyio.Event] = {}
-        self._task_tokens: dict[str, str] = {}
-        self._task_wire: TaskWire | None = None
-        self._task_support: dict[str, Any] = {}  # 2025-11-25: each listed tool's execution.taskSupport
-        # OpenTelemetry (docs/observability.md): the providers given; the telemetry in use (found when the client
-        # connects, None while OpenTelemetry is not configured); the transport's network attributes.
-        self._providers = (options.get("tracer_provider"), options.get("meter_provider"))
-        self._telemetry: Telemetry | None = None
-        self._network: tuple[str | None, str | None] = (None, None) if isinstance(target, Transport) else (INPROC, None)
-        self._connected = 0.0
+        self._tasks = ClientTasks(
+            TaskClient(
+                self._capabilities,
+                self._request,
+                self._handlers.answer,
+                resolved["max_input_rounds"],
+                self._finish,
+                self._progress,
+                self.list_tools,
+            )
+        )
+        self._notified: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
+            "notifications/progress": self._progress.notify,
+            "notifications/message": self._on_log,
+            "notifications/subscriptions/acknowledged": self._changes.acknowledged,
+            "notifications/tasks": self._tasks.on_status,
+            "notifications/tasks/status": self._tasks.on_status,
+            "notifications/tools/list_changed": self._changes.changed,
+        }
+        network = (None, None) if isinstance(target, Transport) else (INPROC, None)
+        self._tracing = ClientTracing((resolved["tracer_provider"], resolved["meter_provider"]), network, self)
         self.protocol_version = None
         self.server_info = None
         self.capabilities = {}
@@ -306,11 +303,11 @@ class Client:
             list(command),
             env,
             cwd,
-            max_message_size=options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
+            max_message_size=_resolve(options)["max_message_size"],
             shutdown_timeout=shutdown_timeout,
         )
         client = cls(OpenedTransport(spawn), **options)
-        client._network = (PIPE, None)
+        client._tracing.network = (PIPE, None)
         return client
 
     @classmethod
@@ -343,21 +340,12 @@ class Client:
         Raises:
             ImportError: httpx is not installed.
         """
-        try:
-            from toolkit._transports.http import open_http
-        except ModuleNotFoundError as exc:
-            if exc.name != "httpx":
-                raise
-            raise ImportError(
-                "connecting over HTTP needs httpx: install toolkit's http extra"
-                " (in a clone of toolkit: pip install '.[http]')"
-            ) from None
-
+        open_http = _http_opener()
         if auth is not None and http_client is not None:
             raise TypeError("give auth= to the httpx.AsyncClient passed as http_client, not to Client.http")
         connect = functools.partial(open_http, url, headers, timeout, http_client, auth)
         client = cls(OpenedTransport(connect, always_answers=True), **options)
-        client._network = (TCP, "http")
+        client._tracing.network = (TCP, "http")
         return client
 
     @property
@@ -367,58 +355,28 @@ class Client:
     # -- connection ----------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        self._task_wire = None  # made for the era of this connection
         stack = AsyncExitStack()
         await stack.__aenter__()
-        self._telemetry = find(*self._providers, known=self._telemetry)
-        if self._telemetry is not None:
-            stack.callback(self._session_ended, self._telemetry, time.perf_counter())
+        self._tracing.connecting(stack)
         try:
-            transport, tg = await self._open(stack)
+            transport, tg = await open_target(self._target, self._options["lifespan"], stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
-            self._peer = Peer(
+            self._peer = ClientPeer(
                 transport,
                 self._on_notification,
-                max_message_size=self._max_message_size,
-                on_request=(self._handlers.answer if self._telemetry is None else self._answer_traced)
-                if self._capabilities
-                else None,
+                max_message_size=self._options["max_message_size"],
+                on_request=self._answerer(),
             )
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
-            if self.modern and self._on_tools_changed is not None:
+            if self.modern and self._changes.heard:
                 # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
-                await tg.start(self._listen_for_changes)
+                await tg.start(self._changes.listen, self._request, self.capabilities)
         except BaseException:
             await _leave(stack)
             raise
         return self
-
-    async def _open(self, stack: AsyncExitStack) -> tuple[Transport, anyio.abc.TaskGroup]:
-        """The transport to speak over, and the task group the client reads in, both left by `stack`."""
-        target = self._target
-        if isinstance(target, Transport):
-            if self._lifespan is not None:
-                raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
-            tg = await stack.enter_async_context(anyio.create_task_group())
-            # The transport is closed before the tasks stop: until then the client reads (a process's last words and
-            # its exit status; a server blocked writing to its stdout never exits).
-            stack.callback(tg.cancel_scope.cancel)
-            if isinstance(target, AbstractAsyncContextManager):
-                await stack.enter_async_context(target)
-            else:
-                stack.push_async_callback(target.aclose)
-            return target, tg
-        # A toolkit Server, in memory: its lifespan is entered here, in the task that opens the client, so that the
-        # same task leaves it; the server is stopped at once on exit (no grace for calls nobody waits for).
-        await stack.enter_async_context(target.running(lifespan=self._lifespan))
-        tg = await stack.enter_async_context(anyio.create_task_group())
-        transport, theirs = MemoryTransport.pair()
-        tg.start_soon(target.serve, theirs)
-        stack.push_async_callback(transport.aclose)
-        stack.callback(tg.cancel_scope.cancel)
-        return transport, tg
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -430,75 +388,42 @@ class Client:
             await _leave(stack)
 
     async def _connect(self) -> None:
-        if self._protocol in ("auto", MODERN_VERSION):
-            try:
-                # A server that ignores an unknown method stays silent on stdio; over HTTP every request gets an
-                # answer, so a slow one (a busy server) is waited for rather than taken for an older server.
-                answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
-                silent = 10 if self._protocol == "auto" and not answers else math.inf
-                with anyio.fail_after(silent):
-                    result = await self._request("server/discover", {}, modern=True)
-            except (ProtocolError, TimeoutError) as exc:
-                # The stdio transport page: an UnsupportedProtocolVersion error means a modern server that wants
-                # another modern version (do not fall back); any other error or silence means a handshake server.
-                # A closed connection means no server at all.
-                if self._protocol != "auto" or isinstance(exc, ConnectionClosedError):
-                    raise
-                if isinstance(exc, ProtocolError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-                    raise
-            else:
-                if MODERN_VERSION in result.get("supportedVersions", ()):
-                    self.protocol_version = MODERN_VERSION
-                    self.capabilities = result.get("capabilities") or {}
-                    self.instructions = result.get("instructions")
-                    info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
-                    self.server_info = Implementation.model_validate(info) if info else None
-                    return
-                if self._protocol != "auto":
-                    raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
-        result = await self._request(
-            "initialize",
-            {
-                "protocolVersion": HANDSHAKE_VERSIONS[0],
-                "capabilities": self._capabilities,
-                "clientInfo": self._client_info,
-            },
-            modern=False,
-        )
-        version = result.get("protocolVersion")
-        if version not in HANDSHAKE_VERSIONS:
-            raise ProtocolError(INVALID_PARAMS, f"the server chose an unsupported protocol version: {version}")
-        self.protocol_version = version
-        self.capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
-        self.server_info = Implementation.model_validate(result.get("serverInfo") or {"name": "?", "version": "?"})
-        assert self._peer is not None
-        if self._telemetry is None:
-            await self._peer.notify("notifications/initialized")
-            return
-        with self._telemetry.sending("notifications/initialized", {}, self._span_attributes(False)) as sending:
-            await self._peer.notify("notifications/initialized", sending.params or None)  # its CLIENT span too
+        """Learn the server's era and what it says of itself: `server/discover`, else the `initialize` handshake."""
+        protocol = self._options["protocol"]
+        greeting = None
+        if protocol in ("auto", MODERN_VERSION):
+            always_answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
+            modern = functools.partial(self._request, modern=True)
+            greeting = await discover(modern, fall_back=protocol == "auto", always_answers=always_answers)
+        if greeting is None:
+            handshake = functools.partial(self._request, modern=False)
+            self._greeted(await initialize(handshake, self._capabilities, self._client_info))
+            assert self._peer is not None
+            await self._tracing.notify(self._peer, "notifications/initialized")
+        else:
+            self._greeted(greeting)
+
+    def _greeted(self, greeting: Greeting) -> None:
+        """Take in what the server said of itself: the era, its capabilities, instructions and name."""
+        self.protocol_version = greeting.protocol_version
+        self.capabilities = greeting.capabilities
+        self.instructions = greeting.instructions
+        self.server_info = greeting.server_info
+        self._tasks.connected(self.modern, self.capabilities)
 
     # -- the wire ------------------------------------------------------------------------------------
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"))
-            if callback is not None:
-                await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
-        elif method == "notifications/message" and self._on_log is not None:
-            log = LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))
-            await _maybe_await(self._on_log(log))
-        elif method == "notifications/subscriptions/acknowledged" and self._acknowledged is not None:
-            self._acknowledged.set()
-        elif method in ("notifications/tasks", "notifications/tasks/status"):
-            event = self._task_events.get(params.get("taskId"))  # type: ignore[arg-type]
-            if event is not None:  # a poll waiting for this task: it asks again now
-                event.set()
-        elif method == "notifications/tools/list_changed":
-            self._output_schemas.clear()
-            if self._on_tools_changed is not None:
-                await _maybe_await(self._on_tools_changed())
+        """A notification from the server, to what it concerns; one nothing here handles is ignored."""
+        handle = self._notified.get(method)
+        if handle is not None:
+            await handle(params)
+
+    async def _on_log(self, params: dict[str, Any]) -> None:
+        """`notifications/message`: to `on_log`, if given."""
+        on_log = self._options["on_log"]
+        if on_log is not None:
+            await maybe_await(on_log(LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))))
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
@@ -514,60 +439,17 @@ class Client:
         self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
     ) -> Any:
         assert self._peer is not None, "use the client inside `async with`"
-        if modern if modern is not None else self.modern:
+        era = modern if modern is not None else self.modern
+        if era:
             params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        if self._telemetry is None:
-            return await self._peer.request(method, params, stream=stream)
-        # A CLIENT span per request (an MRTR call's rounds are one each), its context sent in `params._meta`.
-        with self._telemetry.sending(method, params, self._span_attributes(modern)) as sending:
-            peer = self._peer
-            sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
-        return sending.result
+        return await self._tracing.request(self._peer, method, params, modern=era, stream=stream)
 
-    def _span_attributes(self, modern: bool | None) -> dict[str, Any]:
-        """mcp.protocol.version (once known) and the network attributes of this client's CLIENT spans."""
-        attributes = network_attributes(self._network)
-        version = self.protocol_version or (MODERN_VERSION if modern else None)
-        if version is not None:
-            attributes[MCP_PROTOCOL_VERSION] = version
-        return attributes
-
-    async def _answer_traced(self, method: str, params: Any) -> dict[str, Any]:
-        """The server's question, answered inside a SERVER span of the server's trace (tracing is on)."""
-        assert self._telemetry is not None
-        answer = self._handlers.answer
-        return await self._telemetry.answering(answer, method, params, self.protocol_version, self._network)
-
-    def _session_ended(self, telemetry: Telemetry, started: float) -> None:
-        """mcp.client.session.duration: from connecting to closing."""
-        seconds = time.perf_counter() - started
-        telemetry.session_ended(CLIENT_SESSION_DURATION, seconds, self.protocol_version, self._network)
-
-    async def _listen_for_changes(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Hold a subscriptions/listen stream open; `started` once the server acknowledged it."""
-        tools = self.capabilities.get("tools") if isinstance(self.capabilities, dict) else None
-        if not isinstance(tools, dict) or not tools.get("listChanged"):
-            task_status.started()
-            return
-        acknowledged = self._acknowledged = anyio.Event()
-
-        async def listen() -> None:
-            try:
-                # Open until the client closes (leaving `async with` cancels it, which sends notifications/cancelled)
-                # or the server ends it with notifications/cancelled (at the end of its input): then it returns.
-                notifications = {"notifications": {"toolsListChanged": True}}
-                await self._request("subscriptions/listen", notifications, stream=True)
-            except ConnectionClosedError:
-                pass  # the calls waiting, and every later one, say so
-            except (ProtocolError, MessageError) as exc:
-                logger.warning("the server refused subscriptions/listen: %s", exc)
-            finally:
-                acknowledged.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(listen)
-            await acknowledged.wait()
-            task_status.started()
+    def _answerer(self) -> Callable[[str, Any], Awaitable[dict[str, Any]]] | None:
+        """What answers the server's requests: the handlers (traced), or nothing when the client declares no
+        capability (the peer then answers -32601)."""
+        if not self._capabilities:
+            return None
+        return self._tracing.answerer(self._handlers.answer)
 
     # -- the API -------------------------------------------------------------------------------------
 
@@ -588,21 +470,13 @@ class Client:
     async def list_tools(self) -> list[ToolDefinition]:
         """Every tool the server offers, following pagination."""
         tools: list[ToolDefinition] = []
-        cursor: str | None = None
-        while True:
-            result = await self._request("tools/list", {"cursor": cursor} if cursor is not None else {})
+        for result in await self._pages("tools/list"):
             page = _tool_list_adapter().validate_python(result.get("tools", ()))
             for definition in page:
-                self._output_schemas[definition.name] = definition.output_schema
-                # 2025-11-25's tasks: execution.taskSupport (a field of ToolDefinition, or kept as an extra one)
-                execution = getattr(definition, "execution", None) or (definition.model_extra or {}).get("execution")
-                self._task_support[definition.name] = (
-                    execution.get("taskSupport") if isinstance(execution, dict) else None
-                )
+                self._outputs.learn(definition.name, definition.output_schema)
+                self._tasks.learn(definition)  # 2025-11-25's tasks: execution.taskSupport
             tools.extend(page)
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return tools
+        return tools
 
     async def list_resources(self) -> list[dict[str, Any]]:
         """Every resource the server lists (`resources/list`, following pagination): a toolkit server lists the
@@ -612,13 +486,16 @@ class Client:
             ProtocolError: -32601 from a server that serves no resources.
         """
         resources: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = await self._request("resources/list", {"cursor": cursor} if cursor is not None else {})
+        for result in await self._pages("resources/list"):
             resources.extend(result.get("resources", ()))
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return resources
+        return resources
+
+    async def _pages(self, method: str) -> list[Any]:
+        """The result of each page of a list (`tools/list`, `resources/list`), following `nextCursor`."""
+        pages = [await self._request(method, {})]
+        while cursor := pages[-1].get("nextCursor"):
+            pages.append(await self._request(method, {"cursor": cursor}))
+        return pages
 
     async def read_resource(self, uri: str) -> list[TextResourceContents | BlobResourceContents]:
         """Read a resource (`resources/read`): its contents, such as an MCP App's page (`text`, its `mime_type`
@@ -663,10 +540,7 @@ class Client:
 
         async def send(params: dict[str, Any]) -> Any:
             if progress is not None:  # each round is a new request: a new token, for the same callback
-                token = f"p{self._peer.next_id() if self._peer is not None else 0}"
-                tokens.append(token)
-                self._progress[token] = progress
-                params = {**params, "_meta": {"progressToken": token}}
+                params = self._progress.stamped(params, progress, tokens)
             return await self._request("tools/call", params)
 
         async def call() -> Any:
@@ -674,9 +548,10 @@ class Client:
                 if not self.modern:
                     return await send(params)
                 # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
-                return await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
+                answer, rounds = self._handlers.answer, self._options["max_input_rounds"]
+                return await call_with_input(send, params, answer, max_rounds=rounds)
             except ProtocolError as exc:  # a tool the server runs only as a task is run as one
-                return await self._as_task(exc, name, arguments, progress)
+                return await self._tasks.run_refused(exc, name, arguments, progress)
 
         try:
             if timeout is None:
@@ -686,11 +561,8 @@ class Client:
                     raw = await call()
         finally:
             for token in tokens:
-                self._progress.pop(token, None)
-        result = CallToolResult.model_validate(era_neutral(raw))
-        if self._validate_output and not result.is_error:
-            await self._check_output(name, result)
-        return result
+                self._progress.drop(token)
+        return await self._finish(name, raw)
 
     async def start_task(
         self,
@@ -722,54 +594,7 @@ class Client:
         Raises:
             ProtocolError: the server refused the call (an unknown tool, a tool that forbids tasks: -32601).
         """
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        modern = self.modern
-        if not modern and await self._runs_as_task(name):
-            params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
-        token = None
-        if progress is not None:
-            token = f"p{self._peer.next_id() if self._peer is not None else 0}"
-            self._progress[token] = progress
-            params["_meta"] = {"progressToken": token}
-        wire = self._tasks()
-        try:
-            if modern:
-                send = functools.partial(wire.request, "tools/call")
-                raw = await call_with_input(send, params, self._handlers.answer, max_rounds=self._max_input_rounds)
-            else:
-                raw = await self._request("tools/call", params)
-        except BaseException:
-            self._progress.pop(token, None)
-            raise
-        info = created_task(raw, modern)
-        if info is None:
-            self._progress.pop(token, None)
-            return ToolTask(wire, None, name, raw=raw)
-        if token is not None:
-            self._task_tokens[info.task_id] = token
-        return ToolTask(wire, info.task_id, name, info=info)
-
-    async def _as_task(
-        self, refused: ProtocolError, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None
-    ) -> Any:
-        """A call the server refused because it runs that tool only as a task, run as a task and waited for: its raw
-        result. 2026-07-28 says so with -32021 naming the tasks extension; 2025-11-25 with -32601 for a tool whose
-        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised."""
-        if self.modern:
-            if not _needs_tasks(refused):
-                raise refused
-        elif refused.code != METHOD_NOT_FOUND or not await self._task_required(name):
-            raise refused
-        task = await self.start_task(name, arguments, progress=progress)
-        return (await task.result()).model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    async def _task_required(self, name: str) -> bool:
-        """2025-11-25: the tool's `execution.taskSupport` is `required` (the tools listed once to learn it)."""
-        if name not in self._task_support:
-            await self.list_tools()
-        return self._task_support.get(name) == "required"
+        return await self._tasks.start(name, arguments, progress, ttl)
 
     def task(self, task_id: str) -> ToolTask:
         """A handle on a task started earlier, by this client or another (after a reconnect, from another process):
@@ -778,95 +603,19 @@ class Client:
 
         The handle does not know which tool the task runs, so its result is not checked against an `outputSchema`.
         """
-        return ToolTask(self._tasks(), task_id)
+        return self._tasks.handle(task_id)
 
-    async def _runs_as_task(self, name: str) -> bool:
-        """2025-11-25: whether to ask for a task: the server declares task-augmented `tools/call`
-        (`tasks.requests.tools.call`) and the tool's `execution.taskSupport` is `optional` or `required` (tasks:
-        a client MUST NOT ask for a task otherwise). The tools are listed once to learn it."""
-        tasks = self.capabilities.get("tasks")
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
-            return False
-        return await self._task_required(name) or self._task_support.get(name) == "optional"
+    async def _finish(self, name: str | None, raw: Any) -> CallToolResult:
+        """A call's raw result as a `CallToolResult`, its `structuredContent` checked against the tool's
+        `outputSchema` (with `validate_output`, for a tool named and a result that is not an error).
 
-    def _tasks(self) -> TaskWire:
-        """What a task handle needs of this client, made once per client."""
-        if self._task_wire is None:
-            capabilities = {
-                **self._capabilities,
-                "extensions": {**self._capabilities.get("extensions", {}), TASKS_EXTENSION: {}},
-            }
-
-            async def request(method: str, params: dict[str, Any]) -> Any:
-                if self.modern:  # 2026-07-28: every task request declares the extension (else -32021)
-                    params = {**params, "_meta": {**params.get("_meta", {}), CAPABILITIES_KEY: capabilities}}
-                return await self._request(method, params)
-
-            async def finish(name: str | None, raw: Any) -> CallToolResult:
-                result = CallToolResult.model_validate(era_neutral(raw))
-                if name is not None and self._validate_output and not result.is_error:
-                    await self._check_output(name, result)
-                return result
-
-            async def listen(task_id: str) -> None:
-                # Held open until the handle stops waiting; a server that refuses it (or has no such stream) is
-                # polled all the same.
-                params = {"notifications": {"taskIds": [task_id]}, "_meta": {CAPABILITIES_KEY: capabilities}}
-                with contextlib.suppress(ProtocolError, MessageError):
-                    await self._request("subscriptions/listen", params, stream=True)
-
-            self._task_wire = TaskWire(
-                self.modern, request, self._handlers.answer, finish, self._woken, self._ended, listen
-            )
-        return self._task_wire
-
-    def _woken(self, task_id: str) -> anyio.Event:
-        """The event the next status notification for `task_id` sets (a fresh one once it has been set)."""
-        event = self._task_events.get(task_id)
-        if event is None or event.is_set():
-            event = self._task_events[task_id] = anyio.Event()
-        return event
-
-    def _ended(self, task_id: str) -> None:
-        """A task ended: forget its event and its progress token."""
-        self._task_events.pop(task_id, None)
-        token = self._task_tokens.pop(task_id, None)
-        if token is not None:
-            self._progress.pop(token, None)
-
-    async def _check_output(self, name: str, result: CallToolResult) -> None:
-        if self._can_validate is None:
-            self._can_validate = _can_validate()
-        if not self._can_validate:  # without jsonschema nothing can be checked: do not fetch the schemas either
-            return
-        if name not in self._output_schemas:
-            await self.list_tools()
-        schema = self._output_schemas.get(name)
-        if schema is None:
-            return
-        if result.structured_content is None:
-            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
-        check = self._validators.get(name)
-        if check is None:  # compiled once per tool: jsonschema walking a 1 MB result cost a second (issue 23)
-            check = self._validators[name] = OutputCheck(schema)
-        error = check.first_error(result.structured_content)
-        if error is not None:
-            raise ProtocolError(
-                INTERNAL_ERROR,
-                f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
-            )
-
-
-def _needs_tasks(exc: ProtocolError) -> bool:
-    """The server refused a call for want of the tasks extension: it runs that tool only as a task (-32021 naming
-    `io.modelcontextprotocol/tasks` in `requiredCapabilities.extensions`)."""
-    if exc.code != MISSING_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
-        return False
-    required = exc.data.get("requiredCapabilities")
-    extensions = required.get("extensions") if isinstance(required, dict) else None
-    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+        Raises:
+            ProtocolError: -32603 for a result that does not match the tool's `outputSchema`.
+        """
+        result = CallToolResult.model_validate(era_neutral(raw))
+        if name is not None and self._options["validate_output"] and not result.is_error:
+            await self._outputs.check(name, result.structured_content)
+        return result
 
 
 async def _leave(stack: AsyncExitStack) -> None:
@@ -898,18 +647,22 @@ def _cut_context_loop(exc: BaseException) -> None:
         link = following
 
 
-async def _maybe_await(value: Awaitable[None] | None) -> None:
-    if value is not None:
-        await value
+def _http_opener() -> Callable[..., AbstractAsyncContextManager[Transport]]:
+    """What opens a Streamable HTTP transport, imported when first needed (httpx is the optional `http` extra).
 
-
-def _can_validate() -> bool:
-    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    Raises:
+        ImportError: httpx is not installed.
+    """
     try:
-        import jsonschema  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        from toolkit._transports.http import open_http
+    except ModuleNotFoundError as exc:
+        if exc.name != "httpx":
+            raise
+        raise ImportError(
+            "connecting over HTTP needs httpx: install toolkit's http extra"
+            " (in a clone of toolkit: pip install '.[http]')"
+        ) from None
+    return open_http
 
 
 @functools.cache

@@ -1,16 +1,65 @@
-"""A transport the client opens itself, for as long as it is connected: a server process, an HTTP endpoint."""
+"""What a client speaks over, opened for as long as it is connected: a transport it opens itself (a server process, an
+HTTP endpoint), any transport given, or a toolkit server in memory."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+import anyio.abc
 
 from toolkit._transports.base import Transport
+from toolkit._transports.memory import MemoryTransport
 
-__all__ = ["OpenedTransport"]
+if TYPE_CHECKING:
+    from toolkit._engine.registry import AnyLifespan
+
+__all__ = ["OpenedTransport", "Servable", "open_target"]
+
+
+class Servable(Protocol):
+    """What `Client(server)` uses of a toolkit [`Server`][toolkit.Server] in memory: its lifespan and one connection.
+
+    A protocol, not the class: the client sits below the server facade, which mounts other servers through it
+    (`Server.mount`)."""
+
+    def running(self, *, lifespan: AnyLifespan | None = None) -> AbstractAsyncContextManager[Any]: ...
+
+    async def serve(self, transport: Transport) -> None: ...
+
+
+async def open_target(
+    target: Servable | Transport, lifespan: AnyLifespan | None, stack: AsyncExitStack
+) -> tuple[Transport, anyio.abc.TaskGroup]:
+    """The transport to speak to `target` over, and the task group the client reads in, both left by `stack`.
+
+    Raises:
+        TypeError: a `lifespan` for a target that is not a toolkit server.
+    """
+    if isinstance(target, Transport):
+        if lifespan is not None:
+            raise TypeError("lifespan= replaces the lifespan of a toolkit Server; a server elsewhere runs its own")
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        # The transport is closed before the tasks stop: until then the client reads (a process's last words and
+        # its exit status; a server blocked writing to its stdout never exits).
+        stack.callback(tg.cancel_scope.cancel)
+        if isinstance(target, AbstractAsyncContextManager):
+            await stack.enter_async_context(target)
+        else:
+            stack.push_async_callback(target.aclose)
+        return target, tg
+    # A toolkit Server, in memory: its lifespan is entered here, in the task that opens the client, so that the
+    # same task leaves it; the server is stopped at once on exit (no grace for calls nobody waits for).
+    await stack.enter_async_context(target.running(lifespan=lifespan))
+    tg = await stack.enter_async_context(anyio.create_task_group())
+    transport, theirs = MemoryTransport.pair()
+    tg.start_soon(target.serve, theirs)
+    stack.push_async_callback(transport.aclose)
+    stack.callback(tg.cancel_scope.cancel)
+    return transport, tg
 
 
 class OpenedTransport:

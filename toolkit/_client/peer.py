@@ -16,7 +16,7 @@ from toolkit._protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, decode,
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, read_head
 
-__all__ = ["Peer"]
+__all__ = ["ClientPeer"]
 
 # A server that stopped reading its input is exiting: the end of its output, soon after, says why.
 _CLOSE_WAIT_SECONDS = 5.0
@@ -31,7 +31,7 @@ OnRequest = Callable[[str, Any], Awaitable[dict[str, Any]]]
 _METHOD_NOT_FOUND = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
 
 
-class Peer:
+class ClientPeer:
     """Requests out, responses matched back to them, notifications to `on_notification`.
 
     Made inside the event loop that uses it (anyio primitives bind to the loop that first uses them); `run()`
@@ -216,32 +216,52 @@ class Peer:
             logger.warning("the server sent an error about no request: %s", error.get("message"))
 
     async def _on_message(self, message: dict[str, Any]) -> None:
+        """One message from the server: a response, a request of its own, or a notification."""
         if "method" not in message:
-            request_id = message.get("id")
-            if request_id is None and isinstance(message.get("error"), dict):
-                self._on_unattributed_error(message["error"])
-                return
-            self._requests.resolve(message)
+            self._on_response(message)
+        elif "id" in message:
+            await self._on_server_request(message)
+        else:
+            await self._on_notified(message)
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        """A response, to the request it answers (an error with id null: to every request waiting)."""
+        if message.get("id") is None and isinstance(message.get("error"), dict):
+            self._on_unattributed_error(message["error"])
             return
-        if "id" in message:  # a request from the server: ping is answered here, the rest by `on_request`
-            if message["method"] == "ping":
-                await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": {}})
-            elif self._on_request is None or self._tg is None:
-                await self._reply({"jsonrpc": "2.0", "id": message["id"], "error": _METHOD_NOT_FOUND})
-            elif is_valid_id(message["id"]) and message["id"] not in self._serving:
-                self._serving[message["id"]] = anyio.CancelScope()
-                self._tg.start_soon(self._answer, message)
-            return
+        self._requests.resolve(message)
+
+    async def _on_server_request(self, message: dict[str, Any]) -> None:
+        """A request from the server: ping is answered here, the rest by `on_request`, each in a task of its own
+        (-32601 without one; a request whose id is already being answered is ignored)."""
+        request_id = message["id"]
+        if message["method"] == "ping":
+            await self._reply({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        elif self._on_request is None or self._tg is None:
+            await self._reply({"jsonrpc": "2.0", "id": request_id, "error": _METHOD_NOT_FOUND})
+        elif is_valid_id(request_id) and request_id not in self._serving:
+            self._serving[request_id] = anyio.CancelScope()
+            self._tg.start_soon(self._answer, message)
+
+    async def _on_notified(self, message: dict[str, Any]) -> None:
+        """A notification, handed to `on_notification` (its params an object, empty when it has none), except the
+        server's cancellation of one of this client's streams."""
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
-        if message["method"] == "notifications/cancelled":
-            request_id = params.get("requestId")
-            scope = self._serving.get(request_id) if is_valid_id(request_id) else None
-            if scope is not None:  # the server stopped waiting: so does the handler (basic/utilities/cancellation)
-                scope.cancel()
-            elif self._requests.cancelled(request_id, params.get("reason")):  # the server ended one of ours
-                return
+        if message["method"] == "notifications/cancelled" and self._on_cancelled(params):
+            return
         await self._on_notification(str(message["method"]), params)
+
+    def _on_cancelled(self, params: dict[str, Any]) -> bool:
+        """`notifications/cancelled`: stop answering the server's request it names (basic/utilities/cancellation),
+        or end the request of this client it names; whether it ended one of this client's (then it is not handed
+        on)."""
+        request_id = params.get("requestId")
+        scope = self._serving.get(request_id) if is_valid_id(request_id) else None
+        if scope is not None:  # the server stopped waiting: so does the handler
+            scope.cancel()
+            return False
+        return self._requests.cancelled(request_id, params.get("reason"))
 
     async def _answer(self, message: dict[str, Any]) -> None:
         assert self._on_request is not None

@@ -14,11 +14,15 @@ float with no fraction, `true`/`false` are neither integers nor numbers, `enum` 
 from __future__ import annotations
 
 import itertools
+import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
+from typing import Any, NamedTuple
 
-__all__ = ["Check", "OutputCheck", "compile_schema"]
+from toolkit._errors import ProtocolError
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR
+
+__all__ = ["Check", "OutputCheck", "OutputChecks", "compile_schema"]
 
 Check = Callable[[Any], bool]
 """Whether a JSON value (as `json.loads` gives it) is valid."""
@@ -82,12 +86,27 @@ def equal(one: Any, two: Any) -> bool:
     """JSON equality: `1 == 1.0`, but `true != 1`; lists and objects compared item by item."""
     if one is two:
         return True
-    if isinstance(one, str) or isinstance(two, str):
+    if isinstance(one, str) or isinstance(two, str):  # a string is a Sequence, but no array
         return bool(one == two)
     if isinstance(one, Sequence) and isinstance(two, Sequence):
-        return len(one) == len(two) and all(equal(a, b) for a, b in zip(one, two, strict=True))
+        return _equal_arrays(one, two)
     if isinstance(one, Mapping) and isinstance(two, Mapping):
-        return len(one) == len(two) and all(key in two and equal(value, two[key]) for key, value in one.items())
+        return _equal_objects(one, two)
+    return _equal_scalars(one, two)
+
+
+def _equal_arrays(one: Sequence[Any], two: Sequence[Any]) -> bool:
+    """Two arrays are equal item by item."""
+    return len(one) == len(two) and all(equal(a, b) for a, b in zip(one, two, strict=True))
+
+
+def _equal_objects(one: Mapping[str, Any], two: Mapping[str, Any]) -> bool:
+    """Two objects have the same keys, and equal values."""
+    return len(one) == len(two) and all(key in two and equal(value, two[key]) for key, value in one.items())
+
+
+def _equal_scalars(one: Any, two: Any) -> bool:
+    """Numbers by value (`1 == 1.0`); a boolean equals only a boolean (`true != 1`); null only null."""
     if isinstance(one, bool) or isinstance(two, bool):
         return isinstance(one, bool) and isinstance(two, bool) and one == two
     return bool(one == two)
@@ -109,6 +128,64 @@ def _count(schema: Mapping[str, Any], key: str) -> int | None:
     if not _is_integer(value) or value < 0:
         raise _Unsupported(key)
     return int(value)
+
+
+def _within(least: int | None, most: int | None) -> Callable[[Sized], bool] | None:
+    """The check of a length (of a string, an array, an object) between `least` and `most` (None: no bound), or None
+    with neither bound."""
+    if least is None and most is None:
+        return None
+    low = 0 if least is None else least
+    high = math.inf if most is None else most
+    return lambda value: low <= len(value) <= high
+
+
+def _type_names(names: Any) -> list[str]:
+    """The names `type` gives (one, or a list), each a JSON type."""
+    listed = [names] if isinstance(names, str) else names
+    if not isinstance(listed, list) or not all(isinstance(n, str) and n in _TYPES for n in listed):
+        raise _Unsupported("type")
+    return listed
+
+
+def _object_of(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The object a keyword takes (`properties`, `patternProperties`); empty when it is absent."""
+    value = schema.get(key, {})
+    if not isinstance(value, dict):
+        raise _Unsupported(key)
+    return value
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    """The names `required` lists; empty when it is absent."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        raise _Unsupported("required")
+    return required
+
+
+class _PerType(NamedTuple):
+    """The checks of the keywords that apply to one type of value only (None: no such keyword in the schema)."""
+
+    on_object: Check | None
+    on_array: Check | None
+    on_string: Check | None
+    on_number: Check | None
+
+    @property
+    def empty(self) -> bool:
+        """No keyword of any type."""
+        return self.on_object is None and self.on_array is None and self.on_string is None and self.on_number is None
+
+    def only(self, type_name: Any) -> Check | None:
+        """The usual shape, in one closure: `"type": "object"` with its properties, `"type": "array"` with its
+        items; None for any other."""
+        on_object, on_array = self.on_object, self.on_array
+        if type_name == "object" and on_object is not None:
+            return lambda value: isinstance(value, dict) and on_object(value)
+        if type_name == "array" and on_array is not None:
+            return lambda value: isinstance(value, list) and on_array(value)
+        return None
 
 
 class _Compiler:
@@ -144,13 +221,10 @@ class _Compiler:
         )
 
     def _type(self, names: Any) -> Check | None:
+        """`type`: one name or several (any of them); None when absent."""
         if names is None:
             return None
-        if isinstance(names, str):
-            names = [names]
-        if not isinstance(names, list) or not all(isinstance(n, str) and n in _TYPES for n in names):
-            raise _Unsupported("type")
-        predicates = [_TYPES[n] for n in names]
+        predicates = [_TYPES[n] for n in _type_names(names)]
         if len(predicates) == 1:
             return predicates[0]
         return lambda value: any(predicate(value) for predicate in predicates)
@@ -202,40 +276,30 @@ class _Compiler:
     def _typed(self, schema: Mapping[str, Any]) -> Check | None:
         """`type`, and the keywords that apply to one type of value only; one closure for a single container type."""
         kind = self._type(schema.get("type"))
-        on_object = self._object(schema)
-        on_array = self._array(schema)
-        on_string = _string(schema)
-        on_number = _number(schema)
-        if on_object is None and on_array is None and on_string is None and on_number is None:
+        per_type = _PerType(self._object(schema), self._array(schema), _string(schema), _number(schema))
+        if per_type.empty:
             return kind
-        # The usual shape: `"type": "object"` with its properties, `"type": "array"` with its items.
-        if schema.get("type") == "object" and on_object is not None:
-            return lambda value: isinstance(value, dict) and on_object(value)
-        if schema.get("type") == "array" and on_array is not None:
-            return lambda value: isinstance(value, list) and on_array(value)
-        by_type = _by_type(on_object, on_array, on_string, on_number)
+        only = per_type.only(schema.get("type"))
+        if only is not None:
+            return only
+        by_type = _by_type(*per_type)
         return by_type if kind is None else _all([kind, by_type])
 
     def _object(self, schema: Mapping[str, Any]) -> Check | None:
-        properties = schema.get("properties", {})
-        patterns = schema.get("patternProperties", {})
-        required = schema.get("required", [])
-        if not isinstance(properties, dict) or not isinstance(patterns, dict):
-            raise _Unsupported("properties")
-        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
-            raise _Unsupported("required")
-        least, most = _count(schema, "minProperties"), _count(schema, "maxProperties")
+        """The keywords of an object (its properties by name and by pattern, the additional ones, `required`, how many
+        it has) in one check; None when they check nothing."""
+        properties, patterns = _object_of(schema, "properties"), _object_of(schema, "patternProperties")
+        required = _required(schema)
+        within = _within(_count(schema, "minProperties"), _count(schema, "maxProperties"))
         subs = {name: self.compile(sub) for name, sub in properties.items()}
         by_pattern = [(_regex(pattern), self.compile(sub)) for pattern, sub in patterns.items()]
         extra = self.compile(schema["additionalProperties"]) if "additionalProperties" in schema else None
-        if not (subs or by_pattern or required or least is not None or most is not None) and extra in (None, _always):
+        walk = _walker(subs, by_pattern, extra)
+        if walk is None and within is None and not required:
             return None
-        joined = _regex("|".join(patterns)) if patterns else None
-        checked = {name: sub for name, sub in subs.items() if sub is not _always}
-        walk = _walker(checked, subs, by_pattern, joined, extra)
 
         def check(value: dict[str, Any]) -> bool:
-            if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+            if within is not None and not within(value):
                 return False
             for name in required:
                 if name not in value:
@@ -251,15 +315,15 @@ class _Compiler:
         walk = _items(
             [self.compile(sub) for sub in prefix], self.compile(schema["items"]) if "items" in schema else None
         )
-        least, most = _count(schema, "minItems"), _count(schema, "maxItems")
+        within = _within(_count(schema, "minItems"), _count(schema, "maxItems"))
         unique = schema.get("uniqueItems", False)
         if not isinstance(unique, bool):
             raise _Unsupported("uniqueItems")
-        if walk is None and least is None and most is None and not unique:
+        if walk is None and within is None and not unique:
             return None
 
         def check(value: list[Any]) -> bool:
-            if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+            if within is not None and not within(value):
                 return False
             if unique and not _unique(value):
                 return False
@@ -288,19 +352,27 @@ def _by_type(
 
 
 def _walker(
-    checked: Mapping[str, Check],
-    known: Mapping[str, Check],
-    by_pattern: list[tuple[re.Pattern[str], Check]],
-    joined: re.Pattern[str] | None,
-    extra: Check | None,
+    known: Mapping[str, Check], by_pattern: list[tuple[re.Pattern[str], Check]], extra: Check | None
 ) -> Check | None:
     """The check of an object's properties: by name, by pattern, and the additional ones; None when none is checked."""
     if extra is _always:
         extra = None
+    checked = {name: sub for name, sub in known.items() if sub is not _always}
     if not checked and not by_pattern and extra is None:
         return None
     if not by_pattern and extra is None:  # the usual shape: named properties only
         return _named(tuple(checked.items()))
+    return _walk_all(checked, known, by_pattern, extra)
+
+
+def _walk_all(
+    checked: Mapping[str, Check],
+    known: Mapping[str, Check],
+    by_pattern: list[tuple[re.Pattern[str], Check]],
+    extra: Check | None,
+) -> Check:
+    """The check of every property of an object, each by its name, the patterns it matches, or as an additional one."""
+    joined = _regex("|".join(pattern.pattern for pattern, _ in by_pattern)) if by_pattern else None
 
     def walk(value: dict[str, Any]) -> bool:
         for name, item in value.items():
@@ -350,13 +422,13 @@ def _items(firsts: list[Check], rest: Check | None) -> Check | None:
 
 
 def _string(schema: Mapping[str, Any]) -> Check | None:
-    least, most = _count(schema, "minLength"), _count(schema, "maxLength")
+    within = _within(_count(schema, "minLength"), _count(schema, "maxLength"))
     pattern = _regex(schema["pattern"]) if "pattern" in schema else None
-    if least is None and most is None and pattern is None:
+    if within is None and pattern is None:
         return None
 
     def check(value: str) -> bool:
-        if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+        if within is not None and not within(value):
             return False
         return pattern is None or pattern.search(value) is not None
 
@@ -508,3 +580,69 @@ class OutputCheck:
             self._validator = jsonschema.Draft202012Validator(self._schema)
         errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
         return str(errors[0].message) if errors else None
+
+
+class OutputChecks:
+    """The `outputSchema` of each tool a client listed, each compiled once (at the tool's first result), and the check
+    of a result against it (`structuredContent` needed, and matching).
+
+    Without `jsonschema` (the optional `validation` extra) nothing is checked, and the tools are not listed to learn
+    their schemas either.
+
+    Args:
+        list_tools: Lists the server's tools (`Client.list_tools`, which tells `learn` each one's schema).
+    """
+
+    def __init__(self, list_tools: Callable[[], Awaitable[Any]]) -> None:
+        self._list_tools = list_tools
+        self._schemas: dict[str, dict[str, Any] | None] = {}
+        self._checks: dict[str, OutputCheck] = {}
+        self._available: bool | None = None  # jsonschema importable; looked up on the first call
+
+    def learn(self, name: str, schema: dict[str, Any] | None) -> None:
+        """Note a listed tool's `outputSchema`."""
+        self._schemas[name] = schema
+
+    def forget(self) -> None:
+        """The server's tool list changed: the tools are listed again before their next result is checked, each
+        against its schema as listed then (a tool of the same name may return another shape now)."""
+        self._schemas.clear()
+        self._checks.clear()
+
+    async def check(self, name: str, structured: Any) -> None:
+        """Check a result's `structuredContent` (None when it has none) against the tool's schema, if it has one (the
+        tools are listed to learn it, the first time).
+
+        Raises:
+            ProtocolError: -32603 when the tool has an `outputSchema` and the result has no `structuredContent`, or
+                one that does not match it.
+        """
+        if self._available is None:
+            self._available = _can_import_jsonschema()
+        if not self._available:  # without jsonschema nothing can be checked: do not fetch the schemas either
+            return
+        if name not in self._schemas:
+            await self._list_tools()
+        schema = self._schemas.get(name)
+        if schema is None:
+            return
+        if structured is None:
+            raise ProtocolError(INTERNAL_ERROR, f"tool {name!r} has an outputSchema but returned no structuredContent")
+        check = self._checks.get(name)
+        if check is None:  # compiled once per tool: jsonschema walking a 1 MB result cost a second (issue 23)
+            check = self._checks[name] = OutputCheck(schema)
+        error = check.first_error(structured)
+        if error is not None:
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                f"tool {name!r} returned structuredContent that does not match its outputSchema: {error}",
+            )
+
+
+def _can_import_jsonschema() -> bool:
+    """Whether `jsonschema` (the optional `validation` extra) can be imported."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return False
+    return True

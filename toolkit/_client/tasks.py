@@ -1,4 +1,5 @@
-"""The client's side of MCP tasks: a handle on a tool call the server runs in the background, in either era.
+"""The client's side of MCP tasks, in either era: a handle on a tool call the server runs in the background
+(`ToolTask`), and the client's part of them (`ClientTasks`: starting a call as a task, waking the polls).
 
 2026-07-28 (the extension `io.modelcontextprotocol/tasks`): the client declares the extension on its `tools/call`
 and the server decides whether to answer with a task (`resultType: "task"`). The client polls `tasks/get`, whose
@@ -13,23 +14,30 @@ the client's handlers answer as for a plain call).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 
-from toolkit._errors import ProtocolError, ToolkitError
+from toolkit._asking.handlers import call_with_input
+from toolkit._errors import MessageError, ProtocolError, ToolkitError
 from toolkit._matcher import error_of
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR
-from toolkit._protocol.types import CallToolResult
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
+from toolkit._protocol.meta import CAPABILITIES_KEY
+from toolkit._protocol.types import CallToolResult, ToolDefinition
+
+from .progress import ProgressCallback, ProgressCallbacks
 
 __all__ = [
     "TASKS_EXTENSION",
+    "ClientTasks",
     "TaskCancelledError",
+    "TaskClient",
     "TaskInfo",
     "TaskStatus",
-    "TaskWire",
     "ToolTask",
 ]
 
@@ -105,25 +113,187 @@ class TaskCancelledError(ToolkitError):
         self.status_message = status_message
 
 
-Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
+class Request(Protocol):
+    """How the client sends a request (its era's `_meta` added, traced): the result; a `stream` ends with the
+    server's `notifications/cancelled` (a `subscriptions/listen`) and gives None."""
+
+    def __call__(self, method: str, params: dict[str, Any], *, stream: bool = False) -> Awaitable[Any]: ...
+
+
 Answer = Callable[[str, Any, str], Awaitable[dict[str, Any]]]
 Finish = Callable[[str | None, Any], Awaitable[CallToolResult]]
 
 
 @dataclass(frozen=True, slots=True)
-class TaskWire:
-    """What a handle needs of its client: the era; how to send a task request, answer a question, and turn a raw
-    result into a checked `CallToolResult` (for the tool named, if known); the event a status notification for a task
-    sets (`woken`); what to call once the task has ended (`done`); and how to hear a task's status notifications
-    (2026-07-28: a `subscriptions/listen` stream, held open until cancelled; `listen`)."""
+class TaskClient:
+    """What the client's tasks use of the `Client` that makes them (it imports this module: it is named by what it
+    does, not by its class)."""
 
-    modern: bool
+    capabilities: dict[str, Any]
+    """The capabilities the client declares (the tasks add the extension to them, 2026-07-28)."""
     request: Request
+    """Sends a request in the connection's era (its `_meta` added, traced)."""
     answer: Answer
+    """Answers one of the server's questions (`method`, `params`, the input request's key) with the handlers."""
+    max_input_rounds: int
+    """How many times one call may ask for input before it fails (2026-07-28)."""
     finish: Finish
-    woken: Callable[[str], anyio.Event]
-    done: Callable[[str], None]
-    listen: Callable[[str], Coroutine[Any, Any, None]]
+    """Turns a raw result into a checked `CallToolResult` (against the output schema of the tool named, if known)."""
+    progress: ProgressCallbacks
+    """The progress callbacks of the client's calls (a task's token is held until the task ends)."""
+    list_tools: Callable[[], Awaitable[Any]]
+    """Lists the server's tools (each one's `execution.taskSupport` is then learned: `ClientTasks.learn`)."""
+
+
+class ClientTasks:
+    """A client's side of its tasks: starting a call as a task, a handle on a task, the status notifications that wake
+    the handles' polls, and what the client learned of each tool's `execution.taskSupport` (2025-11-25).
+
+    One per client; `connected` tells it the era and the server's capabilities of each connection.
+    """
+
+    def __init__(self, client: TaskClient) -> None:
+        self._client = client
+        self._modern = False
+        self._server: Mapping[str, Any] = {}  # the server's capabilities
+        self._events: dict[str, anyio.Event] = {}  # what a status notification sets, by task id
+        self._tokens: dict[str, str] = {}  # each task's progress token
+        self._support: dict[str, Any] = {}  # 2025-11-25: each listed tool's execution.taskSupport
+        # 2026-07-28: every task request declares the extension (else -32021).
+        extensions = {**client.capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+        self._capabilities = {**client.capabilities, "extensions": extensions}
+
+    def connected(self, modern: bool, server_capabilities: Mapping[str, Any]) -> None:
+        """The client connected: in 2026-07-28 (`modern`) or not, to a server with these capabilities."""
+        self._modern = modern
+        self._server = server_capabilities
+
+    @property
+    def modern(self) -> bool:
+        """The connection speaks 2026-07-28 (the extension), else 2025-11-25's experimental tasks."""
+        return self._modern
+
+    def learn(self, definition: ToolDefinition) -> None:
+        """Note a listed tool's `execution.taskSupport` (a field of `ToolDefinition`, or kept as an extra one)."""
+        execution = getattr(definition, "execution", None) or (definition.model_extra or {}).get("execution")
+        self._support[definition.name] = execution.get("taskSupport") if isinstance(execution, dict) else None
+
+    # -- what a handle asks of the client --------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a task request (`tasks/get`, `tasks/update`, ...), the extension declared in 2026-07-28."""
+        if self._modern:
+            params = {**params, "_meta": {**params.get("_meta", {}), CAPABILITIES_KEY: self._capabilities}}
+        return await self._client.request(method, params)
+
+    async def answer(self, method: str, params: Any, key: str) -> dict[str, Any]:
+        """Answer one of a task's questions with the client's handlers."""
+        return await self._client.answer(method, params, key)
+
+    async def finish(self, name: str | None, raw: Any) -> CallToolResult:
+        """A task's raw result, checked as a call's."""
+        return await self._client.finish(name, raw)
+
+    async def listen(self, task_id: str) -> None:
+        """Hear the task's status notifications (2026-07-28: a `subscriptions/listen` stream), until cancelled.
+
+        Held open until the handle stops waiting; a server that refuses it (or has no such stream) is polled all the
+        same.
+        """
+        params = {"notifications": {"taskIds": [task_id]}, "_meta": {CAPABILITIES_KEY: self._capabilities}}
+        with contextlib.suppress(ProtocolError, MessageError):
+            await self._client.request("subscriptions/listen", params, stream=True)
+
+    def woken(self, task_id: str) -> anyio.Event:
+        """The event the next status notification for `task_id` sets (a fresh one once it has been set)."""
+        event = self._events.get(task_id)
+        if event is None or event.is_set():
+            event = self._events[task_id] = anyio.Event()
+        return event
+
+    def ended(self, task_id: str) -> None:
+        """A task ended: forget its event and its progress token."""
+        self._events.pop(task_id, None)
+        self._client.progress.drop(self._tokens.pop(task_id, None))
+
+    async def on_status(self, params: dict[str, Any]) -> None:
+        """A status notification (`notifications/tasks`, `notifications/tasks/status`): a poll waiting for that task
+        asks again now."""
+        task_id = params.get("taskId")
+        event = self._events.get(task_id) if isinstance(task_id, str) else None
+        if event is not None:
+            event.set()
+
+    # -- what the client asks ----------------------------------------------------------------------------
+
+    def handle(self, task_id: str) -> ToolTask:
+        """A handle on a task started earlier (`Client.task`)."""
+        return ToolTask(self, task_id)
+
+    async def start(
+        self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None, ttl: float | None
+    ) -> ToolTask:
+        """Call a tool as a task (`Client.start_task`): the handle, already done when the server answered at once."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if not self._modern and await self._runs_as_task(name):
+            params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
+        token = None
+        if progress is not None:
+            token = self._client.progress.add(progress)
+            params["_meta"] = {"progressToken": token}
+        try:
+            raw = await self._create(params)
+        except BaseException:
+            self._client.progress.drop(token)
+            raise
+        info = created_task(raw, self._modern)
+        if info is None:
+            self._client.progress.drop(token)
+            return ToolTask(self, None, name, raw=raw)
+        if token is not None:
+            self._tokens[info.task_id] = token
+        return ToolTask(self, info.task_id, name, info=info)
+
+    async def _create(self, params: dict[str, Any]) -> Any:
+        """The `tools/call` that may create a task; in 2026-07-28 the questions asked before it exists are answered
+        and the call retried (basic/patterns/mrtr)."""
+        if not self._modern:
+            return await self._client.request("tools/call", params)
+        send = functools.partial(self.request, "tools/call")
+        return await call_with_input(send, params, self._client.answer, max_rounds=self._client.max_input_rounds)
+
+    async def run_refused(
+        self, refused: ProtocolError, name: str, arguments: Mapping[str, Any] | None, progress: ProgressCallback | None
+    ) -> Any:
+        """A call the server refused because it runs that tool only as a task, run as a task and waited for: its raw
+        result. 2026-07-28 says so with -32021 naming the tasks extension; 2025-11-25 with -32601 for a tool whose
+        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised."""
+        if not await self._only_as_task(refused, name):
+            raise refused
+        task = await self.start(name, arguments, progress, None)
+        return (await task.result()).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _only_as_task(self, refused: ProtocolError, name: str) -> bool:
+        """Whether `refused` says the server runs the tool only as a task, in this connection's era."""
+        if self._modern:
+            return _needs_tasks(refused)
+        return refused.code == METHOD_NOT_FOUND and await self._task_required(name)
+
+    async def _task_required(self, name: str) -> bool:
+        """2025-11-25: the tool's `execution.taskSupport` is `required` (the tools listed once to learn it)."""
+        if name not in self._support:
+            await self._client.list_tools()
+        return self._support.get(name) == "required"
+
+    async def _runs_as_task(self, name: str) -> bool:
+        """2025-11-25: whether to ask for a task: the server declares task-augmented `tools/call`
+        (`tasks.requests.tools.call`) and the tool's `execution.taskSupport` is `optional` or `required` (tasks:
+        a client MUST NOT ask for a task otherwise). The tools are listed once to learn it."""
+        if not _offers_task_calls(self._server):
+            return False
+        return await self._task_required(name) or self._support.get(name) == "optional"
 
 
 class ToolTask:
@@ -139,14 +309,14 @@ class ToolTask:
 
     def __init__(
         self,
-        wire: TaskWire,
+        tasks: ClientTasks,
         task_id: str | None,
         name: str | None = None,
         *,
         info: TaskInfo | None = None,
         raw: Any = None,
     ) -> None:
-        self._wire = wire
+        self._tasks = tasks
         self._id = task_id
         self._info = info
         self._raw = raw  # the final result (a dict), once known
@@ -184,7 +354,7 @@ class ToolTask:
             raise RuntimeError("the server answered this call at once: there is no task to ask about")
         if self._info is not None and self._info.done and (self._raw is not None or self._error is not None):
             return self._info
-        got = await self._wire.request("tasks/get", {"taskId": self._id})
+        got = await self._tasks.request("tasks/get", {"taskId": self._id})
         if not isinstance(got, dict):
             raise ProtocolError(INTERNAL_ERROR, "the server answered tasks/get with something that is not a task")
         return self._seen(got)
@@ -193,9 +363,9 @@ class ToolTask:
         """Take in a task's state (tasks/get, a cancel): its final result or error too, in 2026-07-28."""
         info = self._info = TaskInfo.from_wire(task)
         self._pending = task.get("inputRequests") if info.status == "input_required" else None
-        if self._wire.modern and info.status == "completed" and isinstance(task.get("result"), dict):
+        if self._tasks.modern and info.status == "completed" and isinstance(task.get("result"), dict):
             self._raw = task["result"]
-        elif self._wire.modern and info.status == "failed":
+        elif self._tasks.modern and info.status == "failed":
             self._error = error_of(task.get("error"))
         return info
 
@@ -227,14 +397,14 @@ class ToolTask:
     async def _pause(self, info: TaskInfo, poll_interval: float | None) -> None:
         interval = poll_interval if poll_interval is not None else info.poll_interval
         interval = max(_MIN_POLL, _DEFAULT_POLL if interval is None else interval)
-        woken = self._wire.woken(info.task_id)
+        woken = self._tasks.woken(info.task_id)
         with anyio.move_on_after(interval):
             await woken.wait()
 
     async def _answer(self) -> bool:
         """Answer the task's questions: whether the wait for its next state should skip the pause."""
         assert self._id is not None
-        if not self._wire.modern:
+        if not self._tasks.modern:
             # 2025-11-25: the server asks its questions while tasks/result waits for the end of the task.
             await self._take_result()
             return True
@@ -244,9 +414,9 @@ class ToolTask:
             return False
         responses = {}
         for key, request in fresh.items():  # one at a time, in the server's order, as for a plain call
-            responses[key] = await self._wire.answer(str(request.get("method")), request.get("params"), key)
+            responses[key] = await self._tasks.answer(str(request.get("method")), request.get("params"), key)
         self._answered.update(responses)
-        await self._wire.request("tasks/update", {"taskId": self._id, "inputResponses": responses})
+        await self._tasks.request("tasks/update", {"taskId": self._id, "inputResponses": responses})
         return True
 
     async def _take_result(self) -> None:
@@ -254,7 +424,7 @@ class ToolTask:
         if self._raw is not None or self._error is not None:
             return
         try:
-            self._raw = await self._wire.request("tasks/result", {"taskId": self._id})
+            self._raw = await self._tasks.request("tasks/result", {"taskId": self._id})
         except ProtocolError as exc:
             if type(exc) is not ProtocolError:  # the connection closed, a message too large: not the task's error
                 raise
@@ -263,9 +433,9 @@ class ToolTask:
     async def _settle(self) -> None:
         """The task ended: fetch its result where the era keeps it apart, and let the client forget it."""
         assert self._info is not None
-        if not self._wire.modern and self._info.status != "cancelled":
+        if not self._tasks.modern and self._info.status != "cancelled":
             await self._take_result()
-        self._wire.done(self._info.task_id)
+        self._tasks.ended(self._info.task_id)
 
     async def result(self, *, poll_interval: float | None = None) -> CallToolResult:
         """Wait for the task to end and return its result (a tool that failed gives `is_error=True`, as a call).
@@ -278,29 +448,38 @@ class ToolTask:
             ProtocolError: the task failed with a JSON-RPC error (its code and message), or the server refused a
                 request (-32602: the task is unknown to it, or expired).
         """
-        if self._wire.modern and self._id is not None and not self.done:
-            # 2026-07-28: status notifications (notifications/tasks) wake the polls early, where the server sends them.
-            failed: Exception | None = None
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._wire.listen, self._id)
-                try:
-                    await self._follow(poll_interval)
-                except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
-                    failed = exc
-                tg.cancel_scope.cancel()
-            if failed is not None:
-                raise failed
+        if self._tasks.modern and self._id is not None and not self.done:
+            await self._follow_listening(self._id, poll_interval)
         else:
             await self._follow(poll_interval)
+        return await self._outcome()
+
+    async def _follow_listening(self, task_id: str, poll_interval: float | None) -> None:
+        """2026-07-28: follow the task to its end while its status notifications (notifications/tasks) wake the polls
+        early, where the server sends them."""
+        failed: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._tasks.listen, task_id)
+            try:
+                await self._follow(poll_interval)
+            except Exception as exc:  # raised below, as itself rather than in an ExceptionGroup
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+
+    async def _outcome(self) -> CallToolResult:
+        """What the task ended with, once it has: its checked result, or the error it failed or was cancelled with."""
         if self._info is not None and self._info.status == "cancelled":
             raise TaskCancelledError(self._info.task_id, self._info.status_message)
         if self._error is not None:
             raise self._error
         if self._raw is None:
             raise ProtocolError(INTERNAL_ERROR, f"task {self.id} ended without a result")
-        return await self._wire.finish(self._name, self._raw)
+        return await self._tasks.finish(self._name, self._raw)
 
     async def _follow(self, poll_interval: float | None) -> None:
+        """Follow the task until it ends (answering its questions on the way)."""
         async for _ in self.watch(poll_interval=poll_interval):
             pass
 
@@ -313,8 +492,8 @@ class ToolTask:
         """
         if self._id is None:
             return
-        got = await self._wire.request("tasks/cancel", {"taskId": self._id})
-        if not self._wire.modern and isinstance(got, dict) and "status" in got:
+        got = await self._tasks.request("tasks/cancel", {"taskId": self._id})
+        if not self._tasks.modern and isinstance(got, dict) and "status" in got:
             self._seen(got)  # 2025-11-25 answers with the task, now cancelled
 
 
@@ -328,12 +507,22 @@ def created_task(raw: Any, modern: bool) -> TaskInfo | None:
     return TaskInfo.from_wire(task) if isinstance(task, dict) and "content" not in raw else None
 
 
-def notified_task(method: str, params: Mapping[str, Any]) -> str | None:
-    """The id of the task a status notification is about (`notifications/tasks`, `notifications/tasks/status`)."""
-    if method not in ("notifications/tasks", "notifications/tasks/status"):
-        return None
-    task_id = params.get("taskId")
-    return task_id if isinstance(task_id, str) else None
+def _offers_task_calls(capabilities: Mapping[str, Any]) -> bool:
+    """2025-11-25: the server declares task-augmented `tools/call` (`tasks.requests.tools.call`)."""
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+
+
+def _needs_tasks(exc: ProtocolError) -> bool:
+    """The server refused a call for want of the tasks extension: it runs that tool only as a task (-32021 naming
+    `io.modelcontextprotocol/tasks` in `requiredCapabilities.extensions`)."""
+    if exc.code != MISSING_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
+        return False
+    required = exc.data.get("requiredCapabilities")
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def _text(value: Any) -> str | None:

@@ -56,6 +56,55 @@ class _Outgoing(NamedTuple):
     answering: Any  # the call whose question this message answers (failed if the answer is refused), or None
 
 
+class _Sent(NamedTuple):
+    """What `send` reads of a message the client sends."""
+
+    method: Any  # None for an answer to the server's question
+    params: dict[str, Any]  # empty when it has none
+    meta: Any  # its params' `_meta`
+    modern: bool  # a 2026-07-28 message (its `_meta` names the revision; never `initialize`)
+    request_id: Any  # the request it is (None for a notification or an answer)
+    answered: Any  # the id of the server's question it answers (None for a request or a notification)
+
+
+def _read_sent(message: str) -> _Sent:
+    """Read a message the client sends (one at a time: never a batch).
+
+    Raises:
+        ValueError: the message is not one JSON-RPC object.
+    """
+    parsed = decode(message)
+    if not isinstance(parsed, dict):
+        raise ValueError("toolkit's client sends one message at a time over HTTP")
+    method = parsed.get("method")
+    raw = parsed.get("params")
+    params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    meta = params.get("_meta")
+    modern = isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize"
+    if method is None:
+        return _Sent(None, params, meta, modern, None, parsed.get("id"))
+    return _Sent(method, params, meta, modern, parsed.get("id"), None)
+
+
+def _content_type(response: httpx.Response) -> str:
+    """The media type of a response's body, without its parameters, in lower case."""
+    header: str = response.headers.get("content-type", "")
+    return header.split(";", 1)[0].strip().lower()
+
+
+def _marked_params(tool: Any) -> list[tuple[str, str]]:
+    """A listed tool's parameters marked `x-mcp-header`, each with its `Mcp-Param-*` header (2026-07-28)."""
+    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    return [
+        (prop, f"Mcp-Param-{sub['x-mcp-header']}")
+        for prop, sub in properties.items()
+        if isinstance(sub, dict) and isinstance(sub.get("x-mcp-header"), str)
+    ]
+
+
 class _Resume:
     """What an SSE stream said about resuming it: the last event id seen, and the `retry` delay in seconds."""
 
@@ -171,35 +220,40 @@ class HttpTransport:
         self._asked_by: dict[Any, Any] = {}
 
     async def send(self, message: str, /) -> None:
-        parsed = decode(message)
-        if not isinstance(parsed, dict):
-            raise ValueError("toolkit's client sends one message at a time over HTTP")
-        method = parsed.get("method")
-        raw = parsed.get("params")
-        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        meta = params.get("_meta")
-        modern = isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize"
-        if method == "notifications/cancelled" and not modern:
-            scope = self._modern_calls.pop(params.get("requestId"), None)
-            if scope is not None:  # 2026-07-28: closing the request's stream is the cancellation
-                scope.cancel()
-                return
-        headers = {"accept": _ACCEPT, "content-type": "application/json"}
-        if isinstance(meta, dict) and modern:
-            headers["mcp-protocol-version"] = str(meta[VERSION_KEY])
-            self._add_metadata_headers(headers, str(method), params)
-        else:
-            if self.protocol_version is not None:
-                headers["mcp-protocol-version"] = self.protocol_version
-            if self.session_id is not None:
-                headers["mcp-session-id"] = self.session_id
-        request_id = parsed.get("id") if method is not None else None
+        sent = _read_sent(message)
+        if sent.method == "notifications/cancelled" and not sent.modern and self._closed_call(sent.params):
+            return
         scope = anyio.CancelScope()
-        if modern and is_valid_id(request_id):
-            self._modern_calls[request_id] = scope
-        answered = parsed.get("id") if method is None else None
-        call = self._asked_by.pop(answered, None) if is_valid_id(answered) else None
-        self._tg.start_soon(self._post, _Outgoing(message, headers, request_id, method, call), scope)
+        if sent.modern and is_valid_id(sent.request_id):
+            self._modern_calls[sent.request_id] = scope
+        call = self._asked_by.pop(sent.answered, None) if is_valid_id(sent.answered) else None
+        out = _Outgoing(message, self._headers(sent), sent.request_id, sent.method, call)
+        self._tg.start_soon(self._post, out, scope)
+
+    def _closed_call(self, params: dict[str, Any]) -> bool:
+        """2026-07-28: closing a request's stream is its cancellation; whether the request cancelled was one."""
+        scope = self._modern_calls.pop(params.get("requestId"), None)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    def _headers(self, sent: _Sent) -> dict[str, str]:
+        """The headers of a POST: the revision's (2026-07-28's metadata headers), or the session's."""
+        headers = {"accept": _ACCEPT, "content-type": "application/json"}
+        if sent.modern:
+            headers["mcp-protocol-version"] = str(sent.meta[VERSION_KEY])
+            self._add_metadata_headers(headers, str(sent.method), sent.params)
+        else:
+            self._add_session_headers(headers)
+        return headers
+
+    def _add_session_headers(self, headers: dict[str, str]) -> None:
+        """2025-11-25: the revision negotiated and the session's id, once `initialize` answered."""
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
 
     def _add_metadata_headers(self, headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
         """2026-07-28: the headers that repeat what the body says (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`)."""
@@ -233,41 +287,59 @@ class HttpTransport:
             if request_id is not None:
                 await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
         finally:
-            self._modern_calls.pop(request_id, None)
-            if self._asked_by and request_id is not None:  # its questions left unanswered: nothing to fail now
-                for asked in [a for a, call in self._asked_by.items() if call == request_id]:
-                    del self._asked_by[asked]
+            self._ended(request_id)
+        self._open_stream(method)
+
+    def _ended(self, request_id: Any) -> None:
+        """A POST ended: its request is no longer cancelled by closing it, and its questions left unanswered (nothing
+        to fail now) are forgotten."""
+        self._modern_calls.pop(request_id, None)
+        if self._asked_by and request_id is not None:
+            for asked in [a for a, call in self._asked_by.items() if call == request_id]:
+                del self._asked_by[asked]
+
+    def _open_stream(self, method: Any) -> None:
+        """2025-11-25: once `notifications/initialized` is sent in a session, the GET stream of the server's own
+        messages is opened (once)."""
         if method == "notifications/initialized" and self.session_id is not None and not self._stream_open:
             self._stream_open = True
             self._tg.start_soon(self._listen)
 
     async def _answer(self, response: httpx.Response, request_id: Any, method: Any) -> _Resume | None:
         """Hand the answer to `receive()`; what to resume from when an SSE stream ended before it (else None)."""
-        kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if response.status_code == 202 or request_id is None:
             await response.aread()
             return None
+        kind = _content_type(response)
         if kind == "text/event-stream" and response.is_success:
-            resume = _Resume()
-            if await self._relay(response, request_id, resume, method):
-                return None
-            if resume.last_id is not None and self.session_id is not None:
-                return resume
-            await self._fail(request_id, "the server ended the response stream without an answer")
-            return None
+            return await self._streamed(response, request_id, method)
         body = (await response.aread()).decode("utf-8", "replace")
         answer = _json_answer(body) if kind == "application/json" else None
-        if answer is not None:
-            self._note(answer, response, method)
-            if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
-                answer["id"] = request_id
-            await self._in.send(encode(answer))
+        if answer is None:
+            await self._fail(request_id, self._failure(response))
             return None
-        if response.status_code == 404 and self.session_id is not None:
-            await self._fail(request_id, "the session has ended or expired (HTTP 404): connect again")
-        else:
-            await self._fail(request_id, f"HTTP {response.status_code} {response.reason_phrase}")
+        self._note(answer, response, method)
+        if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
+            answer["id"] = request_id
+        await self._in.send(encode(answer))
         return None
+
+    async def _streamed(self, response: httpx.Response, request_id: Any, method: Any) -> _Resume | None:
+        """Relay an SSE answer; what to resume from when the stream ended before the answer (a 2025-11-25 session's
+        stream that gave event ids), else None (the request failed when it cannot be resumed)."""
+        resume = _Resume()
+        if await self._relay(response, request_id, resume, method):
+            return None
+        if resume.last_id is not None and self.session_id is not None:
+            return resume
+        await self._fail(request_id, "the server ended the response stream without an answer")
+        return None
+
+    def _failure(self, response: httpx.Response) -> str:
+        """Why a request failed, from an HTTP answer that is no JSON-RPC answer."""
+        if response.status_code == 404 and self.session_id is not None:
+            return "the session has ended or expired (HTTP 404): connect again"
+        return f"HTTP {response.status_code} {response.reason_phrase}"
 
     def _note(self, answer: dict[str, Any], response: httpx.Response, method: Any) -> None:
         """What this transport learns from an answer: the tools' parameter headers, the session and its version."""
@@ -288,12 +360,7 @@ class HttpTransport:
         try:
             async with contextlib.aclosing(_sse_data(response, resume)) as events:
                 async for data in events:
-                    if method == "initialize" and (answer := _json_answer(data)) is not None:
-                        self._note(answer, response, method)
-                    if request_id is not None and self.session_id is not None:
-                        asked = _request_id(data)
-                        if asked is not None:
-                            self._asked_by[asked] = request_id
+                    self._learn_from_event(data, response, request_id, method)
                     await self._in.send(data)
                     last = data
         except httpx.HTTPError:  # the connection broke mid-stream: resumed, when the stream gave an id
@@ -302,12 +369,20 @@ class HttpTransport:
         # terminate the SSE stream"), so only the last message needs reading.
         return request_id is not None and last is not None and _ends(last, request_id)
 
+    def _learn_from_event(self, data: str, response: httpx.Response, request_id: Any, method: Any) -> None:
+        """What this transport learns from a message of a request's stream before it is handed on: the session an
+        `initialize` answer opens, and which call a question of the server's belongs to (2025-11-25)."""
+        if method == "initialize" and (answer := _json_answer(data)) is not None:
+            self._note(answer, response, method)
+        if request_id is not None and self.session_id is not None:
+            asked = _request_id(data)
+            if asked is not None:
+                self._asked_by[asked] = request_id
+
     def _session_headers(self, resume: _Resume) -> dict[str, str]:
+        """The headers of a GET: the session's, and the last event id seen (to resume after it)."""
         headers = {"accept": "text/event-stream"}
-        if self.session_id is not None:
-            headers["mcp-session-id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["mcp-protocol-version"] = self.protocol_version
+        self._add_session_headers(headers)
         if resume.last_id is not None:
             headers["last-event-id"] = resume.last_id
         return headers
@@ -324,8 +399,7 @@ class HttpTransport:
             await anyio.sleep(min(resume.retry * 2**failures, max(resume.retry, _MAX_RETRY)))
             try:
                 async with self._http.stream("GET", self.url, headers=self._session_headers(resume)) as response:
-                    kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-                    if response.status_code != 200 or kind != "text/event-stream":
+                    if response.status_code != 200 or _content_type(response) != "text/event-stream":
                         await response.aread()
                         why = "the server ended the stream" if response.status_code == 204 else "HTTP"
                         await self._fail(request_id, f"cannot resume the response stream: {why} {response.status_code}")
@@ -339,17 +413,10 @@ class HttpTransport:
                     raise
 
     def _learn(self, result: Any) -> None:
+        """Note each listed tool's parameters marked `x-mcp-header` (a `tools/list` answer)."""
         tools = result.get("tools") if isinstance(result, dict) else None
         for tool in tools if isinstance(tools, list) else ():
-            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
-            properties = schema.get("properties") if isinstance(schema, dict) else None
-            if not isinstance(properties, dict):
-                continue
-            marked = [
-                (prop, f"Mcp-Param-{sub['x-mcp-header']}")
-                for prop, sub in properties.items()
-                if isinstance(sub, dict) and isinstance(sub.get("x-mcp-header"), str)
-            ]
+            marked = _marked_params(tool)
             if marked:
                 self._param_headers[str(tool.get("name"))] = marked
 
