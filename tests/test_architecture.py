@@ -292,8 +292,8 @@ def test_no_function_of_the_package_is_longer_than_60_lines() -> None:
 # chain still counts). The aim is no function over 15 and at most 20 over 10; until it is met, these ceilings only go
 # down (lower them as functions are reshaped; never raise them).
 MAX_COMPLEXITY = 15
-COMPLEX_OVER_MAX = 9
-COMPLEX_OVER_10 = 36
+COMPLEX_OVER_MAX = 5
+COMPLEX_OVER_10 = 25
 
 
 def _complexities() -> list[tuple[int, str]]:
