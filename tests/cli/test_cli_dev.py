@@ -164,6 +164,47 @@ async def test_an_edit_that_adds_a_tool_tells_the_stdio_client_and_serves_it(pro
     assert answer == "bye ann"
 
 
+MOUNTING = '''
+from toolkit import Server
+
+upstream = Server("upstream")
+
+
+@upstream.tool
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+
+server = Server("gateway")
+server.mount(upstream, prefix="up")
+
+
+@server.tool
+def greet(who: str) -> str:
+    """Greet someone."""
+    return f"hello {who}"
+'''
+
+
+async def test_a_reload_keeps_the_tools_of_the_mounted_servers(tmp_path: Path) -> None:
+    write(tmp_path / "gateway.py", MOUNTING)
+    async with dev(f"{tmp_path / 'gateway.py'}:server") as running:
+        peer = running.peer
+        await peer.initialize()
+        before = await listed(peer)
+        await running.said("watching ")
+        write(tmp_path / "gateway.py", MOUNTING + BYE.replace("@tool", "@server.tool"))
+        await running.said("reloaded ")
+        notified = await peer.receive()
+        after = await listed(peer)
+        answer = await call(peer, "up_ping")
+    assert sorted(before) == ["greet", "up_ping"]
+    assert notified == LIST_CHANGED
+    assert sorted(after) == ["bye", "greet", "up_ping"]
+    assert answer == "pong"
+
+
 async def test_an_edit_of_a_neighbour_module_changes_what_a_tool_does_without_a_notification(project: Path) -> None:
     async with dev(str(project / "app.py")) as running:
         peer = running.peer

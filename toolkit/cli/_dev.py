@@ -243,7 +243,7 @@ class Reloader:
     def _reload(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
             loaded = self._import()
-            tools = list(loaded.tools.values())
+            tools = [*loaded.tools.values(), *self._mounted(loaded)]
             changed = anyio.from_thread.run_sync(self.server.replace_tools, tools, token=token)
             if self.then is not None:
                 anyio.from_thread.run_sync(self.then, token=token)
@@ -256,6 +256,11 @@ class Reloader:
         differ = [option for option, value in self.options.items() if options[option] != value]
         restart = f"; the server's {', '.join(differ)} changed: restart toolkit dev to serve them" if differ else ""
         say(f"reloaded {self.target}: tools {names}{'' if changed else ' (definitions unchanged)'}{restart}")
+
+    def _mounted(self, loaded: Server) -> list[Any]:
+        """The tools of the servers mounted on the running server (`Server.mount`): they stay served across a reload
+        (their connections were opened when it started; a change to the `mount()` calls takes a restart)."""
+        return [tool for tool in self.server.tools.values() if tool.forwards and tool.name not in loaded.tools]
 
     def _import(self) -> Server:
         return _load_again(self.target, self.folder)
