@@ -126,6 +126,31 @@ async def test_a_hidden_tool_is_never_found_nor_called_and_refused_as_an_unknown
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_app_only_tool_is_found_and_called_through_the_search_by_an_mcp_apps_host_only(
+    protocol: ProtocolMode,
+) -> None:
+    @tool(visibility=["app"])
+    def refresh_weather_panel() -> str:
+        """Refresh the weather panel's data (called by the panel, never by the model)."""
+        return "refreshed"
+
+    server = servers.build(servers.SEARCH)
+    server.add_tool(refresh_weather_panel)
+    query = {"query": "refresh the weather panel data"}
+    call = {"name": "refresh_weather_panel", "arguments": {}}
+    async with Client(server, protocol=protocol) as model_client:
+        hidden = found(await model_client.call_tool("search_tools", query))
+        refused = await model_client.call_tool("call_tool", call)
+    async with Client(server, protocol=protocol, apps=True) as host:
+        seen = found(await host.call_tool("search_tools", query))
+        called = await host.call_tool("call_tool", call)
+    assert "refresh_weather_panel" not in hidden
+    assert refused.is_error is True
+    assert "refresh_weather_panel" in seen
+    assert called.text == "refreshed"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_the_middleware_sees_the_found_tool_and_confirmation_is_asked(protocol: ProtocolMode) -> None:
     module = servers.load(servers.SEARCH)
     async with Client(module.build(), protocol=protocol, elicitation_handler=accept) as client:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolkit._definition.middleware import Request
+from toolkit._definition.ui import speaks_apps
 from toolkit._identity import current_identity
 
 if TYPE_CHECKING:
@@ -46,19 +47,27 @@ def _sees(server: Registry, tool: Tool[Any, Any], request: Request, apps: bool) 
 
 
 def visibility(server: Registry, method: str, request_id: Any, state: SessionState | None) -> Shown:
-    """Whether the caller of a request may see a tool, given the request's params (what `Search` takes)."""
-    if server.tool_filter is None or state is None:
+    """Whether the caller of a request may see a tool, given the request's params (what `Search` takes): by the
+    `tool_filter`, and no app-only tool for a client that is no MCP Apps host."""
+    if state is None:
         return _everyone
+    apps = speaks_apps(state.client_capabilities)
+    if server.tool_filter is None:
+        return _everyone if apps else _no_app_only
     session = state
 
     def visible(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
-        return shown(server, tool, tools_request(method, request_id, params, session))
+        return _sees(server, tool, tools_request(method, request_id, params, session), apps)
 
     return visible
 
 
 def _everyone(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
     return True
+
+
+def _no_app_only(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
+    return not tool.app_only
 
 
 def filtered_payloads(server: Registry, request: Request, version: str, apps: bool = True) -> list[str]:
