@@ -8,7 +8,7 @@ JSON, or SSE once there is more than the answer). What stays in one process (cal
 levels) is kept in a small per-process table, and docs/deploy.md says what that means for several workers.
 
 This module is the ASGI app: the lifespan, the path, the Host and Origin guards (`guards.py`), who is calling
-(`auth.py`), then the method: POST (`post.py`, `calls.py`), GET and DELETE (`streams.py`).
+(`auth.py`), then the method: POST (`post.py`, `serving.py`), GET and DELETE (`streams.py`).
 
 No web framework: the app speaks ASGI 3 directly, so it runs on any ASGI server and mounts inside any ASGI app.
 """
@@ -29,7 +29,6 @@ from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
 from .auth import BearerAuth, Refusal, Resource, current_identity, to_verifier
-from .calls import Calls
 from .exchange import AskTag, Caller, Exchange, SessionAccess
 from .fleet import Fleet, unavailable
 from .gate import CallGate
@@ -39,6 +38,7 @@ from .limits import RateLimiter
 from .options import HttpOptions, resolve
 from .post import Posts
 from .response import JSON, Receive, Scope, Send, Writer, error_body, plain, session_gone
+from .serving import Calls
 from .sessions import UNSET, SessionId, Sessions
 from .sse import ReplayStore, Resumption, retry_field
 from .streams import Streams

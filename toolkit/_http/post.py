@@ -1,4 +1,4 @@
-"""A POST: its body read and decoded once, its era found, the checks of that era, then served (`calls.py`); or, in a
+"""A POST: its body read and decoded once, its era found, the checks of that era, then served (`serving.py`); or, in a
 2025-11-25 session, the client's notification or its answer to a question of the server."""
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from toolkit._protocol.jsonrpc import (
 from toolkit._protocol.meta import VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-from .calls import MISROUTED, Calls, InSession, Shape
 from .exchange import Caller, Post, SessionAccess, SessionRecord
 from .fleet import unavailable
 from .headers import MetaHeaders, accepts
 from .response import JSON, Receive, Send, error_body, plain, session_gone
+from .serving import MISROUTED, Calls, InSession, Shape
 from .sessions import SessionId
 
 __all__ = ["Posts"]

@@ -13,11 +13,11 @@ from toolkit._engine.connection import Connection
 from toolkit._engine.session import SessionState
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
-from .calls import watch
 from .exchange import Caller, Exchange, Out, SessionAccess, SessionRecord
 from .fleet import Fleet, unavailable
 from .headers import accepts
 from .response import JSON, Receive, Send, Writer, error_body, plain
+from .serving import watch
 from .sse import PRIMING_SINCE, EventStream, Resumption, priming
 
 if TYPE_CHECKING:
