@@ -53,12 +53,15 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
 # the session's table (38 in 15 -> 30 in 12, 34-35 in 13 -> 28-29 in 11, 24-25 in 13 -> 22-23 in 11).
 # 2026-12-07 issue 39's pipeline, eras and outbox (the in-memory path's), and the 2026-07-28 headers checked one by
 # one (a generator: `MetaHeaders.mismatch` at complexity 10): 21-23 in 10-11 -> 27-28 in 13-14, 29-30 in 11-12 ->
-# 35 in 14-15.
+# 35 in 14-15. 2026-12-07 issue 39's complexity ceilings in the HTTP wing (no function over 10): the era of a POST
+# decided in one function (`_is_modern`), the body decoded by a pure one (`_decoded`), the reply written by the one
+# `_reply` that `answer` and `stream` each had a copy of, and a session's request served apart from its checks
+# (`Posts._request`): 27-28 -> 30-32, 35 -> 38-39, modules unchanged.
 HTTP_MAX = {
-    ("modern", "add"): (27, 13),
-    ("handshake", "add"): (28, 14),
-    ("modern", "add_context"): (35, 14),
-    ("handshake", "add_context"): (35, 15),
+    ("modern", "add"): (30, 13),
+    ("handshake", "add"): (32, 14),
+    ("modern", "add_context"): (38, 14),
+    ("handshake", "add_context"): (39, 15),
 }
 CORE_MODULES = {"add": 8, "add_context": 9}
 HTTP_MODULES = 6

@@ -173,13 +173,15 @@ class HttpApp:
             scope.deadline = min(scope.deadline, deadline)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request: its path, the Host and Origin guards, who is calling, then its method."""
         path: str = scope["path"].removeprefix(scope.get("root_path", ""))
         metadata = False
-        if path != self.path and path.rstrip("/") != self.path:
-            metadata = self._auth is not None and path in self._auth.metadata_paths and scope["method"] == "GET"
-            if not metadata:
+        if path != self.path:
+            place = self._off_path(path, scope["method"])
+            if place is None:
                 await plain(send, 404)
                 return
+            metadata = place
         headers, repeated = read_headers(scope)
         if "origin" in headers or headers.get("host") not in self._guard.passed:  # else: a Host already allowed
             problem = self._guard.check(headers)
@@ -195,10 +197,25 @@ class HttpApp:
             if identified is None:
                 return
             caller = identified
-        method = scope["method"]
-        if method == "POST":
+        if scope["method"] == "POST":
             await self._posts.post(headers, repeated, receive, send, caller)
-        elif method == "GET" and self.legacy:
+        else:
+            await self._not_posted(scope["method"], headers, send, receive, caller)
+
+    def _off_path(self, path: str, method: str) -> bool | None:
+        """What a path other than the endpoint's names: True for the RFC 9728 metadata document (a GET, with
+        `auth=`), False for the endpoint with a trailing slash, None for nothing here (404)."""
+        if path.rstrip("/") == self.path:
+            return False
+        if self._auth is not None and path in self._auth.metadata_paths and method == "GET":
+            return True
+        return None
+
+    async def _not_posted(
+        self, method: str, headers: dict[str, str], send: Send, receive: Receive, caller: Caller
+    ) -> None:
+        """A request that is not a POST: GET and DELETE of a 2025-11-25 session's streams (`streams.py`); else 405."""
+        if method == "GET" and self.legacy:
             await self._streams.get(headers, receive, send, caller)
         elif method == "DELETE" and self.legacy:
             await self._streams.delete(headers, send, caller)
