@@ -289,11 +289,11 @@ def test_no_function_of_the_package_is_longer_than_60_lines() -> None:
 
 
 # Radon's cyclomatic complexity (which counts `and`, `or` and conditional expressions: branching folded into a boolean
-# chain still counts). The aim is no function over 15 and at most 20 over 10; until it is met, these ceilings only go
-# down (lower them as functions are reshaped; never raise them).
+# chain still counts): no function over 15, at most 20 over 10 (issue 39; met 2026-12-07 with 0 and 5). Meet them by
+# design: a function split by responsibility, a table where the code dispatches on a kind; never by compression.
 MAX_COMPLEXITY = 15
-COMPLEX_OVER_MAX = 5
-COMPLEX_OVER_10 = 25
+COMPLEX_OVER_MAX = 0
+COMPLEX_OVER_10 = 20
 
 
 def _complexities() -> list[tuple[int, str]]:

@@ -45,7 +45,7 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
 # Context call at or under 30 in both eras; a plain one 20 on trio, 21 on asyncio (the thread pool's loop callback,
 # anyio's own code on trio) in 2026-07-28 and 22-23 in a 2025-11-25 session (its id, its record, the call in the
 # session's table). The modules are read per wing (docs/architecture.md): the core's are the in-memory path's (and
-# the Context's), at most 5 and 6; the HTTP wing's are one concept each (app, headers, post, calls, response, and a
+# the Context's), at most 5 and 6; the HTTP wing's are one concept each (app, headers, post, serving, response, and a
 # session's sessions), at most 6. Pinned at today's figures so that they only go down; `python -m benchmarks.hops
 # -v` lists them. History: before the reshape 34-38 in 6-8 and 65-67 in 10-12; after it (stop 30) 26-27 in 11 and
 # 43-44 in 17, 65 in 17 and 78 in 19; 2026-12-06 a 2025-11-25 Context call that only notifies in its request's task
@@ -53,12 +53,15 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
 # the session's table (38 in 15 -> 30 in 12, 34-35 in 13 -> 28-29 in 11, 24-25 in 13 -> 22-23 in 11).
 # 2026-12-07 issue 39's pipeline, eras and outbox (the in-memory path's), and the 2026-07-28 headers checked one by
 # one (a generator: `MetaHeaders.mismatch` at complexity 10): 21-23 in 10-11 -> 28-29 in 13-14, 29-30 in 11-12 ->
-# 36 in 14-15.
+# 36 in 14-15. 2026-12-07 issue 39's complexity ceilings in the HTTP wing (no function over 10): the era of a POST
+# decided in one function (`_is_modern`), the body decoded by a pure one (`_decoded`), the reply written by the one
+# `_reply` that `answer` and `stream` each had a copy of, and a session's request served apart from its checks
+# (`Posts._request`): 3-4 more.
 HTTP_MAX = {
-    ("modern", "add"): (28, 13),
-    ("handshake", "add"): (29, 14),
-    ("modern", "add_context"): (36, 14),
-    ("handshake", "add_context"): (36, 15),
+    ("modern", "add"): (31, 13),
+    ("handshake", "add"): (33, 14),
+    ("modern", "add_context"): (39, 14),
+    ("handshake", "add_context"): (40, 15),
 }
 CORE_MODULES = {"add": 8, "add_context": 9}
 HTTP_MODULES = 6

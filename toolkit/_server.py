@@ -50,6 +50,17 @@ def _listed(tool: Tool[Any, Any]) -> tuple[Any, ...]:
     return (tool.definition, tool.output_schema)
 
 
+def _check_page(tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
+    """One page per ui:// URI: a tool whose page has the URI of another tool's different page is refused (two pages
+    would make resources/read ambiguous)."""
+    ui = tool.ui
+    if ui is None:
+        return
+    other = next((t for t in tools.values() if t.ui is not None and t.ui.uri == ui.uri and t.ui != ui), None)
+    if other is not None:
+        raise ValueError(f"tool {tool.name!r}: {ui.uri} is already the URI of another page ({other.name!r})")
+
+
 @contextlib.asynccontextmanager
 async def definitions_only(server: Server) -> AsyncIterator[None]:
     """The lifespan of what only reads definitions (`toolkit list/docs/check`, the mkdocs plugin): documenting a
@@ -224,16 +235,13 @@ class Server(Registry):
         return changed
 
     def _check_new(self, tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
+        """Refuse a tool that cannot join `tools` (the ones registered before it), and prepare its schema profile."""
         if not isinstance(tool, Tool):
             raise TypeError(f"a server serves toolkit.Tool objects (decorate the function with @tool), got {tool!r}")
         check_bound(tool)
         if tool.name in tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
-        ui = tool.ui
-        if ui is not None:  # one page per ui:// URI: two different ones would make resources/read ambiguous
-            other = next((t for t in tools.values() if t.ui is not None and t.ui.uri == ui.uri and t.ui != ui), None)
-            if other is not None:
-                raise ValueError(f"tool {tool.name!r}: {ui.uri} is already the URI of another page ({other.name!r})")
+        _check_page(tool, tools)
         if self.search is not None and tool.name in self.search.names:
             raise ValueError(f"a tool may not be named {tool.name!r}: tool_search serves a tool of that name")
         if self.schema_profile is not None:

@@ -8,7 +8,7 @@ JSON, or SSE once there is more than the answer). What stays in one process (cal
 levels) is kept in a small per-process table, and docs/deploy.md says what that means for several workers.
 
 This module is the ASGI app: the lifespan, the path, the Host and Origin guards (`guards.py`), who is calling
-(`auth.py`), then the method: POST (`post.py`, `calls.py`), GET and DELETE (`streams.py`).
+(`auth.py`), then the method: POST (`post.py`, `serving.py`), GET and DELETE (`streams.py`).
 
 No web framework: the app speaks ASGI 3 directly, so it runs on any ASGI server and mounts inside any ASGI app.
 """
@@ -29,7 +29,6 @@ from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
 from .auth import BearerAuth, Refusal, Resource, current_identity, to_verifier
-from .calls import Calls
 from .exchange import AskTag, Caller, Exchange, SessionAccess
 from .fleet import Fleet, unavailable
 from .gate import CallGate
@@ -39,6 +38,7 @@ from .limits import RateLimiter
 from .options import HttpOptions, resolve
 from .post import Posts
 from .response import JSON, Receive, Scope, Send, Writer, error_body, plain, session_gone
+from .serving import Calls
 from .sessions import UNSET, SessionId, Sessions
 from .sse import ReplayStore, Resumption, retry_field
 from .streams import Streams
@@ -173,13 +173,15 @@ class HttpApp:
             scope.deadline = min(scope.deadline, deadline)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request: its path, the Host and Origin guards, who is calling, then its method."""
         path: str = scope["path"].removeprefix(scope.get("root_path", ""))
         metadata = False
-        if path != self.path and path.rstrip("/") != self.path:
-            metadata = self._auth is not None and path in self._auth.metadata_paths and scope["method"] == "GET"
-            if not metadata:
+        if path != self.path:
+            place = self._off_path(path, scope["method"])
+            if place is None:
                 await plain(send, 404)
                 return
+            metadata = place
         headers, repeated = read_headers(scope)
         if "origin" in headers or headers.get("host") not in self._guard.passed:  # else: a Host already allowed
             problem = self._guard.check(headers)
@@ -195,10 +197,25 @@ class HttpApp:
             if identified is None:
                 return
             caller = identified
-        method = scope["method"]
-        if method == "POST":
+        if scope["method"] == "POST":
             await self._posts.post(headers, repeated, receive, send, caller)
-        elif method == "GET" and self.legacy:
+        else:
+            await self._not_posted(scope["method"], headers, send, receive, caller)
+
+    def _off_path(self, path: str, method: str) -> bool | None:
+        """What a path other than the endpoint's names: True for the RFC 9728 metadata document (a GET, with
+        `auth=`), False for the endpoint with a trailing slash, None for nothing here (404)."""
+        if path.rstrip("/") == self.path:
+            return False
+        if self._auth is not None and path in self._auth.metadata_paths and method == "GET":
+            return True
+        return None
+
+    async def _not_posted(
+        self, method: str, headers: dict[str, str], send: Send, receive: Receive, caller: Caller
+    ) -> None:
+        """A request that is not a POST: GET and DELETE of a 2025-11-25 session's streams (`streams.py`); else 405."""
+        if method == "GET" and self.legacy:
             await self._streams.get(headers, receive, send, caller)
         elif method == "DELETE" and self.legacy:
             await self._streams.delete(headers, send, caller)

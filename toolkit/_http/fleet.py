@@ -26,7 +26,7 @@ from toolkit._backend.base import UNAVAILABLE, Backend, BackendError
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 
 from .response import JSON, RETRY_LATER, Send, error_body, plain
-from .sessions import UNSET, SessionId, Sessions
+from .sessions import UNSET, SessionId, SessionRecord, Sessions
 
 if TYPE_CHECKING:
     from toolkit._engine.registry import Registry as Server
@@ -149,10 +149,10 @@ class Fleet:
             logger.exception("could not act on a message from another worker: %r", data[:200])
 
     def _act(self, kind: str, key: str, message: Any) -> None:
+        """Act on one message from another worker, by its kind: the tool list changed, a session ended, or (for a
+        session this worker knows) an answer to one of its questions or a cancellation of one of its calls."""
         if kind == "changed":
-            if key != self.worker:
-                for connection in list(self._server.connections):
-                    connection.tools_changed()
+            self._tools_changed(key)
             return
         if kind == "ended":
             self._sessions.forget(key)
@@ -161,15 +161,37 @@ class Fleet:
         if record is None or not isinstance(message, dict):
             return
         if kind == "answer":
-            ask = message.get("id")
-            exchange = record.asks.pop(ask, None) if isinstance(ask, str) else None
-            if exchange is not None:
-                exchange.deliver(message)
+            _deliver(record, message)
         elif kind == "cancel":
-            request_id = (message.get("params") or {}).get("requestId")
-            call = record.calls.get(request_id) if isinstance(request_id, (str, int)) else None
-            if call is not None:
-                call.end_input(message)
+            _cancel(record, message)
+
+    def _tools_changed(self, worker: str) -> None:
+        """Another worker's tool list changed: this one's connections tell their clients (the worker that changed it
+        told its own)."""
+        if worker == self.worker:
+            return
+        for connection in list(self._server.connections):
+            connection.tools_changed()
+
+
+def _deliver(record: SessionRecord[Any], message: dict[str, Any]) -> None:
+    """A client's answer, sent on by the worker that got it, to the call here that asked."""
+    ask = message.get("id")
+    if not isinstance(ask, str):
+        return
+    exchange = record.asks.pop(ask, None)
+    if exchange is not None:
+        exchange.deliver(message)
+
+
+def _cancel(record: SessionRecord[Any], message: dict[str, Any]) -> None:
+    """A `notifications/cancelled`, sent on by the worker that got it, to the call here it names."""
+    request_id = (message.get("params") or {}).get("requestId")
+    if not isinstance(request_id, (str, int)):
+        return
+    call = record.calls.get(request_id)
+    if call is not None:
+        call.end_input(message)
 
 
 def _pack(kind: str, key: str, message: dict[str, Any] | None) -> bytes:

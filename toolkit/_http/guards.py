@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from toolkit._protocol.jsonrpc import INVALID_REQUEST
 
@@ -55,7 +55,9 @@ class HostGuard:
         return name in self._hosts or host in self._hosts or (bool(name) and name.endswith(self._host_suffixes))
 
     def _origin_allowed(self, origin: str, host: str) -> bool:
-        if self._origins is not None and ("*" in self._origins or origin in self._origins):
+        """Whether a page of `origin` may call: one `allowed_origins` lists, the same origin (its Host already
+        passed the allow-list), or a loopback page when the default list is used."""
+        if self._listed(origin):
             return True
         try:
             parts = urlsplit(origin)
@@ -63,8 +65,20 @@ class HostGuard:
             return False
         if parts.scheme not in ("http", "https") or not parts.netloc:
             return False  # `null` (a sandboxed page, a file) is never allowed unless listed
-        # Same origin (its Host already passed the allow-list), or a loopback page when the default list is used.
         if parts.netloc.lower() == host.lower():
             return True
-        name = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname
-        return self._origins is None and name in LOOPBACK
+        return self._origins is None and _host_name(parts) in LOOPBACK
+
+    def _listed(self, origin: str) -> bool:
+        """Whether `allowed_origins` lists `origin` (or allows any, `*`)."""
+        if self._origins is None:
+            return False
+        return "*" in self._origins or origin in self._origins
+
+
+def _host_name(parts: SplitResult) -> str | None:
+    """The host of a URL as a Host header writes it (an IPv6 address in brackets)."""
+    name = parts.hostname
+    if name is not None and ":" in name:
+        return f"[{name}]"
+    return name

@@ -78,13 +78,25 @@ def resolve(options: HttpOptions) -> HttpOptions:
     close_after = resolved["sse_close_after"]
     if close_after is not None and close_after < 0:
         raise ValueError(f"sse_close_after must be at least 0 seconds, got {close_after}")
-    backend = resolved["backend"]
+    _check_kinds(resolved)
+    _check_scopes(resolved)
+    return resolved
+
+
+def _check_kinds(options: HttpOptions) -> None:
+    """Refuse a `backend` or a `session_store` that is not one (`TypeError`)."""
+    backend = options["backend"]
     if backend is not None and not isinstance(backend, Backend):
         raise TypeError(f"backend= takes a Backend (MemoryBackend, RedisBackend), got {backend!r}")
-    store = resolved["session_store"]
+    store = options["session_store"]
     if store is not None and not isinstance(store, SessionStore):
         raise TypeError(f"session_store= takes a SessionStore (end, is_ended), got {store!r}")
-    if (resolved["required_scopes"] or resolved["scope_implies"]) and resolved["auth"] is None:
-        option = "required_scopes" if resolved["required_scopes"] else "scope_implies"
-        raise ValueError(f"{option}= needs auth=: without a verified token there are no scopes to check")
-    return resolved
+
+
+def _check_scopes(options: HttpOptions) -> None:
+    """Refuse scope options without `auth=` (`ValueError`): without a verified token there are no scopes to check."""
+    if options["auth"] is not None:
+        return
+    for option in ("required_scopes", "scope_implies"):
+        if options[option]:
+            raise ValueError(f"{option}= needs auth=: without a verified token there are no scopes to check")

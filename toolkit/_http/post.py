@@ -1,4 +1,4 @@
-"""A POST: its body read and decoded once, its era found, the checks of that era, then served (`calls.py`); or, in a
+"""A POST: its body read and decoded once, its era found, the checks of that era, then served (`serving.py`); or, in a
 2025-11-25 session, the client's notification or its answer to a question of the server."""
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from toolkit._protocol.jsonrpc import (
 from toolkit._protocol.meta import VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-from .calls import MISROUTED, Calls, InSession, Shape
 from .exchange import Caller, Post, SessionAccess, SessionRecord
 from .fleet import unavailable
 from .headers import MetaHeaders, accepts
 from .response import JSON, Receive, Send, error_body, plain, session_gone
+from .serving import MISROUTED, Calls, InSession, Shape
 from .sessions import SessionId
 
 __all__ = ["Posts"]
@@ -57,6 +57,8 @@ class Posts:
     async def post(
         self, headers: dict[str, str], repeated: set[str], receive: Receive, send: Send, caller: Caller
     ) -> None:
+        """A POST: its body's one message, served in its era (2026-07-28, or a 2025-11-25 session, which
+        `initialize` opens)."""
         content_type = headers.get("content-type", "")
         if content_type != "application/json" and content_type.split(";", 1)[0].strip().lower() != "application/json":
             await plain(send, 415)
@@ -64,31 +66,32 @@ class Posts:
         accept = headers.get("accept")
         taken = self._accepts.get(accept)
         if taken is None:
-            taken = accepts(accept)
-            if len(self._accepts) < _ACCEPTS_MAX:
-                self._accepts[accept] = taken
+            taken = await self._new_accept(accept, send)
+            if taken is None:
+                return
         json_ok, sse_ok = taken
-        if not (json_ok or sse_ok):
-            await plain(send, 406)
-            return
         message = await self._read(headers, receive, send)
         if message is None:
             return
         post = Post(message, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
-        # The era: a request carrying the per-request `_meta` is 2026-07-28 (served statelessly), and so is one with
-        # that version's header (the missing `_meta` is then its error); `initialize` opens a 2025-11-25 session.
-        method = message.get("method")
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if method is not None and (
-            (type(meta) is dict and VERSION_KEY in meta)
-            or (method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION)
-        ):
+        if _is_modern(message, headers):
             await self._modern(post, repeated)
-        elif method == "initialize" and self._legacy:
+        elif message.get("method") == "initialize" and self._legacy:
             await self._calls.serve(post, None)
         else:
             await self._handshake(post)
+
+    async def _new_accept(self, accept: str | None, send: Send) -> tuple[bool, bool] | None:
+        """What an `Accept` value not seen yet takes (JSON, SSE), remembered (a server's clients send a few); None
+        when it takes neither (answered: 406)."""
+        taken = accepts(accept)
+        json_ok, sse_ok = taken
+        if not (json_ok or sse_ok):
+            await plain(send, 406)
+            return None
+        if len(self._accepts) < _ACCEPTS_MAX:
+            self._accepts[accept] = taken
+        return taken
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> dict[str, Any] | None:
         """The body's one message, decoded; None when the request was answered here (413, 400, or gone)."""
@@ -111,18 +114,7 @@ class Posts:
                 return None
             chunks.append(chunk)
             more = event.get("more_body", False)
-        message: Any = None
-        problem: dict[str, Any] | None
-        try:
-            message = decode(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-        except ValueError as exc:
-            problem = error_response(None, PARSE_ERROR, "Parse error", str(exc))
-        else:
-            if type(message) is dict:
-                problem = check_message(message)
-            else:
-                reason = "batches are not supported over HTTP" if isinstance(message, list) else "expected an object"
-                problem = error_response(None, INVALID_REQUEST, "Invalid request", reason)
+        message, problem = _decoded(chunks[0] if len(chunks) == 1 else b"".join(chunks))
         if problem is not None:
             await plain(send, 400, encode(problem).encode(), [JSON])
             return None
@@ -191,7 +183,13 @@ class Posts:
             SESSION_ID.set(session.token)
         if "id" not in message or "method" not in message:  # a notification, or an answer
             await self._take(post, record, session)
-            return
+        else:
+            await self._request(post, record, session)
+
+    async def _request(self, post: Post, record: SessionRecord, session: SessionId) -> None:
+        """A session's request, served by its shape (`Shape`): in this task (its notifications first on a resumable
+        response when it has some), or on a connection of its own when it may ask."""
+        message = post.message
         if len(record.calls) >= self._calls.server.max_concurrent_requests:
             body = error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
             await plain(post.send, 200, body, [JSON])
@@ -227,38 +225,51 @@ class Posts:
         return session
 
     async def _take(self, post: Post, record: SessionRecord, session: SessionId) -> None:
-        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call):
-        `202`, or `400` for an answer to a question another process asked (transports: input the server cannot
-        accept gets an HTTP error, with a JSON-RPC error without id)."""
+        """A session's notification (a cancellation), or its answer to a request of the server (to the asking call)."""
+        if "method" in post.message:
+            await self._notified(post, record, session)
+        else:
+            await self._answered(post, record, session)
+
+    async def _notified(self, post: Post, record: SessionRecord, session: SessionId) -> None:
+        """A session's notification: `202`; a cancellation reaches its call here, or the worker that runs it."""
         message = post.message
-        if "method" in message:
-            if self._calls.server.telemetry is not None:  # the notification's SERVER span
-                self._calls.server.telemetry.notified(message, session.state.version, HTTP_NETWORK)
-            if message["method"] == "notifications/cancelled":
-                params = message.get("params") or {}
-                call = record.calls.get(params.get("requestId"))
-                if call is not None:  # the call's connection cancels it, and tells the client of its own requests
-                    call.end_input(message)
-                elif self._calls.fleet is not None:  # perhaps another worker runs it
-                    await self._told(post, self._calls.fleet.cancel(session.nonce, message))
-                    return
-            await plain(post.send, 202)
-            return
+        if self._calls.server.telemetry is not None:  # the notification's SERVER span
+            self._calls.server.telemetry.notified(message, session.state.version, HTTP_NETWORK)
+        if message["method"] == "notifications/cancelled":
+            params = message.get("params") or {}
+            call = record.calls.get(params.get("requestId"))
+            if call is not None:  # the call's connection cancels it, and tells the client of its own requests
+                call.end_input(message)
+            elif self._calls.fleet is not None:  # perhaps another worker runs it
+                await self._told(post, self._calls.fleet.cancel(session.nonce, message))
+                return
+        await plain(post.send, 202)
+
+    async def _answered(self, post: Post, record: SessionRecord, session: SessionId) -> None:
+        """A session's answer to a question of the server: to the call here that asked (`202`), or to another process
+        that did (`_foreign`); an answer to no question in flight is accepted (`202`), as JSON-RPC lets it be."""
+        message = post.message
         ask = message.get("id")
         exchange = record.asks.pop(ask, None) if type(ask) is str else None
         if exchange is not None:
             exchange.deliver(message)
-        elif type(ask) is str and self._calls.fleet is not None and (worker := self._calls.tag.foreign(ask)):
-            await self._told(post, self._calls.fleet.answer(worker, session.nonce, message))
+        elif type(ask) is str and (worker := self._calls.tag.foreign(ask)):
+            await self._foreign(post, session, worker, ask)
             return
-        elif type(ask) is str and self._calls.tag.foreign(ask):
-            self._calls.misrouted(session.nonce, ask)
-            refusal = error_body(None, INTERNAL_ERROR, "Answer not delivered: another process asked", MISROUTED)
-            await plain(post.send, 400, refusal, [JSON])
-            return
-        else:  # late (the request timed out or was cancelled), or never made: accepted, as JSON-RPC lets it be
+        else:  # late (the request timed out or was cancelled), or never made
             logger.debug("skipped an answer to no request in flight: id %r", ask)
         await plain(post.send, 202)
+
+    async def _foreign(self, post: Post, session: SessionId, worker: str, ask: str) -> None:
+        """An answer to a question another process (`worker`) asked: sent on to it with a backend; else `400`
+        (transports: input the server cannot accept gets an HTTP error, with a JSON-RPC error without id)."""
+        if self._calls.fleet is not None:
+            await self._told(post, self._calls.fleet.answer(worker, session.nonce, post.message))
+            return
+        self._calls.misrouted(session.nonce, ask)
+        refusal = error_body(None, INTERNAL_ERROR, "Answer not delivered: another process asked", MISROUTED)
+        await plain(post.send, 400, refusal, [JSON])
 
     async def _told(self, post: Post, telling: Awaitable[bool | None]) -> None:
         """A notification or an answer sent on to another worker: `202` once the backend took it; `400` when the
@@ -274,3 +285,29 @@ class Posts:
             await plain(post.send, 400, error_body(None, INTERNAL_ERROR, "Answer not delivered", why), [JSON])
             return
         await plain(post.send, 202)
+
+
+def _is_modern(message: dict[str, Any], headers: dict[str, str]) -> bool:
+    """The era of a POST's message: a request carrying the per-request `_meta` is 2026-07-28 (served statelessly),
+    and so is one with that version's header (the missing `_meta` is then its error); else it belongs to a
+    2025-11-25 session (`initialize` opens one)."""
+    method = message.get("method")
+    if method is None:  # an answer, or no message a client sends
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and VERSION_KEY in meta:
+        return True
+    return method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION
+
+
+def _decoded(body: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """A body's one message, or the JSON-RPC error that refuses it (not JSON, a batch, not a valid message)."""
+    try:
+        message = decode(body)
+    except ValueError as exc:
+        return None, error_response(None, PARSE_ERROR, "Parse error", str(exc))
+    if type(message) is dict:
+        return message, check_message(message)
+    reason = "batches are not supported over HTTP" if isinstance(message, list) else "expected an object"
+    return None, error_response(None, INVALID_REQUEST, "Invalid request", reason)

@@ -493,9 +493,7 @@ class _Supervisor:
                 say_stopping(self.grace)
                 self._stop()
             else:  # a second Ctrl-C or SIGTERM: at once
-                for worker in self.workers:
-                    if worker.poll() is None:
-                        worker.kill()
+                self._kill()
 
     def _stop(self) -> None:
         if self.stop_by is not None:
@@ -506,27 +504,36 @@ class _Supervisor:
                 worker.terminate()  # uvicorn's graceful shutdown, within the server's shutdown_grace
 
     def _look_after(self, report_end: int, lifeline: int) -> None:
+        """One look at the workers: stop them all when the hub failed; once stopping, kill what still runs past the
+        deadline; else start another in place of one that ended."""
         if self.hub and self.stop_by is None:  # every worker needs it: stop rather than serve 503s
             self.failure = self.failure or self.hub[0]
             self._stop()
-        if self.stop_by is not None:
-            if time.monotonic() > self.stop_by:
-                for worker in self.workers:
-                    if worker.poll() is None:
-                        worker.kill()
-            return
+        if self.stop_by is None:
+            self._replace_ended(report_end, lifeline)
+        elif time.monotonic() > self.stop_by:
+            self._kill()
+
+    def _replace_ended(self, report_end: int, lifeline: int) -> None:
+        """Start another worker in place of each one that ended; stop them all instead when one ended before every
+        worker had started, or failed to start (it would end the same way again)."""
         for index, worker in enumerate(self.workers):
             status = worker.poll()
             if status is None:
                 continue
             if not self.announced or status == _STARTUP_FAILURE:
-                # Before every worker has started, a worker that ends would end the same way again.
                 self.failure = self.failure or f"a worker process exited with status {status} before it could serve"
                 self._stop()
                 return
             _say(f"a worker process exited with status {status}; starting another")
             self.ready -= 1
             self.workers[index] = self._start(report_end, lifeline)
+
+    def _kill(self) -> None:
+        """End the workers that still run, at once."""
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.kill()
 
 
 def _read_some(fd: int) -> bytes:

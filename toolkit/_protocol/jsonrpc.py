@@ -97,22 +97,32 @@ def shutting_down(request_id: Any) -> dict[str, Any]:
     return error_response(request_id, CONNECTION_CLOSED, "Server shutting down")
 
 
-def check_message(message: dict[str, Any]) -> dict[str, Any] | None:  # noqa: PLR0911
+def check_message(message: dict[str, Any]) -> dict[str, Any] | None:
     """The error response for a message that is not a valid request or notification, or None if valid."""
     request_id = message.get("id")
-    valid_id = is_valid_id(request_id)
-    reply_id = request_id if valid_id else None
     if message.get("jsonrpc") != "2.0":
-        return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"jsonrpc" must be "2.0"')
+        return _invalid(message, '"jsonrpc" must be "2.0"')
     if "method" not in message and ("result" in message or "error" in message):
         return None  # a response: the connection matches it with the request it sent
     if not isinstance(message.get("method"), str):
-        return error_response(reply_id, INVALID_REQUEST, "Invalid request", '"method" must be a string')
-    if "id" in message and not valid_id:
+        return _invalid(message, '"method" must be a string')
+    if "id" in message and not is_valid_id(request_id):
         return error_response(None, INVALID_REQUEST, "Invalid request", "id must be a string or an integer")
     params = message.get("params")
     if params is not None and not isinstance(params, dict):
-        if "id" not in message:
-            return None
-        return error_response(request_id, INVALID_PARAMS, "Invalid params", "params must be an object")
+        return _params_refused(message)
     return None
+
+
+def _invalid(message: dict[str, Any], detail: str) -> dict[str, Any]:
+    """An Invalid request error for `message`, to its id when that id is a valid one."""
+    request_id = message.get("id")
+    return error_response(request_id if is_valid_id(request_id) else None, INVALID_REQUEST, "Invalid request", detail)
+
+
+def _params_refused(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to a message whose params are not an object: Invalid params for a request; none for a
+    notification (nobody to tell)."""
+    if "id" not in message:
+        return None
+    return error_response(message["id"], INVALID_PARAMS, "Invalid params", "params must be an object")

@@ -21,6 +21,10 @@ _IMPLEMENTATION_FIELDS: dict[str, frozenset[str]] = {
     "2025-03-26": frozenset({"name", "version"}),
     "2025-06-18": frozenset({"name", "version", "title"}),
 }
+# Content block kinds newer than the first revision, by the revision that added them (older ones get a text stand-in).
+_BLOCKS_SINCE: dict[Any, str] = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+# The revision that added structured content and `_meta` on content blocks.
+_STRUCTURED_SINCE = "2025-06-18"
 
 
 def negotiate(requested: Any) -> str:
@@ -37,15 +41,22 @@ def shape_tool(
     the output schema only it lists (`bare_output`: a value that is not an object, which 2025-11-25 cannot carry
     as structured content)."""
     if version == MODERN_VERSION:
-        if "execution" in tool:  # tasks are an extension in 2026-07-28, not a field of the tool
-            tool = {key: value for key, value in tool.items() if key != "execution"}
-        if raw_output_schema is not None and ("outputSchema" in tool or bare_output):
-            return {**tool, "outputSchema": raw_output_schema}
-        return tool
+        return _modern_tool(tool, raw_output_schema, bare_output)
     fields = _TOOL_FIELDS.get(version)
     if fields is None:
         return tool
     return {key: value for key, value in tool.items() if key in fields}
+
+
+def _modern_tool(tool: dict[str, Any], raw_output_schema: dict[str, Any] | None, bare_output: bool) -> dict[str, Any]:
+    """A tool's 2026-07-28 wire object: no `execution`, and the unwrapped output schema where it has one."""
+    if "execution" in tool:  # tasks are an extension in 2026-07-28, not a field of the tool
+        tool = _without(tool, "execution")
+    if raw_output_schema is None:
+        return tool
+    if "outputSchema" in tool or bare_output:
+        return {**tool, "outputSchema": raw_output_schema}
+    return tool
 
 
 def shape_implementation(info: dict[str, Any], version: str) -> dict[str, Any]:
@@ -71,32 +82,38 @@ def _describe_block(block: dict[str, Any]) -> dict[str, Any]:
 def shape_result(result: dict[str, Any], version: str, wraps_result: bool) -> dict[str, Any]:
     """A `CallToolResult` wire object for `version` (modern results get `resultType` elsewhere)."""
     if version == MODERN_VERSION:
-        if wraps_result and isinstance(result.get("structuredContent"), dict):
-            return {**result, "structuredContent": result["structuredContent"].get("result")}
-        return result
+        return _unwrapped(result, wraps_result)
     if version == HANDSHAKE_VERSIONS[0]:
         return result
-    old = version < "2025-06-18"
     content = result.get("content", [])
-    shaped = []
-    changed = False
-    for block in content:
-        kind = block.get("type")
-        if (kind == "audio" and version < "2025-03-26") or (kind == "resource_link" and old):
-            shaped.append(_describe_block(block))
-            changed = True
-        elif old and "_meta" in block:
-            shaped.append({k: v for k, v in block.items() if k != "_meta"})
-            changed = True
-        elif kind == "resource_link" and "icons" in block:
-            shaped.append({k: v for k, v in block.items() if k != "icons"})
-            changed = True
-        else:
-            shaped.append(block)
-    out = {**result, "content": shaped} if changed else dict(result)
-    if old:
+    shaped = [_shape_block(block, version) for block in content]
+    out = dict(result)
+    if any(new is not old for new, old in zip(shaped, content, strict=True)):
+        out["content"] = shaped
+    if version < _STRUCTURED_SINCE:
         out.pop("structuredContent", None)
     return out
+
+
+def _unwrapped(result: dict[str, Any], wraps_result: bool) -> dict[str, Any]:
+    """A 2026-07-28 result: a value that is not an object, wrapped as `{"result": ...}` for older revisions, goes out
+    as itself."""
+    if wraps_result and isinstance(result.get("structuredContent"), dict):
+        return {**result, "structuredContent": result["structuredContent"].get("result")}
+    return result
+
+
+def _shape_block(block: dict[str, Any], version: str) -> dict[str, Any]:
+    """One content block as `version` can carry it: the block itself when it can as it is, a copy without what the
+    revision lacks, or a text stand-in for a kind it does not know."""
+    kind = block.get("type")
+    if version < _BLOCKS_SINCE.get(kind, ""):
+        return _describe_block(block)
+    if version < _STRUCTURED_SINCE and "_meta" in block:
+        return _without(block, "_meta")
+    if kind == "resource_link" and "icons" in block:
+        return _without(block, "icons")
+    return block
 
 
 def era_neutral(result: Any) -> Any:
@@ -106,12 +123,17 @@ def era_neutral(result: Any) -> Any:
     """
     if not isinstance(result, dict) or "resultType" not in result:
         return result
-    result = {k: v for k, v in result.items() if k != "resultType"}
+    result = _without(result, "resultType")
     meta = result.get("_meta")
     if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
-        meta = {k: v for k, v in meta.items() if k != SERVER_INFO_KEY}
+        meta = _without(meta, SERVER_INFO_KEY)
         if meta:
             result["_meta"] = meta
         else:
             del result["_meta"]
     return result
+
+
+def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    """A copy of `mapping` without `key`."""
+    return {k: v for k, v in mapping.items() if k != key}

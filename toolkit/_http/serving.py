@@ -156,6 +156,33 @@ def _stopped(scope: anyio.CancelScope, message: dict[str, Any]) -> tuple[str, Me
     return encode(shutting_down(message["id"])), MessageKind.ERROR
 
 
+async def _reply(
+    post: Post, scope: anyio.CancelScope, reply: tuple[str, MessageKind] | None, writer: Writer | None, *, modern: bool
+) -> None:
+    """Write the reply of a call served in its request's task: its answer with its HTTP status (2026-07-28: an error
+    has its own; 2025-11-25: 200, but 503 for shared state down), on `writer` when it has one, else as plain JSON;
+    "Server shutting down" when the server's stop cancelled it (`_stopped`); nothing when its client cancelled it
+    (basic/utilities/cancellation): the response ends empty."""
+    if reply is None:
+        reply = _stopped(scope, post.message)
+    if reply is None:
+        await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
+        return
+    text, kind = reply
+    status = status_of(text, modern=modern) if kind is MessageKind.ERROR else 200
+    if writer is not None:
+        await writer.final(text, status)
+        return
+    await plain(post.send, status, text.encode(), [JSON, RETRY_LATER] if status == 503 else [JSON])
+
+
+def _forget(record: SessionRecord, request_id: Any, exchange: Exchange) -> None:
+    """A call served on its own leaves its session's tables: its id, and the ids of the questions it asked."""
+    record.calls.pop(request_id, None)
+    for ask in exchange.asks:
+        record.asks.pop(ask, None)
+
+
 class Shape(enum.Enum):
     """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
 
@@ -295,18 +322,7 @@ class Calls:
             if record is not None:
                 record.calls.pop(message["id"], None)
             self.answering.discard(scope)
-        if reply is None:
-            reply = _stopped(scope, message)
-        if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
-            await (writer if writer is not None else Writer(post.send, True, post.sse_ok)).end()
-            return
-        text, kind = reply
-        # 2026-07-28: an error has its HTTP status (2025-11-25: 200, but 503 for shared state down)
-        status = status_of(text, modern=session is None) if kind is MessageKind.ERROR else 200
-        if writer is not None:
-            await writer.final(text, status)
-            return
-        await plain(post.send, status, text.encode(), [JSON, RETRY_LATER] if status == 503 else [JSON])
+        await _reply(post, scope, reply, writer, modern=session is None)
 
     async def stream(self, post: Post) -> None:
         """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`): a call of a
@@ -341,13 +357,7 @@ class Calls:
                     tg.cancel_scope.cancel()
         finally:
             self.streaming.discard(scope)
-        if reply is None:
-            reply = _stopped(scope, message)
-        if reply is None:  # cancelled: no answer (basic/utilities/cancellation), the response ends empty
-            await writer.end()
-            return
-        text, kind = reply
-        await writer.final(text, status_of(text) if kind is MessageKind.ERROR else 200)
+        await _reply(post, scope, reply, writer, modern=True)
 
     async def serve(self, post: Post, session: InSession | None, *, modern: bool = False) -> None:
         """Serve one request on a connection of its own; its messages go on this request's response.
@@ -360,13 +370,7 @@ class Calls:
             return
         out, messages = anyio.create_memory_object_stream[Out](16)
         exchange = Exchange(post.message, request_id, out)
-        record = session.record if session is not None else None
-        if session is None:
-            connection = Connection(self.server, exchange)
-        else:
-            connection = Connection(
-                self.server, exchange, session=session.state, request_ids=self._ask_ids(session, exchange)
-            )
+        connection = self._connection(exchange, session)
         exchange.idle = connection.wait_idle
         writer, closer = self._writer(post, session, connection, out)
         exchange.close_stream = closer
@@ -380,16 +384,13 @@ class Calls:
         try:
             with messages, out:
                 async with anyio.create_task_group() as tg:
-                    if record is not None:
+                    if session is not None:
                         exchange.scope = tg.cancel_scope
-                        record.calls[request_id] = exchange
+                        session.record.calls[request_id] = exchange
                     tg.start_soon(run_connection)
                     watcher = anyio.CancelScope()
                     cancel = tg.cancel_scope if modern else None
-                    closing = (
-                        (closer, self.close_after) if closer is not None and self.close_after is not None else None
-                    )
-                    tg.start_soon(watch, post.receive, writer, cancel, closing, watcher)
+                    tg.start_soon(watch, post.receive, writer, cancel, self._closing(closer), watcher)
                     answered = await self._relay(messages, writer, post, connection, session)
                     watcher.cancel()
             if not answered:
@@ -397,10 +398,22 @@ class Calls:
         finally:
             self.live.discard(exchange)
             exchange.close()
-            if record is not None:
-                record.calls.pop(request_id, None)
-                for ask in exchange.asks:
-                    record.asks.pop(ask, None)
+            if session is not None:
+                _forget(session.record, request_id, exchange)
+
+    def _connection(self, exchange: Exchange, session: InSession | None) -> Connection:
+        """The connection of a request served on its own: in a session, with the session's state and the ids of the
+        requests its call sends the client."""
+        if session is None:
+            return Connection(self.server, exchange)
+        return Connection(self.server, exchange, session=session.state, request_ids=self._ask_ids(session, exchange))
+
+    def _closing(self, closer: Closer | None) -> tuple[Closer, float] | None:
+        """With `sse_close_after=` (SEP-1699 polling), how the watcher closes a response early, and after how long
+        (None: never)."""
+        if closer is None or self.close_after is None:
+            return None
+        return closer, self.close_after
 
     async def _relay(
         self,
@@ -417,23 +430,42 @@ class Calls:
             elif kind is None:
                 await writer.close()
             else:
-                status = status_of(text, modern=False) if kind is MessageKind.ERROR else 200  # 503: shared state down
-                if session is not None:
-                    # logging/setLevel sets the session's level for its next requests here; any other call keeps
-                    # the level it started with to itself (writing it back would undo a later setLevel)
-                    if post.message["method"] == "logging/setLevel" and connection.session is not None:
-                        session.record.log_level = connection.session.log_level
-                        if self.fleet is not None and kind is not MessageKind.ERROR:
-                            shared = await self._share_level(post, session, connection.session.log_level, text)
-                            await writer.final(shared, status)
-                            return True
-                elif post.message["method"] == "initialize":
-                    self._initialized(connection, writer, post.caller)
-                elif kind is MessageKind.ERROR:  # 2026-07-28: an error has its HTTP status (2025-11-25: always 200)
-                    status = status_of(text)
-                await writer.final(text, status)
+                await self._final((text, kind), writer, post, connection, session)
                 return True
         return False
+
+    async def _final(
+        self,
+        answer: tuple[str, MessageKind],
+        writer: Writer,
+        post: Post,
+        connection: Connection,
+        session: InSession | None,
+    ) -> None:
+        """Write the answer of a request served on its own, with its HTTP status (2026-07-28: an error has its own;
+        2025-11-25: 200, 503 for shared state down); an `initialize` opens its session (`HttpApp`)."""
+        text, kind = answer
+        status = status_of(text, modern=False) if kind is MessageKind.ERROR else 200
+        if session is not None:
+            text = await self._kept_level(text, kind, post, connection, session)
+        elif post.message["method"] == "initialize":
+            self._initialized(connection, writer, post.caller)
+        elif kind is MessageKind.ERROR:
+            status = status_of(text)
+        await writer.final(text, status)
+
+    async def _kept_level(
+        self, text: str, kind: MessageKind, post: Post, connection: Connection, session: InSession
+    ) -> str:
+        """`logging/setLevel` sets the session's level for its next requests here (and, with a backend, on every
+        worker); any other call keeps the level it started with to itself (writing it back would undo a later
+        setLevel). The answer to send: `text`, or an error when the backend failed."""
+        if post.message["method"] != "logging/setLevel" or connection.session is None:
+            return text
+        session.record.log_level = connection.session.log_level
+        if self.fleet is None or kind is MessageKind.ERROR:
+            return text
+        return await self._share_level(post, session, connection.session.log_level, text)
 
     async def _share_level(self, post: Post, session: InSession, level: Any, text: str) -> str:
         """`logging/setLevel` on every worker: the session's level in the backend; the answer (or, when the backend
