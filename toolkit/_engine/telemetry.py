@@ -37,7 +37,7 @@ from toolkit._protocol.jsonrpc import (
     encode,
 )
 from toolkit._protocol.meta import TRACE_KEYS, VERSION_KEY
-from toolkit._transports.stdio import StreamTransport
+from toolkit._transports.base import HTTP_NETWORK, Network
 
 __all__ = [
     "ATTRIBUTES",
@@ -132,22 +132,15 @@ def find(tracer_provider: Any, meter_provider: Any, known: Telemetry | None = No
     return Telemetry(tracer_provider, meter_provider)
 
 
-HTTP_NETWORK = (TCP, "http")  # network.transport, network.protocol.name of Streamable HTTP
+_UNKNOWN: Network = (None, None)
 
 
-def network_of(transport: Any) -> tuple[str | None, str | None]:
-    """(network.transport, network.protocol.name) of a server connection's transport, by its module: stdio's
-    streams, the in-memory pair (looked up only if its module is loaded: a server need not import it) and the HTTP
-    app's (a module above this one, recognised by name, never imported)."""
+def network_of(transport: Any) -> Network:
+    """(network.transport, network.protocol.name) of a server connection's transport: what it declares (its
+    `network`: stdio's streams, the in-memory pair, the HTTP app's exchanges), else unknown."""
     transport = getattr(transport, "wrapped", transport)  # `run()`'s stdio, which SIGTERM can end
-    if type(transport).__module__.startswith("toolkit._http"):
-        return HTTP_NETWORK
-    if isinstance(transport, StreamTransport):
-        return PIPE, None
-    memory = sys.modules.get("toolkit._transports.memory")  # not loaded: no transport can be in memory
-    if memory is not None and isinstance(transport, memory.MemoryTransport):
-        return INPROC, None
-    return None, None
+    network: Network = getattr(transport, "network", _UNKNOWN)
+    return network
 
 
 class Telemetry:

@@ -17,7 +17,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from toolkit._protocol.jsonrpc import encode
-from toolkit._transports.base import MessageKind
+from toolkit._transports.base import HTTP_NETWORK, MessageKind
 
 from .auth import Identity
 from .response import Receive, Send
@@ -108,6 +108,7 @@ class Exchange:
         "lost",
         "scope",
     )
+    network = HTTP_NETWORK  # what the server's spans say it is (`_transports/base.py`'s `Network`)
 
     def __init__(self, message: dict[str, Any] | None, request_id: Any, out: MemoryObjectSendStream[Out]) -> None:
         self._first = message
@@ -220,6 +221,8 @@ class SessionAccess:
 
 class AnswerOnly:
     """The transport of a connection that answers one request in the caller's task: nothing goes through it."""
+
+    network = HTTP_NETWORK
 
     async def receive(self) -> str:
         raise anyio.EndOfStream

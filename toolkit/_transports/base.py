@@ -10,7 +10,24 @@ from __future__ import annotations
 import enum
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "MessageKind", "RoutingTransport", "Transport"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "HTTP_NETWORK",
+    "INPROC_NETWORK",
+    "PIPE_NETWORK",
+    "MessageKind",
+    "Network",
+    "RoutingTransport",
+    "Transport",
+]
+
+Network = tuple[str | None, str | None]
+"""What a transport carries messages over, as OpenTelemetry names it: `network.transport` and
+`network.protocol.name`. A transport may declare its own as a `network` attribute (the server's spans read it);
+one that does not is unknown, `(None, None)`."""
+PIPE_NETWORK: Network = ("pipe", None)
+INPROC_NETWORK: Network = ("inproc", None)
+HTTP_NETWORK: Network = ("tcp", "http")
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 """The largest message a transport reads by default (`max_message_size=`), in bytes: what a peer may send at once."""

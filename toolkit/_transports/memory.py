@@ -12,6 +12,8 @@ from collections import deque
 import anyio
 import anyio.lowlevel
 
+from .base import INPROC_NETWORK
+
 __all__ = ["MemoryTransport"]
 
 # Yield to the event loop at least once every this many messages, so that a peer that floods the pipe
@@ -75,6 +77,8 @@ class _Pipe:
 
 class MemoryTransport:
     """One end of an in-memory connection. Messages are JSON text, exactly as on stdio."""
+
+    network = INPROC_NETWORK  # what the server's spans say it is (`_transports/base.py`'s `Network`)
 
     def __init__(self, outgoing: _Pipe, incoming: _Pipe) -> None:
         self._out = outgoing

@@ -25,7 +25,7 @@ import pydantic_core
 from toolkit._errors import ConnectionClosedError, MessageError
 from toolkit._protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
-from .base import DEFAULT_MAX_MESSAGE_SIZE
+from .base import DEFAULT_MAX_MESSAGE_SIZE, PIPE_NETWORK
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -86,6 +86,8 @@ class StreamTransport:
         max_message_size: Longer lines are skipped, never held whole in memory, and reported with a
             [`MessageError`][toolkit.MessageError].
     """
+
+    network = PIPE_NETWORK  # what the server's spans say it is (`_transports/base.py`'s `Network`)
 
     def __init__(
         self, reader: ByteReader, writer: ByteWriter, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
