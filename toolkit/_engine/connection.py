@@ -117,6 +117,9 @@ class Connection:
         self._outbox = Outbox(transport, server.max_queued_messages, server.max_queued_bytes)
         self._idle = anyio.Event()
         self.subscriptions = Subscriptions(server.tasks)  # its `closing` is set at end of input
+        # Whether a call can end its response early (HTTP's SSE polling, 2025-11-25: the transport's `close_stream`,
+        # set once the response exists), known by the transport's type.
+        self._closes = hasattr(type(transport), "close_stream")
         self._closed = False  # input has ended: requests to the client can get no answer
         self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
@@ -372,7 +375,7 @@ class Connection:
             params: dict[str, Any] = message.get("params") or {}
             era, state = route(method, params, session)
             handler = self._handlers[method]
-            closer: Closer | None = getattr(self.transport, "close_stream", None)  # HTTP's SSE polling (2025-11-25)
+            closer: Closer | None = self.transport.close_stream if self._closes else None  # type: ignore[attr-defined]
             outlet = Outlet(notify or functools.partial(self._notify, related=request_id), self, closer)
             incoming = Incoming(request_id, params, state, era, outlet)
             if self.server.middleware:
