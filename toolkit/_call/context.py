@@ -536,7 +536,7 @@ class Together:
             await pending
 
 
-class _Sent:
+class _Delivered:
     """What a Context method returns on a worker thread: the message is already sent; awaiting this is a no-op."""
 
     __slots__ = ()
@@ -546,5 +546,5 @@ class _Sent:
         yield  # a generator that finishes at once
 
 
-_SENT = _Sent()
+_SENT = _Delivered()
 _NO_PARAMS: dict[str, Any] = {}

@@ -113,7 +113,7 @@ class TaskCancelledError(ToolkitError):
         self.status_message = status_message
 
 
-class Request(Protocol):
+class TaskRequest(Protocol):
     """How the client sends a request (its era's `_meta` added, traced): the result; a `stream` ends with the
     server's `notifications/cancelled` (a `subscriptions/listen`) and gives None."""
 
@@ -131,7 +131,7 @@ class TaskClient:
 
     capabilities: dict[str, Any]
     """The capabilities the client declares (the tasks add the extension to them, 2026-07-28)."""
-    request: Request
+    request: TaskRequest
     """Sends a request in the connection's era (its `_meta` added, traced)."""
     answer: Answer
     """Answers one of the server's questions (`method`, `params`, the input request's key) with the handlers."""

@@ -48,12 +48,12 @@ from toolkit._transports.base import MessageKind, RoutingTransport
 
 from . import methods, middleware
 from .eras import route
-from .handlers import Handler, Handlers
+from .handlers import Handler, RegistryHandlers
 from .outbox import Outbox, routes
 from .pipeline import Closer, Incoming, Outlet
 from .session import LogLevel, SessionState
 from .subscriptions import Subscriptions
-from .telemetry import SERVER_SESSION_DURATION, Served, network_of, sender_attributes
+from .telemetry import SERVER_SESSION_DURATION, ServerSpan, network_of, sender_attributes
 
 if TYPE_CHECKING:
     from toolkit._asking.asking import Asker
@@ -130,7 +130,7 @@ class Connection:
         # The method table: the registry's answers (`handlers.py`) and this connection's own; each era serves the
         # methods it has (`eras.py`).
         self._handlers: dict[str, Handler] = {
-            **Handlers(server).table(),
+            **RegistryHandlers(server).table(),
             "initialize": self._initialize,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
@@ -399,7 +399,7 @@ class Connection:
                 error_response(request_id, INTERNAL_ERROR, "Internal error: the result cannot be encoded")
             ), None
 
-    def _span(self, message: dict[str, Any], session: SessionState | None = None) -> Served:
+    def _span(self, message: dict[str, Any], session: SessionState | None = None) -> ServerSpan:
         """Start the SERVER span of a request or notification (tracing is on: `server.telemetry` is set)."""
         telemetry = self.server.telemetry
         assert telemetry is not None

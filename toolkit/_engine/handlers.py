@@ -25,12 +25,12 @@ from .visibility import filtered_payloads, shown_tools, tools_request, visibilit
 if TYPE_CHECKING:
     from .registry import Registry
 
-__all__ = ["Handler", "Handlers"]
+__all__ = ["Handler", "RegistryHandlers"]
 
 Handler = Callable[[Incoming], Awaitable[Any]]
 
 
-class Handlers:
+class RegistryHandlers:
     """The registry's answers to the requests that need no connection state, as a method table (`table`)."""
 
     __slots__ = ("_modern_info", "_modern_meta", "calls", "server")
@@ -117,5 +117,5 @@ class Handlers:
 
     async def _tasks_result(self, incoming: Incoming) -> dict[str, Any]:
         # The task's questions are asked here, as requests related to this one (2025-11-25 tasks: input_required).
-        ask = functools.partial(incoming.outlet.served.request, related=incoming.id)
+        ask = functools.partial(incoming.outlet.connection.request, related=incoming.id)
         return await self.server.tasks.result(incoming.params, incoming.state, ask)

@@ -40,13 +40,13 @@ if TYPE_CHECKING:
     from .registry import Registry
     from .session import SessionState
 
-__all__ = ["Incoming", "Outlet", "Served", "ToolCalls"]
+__all__ = ["Incoming", "Outlet", "ServingConnection", "ToolCalls"]
 
 Notify = Callable[[str, dict[str, Any] | None], Awaitable[None]]
 Closer = Callable[[], Coroutine[Any, Any, None]]
 
 
-class Served(Protocol):
+class ServingConnection(Protocol):
     """The side that serves a request (a `Connection`): it sends the client requests (a call's questions in the
     handshake era), hears of URL elicitations completed, and describes the request's client to its Context."""
 
@@ -70,13 +70,13 @@ class Served(Protocol):
 class Outlet:
     """Where one request's messages go besides its answer.
 
-    `notify`: its notifications (progress, logs), in order, before its answer. `served`: who sends its questions to
+    `notify`: its notifications (progress, logs), in order, before its answer. `connection`: who sends its questions to
     the client as requests (handshake era) and makes its Context. `close_stream`: how it ends its HTTP response
     early while it goes on (2025-11-25 SSE polling, `ctx.close_sse_stream()`); None where there is no such stream.
     """
 
     notify: Notify
-    served: Served
+    connection: ServingConnection
     close_stream: Closer | None = None
 
 
@@ -202,7 +202,7 @@ class ToolCalls:
             "version": state.version,
             "capabilities": state.client_capabilities,
         }
-        asker = Asker.start(self.server, incoming.outlet.served, incoming.id, call)
+        asker = Asker.start(self.server, incoming.outlet.connection, incoming.id, call)
         if task == "later":  # its questions before `ctx.begin_task()` are this request's rounds
             asker.task = "before"
         return asker
@@ -215,7 +215,7 @@ class ToolCalls:
         (through an asking started then, for a tool that had none)."""
         invocation = Invocation(
             arguments,
-            functools.partial(incoming.outlet.served.context, incoming, asking),  # made only if the tool takes one
+            functools.partial(incoming.outlet.connection.context, incoming, asking),  # made only if the tool takes one
             incoming.params,
             incoming.state.version,
             incoming.id,

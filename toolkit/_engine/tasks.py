@@ -361,7 +361,7 @@ class Tasks:
                 INTERNAL_ERROR, f"Too many tasks: the server keeps {self.max_tasks} at most (the limit)"
             )
         running = self._running[record.task_id] = _Running()
-        call = _Call(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
+        call = _TaskCall(tool, dict(arguments) if arguments is not None else None, dict(params), state, identity)
         call.answers = list(answers or ())
         with contextlib.suppress(RuntimeError):  # read now: a request runs inside the server's lifespan
             call.lifespan = self.server.lifespan_context
@@ -394,7 +394,7 @@ class Tasks:
 
     # -- running -------------------------------------------------------------------------------------
 
-    async def _guarded(self, record: TaskRecord, call: _Call, running: _Running) -> None:
+    async def _guarded(self, record: TaskRecord, call: _TaskCall, running: _Running) -> None:
         try:
             await self._run(record, call, running)
         except Exception:  # the store failed to keep the outcome (Redis down): never the task loop's end
@@ -418,7 +418,7 @@ class Tasks:
             await anyio.sleep(pause)
             pause = min(pause * 2, self.lease / 3)
 
-    async def _run(self, record: TaskRecord, call: _Call, running: _Running) -> None:
+    async def _run(self, record: TaskRecord, call: _TaskCall, running: _Running) -> None:
         token = current_identity.set(call.identity)
         outcome: Callable[[TaskRecord], TaskRecord | None]
         try:
@@ -439,7 +439,7 @@ class Tasks:
         await self._finish(record.task_id, outcome)
 
     async def _outcome(
-        self, record: TaskRecord, call: _Call, running: _Running
+        self, record: TaskRecord, call: _TaskCall, running: _Running
     ) -> Callable[[TaskRecord], TaskRecord | None]:
         """Run the tool; the change that ends its task (completed, or failed for a protocol error)."""
         server, tool = self.server, call.tool
@@ -484,7 +484,7 @@ class Tasks:
             wire["resultType"] = "complete"  # what the plain call would have answered
         return _ended("completed", None, wire)
 
-    def _asker(self, record: TaskRecord, call: _Call, running: _Running) -> Asker:
+    def _asker(self, record: TaskRecord, call: _TaskCall, running: _Running) -> Asker:
         """The task's asking: each question becomes an input request in the store, answered by `tasks/update`."""
         task_id = record.task_id
 
@@ -710,7 +710,7 @@ class Tasks:
         return {**record.result, "_meta": {**(record.result.get("_meta") or {}), **related}}
 
 
-class _Call:
+class _TaskCall:
     """What a task's tool is called with."""
 
     __slots__ = ("answers", "arguments", "identity", "lifespan", "params", "state", "tool")

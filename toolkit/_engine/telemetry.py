@@ -45,7 +45,7 @@ __all__ = [
     "METRICS",
     "SESSION_ID",
     "Sending",
-    "Served",
+    "ServerSpan",
     "Telemetry",
     "find",
     "network_attributes",
@@ -171,8 +171,10 @@ class Telemetry:
 
     # -- the server's side -------------------------------------------------------------------------------------
 
-    def serve(self, message: Mapping[str, Any], version: str | None, network: tuple[str | None, str | None]) -> Served:
-        """Start the SERVER span of one request or notification received, current until `Served.end`."""
+    def serve(
+        self, message: Mapping[str, Any], version: str | None, network: tuple[str | None, str | None]
+    ) -> ServerSpan:
+        """Start the SERVER span of one request or notification received, current until `ServerSpan.end`."""
         method: str = message["method"]
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
@@ -194,7 +196,7 @@ class Telemetry:
             _span_name(method, attributes), parent, self._trace.SpanKind.SERVER, attributes, links
         )
         token = self._context.attach(self._trace.set_span_in_context(span, parent))
-        return Served(self, span, token, attributes)
+        return ServerSpan(self, span, token, attributes)
 
     def notified(self, message: Mapping[str, Any], version: str | None, network: tuple[str | None, str | None]) -> None:
         """The SERVER span of a notification received, handled at once (nothing runs inside it)."""
@@ -303,7 +305,7 @@ class Sending:
         return stamp
 
 
-class Served:
+class ServerSpan:
     """The SERVER span of one request being served: ended, with its outcome, by `end` (`Connection._respond`)."""
 
     __slots__ = ("_attributes", "_span", "_started", "_telemetry", "_token")

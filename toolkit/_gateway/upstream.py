@@ -50,7 +50,7 @@ FIRST_RETRY, LAST_RETRY = 0.25, 30.0
 _CONNECT_ERRORS = (Exception,)
 
 
-class _Call:
+class _UpstreamCall:
     """One call in flight upstream: the downstream call's Context (which answers the upstream's questions), and what
     ends it early when a question must go back to a 2026-07-28 client as an input-required round."""
 
@@ -64,7 +64,7 @@ class _Call:
 
 # The call whose upstream request is being made, in its own task: a 2026-07-28 upstream's input requests are
 # answered there. A 2025-11-25 upstream's requests come in the client's reader task instead (see `_asking`).
-_calling: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("toolkit_gateway_call", default=None)
+_calling: contextvars.ContextVar[_UpstreamCall | None] = contextvars.ContextVar("toolkit_gateway_call", default=None)
 
 
 class Upstream:
@@ -91,7 +91,7 @@ class Upstream:
         self._wanted = anyio.Event()  # a call waits for a connection
         self._lost = anyio.Event()  # the connection in use was lost
         self._tg: anyio.abc.TaskGroup | None = None
-        self._calls: set[_Call] = set()
+        self._calls: set[_UpstreamCall] = set()
         self._listed = False  # the upstream listed its tools once
 
     @contextlib.asynccontextmanager
@@ -223,7 +223,7 @@ class Upstream:
             with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
                 await ctx.report_progress(done, total, message)
 
-        call = _Call(ctx)
+        call = _UpstreamCall(ctx)
         token = _calling.set(call)
         self._calls.add(call)
         try:
@@ -238,7 +238,7 @@ class Upstream:
             raise call.suspended
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-    def _failure(self, call: _Call, client: Client, exc: ToolkitError) -> BaseException:
+    def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
         """What a failed upstream request ends the call with: the question it stopped for, or a tool error."""
         if call.suspended is not None:
             return call.suspended
@@ -257,7 +257,7 @@ class Upstream:
 
     # -- the upstream's questions, asked of the downstream client --------------------------------------------------
 
-    def _asking(self) -> _Call:
+    def _asking(self) -> _UpstreamCall:
         """The call a question of the upstream's belongs to: the one in whose task it is asked (2026-07-28), else the
         one call in flight (a 2025-11-25 request over stdio says nothing of the call it is for)."""
         call = _calling.get()

@@ -80,7 +80,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._tg is None:
             raise RuntimeError("use the httpx.AsyncClient of a StreamingASGITransport inside `async with`")
-        call = _Call(await request.aread())
+        call = _AsgiCall(await request.aread())
         self._tg.start_soon(call.run, self.app, _scope(request, self.client))
         try:
             await call.started.wait()
@@ -110,7 +110,7 @@ def _scope(request: httpx.Request, client: Any) -> dict[str, Any]:
     }
 
 
-class _Call:
+class _AsgiCall:
     """One request's run of the app: its `receive` and `send`, and the response's status, headers and body."""
 
     def __init__(self, body: bytes) -> None:
