@@ -358,6 +358,10 @@ class Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
         self._tracing.connecting(stack)
+        # Last on the way out, after the reader has read to the end: requests still waiting fail (a reader cancelled
+        # with the client leaves them to its callers, which tell the server first: `ClientPeer._read`).
+        made: list[ClientPeer] = []  # this connection's peer, once made
+        stack.callback(_close_peers, made)
         try:
             transport, tg = await open_target(self._target, self._options["lifespan"], stack)
             # Made here, not in __init__: anyio primitives bind to the event loop that first uses them.
@@ -367,6 +371,7 @@ class Client:
                 max_message_size=self._options["max_message_size"],
                 on_request=self._answerer(),
             )
+            made.append(self._peer)
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
@@ -633,6 +638,11 @@ async def _leave(stack: AsyncExitStack) -> None:
     except BaseException as exc:
         _cut_context_loop(exc)
         raise
+
+
+def _close_peers(made: list[ClientPeer]) -> None:
+    for peer in made:
+        peer.close()
 
 
 def _cut_context_loop(exc: BaseException) -> None:

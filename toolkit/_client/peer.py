@@ -82,7 +82,9 @@ class ClientPeer:
             MessageError: the message is larger than `max_message_size`.
         """
         closed = self._requests.closed()
-        if closed is not None:
+        if closed is not None and not _tells_cancelled(message):
+            # A caller cancelled with the client still tells the server (the reader, cancelled with it, may have
+            # closed the requests first): the server stops the call now instead of at the end of its grace.
             raise closed
         text = message if isinstance(message, str) else self._encode(message)
         try:
@@ -131,8 +133,15 @@ class ClientPeer:
             finally:
                 tg.cancel_scope.cancel()
 
+    def close(self) -> None:
+        """The client leaves: every request still waiting fails, and every later one (unless the connection ended
+        first and said why)."""
+        if self._requests.closed() is None:
+            self._requests.close(ConnectionClosedError("the client closed the connection"))
+
     async def _read(self) -> None:
         closed = ConnectionClosedError()
+        cancelled = False
         try:
             while True:
                 try:
@@ -150,11 +159,18 @@ class ClientPeer:
                     self._on_unreadable(exc)
                     continue
                 await self._on_text(text)
+        except anyio.get_cancelled_exc_class():
+            # Cancelled with the client (its block cancelled mid-call): the callers cancelled with it tell the server
+            # (`notifications/cancelled`) before the client leaves and `close`s; failing them here first would keep
+            # them from it, and the server would wait out its grace for calls nobody awaits.
+            cancelled = True
+            raise
         finally:
             if self._junk is not None:
                 closed.message += f"; before that, it wrote what is not JSON-RPC to its output: {self._junk!r}"
                 closed.args = (closed.message,)
-            self._requests.close(closed)
+            if not cancelled:
+                self._requests.close(closed)
             self._ended.set()
 
     async def _on_text(self, text: str) -> None:
@@ -284,3 +300,8 @@ class ClientPeer:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
             async with self._lock:
                 await self.transport.send(encode(message))
+
+
+def _tells_cancelled(message: dict[str, Any] | str) -> bool:
+    """Whether `message` is a `notifications/cancelled` (sent by the request matcher when a caller stops waiting)."""
+    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
