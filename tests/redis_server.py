@@ -11,7 +11,7 @@ Reused by the fleet tests (three processes, one Redis).
 
 from __future__ import annotations
 
-import os
+import itertools
 import queue
 import shutil
 import socket
@@ -129,7 +129,10 @@ def redis_server() -> Iterator[RedisServer]:
         server.stop()
 
 
-_databases = iter(range(1, 64))
+# Round robin over the 63 databases (0 is left alone): a worker of a long parallel run uses more than 63, and a database
+# is given again only after 62 others, when what an earlier test left running (a sweep, a task) has long ended. (A
+# fixed database for every test past the 63rd made them meet: a test's records counted in the next one's.)
+_databases = itertools.cycle(range(1, 64))
 _lock = threading.Lock()
 
 
@@ -139,9 +142,7 @@ def redis_url(redis_server: RedisServer) -> str:
     if redis_server.process is None:  # a test stopped it
         redis_server.start()
     with _lock:
-        db = next(_databases, None)
-    if db is None:
-        db = 1 + os.getpid() % 63
+        db = next(_databases)
     redis_server.command("-n", str(db), "FLUSHDB")
     return f"redis://127.0.0.1:{redis_server.port}/{db}"
 
