@@ -82,9 +82,7 @@ class ClientPeer:
             MessageError: the message is larger than `max_message_size`.
         """
         closed = self._requests.closed()
-        if closed is not None and not _tells_cancelled(message):
-            # A caller cancelled with the client still tells the server (the reader, cancelled with it, may have
-            # closed the requests first): the server stops the call now instead of at the end of its grace.
+        if closed is not None:
             raise closed
         text = message if isinstance(message, str) else self._encode(message)
         try:
@@ -300,8 +298,3 @@ class ClientPeer:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the end is read next
             async with self._lock:
                 await self.transport.send(encode(message))
-
-
-def _tells_cancelled(message: dict[str, Any] | str) -> bool:
-    """Whether `message` is a `notifications/cancelled` (sent by the request matcher when a caller stops waiting)."""
-    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
