@@ -31,7 +31,7 @@ from toolkit._protocol.types import MODERN_VERSION
 
 from .eras import Era
 from .running import Invocation, run_call
-from .visibility import shown, shown_tools, tools_request, visibility
+from .visibility import sees, shown_tools, tools_request, visibility
 
 if TYPE_CHECKING:
     from toolkit._call.context import Context
@@ -179,7 +179,7 @@ class ToolCalls:
         server, state = self.server, incoming.state
         request = tools_request("tools/call", incoming.id, incoming.params, state)
         apps = speaks_apps(state.client_capabilities)
-        if tool is not None and (apps or not tool.app_only) and shown(server, tool, request):
+        if tool is not None and sees(server, tool, request, apps):
             return tool
         raise _unknown_tool(incoming.params.get("name"), shown_tools(server, request, apps))
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .search import Shown
     from .session import SessionState
 
-__all__ = ["filtered_payloads", "shown", "shown_tools", "tools_request", "visibility"]
+__all__ = ["filtered_payloads", "sees", "shown", "shown_tools", "tools_request", "visibility"]
 
 
 def tools_request(method: str, request_id: Any, params: dict[str, Any], state: SessionState) -> Request:
@@ -36,11 +36,12 @@ def shown_tools(server: Registry, request: Request, apps: bool = True) -> Mappin
     app-only tool)."""
     if server.tool_filter is None and apps:
         return server.tools
-    return {name: tool for name, tool in server.tools.items() if _sees(server, tool, request, apps)}
+    return {name: tool for name, tool in server.tools.items() if sees(server, tool, request, apps)}
 
 
-def _sees(server: Registry, tool: Tool[Any, Any], request: Request, apps: bool) -> bool:
-    """Whether a caller (an MCP Apps host or not: `apps`) may see `tool`."""
+def sees(server: Registry, tool: Tool[Any, Any], request: Request, apps: bool) -> bool:
+    """Whether a caller (an MCP Apps host or not: `apps`) may see `tool`: the one rule of listing, calling and
+    searching."""
     if tool.app_only and not apps:
         return False
     return shown(server, tool, request)
@@ -57,7 +58,7 @@ def visibility(server: Registry, method: str, request_id: Any, state: SessionSta
     session = state
 
     def visible(tool: Tool[Any, Any], params: dict[str, Any]) -> bool:
-        return _sees(server, tool, tools_request(method, request_id, params, session), apps)
+        return sees(server, tool, tools_request(method, request_id, params, session), apps)
 
     return visible
 
@@ -74,4 +75,4 @@ def filtered_payloads(server: Registry, request: Request, version: str, apps: bo
     """The prepared JSON of the tools the caller may see (`tools/list` with a `tool_filter`)."""
     payloads = server.tool_payloads(version)
     tools = server.tools.values()
-    return [payload for tool, payload in zip(tools, payloads, strict=True) if _sees(server, tool, request, apps)]
+    return [payload for tool, payload in zip(tools, payloads, strict=True) if sees(server, tool, request, apps)]
