@@ -2,8 +2,8 @@
 cursors), `logging/setLevel`, and MCP Apps' `resources/list` and `resources/read` (the tools' `ui://` pages): functions
 of the server's registry and the request, no connection state.
 
-The connection's handlers (toolkit/_engine/connection.py) call them and keep what they return; `tools/call` stays
-in the connection, as it is every call's path (the hop figure, docs/architecture.md).
+The handlers (toolkit/_engine/handlers.py, and the connection's own for `initialize` and `logging/setLevel`) call
+them and keep what they return; `tools/call` is the pipeline's (toolkit/_engine/pipeline.py).
 """
 
 from __future__ import annotations
