@@ -5,8 +5,8 @@ Handshake era (2024-11-05 .. 2025-11-25): `initialize` fixes the revision for th
 `SessionState`. Stateless era (2026-07-28): every request names its revision and client capabilities in `_meta`,
 and is served with a `SessionState` of its own (`eras.route` tells which). Each handler is `handler(incoming)`
 (`pipeline.Incoming`: the request, its state and era, and its outlet), from one table: the registry's answers
-(`handlers.py`) and the few of the connection's own. The core reads no file and opens no socket: the transport moves text, this module decides
-what to say.
+(`handlers.py`) and the few of the connection's own. The core reads no file and opens no socket: the transport
+moves text, this module decides what to say.
 
 Every message written is tagged with the id of the client request it belongs to (`None` for none) and its kind (the
 answer that ends the request, or not): a transport that routes per request (HTTP) implements `RoutingTransport`
