@@ -123,6 +123,7 @@ class TasksPeer:
         self.poll_ms = 10  # the poll interval its tasks suggest
         self.notifies = False  # 2026-07-28: it sends notifications/tasks on subscriptions/listen
         self.created = anyio.Event()
+        self.polled = anyio.Event()  # a tasks/get came: the client holds the task's handle
         self._answers: dict[Any, Any] = {}
         self._waiting: dict[Any, anyio.Event] = {}
 
@@ -261,6 +262,7 @@ class TasksPeer:
         if job is None:
             raise ProtocolError(-32602, "Failed to retrieve task: Task not found")
         if method == "tasks/get":
+            self.polled.set()
             if self.auto:
                 job.step()
             return job.wire(self.modern)

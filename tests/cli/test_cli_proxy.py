@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_helpers import PYTHON, outcome, toolkit
 from served import Served
-from servers import GATEWAY_UPSTREAM
+from servers import GATEWAY_UPSTREAM, gateway_upstream
 
 from toolkit import Client
 
@@ -22,19 +22,13 @@ def test_toolkit_call_reaches_a_stdio_server_through_toolkit_proxy() -> None:
     assert outcome(run)[:2] == (0, "42\n")
 
 
-def test_toolkit_list_shows_the_proxied_servers_tools_under_the_prefix() -> None:
+@pytest.mark.anyio
+async def test_toolkit_list_shows_the_proxied_servers_tools_under_the_prefix() -> None:
     run = toolkit("list", "--stdio", "--", *PROXY)
+    async with Client(gateway_upstream()) as direct:
+        upstream = [definition.name for definition in await direct.list_tools()]
     assert run.returncode == 0, run.stderr
-    assert [line.split()[0] for line in run.stdout.splitlines()[1:-1]] == [
-        "up_add",
-        "up_picture",
-        "up_weather",
-        "up_fail",
-        "up_ticks",
-        "up_hang",
-        "up_pid",
-        "up_die",
-    ]
+    assert [line.split()[0] for line in run.stdout.splitlines()[1:-1]] == [f"up_{name}" for name in upstream]
 
 
 def test_list_call_lint_and_inspect_work_on_a_file_whose_server_mounts_another(tmp_path: Path) -> None:

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Any
 
 import anyio
 import pytest
 from servers import GATEWAY_UPSTREAM, gateway_upstream
 
-from toolkit import Client, Context, ProtocolError, Request, Server, ToolDefinition, tool
+from toolkit import (
+    Client,
+    Context,
+    LogMessage,
+    ProtocolError,
+    Request,
+    Server,
+    TaskCancelledError,
+    ToolDefinition,
+    tool,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -109,6 +120,21 @@ async def test_progress_of_the_upstreams_call_reaches_the_downstream_client(upst
     assert seen == [(1, 3, "tick 1"), (2, 3, "tick 2"), (3, 3, "tick 3")]
 
 
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_log_messages_of_the_upstreams_call_reach_the_downstream_client_at_its_level(
+    upstream: Any, protocol: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    received: list[LogMessage] = []
+    async with Client(gateway(upstream), protocol=protocol, on_log=received.append) as client:
+        await client.set_logging_level("warning")
+        with caplog.at_level(logging.INFO, logger="toolkit.gateway"), anyio.fail_after(10):
+            result = await client.call_tool("chatty", {"text": "hello"})
+    assert result.text == "logged"
+    assert received == [LogMessage("warning", "warning: hello")]  # the info message is under the client's level
+    assert "info: hello" in caplog.text  # the gateway's own log has both
+    assert "warning: hello" in caplog.text
+
+
 async def test_cancelling_a_downstream_call_cancels_the_upstream_call() -> None:
     upstream = Server("upstream")
     started, cancelled = anyio.Event(), anyio.Event()
@@ -194,6 +220,21 @@ async def test_one_upstream_connection_serves_every_call_many_at_once(upstream: 
         assert methods.count("tools/call") == 50
 
 
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_tool_search_finds_and_calls_mounted_tools(upstream: Any, protocol: Any) -> None:
+    server = Server("gateway", tool_search=True)
+    server.mount(upstream, prefix="up")
+    async with Client(server, protocol=protocol) as client, Client(gateway_upstream(), protocol=protocol) as direct:
+        listed = [definition.name for definition in await client.list_tools()]
+        found = await client.call_tool("search_tools", {"query": "add two integers"})
+        called = await client.call_tool("call_tool", {"name": "up_add", "arguments": {"a": 2, "b": 3}})
+        expected = await direct.call_tool("add", {"a": 2, "b": 3})
+    assert listed == ["search_tools", "call_tool"]
+    assert found.structured_content is not None
+    assert found.structured_content["tools"][0]["name"] == "up_add"
+    assert wire(called) == wire(expected)
+
+
 async def test_mount_options_say_no() -> None:
     server = Server("gateway")
     with pytest.raises(TypeError, match="did you mean 'prefix'"):
@@ -240,19 +281,72 @@ async def test_an_upstreams_list_changed_reaches_the_gateways_clients_with_the_n
     assert result.text == "new"
 
 
-async def test_a_tool_the_upstream_runs_only_as_a_task_is_a_plain_call_downstream() -> None:
+def task_upstream() -> Server:
     upstream = Server("upstream")
 
     @upstream.tool(task="required")
-    async def report() -> str:
+    async def report(ctx: Context) -> str:
         """A long report."""
+        await ctx.report_progress(1, total=2, message="half the report")
         return "the report"
 
-    async with Client(gateway(upstream)) as client:
-        listed = await client.list_tools()
-        result = await client.call_tool("report")
-    assert listed[0].execution is None
-    assert result.text == "the report"
+    @upstream.tool(task="optional")
+    async def summary(topic: str) -> str:
+        """A summary, as a task or not."""
+        return f"about {topic}"
+
+    @upstream.tool
+    def now() -> str:
+        """No task."""
+        return "now"
+
+    return upstream
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_an_upstream_task_tool_is_a_task_of_the_gateways_downstream(protocol: Any) -> None:
+    # A 2025-11-25 upstream says which tools run as tasks (`execution.taskSupport`); a 2026-07-28 one decides per call
+    mounted = gateway(task_upstream(), protocol="handshake")
+    async with Client(mounted, protocol=protocol) as client, Client(task_upstream(), protocol=protocol) as direct:
+        listed = {t.name: t.execution for t in await client.list_tools()}
+        expected = {t.name: t.execution for t in await direct.list_tools()}
+        report = await client.start_task("report")
+        summary = await client.start_task("summary", {"topic": "tasks"})
+        with anyio.fail_after(10):
+            reported, summed = await report, await summary
+        plain = await client.call_tool("report")  # a task-only tool called plainly: the client runs it as a task
+        refused = await client.start_task("now")
+    assert listed == expected
+    assert report.id is not None
+    assert reported.text == plain.text == "the report"
+    assert summed.text == "about tasks"
+    assert refused.id is None  # no task support upstream: the gateway answers at once
+    assert (await refused).text == "now"
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "handshake"])
+async def test_a_task_of_the_gateways_cancelled_downstream_cancels_the_upstream_call(protocol: Any) -> None:
+    upstream = Server("upstream")
+    started, ended = threading.Event(), threading.Event()  # the upstream's task runs on its task loop's thread
+
+    @upstream.tool(task="required")
+    async def long() -> str:
+        """Waits until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+        return "never"
+
+    async with Client(gateway(upstream, protocol="handshake"), protocol=protocol) as client:
+        task = await client.start_task("long")
+        assert await anyio.to_thread.run_sync(started.wait, 10)
+        await task.cancel()
+        assert await anyio.to_thread.run_sync(ended.wait, 10)
+        with anyio.fail_after(10), pytest.raises(TaskCancelledError):
+            await task
+    assert task.id is not None
 
 
 async def test_an_upstream_tool_whose_served_name_mcp_does_not_allow_is_left_out_and_the_rest_served(

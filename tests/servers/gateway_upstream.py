@@ -1,6 +1,6 @@
 """An upstream for the gateway tests (tests/gateway/): imported, `build()` gives a fresh `Server`; run as a script it
 serves stdio. Its tools return every kind of result (text, an image, structured content, a tool error), report
-progress, wait until cancelled, say which process served them, and one kills its own process mid-call."""
+progress, log, wait until cancelled, say which process served them, and one kills its own process mid-call."""
 
 from __future__ import annotations
 
@@ -50,6 +50,13 @@ def build(name: str = "upstream") -> Server:
         for done in range(1, count + 1):
             await ctx.report_progress(done, total=count, message=f"tick {done}")
         return f"{count} ticks"
+
+    @server.tool
+    async def chatty(text: str, ctx: Context) -> str:
+        """Log `text` at info and at warning, then answer."""
+        await ctx.info(f"info: {text}", logger="chatty")
+        await ctx.warning(f"warning: {text}")
+        return "logged"
 
     @server.tool
     async def hang() -> str:

@@ -272,6 +272,24 @@ async def test_call_tool_runs_a_tool_the_server_runs_only_as_a_task(era: str) ->
         assert ("task" in first, second["task"]) == (False, {})
 
 
+async def test_cancelling_call_tool_of_a_tool_run_only_as_a_task_cancels_the_task(era: str) -> None:
+    peer = TasksPeer(era)
+    async with peer.client() as client:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+
+                async def cancel_once_followed() -> None:
+                    with anyio.fail_after(10):
+                        await peer.polled.wait()
+                    scope.cancel()
+
+                tg.start_soon(cancel_once_followed)
+                await client.call_tool("only_task", {"q": 1})
+
+    assert scope.cancelled_caught
+    assert [params["taskId"] for params in peer.sent("tasks/cancel")] == list(peer.jobs)
+
+
 async def test_a_2026_status_notification_wakes_the_wait_before_the_next_poll() -> None:
     peer = TasksPeer("2026-07-28")
     peer.poll_ms, peer.notifies = 3_600_000, True  # an hour between polls: only the notification can end the wait

@@ -49,6 +49,7 @@ TaskStatus = Literal["working", "input_required", "completed", "failed", "cancel
 _FINAL = frozenset(("completed", "failed", "cancelled"))
 _DEFAULT_POLL = 1.0  # seconds between polls when the server suggests no interval
 _MIN_POLL = 0.01  # never a tight loop, whatever the server suggests
+_CANCEL_GRACE = 5.0  # seconds a cancelled call waits for its task's tasks/cancel to be answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,11 +270,18 @@ class ClientTasks:
     ) -> Any:
         """A call the server refused because it runs that tool only as a task, run as a task and waited for: its raw
         result. 2026-07-28 says so with -32021 naming the tasks extension; 2025-11-25 with -32601 for a tool whose
-        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised."""
+        `execution.taskSupport` is `required` (the tools are listed to learn it). Any other refusal is raised.
+        Cancelling the call cancels the task: the caller asked for a call, and no one else holds the task's id."""
         if not await self._only_as_task(refused, name):
             raise refused
         task = await self.start(name, arguments, progress, None)
-        return (await task.result()).model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            result = await task.result()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_GRACE), contextlib.suppress(ToolkitError):
+                await task.cancel()
+            raise
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def _only_as_task(self, refused: ProtocolError, name: str) -> bool:
         """Whether `refused` says the server runs the tool only as a task, in this connection's era."""

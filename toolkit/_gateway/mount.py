@@ -120,7 +120,11 @@ class Mount:
         async def forward(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
             return await upstream.call(upstream_name, arguments, ctx)
 
-        return forwarded(definition.model_copy(update={"name": name, "execution": None}), forward)
+        # A tool the upstream may run as a task (2025-11-25's `execution.taskSupport`) may be one here too: the
+        # gateway's task waits for the upstream's call, which runs as the upstream's task when it must.
+        support = (definition.execution or {}).get("taskSupport")
+        task = support if support in ("optional", "required") else None
+        return forwarded(definition.model_copy(update={"name": name}), forward, task=task)
 
 
 def _check_options(options: MountOptions) -> None:

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.lowlevel import EventLoopToken
 
 from toolkit._asking.answer import ElicitResult, SampleResult
 from toolkit._asking.handlers import ElicitRequest, SampleRequest
@@ -33,7 +38,7 @@ from toolkit._errors import (
     ToolkitError,
 )
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
-from toolkit._protocol.types import Root, ToolDefinition
+from toolkit._protocol.types import LOG_LEVELS, Root, ToolDefinition
 
 __all__ = ["Upstream"]
 
@@ -49,17 +54,35 @@ FIRST_RETRY, LAST_RETRY = 0.25, 30.0
 # all (toolkit's errors, a timeout), or an HTTP error of httpx's (an Exception we do not import here).
 _CONNECT_ERRORS = (Exception,)
 
+T = TypeVar("T")
+
 
 class _UpstreamCall:
     """One call in flight upstream: the downstream call's Context (which answers the upstream's questions), and what
-    ends it early when a question must go back to a 2026-07-28 client as an input-required round."""
+    ends it early when a question must go back to a 2026-07-28 client as an input-required round.
 
-    __slots__ = ("ctx", "scope", "suspended")
+    A call may come from another event loop than the one holding the connection: a task of the mounting server's runs
+    on the task engine's loop, in a thread of its own. The call is then made on the connection's loop (`Upstream.call`)
+    and what it does with the Context (progress, log messages, questions) goes back to the loop it came from (`use`)."""
 
-    def __init__(self, ctx: Context) -> None:
+    __slots__ = ("away", "ctx", "scope", "suspended")
+
+    def __init__(self, ctx: Context, away: EventLoopToken | None) -> None:
         self.ctx = ctx
+        self.away = away  # the loop the call came from, when it is not the connection's
         self.scope = anyio.CancelScope()
         self.suspended: Suspend | None = None
+
+    async def use(self, act: Callable[[Context], Awaitable[T]]) -> T:
+        """`act(ctx)`, on the loop the call came from (through a worker thread of this loop when that is another)."""
+        if self.away is None:
+            return await act(self.ctx)
+        ctx = self.ctx
+
+        async def acted() -> T:
+            return await act(ctx)
+
+        return await anyio.to_thread.run_sync(functools.partial(anyio.from_thread.run, acted, token=self.away))
 
 
 # The call whose upstream request is being made, in its own task: a 2026-07-28 upstream's input requests are
@@ -93,11 +116,13 @@ class Upstream:
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls: set[_UpstreamCall] = set()
         self._listed = False  # the upstream listed its tools once
+        self._home: EventLoopToken | None = None  # the event loop that holds the connection (`running`)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Connect (the first attempt is waited for, up to the connect timeout) and keep the connection until the
         block ends. An upstream that cannot be reached is logged, not raised: its tools come when it does."""
+        self._home = anyio.lowlevel.current_token()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self._attempted = anyio.Event()
@@ -217,13 +242,33 @@ class Upstream:
             Suspend: a question for a 2026-07-28 downstream client (the call ends with an input-required round and
                 is made again, the answers replayed, when the client retries).
         """
+        home = self._home
+        if home is None or _loop_of(anyio.lowlevel.current_token()) is _loop_of(home):
+            return await self._call(name, arguments, _UpstreamCall(ctx, None))
+        return await self._call_from_away(name, arguments, _UpstreamCall(ctx, anyio.lowlevel.current_token()), home)
+
+    async def _call_from_away(
+        self, name: str, arguments: Mapping[str, Any], call: _UpstreamCall, home: EventLoopToken
+    ) -> dict[str, Any]:
+        """A call from another event loop (a task's): made on the connection's loop, through a worker thread of this
+        one; cancelled there when it is cancelled here."""
+        there = functools.partial(anyio.from_thread.run, self._call, name, arguments, call, token=home)
+        try:
+            return await anyio.to_thread.run_sync(there, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                cancel = functools.partial(anyio.from_thread.run_sync, call.scope.cancel, token=home)
+                await anyio.to_thread.run_sync(cancel)
+            raise
+
+    async def _call(self, name: str, arguments: Mapping[str, Any], call: _UpstreamCall) -> dict[str, Any]:
+        """`call`, on the connection's loop."""
         client = await self._connection()
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
-                await ctx.report_progress(done, total, message)
+                await call.use(lambda ctx: ctx.report_progress(done, total, message))
 
-        call = _UpstreamCall(ctx)
         token = _calling.set(call)
         self._calls.add(call)
         try:
@@ -236,6 +281,8 @@ class Upstream:
             _calling.reset(token)
         if call.suspended is not None:
             raise call.suspended
+        if call.scope.cancelled_caught:  # cancelled from the loop the call came from
+            raise ToolError(f"the call of {name} upstream was cancelled")
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
@@ -250,30 +297,47 @@ class Upstream:
             )
         return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
 
-    def _log(self, message: LogMessage) -> None:
-        """A log message of the upstream's, to this process's log (over stdio nothing says which call sent it)."""
+    async def _log(self, message: LogMessage) -> None:
+        """A log message of the upstream's: to this process's log, and to the client of the call it belongs to (see
+        `_call_in_flight`), at the level that client asked for."""
         where = f"{self.label} ({message.logger})" if message.logger else self.label
         logger.log(PY_LEVELS.get(message.level, logging.ERROR), "upstream %s: %s", where, message.data)
+        call = self._call_in_flight()
+        if call is not None and message.level in LOG_LEVELS:
+            level = message.level
+            await call.use(lambda ctx: ctx.log(level, message.data, message.logger))
 
     # -- the upstream's questions, asked of the downstream client --------------------------------------------------
 
-    def _asking(self) -> _UpstreamCall:
-        """The call a question of the upstream's belongs to: the one in whose task it is asked (2026-07-28), else the
-        one call in flight (a 2025-11-25 request over stdio says nothing of the call it is for)."""
+    def _call_in_flight(self) -> _UpstreamCall | None:
+        """The call a message of the upstream's belongs to: the one in whose task it comes (a 2026-07-28 upstream, or
+        any over HTTP, sends a call's messages on its response), else the one call in flight (a 2025-11-25 session
+        over stdio says nothing of the call a message is for); None when several are in flight."""
         call = _calling.get()
         if call is not None:
             return call
         if len(self._calls) == 1:
             return next(iter(self._calls))
+        return None
+
+    def _asking(self) -> _UpstreamCall:
+        """The call a question of the upstream's belongs to (`_call_in_flight`).
+
+        Raises:
+            ClientRequestError: several calls are in flight and nothing says which one asks.
+        """
+        call = self._call_in_flight()
+        if call is not None:
+            return call
         raise ClientRequestError(
             INTERNAL_ERROR,
             f"the gateway cannot tell which of its {len(self._calls)} calls in flight this question belongs to",
         )
 
-    async def _ask(self, question: Callable[[Context], Any]) -> Any:
+    async def _ask(self, question: Callable[[Context], Awaitable[Any]]) -> Any:
         call = self._asking()
         try:
-            return await question(call.ctx)
+            return await call.use(question)
         except Suspend as suspend:  # a 2026-07-28 client answers in a round of its own: end this attempt
             call.suspended = suspend
             call.scope.cancel()
@@ -318,6 +382,11 @@ class Upstream:
             self._down = "its connection was lost"
             logger.error("upstream %s is down: its connection was lost", self.label)
             self._lost.set()
+
+
+def _loop_of(token: EventLoopToken) -> object:
+    """The event loop a token stands for (two tokens of one loop are two objects)."""
+    return token.native_token
 
 
 def _reason(exc: BaseException) -> str:
