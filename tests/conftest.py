@@ -54,11 +54,30 @@ def _shares_servers(module: Path) -> bool:
     return re.search(r"scope=\"(module|class)\"", module.read_text(encoding="utf-8")) is not None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of a module that shares its servers run on one worker, so that each server starts once."""
     for item in items:
         if _shares_servers(item.path):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On an xdist worker grouping by `xdist_group`, every grouped test's id must name its group (`...@group`): that
+    suffix is all the scheduler reads. A pytest whose ids ignore xdist's rewrite (9.2 with xdist 3.8) would split the
+    groups silently, so the run stops here instead.
+
+    Raises:
+        pytest.UsageError: a grouped test's id does not name its group.
+    """
+    if not session.config.getoption("loadgroup", default=False) or not hasattr(session.config, "workerinput"):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+            raise pytest.UsageError(
+                f"pytest-xdist could not group {item.nodeid}: this pytest ({pytest.__version__}) ignores xdist's "
+                "group ids; pyproject.toml's dev extra pins the versions that work together"
+            )
 
 
 # -- where the suite's time goes: a table at the end of every run (issue 38) -----------------------------------------
