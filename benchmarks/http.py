@@ -345,13 +345,13 @@ def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
     print(
         "\n| stack | workers | era | tool | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs)"
         " | calls/s vs mcp | p99 vs mcp's | CPU per call, mcp's / this | calls/s vs ts | calls/s vs floor"
-        " | calls/s vs node floor | errors |"
+        " | calls/s vs node floor | CPU per call, floor's / this | errors |"
     )
-    print("| --- " * 16 + "|")
+    print("| --- " * 17 + "|")
     for e in table:
         lo, hi = e["calls_per_s_range"]
         ratios = [_times(e, "calls_vs_mcp"), _times(e, "p99_vs_mcp"), _times(e, "cpu_vs_mcp"), _times(e, "calls_vs_ts")]
-        ratios += [_share(e, "calls_vs_floor"), _share(e, "calls_vs_node_floor")]
+        ratios += [_share(e, "calls_vs_floor"), _share(e, "calls_vs_node_floor"), _share(e, "cpu_vs_floor")]
         print(
             f"| {e['stack']} | {e['workers']} | {e['era']} | {e['tool']} | {e['side']} | {e['calls_per_s']:,.0f}"
             f" ({lo:,.0f}-{hi:,.0f}) | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['cpu_us_per_call']:.0f}"
