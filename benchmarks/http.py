@@ -515,8 +515,9 @@ def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[
             order = args.side_list[turn:] + args.side_list[:turn]
             print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
             for era, tool, side in _cells(args, order):
-                # Handshake-era sessions of mcp, fastmcp and ts live in one process: not across workers.
-                if era == LEGACY and workers > 1 and side != "toolkit":
+                # Handshake-era sessions of mcp, fastmcp and ts live in one process: not across workers. (The
+                # floors keep none; toolkit's signed sessions verify on any worker.)
+                if era == LEGACY and workers > 1 and side not in ("toolkit", *FLOORS):
                     continue
                 row = {"stack": stack, "workers": workers, "era": era, "tool": tool, "side": side, "round": round_}
                 _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
