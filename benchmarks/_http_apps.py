@@ -7,9 +7,14 @@
 Each is written the way that framework's users write it (toolkit's `ctx: Context` and `await ctx.report_progress`,
 the official SDK's `MCPServer` Context, fastmcp's). This module keeps its annotations evaluated at definition time
 (no `from __future__ import annotations`): the frameworks read `ctx: Context` from the function, and each side's
-`Context` is imported only in that side's worker. The TypeScript SDK's side is `benchmarks/ts_server.mjs`.
+`Context` is imported only in that side's worker. The Node sides are in `benchmarks/node/`.
+
+The `floor` is no framework: a bare ASGI app on the same uvicorn that reads the POST, `json.loads` it and answers the
+JSON-RPC result of a call of `add` (the text and structured result the frameworks send), with no MCP at all. No
+server on that stack can beat it; how close one gets is the honest measure of its overhead.
 """
 
+import json
 from typing import Any
 
 TOOLS = ("add", "add_async", "add_progress")
@@ -69,7 +74,53 @@ def _fastmcp() -> Any:
     return fast.http_app()
 
 
-APPS = {"toolkit": _toolkit, "mcp": _mcp, "fastmcp": _fastmcp}
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        kind = message["type"].rsplit(".", 1)[1]  # startup, shutdown
+        await send({"type": f"lifespan.{kind}.complete"})
+        if kind == "shutdown":
+            return
+
+
+def _reply(message: dict[str, Any]) -> dict[str, Any]:
+    """The floor's answer: `a + b` to a tools/call, an empty result to anything else (`initialize`)."""
+    if message.get("method") != "tools/call":
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+    arguments = message["params"]["arguments"]
+    value = arguments["a"] + arguments["b"]
+    content = [{"type": "text", "text": str(value)}]
+    result = {"content": content, "structuredContent": {"result": value}, "isError": False}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+
+async def floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The floor: read the POST, `json.loads`, answer the call's JSON-RPC result (202 to a notification)."""
+    if scope["type"] == "lifespan":
+        await _lifespan(receive, send)
+        return
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    request = json.loads(body)
+    if "id" not in request:
+        await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    reply = json.dumps(_reply(request)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": reply})
+
+
+def _floor() -> Any:
+    return floor
+
+
+APPS = {"toolkit": _toolkit, "mcp": _mcp, "fastmcp": _fastmcp, "floor": _floor}
 
 
 def app(side: str) -> Any:

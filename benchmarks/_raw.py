@@ -13,7 +13,7 @@ PROTOCOL_VERSION = "2025-11-25"
 class RawClient:
     """Spawns a stdio server and speaks JSON-RPC to it one line at a time."""
 
-    def __init__(self, argv: list[str], *, buffered: bool = False) -> None:
+    def __init__(self, argv: list[str], *, buffered: bool = False, environ: dict[str, str] | None = None) -> None:
         """Spawn `argv`.
 
         Unbuffered, `readline` reads the child's stdout one byte per system call: 3-5x slower than the floor
@@ -21,7 +21,7 @@ class RawClient:
         64 KiB; every throughput row uses it (`call-stdio-raw` since issue 16, the scale rows always), while
         start-up and RSS rows, which read one reply, keep the default.
         """
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=environ)
         stdin, stdout = self.process.stdin, self.process.stdout
         if stdin is None or stdout is None:
             raise RuntimeError("Popen gave no pipes")

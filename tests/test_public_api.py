@@ -51,6 +51,7 @@ def test_an_unknown_attribute_is_an_attribute_error() -> None:
 
 def test_importing_the_server_api_loads_no_client_cli_profiles_docstring_parser_or_pytest() -> None:
     # importlib.metadata: pydantic's plugin scan, which must not run at import (it costs ~10 ms of start-up).
+    # difflib, mimetypes: only a definition error's "did you mean" and a media file of unknown bytes use them.
     # subprocess: only the standard library's `platform` may load it, on Python 3.10, where it imports subprocess at
     # its top (3.11 moved that into the functions): pydantic imports uuid, which imports platform. The importer of
     # each module is recorded, so that on 3.10 too nothing of ours (nor anything else) loads subprocess.
@@ -69,7 +70,7 @@ def test_importing_the_server_api_loads_no_client_cli_profiles_docstring_parser_
         "heavy = ['toolkit._client.client', 'toolkit._client.peer', 'toolkit.cli', 'toolkit.testing', 'toolkit.docs',\n"
         "         'toolkit._profiles.profiles', 'griffe', 'pytest', 'subprocess', 'jsonschema', 'importlib.metadata',\n"
         "         'toolkit._http.app', 'toolkit._transports.http', 'toolkit._http.serve', 'uvicorn', 'httpx', 'h11',\n"
-        "         'toolkit._http.jwt', 'jwt', 'cryptography']\n"
+        "         'toolkit._http.jwt', 'jwt', 'cryptography', 'difflib', 'mimetypes']\n"
         "print(json.dumps([name for name in heavy if name in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

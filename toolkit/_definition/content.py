@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import inspect
-import mimetypes
 import types
 import typing
 from collections.abc import Callable
@@ -77,6 +76,8 @@ class _Media:
         raw = bytes(self.data) if self.data is not None else Path(self.path).read_bytes()  # type: ignore[arg-type]
         mime = self.mime_type or _sniff(raw)
         if mime is None and self.path is not None:
+            import mimetypes  # only a file whose bytes say no type needs it (its tables load on first use)
+
             mime = mimetypes.guess_type(str(self.path))[0]
         return base64.b64encode(raw).decode("ascii"), mime or default
 

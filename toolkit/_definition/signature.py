@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import types
@@ -248,6 +247,8 @@ def _usable(p: Arg, annotation: Any, problems: list[str]) -> bool:
 
 def _strays(docs: Mapping[str, str], names: set[str]) -> list[str]:
     """A problem for each parameter the docstring documents that the signature does not have."""
+    import difflib  # only a tool with a stray docstring parameter needs it: not imported at start (issue 40)
+
     problems: list[str] = []
     for documented in docs:
         if documented not in names:

@@ -8,7 +8,6 @@ sends about the page (its resource entry, its contents) is made here, at definit
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -228,6 +227,8 @@ def _scalar_problems(domain: object, prefers_border: object) -> list[str]:
 def _csp_problems(csp: object) -> list[str]:
     if not isinstance(csp, Mapping):
         return [f"csp must map {', '.join(CSP_KEYS)} to lists of origins, not {type(csp).__name__}"]
+    import difflib  # only an unknown csp key needs it: not imported at start (issue 40)
+
     problems = []
     for key, origins in csp.items():
         if key not in CSP_KEYS:
