@@ -10,6 +10,9 @@ that are no object) is answered here, as a tool error the model can read and cor
 
 Visibility (`tool_filter`) applies to everything: a search finds only the tools its caller may see, and `call_tool` of
 another is refused exactly as an unknown tool is.
+
+A server's `schema_profile` adapts the two tools as it adapts every tool. A strict profile closes every object, so no
+schema there says "any object": `call_tool` then takes the found tool's arguments as JSON text, decoded here.
 """
 
 from __future__ import annotations
