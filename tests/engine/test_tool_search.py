@@ -26,9 +26,11 @@ from toolkit import (
     ProtocolMode,
     Server,
     StaticTokenVerifier,
+    ToolDefinition,
     ToolSearch,
     tool,
 )
+from toolkit.testing import assert_portable
 
 pytestmark = pytest.mark.anyio
 
@@ -228,6 +230,46 @@ def test_the_options_say_no() -> None:
 
     with pytest.raises(ValueError, match="tool_search serves a tool of that name"):
         server.add_tool(find)
+
+
+PROFILES = ("openai-strict", "openai", "gemini", "anthropic", "anthropic-strict", "claude-desktop")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_the_two_tools_are_adapted_to_the_schema_profile_as_the_found_ones_are(
+    profile: str, protocol: ProtocolMode
+) -> None:
+    server = Server("adapted", tool_search=True, schema_profile=profile)
+
+    @server.tool
+    def book_flight(destination: str, seats: int = 1) -> str:
+        """Book a flight to a destination."""
+        return f"{seats} seat(s) to {destination}"
+
+    # Under a strict profile (every object closed) no schema says "any object": call_tool takes the found tool's
+    # arguments as JSON text.
+    strict = profile.endswith("-strict")
+    arguments: Any = json.dumps({"destination": "Lima", "seats": 2}) if strict else {"destination": "Lima", "seats": 2}
+    async with Client(server, protocol=protocol) as client:
+        listed = await client.list_tools()
+        searched = await client.call_tool("search_tools", {"query": "book a flight"})
+        called = await client.call_tool("call_tool", {"name": "book_flight", "arguments": arguments})
+        wrong = await client.call_tool("call_tool", {"name": "book_flight", "arguments": "[1, 2]"})
+    assert_portable(listed, profile)  # a provider in this profile takes all of the list as it is served
+    assert_portable([ToolDefinition.model_validate(found) for found in searched.structured_content["tools"]], profile)
+    assert called.content[0].text == "2 seat(s) to Lima"  # type: ignore[union-attr]
+    assert wrong.is_error is True
+    call = next(definition for definition in listed if definition.name == "call_tool")
+    if strict:
+        assert "[1, 2]" in wrong.content[0].text  # type: ignore[union-attr]
+        assert call.input_schema["additionalProperties"] is False
+        taken = call.input_schema["properties"]["arguments"]
+        assert taken.get("type") == "string" or {"type": "string"} in taken["anyOf"]  # openai-strict: or null
+    else:
+        assert call.input_schema["properties"]["arguments"]["type"] == "object"
+    search = next(definition for definition in listed if definition.name == "search_tools")
+    assert (search.output_schema is None) == (profile == "claude-desktop")
 
 
 async def test_the_names_and_count_are_options() -> None:

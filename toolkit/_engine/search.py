@@ -10,11 +10,15 @@ that are no object) is answered here, as a tool error the model can read and cor
 
 Visibility (`tool_filter`) applies to everything: a search finds only the tools its caller may see, and `call_tool` of
 another is refused exactly as an unknown tool is.
+
+A server's `schema_profile` adapts the two tools as it adapts every tool. A strict profile closes every object, so no
+schema there says "any object": `call_tool` then takes the found tool's arguments as JSON text, decoded here.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +44,9 @@ class Listing(Protocol):
 
     @property
     def tools(self) -> Mapping[str, Tool[Any, Any]]: ...
+
+    @property
+    def schema_profile(self) -> str | None: ...
 
     def tool_payloads(self, version: str) -> list[str]: ...
 
@@ -137,13 +144,28 @@ class Search:
         tasks = any(tool.task is not None for tool in self.server.tools.values())
         payloads = self._payloads.get((version, tasks))
         if payloads is None:
+            profile = self.server.schema_profile
             payloads = self._payloads[version, tasks] = [
-                encode(shape_tool(definition, version, None)) for definition in self._own_definitions(tasks)
+                encode(shape_tool(_adapted(definition, profile), version, None))
+                for definition in self._own_definitions(tasks)
             ]
         return payloads
 
+    def text_arguments(self) -> bool:
+        """Whether `call_tool` takes the found tool's arguments as JSON text: under a schema profile whose objects must
+        all be closed (the strict ones), no schema says "any object", and an empty closed object admits no argument."""
+        profile = self.server.schema_profile
+        if profile is None:
+            return False
+        from toolkit._profiles.profiles import get_profile  # deferred: most servers serve no profile
+
+        return get_profile(profile).rule("closed-objects") is not None
+
     def _own_definitions(self, tasks: bool) -> list[dict[str, Any]]:
         options = self.options
+        arguments: dict[str, Any] = {"type": "object", "description": "The tool's arguments (its input schema)."}
+        if self.text_arguments():
+            arguments = {"type": "string", "description": "The tool's arguments (its input schema), as JSON text."}
         search: dict[str, Any] = {
             "name": options.search_name,
             "title": "Search tools",
@@ -176,7 +198,7 @@ class Search:
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "description": f"The tool's name, as {options.search_name} gave it."},
-                    "arguments": {"type": "object", "description": "The tool's arguments (its input schema)."},
+                    "arguments": arguments,
                 },
                 "required": ["name"],
             },
@@ -195,7 +217,7 @@ class Search:
         arguments = params.get("arguments")
         if not isinstance(arguments, Mapping):
             return params
-        name, inner = arguments.get("name"), arguments.get("arguments")
+        name, inner = arguments.get("name"), self._inner_arguments(arguments.get("arguments"))
         tool = self.server.tools.get(name) if type(name) is str else None
         if tool is None or not (inner is None or isinstance(inner, Mapping)):
             return params
@@ -207,6 +229,18 @@ class Search:
         if not shown(tool, direct):
             return params
         return direct
+
+    def _inner_arguments(self, inner: Any) -> Any:
+        """The found tool's arguments as `call_tool` was given them: the object JSON text holds, where a strict
+        profile makes them text (`text_arguments`); else as they are (text that holds no object stays text, and is
+        refused)."""
+        if not isinstance(inner, str) or not self.text_arguments():
+            return inner
+        try:
+            decoded = json.loads(inner)
+        except ValueError:
+            return inner
+        return decoded if isinstance(decoded, dict) else inner
 
     def inner_name(self, params: Mapping[str, Any]) -> Any:
         """The name of the tool a call calls: the found tool's for `call_tool`, else its own (HTTP decides how to
@@ -253,6 +287,8 @@ class Search:
             close = difflib.get_close_matches(name, visible, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; find tools with {search}"
             return error_wire(f"Unknown tool: {name}{hint}")
+        if self.text_arguments():
+            return error_wire(f"the arguments of {name!r} must be a JSON object, as text, got {_brief(inner)}")
         return error_wire(f"the arguments of {name!r} must be an object, got {type(inner).__name__}")
 
     # -- the index and the definitions it returns -----------------------------------------------------
@@ -276,6 +312,21 @@ class Search:
             wire = {name: decode(payload) for name, payload in zip(tools, payloads, strict=True)}
             cached = self._wire[version] = (tools, len(tools), wire)
         return cached[2]
+
+
+def _adapted(definition: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    """One of the search's own tools as the server serves its tools: adapted to its schema profile, if it has one."""
+    if profile is None:
+        return definition
+    from toolkit._profiles.adapter import adapt  # deferred: most servers serve no profile
+
+    return adapt(definition, profile).tool
+
+
+def _brief(value: Any) -> str:
+    """A value as a refusal quotes it: its JSON, cut short."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _described(definition: dict[str, Any]) -> dict[str, Any]:
