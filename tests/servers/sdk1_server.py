@@ -20,15 +20,20 @@ from mcp.server.fastmcp import Context, FastMCP
 from pydantic import BaseModel
 
 mcp = FastMCP("py-sdk1")
-cancelled = 0  # calls of `slow` the client cancelled, in this process
-one_cancelled: anyio.Event | None = None  # set when one was (made in the server's event loop, on first use)
 
 
-def _one_cancelled() -> anyio.Event:
-    global one_cancelled
-    if one_cancelled is None:
-        one_cancelled = anyio.Event()
-    return one_cancelled
+class Cancelled:
+    """The calls of `slow` the client cancelled, in this process; `one` is set when one was (made in the server's
+    event loop, on first use)."""
+
+    count = 0
+    one: anyio.Event | None = None
+
+    @classmethod
+    def event(cls) -> anyio.Event:
+        if cls.one is None:
+            cls.one = anyio.Event()
+        return cls.one
 
 
 class Sum(BaseModel):
@@ -63,13 +68,12 @@ async def greet(ctx: Context) -> str:
 @mcp.tool()
 async def slow(ctx: Context) -> str:
     """Report that it started, then wait until cancelled."""
-    global cancelled
     await ctx.report_progress(1, message="started")
     try:
         await anyio.sleep_forever()
     except anyio.get_cancelled_exc_class():
-        cancelled += 1
-        _one_cancelled().set()
+        Cancelled.count += 1
+        Cancelled.event().set()
         raise
     return "unreachable"
 
@@ -79,8 +83,8 @@ async def how_many_cancelled() -> int:
     """Once a call of `slow` was cancelled (waited for up to 10 s: a cancellation reaches the server after the client
     moved on), how many were."""
     with anyio.move_on_after(10):
-        await _one_cancelled().wait()
-    return cancelled
+        await Cancelled.event().wait()
+    return Cancelled.count
 
 
 @mcp.tool()
