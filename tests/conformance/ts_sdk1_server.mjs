@@ -1,6 +1,7 @@
 // A server written with the TypeScript SDK 1.x (`@modelcontextprotocol/sdk`, pinned in package.json: 2025-11-25
-// only), for tests/gateway/test_interop_ts.py. `node ts_sdk1_server.mjs` serves stdio; `node ts_sdk1_server.mjs
-// --http` serves Streamable HTTP (sessions) on 127.0.0.1 and a port of the system's choosing, and prints its URL.
+// only), for tests/gateway/test_interop_sdks.py. `node ts_sdk1_server.mjs` serves stdio; `node ts_sdk1_server.mjs
+// --http [PORT]` serves Streamable HTTP (sessions) on 127.0.0.1 and a port of the system's choosing (or PORT), and
+// prints its URL.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -119,7 +120,8 @@ async function serveHttp() {
     }
     await transport.handleRequest(req, res, body);
   });
-  http.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${http.address().port}/mcp`));
+  const port = Number(process.argv[process.argv.indexOf('--http') + 1] ?? 0); // `--http PORT`: that port
+  http.listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${http.address().port}/mcp`));
 }
 
 if (process.argv.includes('--http')) {

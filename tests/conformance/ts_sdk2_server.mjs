@@ -1,5 +1,5 @@
 // A server written with the TypeScript SDK 2.x (`@modelcontextprotocol/server`, pinned in package.json: 2026-07-28,
-// and 2025-11-25 for clients that open with the handshake), for tests/gateway/test_interop_ts.py. One factory serves
+// and 2025-11-25 for clients that open with the handshake), for tests/gateway/test_interop_sdks.py. One factory serves
 // both eras. `node ts_sdk2_server.mjs` serves stdio (`serveStdio`); `node ts_sdk2_server.mjs --http` serves
 // Streamable HTTP (`createMcpHandler`: stateless) on 127.0.0.1 and a port of the system's choosing, and prints its URL.
 import { createServer } from 'node:http';
