@@ -29,9 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import anyio.to_thread
 import pytest
-from asgi_servers import free_port
 from served import CONFORMANCE, follow, install_node
 from servers import SDK1, SDK1_REQUIREMENTS
 
@@ -240,40 +238,3 @@ async def test_an_upstream_of_another_sdk_killed_mid_call_ends_the_call_and_the_
         assert killed.text.startswith(f"the upstream server {upstream.target} "), killed.text
         assert again.is_error
         assert again.text.startswith(f"the upstream server {upstream.target} "), again.text
-
-
-def serve_http(start: list[str]) -> tuple[subprocess.Popen[str], str]:
-    """Start an HTTP server (`start`); it and the URL it printed."""
-    process = subprocess.Popen(start, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
-
-
-def stop(process: subprocess.Popen[str]) -> None:
-    process.kill()
-    process.wait(timeout=TIMEOUT)
-    assert process.stdout is not None
-    process.stdout.close()
-
-
-async def test_an_http_upstream_that_died_and_came_back_is_connected_again() -> None:
-    # The TypeScript SDK 1.32 over HTTP (a 2025-11-25 session): killed, then started again on the same port.
-    start = [str(install_node()), str(CONFORMANCE / "ts_sdk1_server.mjs"), "--http", str(free_port())]
-    first, url = await anyio.to_thread.run_sync(serve_http, start)
-    gateway = Server("gateway")
-    gateway.mount(url, prefix="up")
-    with anyio.fail_after(TIMEOUT):
-        async with Client(gateway) as client:
-            before = await client.call_tool("up_add", {"a": 1, "b": 1})
-            await anyio.to_thread.run_sync(stop, first)
-            down = await client.call_tool("up_add", {"a": 1, "b": 1})
-            second, again_url = await anyio.to_thread.run_sync(serve_http, start)
-            try:
-                again = await client.call_tool("up_add", {"a": 1, "b": 1})
-            finally:
-                await anyio.to_thread.run_sync(stop, second)
-    assert again_url == url
-    assert before.structured_content == {"sum": 2}
-    assert down.is_error
-    assert "is down" in down.text, down.text  # as docs/gateway.md says of an upstream that is down
-    assert again.structured_content == {"sum": 2}, again.text  # its new session (the next call may wait for it)
