@@ -30,6 +30,8 @@ SEARCH = HERE / "search_app.py"  # tool search on: a pinned tool, a hidden one, 
 RAW_TOOLS = HERE / "raw_tools.py"  # written by hand: lists any tools given as JSON, answers every call with nothing
 SHUTDOWN_APP = HERE / "shutdown_app.py"  # calls that outlast the shutdown grace, each way a call is served
 GATEWAY_UPSTREAM = HERE / "gateway_upstream.py"  # every kind of result, progress, a hang, a death: the gateway's
+SDK1 = HERE / "sdk1_server.py"  # the official Python SDK 1.x (FastMCP): runs on a venv of its own, not the suite's
+SDK1_REQUIREMENTS = HERE / "sdk1_requirements.txt"  # that venv's packages, pinned
 
 
 def load(path: Path, *, register: str | None = None) -> ModuleType:

@@ -352,7 +352,9 @@ class Upstream:
             url = request.url or ""
             answer: ElicitResult[Any] = await self._ask(lambda ctx: ctx.elicit_url(request.message, url))
             return answer
-        schema = request.requested_schema or {"type": "object", "properties": {}}
+        # The spec's form keys only: the Python SDK 1.x also sends its model's `title` (pydantic's JSON Schema).
+        given = request.requested_schema or {"type": "object", "properties": {}}
+        schema = {key: value for key, value in given.items() if key in ("$schema", "type", "properties", "required")}
         answer = await self._ask(lambda ctx: ctx.elicit(request.message, schema))
         return answer
 

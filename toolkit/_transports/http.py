@@ -319,7 +319,9 @@ class HttpTransport:
             await self._fail(request_id, self._failure(response))
             return None
         self._note(answer, response, method)
-        if answer.get("id") is None:  # an HTTP-level refusal (403, 404...): it answers this request
+        # An HTTP-level refusal (403, 404...) answers this request, whatever id it gives: none, or one of its own (the
+        # Python SDK 1.x refuses a request outside a session with HTTP 400 and the id "server-error").
+        if answer.get("id") is None or not response.is_success:
             answer["id"] = request_id
         await self._in.send(encode(answer))
         return None
