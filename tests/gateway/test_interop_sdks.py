@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 import pytest
+from asgi_servers import free_port
 from served import CONFORMANCE, follow, install_node
 from servers import SDK1, SDK1_REQUIREMENTS
 
@@ -175,15 +177,15 @@ async def call_slow(client: Client, then: Callable[[anyio.CancelScope], object])
 
 
 def assert_killed(upstream: Upstream, killed: CallToolResult, again: CallToolResult) -> None:
-    """The call the upstream died in is a tool error; the next call starts a command again, a URL's says it failed."""
+    """The call the upstream died in is a tool error; the next call starts a command again, a URL's says it is down."""
     assert killed.is_error
     if upstream.process is None:
         assert "closed its connection during the call (the server process was killed by signal 9" in killed.text
         assert again.structured_content == {"sum": 2}
-    else:  # docs/gateway.md, "Tested against": a URL's calls do not say "is down" yet
-        assert killed.text.startswith(f"the upstream server {upstream.target} "), killed.text
+    else:  # docs/gateway.md, "Faults": a URL that died is down, and stays so while it is away
+        assert killed.text.startswith(f"the upstream server {upstream.target} is down: "), killed.text
         assert again.is_error
-        assert again.text.startswith(f"the upstream server {upstream.target} "), again.text
+        assert again.text.startswith(f"the upstream server {upstream.target} is down: "), again.text
 
 
 @pytest.mark.parametrize("client_era", ["2026-07-28", "handshake"])
@@ -223,8 +225,9 @@ async def test_a_server_of_another_sdk_is_served_through_the_gateway_until_it_is
             still = await client.list_tools()
             again = await client.call_tool("up_add", {"a": 1, "b": 1})
     assert sorted(listed) == sorted(["local", *(f"up_{tool.name}" for tool in tools)])
-    for tool in tools:  # as the upstream wrote them, renamed (`execution` is the gateway's: it runs task tools)
-        assert listed[f"up_{tool.name}"] == tool.model_copy(update={"name": f"up_{tool.name}", "execution": None})
+    for tool in tools:  # as the upstream wrote them, renamed (`execution` is 2025-11-25's: not listed in 2026-07-28)
+        execution = tool.execution if client_era == "handshake" else None
+        assert listed[f"up_{tool.name}"] == tool.model_copy(update={"name": f"up_{tool.name}", "execution": execution})
     assert added.structured_content == {"sum": 5}
     assert not added.is_error
     assert (counted.text, reports) == ("counted 2", [1, 2])
@@ -234,3 +237,40 @@ async def test_a_server_of_another_sdk_is_served_through_the_gateway_until_it_is
     assert_killed(upstream, killed, again)
     assert here.text == "here"  # the gateway serves on, and lists what it last knew
     assert [tool.name for tool in still] == list(listed)
+
+
+def serve_http(start: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start an HTTP server (`start`): it, and the URL it printed once listening."""
+    process = subprocess.Popen(start, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.kill()
+    process.wait(timeout=TIMEOUT)
+    assert process.stdout is not None
+    process.stdout.close()
+
+
+async def test_an_http_upstream_that_died_and_came_back_is_connected_again() -> None:
+    # The TypeScript SDK 1.32 over HTTP (a 2025-11-25 session): killed, then started again on the same port.
+    start = [str(install_node()), str(CONFORMANCE / "ts_sdk1_server.mjs"), "--http", str(free_port())]
+    first, url = await anyio.to_thread.run_sync(serve_http, start)
+    gateway = Server("gateway")
+    gateway.mount(url, prefix="up")
+    with anyio.fail_after(TIMEOUT):
+        async with Client(gateway) as client:
+            before = await client.call_tool("up_add", {"a": 1, "b": 1})
+            await anyio.to_thread.run_sync(stop, first)
+            down = await client.call_tool("up_add", {"a": 1, "b": 1})
+            second, again_url = await anyio.to_thread.run_sync(serve_http, start)
+            try:
+                again = await client.call_tool("up_add", {"a": 1, "b": 1})
+            finally:
+                await anyio.to_thread.run_sync(stop, second)
+    assert again_url == url
+    assert before.structured_content == {"sum": 2}
+    assert down.is_error
+    assert down.text.startswith(f"the upstream server {url} is down: "), down.text  # docs/gateway.md, Faults
+    assert again.structured_content == {"sum": 2}, again.text  # a new session: the call waited for it

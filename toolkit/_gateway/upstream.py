@@ -39,6 +39,7 @@ from toolkit._errors import (
 )
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 from toolkit._protocol.types import LOG_LEVELS, Root, ToolDefinition
+from toolkit._transports.base import UNREACHABLE
 
 __all__ = ["Upstream"]
 
@@ -146,11 +147,18 @@ class Upstream:
             # A process is started again by the next call of one of its tools: until it has listed some, no call can
             # come, so it is tried again with backoff as a URL is.
             if self._reconnect == "backoff" or not self._listed:
-                await anyio.sleep(delay)
+                await self._back_off(delay)
                 delay = min(delay * 2, LAST_RETRY)
             else:
                 self._wanted = anyio.Event()
                 await self._wanted.wait()
+
+    async def _back_off(self, delay: float) -> None:
+        """Wait `delay` seconds before the next attempt, or until a call waits for the connection (it is tried then,
+        once per call that waits: a server back up is reached by the first call after it)."""
+        self._wanted = anyio.Event()
+        with anyio.move_on_after(delay):
+            await self._wanted.wait()
 
     async def _connect_once(self) -> bool:
         """Open one connection and hold it until it is lost: whether it was made."""
@@ -286,7 +294,8 @@ class Upstream:
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
-        """What a failed upstream request ends the call with: the question it stopped for, or a tool error."""
+        """What a failed upstream request ends the call with: the question it stopped for, or a tool error (the
+        connection given up for a new one when the upstream is gone)."""
         if call.suspended is not None:
             return call.suspended
         if isinstance(exc, ConnectionClosedError):
@@ -295,6 +304,9 @@ class Upstream:
                 f"the upstream server {self.label} closed its connection during the call ({_reason(exc)}); "
                 "it is connected again on the next call"
             )
+        if isinstance(exc, ProtocolError) and exc.data == UNREACHABLE:  # over HTTP: down, or its session gone
+            self._lose(client)
+            return ToolError(f"the upstream server {self.label} is down: {_reason(exc)}; it is tried again")
         return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
 
     async def _log(self, message: LogMessage) -> None:

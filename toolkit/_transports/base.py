@@ -15,6 +15,7 @@ __all__ = [
     "HTTP_NETWORK",
     "INPROC_NETWORK",
     "PIPE_NETWORK",
+    "UNREACHABLE",
     "MessageKind",
     "Network",
     "RoutingTransport",
@@ -31,6 +32,11 @@ HTTP_NETWORK: Network = ("tcp", "http")
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 """The largest message a transport reads by default (`max_message_size=`), in bytes: what a peer may send at once."""
+
+UNREACHABLE = {"transport": "unreachable"}
+"""The `data` of the error a transport answers a request with when the server could not be reached or dropped the
+request (a connectionless transport such as HTTP, whose connection is never closed as a pipe is): the server is down,
+or its session is gone. A caller that keeps a connection to the server (the gateway) makes it again."""
 
 
 @runtime_checkable

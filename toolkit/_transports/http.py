@@ -29,6 +29,8 @@ from toolkit._protocol.jsonrpc import decode, encode, error_response, is_valid_i
 from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
 from toolkit._protocol.types import HANDSHAKE_VERSIONS
 
+from .base import UNREACHABLE
+
 __all__ = ["HttpTransport", "open_http"]
 
 logger = logging.getLogger("toolkit.client")
@@ -285,7 +287,7 @@ class HttpTransport:
                     await self._resume(request_id, resume)
         except httpx.HTTPError as exc:
             if request_id is not None:
-                await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}")
+                await self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", lost=True)
         finally:
             self._ended(request_id)
         self._open_stream(method)
@@ -309,6 +311,12 @@ class HttpTransport:
         """Hand the answer to `receive()`; what to resume from when an SSE stream ended before it (else None)."""
         if response.status_code == 202 or request_id is None:
             await response.aread()
+            return None
+        if response.status_code == 404 and self.session_id is not None:
+            # streamable-http: the session has ended; the client MUST start a new one (a caller that keeps a
+            # connection makes it again: the error says the server dropped it, whatever the body says)
+            await response.aread()
+            await self._fail(request_id, self._failure(response), lost=True)
             return None
         kind = _content_type(response)
         if kind == "text/event-stream" and response.is_success:
@@ -334,7 +342,7 @@ class HttpTransport:
             return None
         if resume.last_id is not None and self.session_id is not None:
             return resume
-        await self._fail(request_id, "the server ended the response stream without an answer")
+        await self._fail(request_id, "the server ended the response stream without an answer", lost=True)
         return None
 
     def _failure(self, response: httpx.Response) -> str:
@@ -404,7 +412,8 @@ class HttpTransport:
                     if response.status_code != 200 or _content_type(response) != "text/event-stream":
                         await response.aread()
                         why = "the server ended the stream" if response.status_code == 204 else "HTTP"
-                        await self._fail(request_id, f"cannot resume the response stream: {why} {response.status_code}")
+                        why = f"cannot resume the response stream: {why} {response.status_code}"
+                        await self._fail(request_id, why, lost=True)
                         return
                     failures = 0
                     if await self._relay(response, request_id, resume):
@@ -422,8 +431,11 @@ class HttpTransport:
             if marked:
                 self._param_headers[str(tool.get("name"))] = marked
 
-    async def _fail(self, request_id: Any, message: str) -> None:
-        await self._in.send(encode(error_response(request_id, -32603, message)))
+    async def _fail(self, request_id: Any, message: str, *, lost: bool = False) -> None:
+        """Answer the request with an error of the transport's: `lost` when the server is unreachable, or dropped the
+        request or its session (`UNREACHABLE`)."""
+        data = UNREACHABLE if lost else None
+        await self._in.send(encode(error_response(request_id, -32603, message, data=data)))
 
     async def _listen(self) -> None:
         """The 2025-11-25 GET stream: the server's messages that belong to no request (tools/list_changed).
