@@ -144,63 +144,71 @@ def _parser() -> argparse.ArgumentParser:
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
     _serve_options(
-        commands.add_parser(
+        _command(
+            commands,
             "serve",
             help="serve TARGET over stdio, or over HTTP with --http",
             epilog=_SERVE_EPILOG,
-            formatter_class=_RAW,
         )
     )
     _loop_commands(commands)
-    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
+    listing = _command(commands, "list", help="show the tools as a table")
     _source(listing)
     listing.set_defaults(run=list_tools, name="list")
     _search_options(commands)
     _call_options(
-        commands.add_parser(
+        _command(
+            commands,
             "call",
             help="call a tool and print its result",
-            usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
-            "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
+            usage=_usage("call", "TARGET TOOL [key=value ...]", "--stdio TOOL [key=value ...]"),
             epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string\n"
             '(text=123 is "123"), otherwise JSON when the value parses as JSON, else a\nstring.\n',
-            formatter_class=_RAW,
         )
     )
     _task_options(commands)
-    _docs_options(
-        commands.add_parser(
-            "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
-        )
-    )
+    _docs_options(_command(commands, "docs", help="write a Markdown (or JSON) reference of the tools"))
     _check_options(
-        commands.add_parser(
+        _command(
+            commands,
             "check",
             help="compare the tools with a snapshot, or check them against provider profiles",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
         )
     )
     _card_commands(commands)
     _proxy_command(commands)
     _lint_options(
-        commands.add_parser(
+        _command(
+            commands,
             "lint",
             help="report the mistakes that make models misuse the tools; exit 1 on an error",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
         )
     )
     return parser
 
 
+def _command(
+    commands: Any, name: str, *, help: str, epilog: str = _EPILOG, usage: str | None = None
+) -> argparse.ArgumentParser:
+    """A subcommand's parser; its epilog keeps its line breaks."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, usage=usage, epilog=epilog, formatter_class=_RAW
+    )
+    return parser
+
+
+def _usage(name: str, target: str, stdio: str) -> str:
+    """The usage of a command that reaches a server by TARGET or by `--stdio -- COMMAND`: both forms, aligned."""
+    return f"toolkit {name} [options] {target}\n       toolkit {name} [options] {stdio} -- COMMAND ..."
+
+
 def _proxy_command(commands: Any) -> None:
-    proxy = commands.add_parser(
+    proxy = _command(
+        commands,
         "proxy",
         help="serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
-        usage="toolkit proxy [options] URL\n       toolkit proxy [options] --stdio -- COMMAND ...",
+        usage=_usage("proxy", "URL", "--stdio"),
         epilog=_PROXY_EPILOG,
-        formatter_class=_RAW,
     )
     proxy.add_argument("target", nargs="?", metavar="URL")
     proxy.add_argument("--stdio", action="store_true", help="proxy the server started by the command after --")
@@ -260,13 +268,11 @@ def _call_options(call: argparse.ArgumentParser) -> None:
 
 
 def _task_options(commands: Any) -> None:
-    task = commands.add_parser(
+    task = _command(
+        commands,
         "task",
         help="a task a call started: its status, its result, or cancel it",
-        usage="toolkit task [options] {get,result,cancel} ID TARGET\n"
-        "       toolkit task [options] {get,result,cancel} ID --stdio -- COMMAND ...",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
+        usage=_usage("task", "{get,result,cancel} ID TARGET", "{get,result,cancel} ID --stdio"),
     )
     task.add_argument(
         "action",
@@ -330,11 +336,11 @@ def _check_options(check: argparse.ArgumentParser) -> None:
 
 def _loop_commands(commands: Any) -> None:
     """`dev` and `install`: an author's loop, from an edit to the server in a client."""
-    dev = commands.add_parser(
+    dev = _command(
+        commands,
         "dev",
         help="serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
         epilog=_SERVE_EPILOG + _DEV_EPILOG,
-        formatter_class=_RAW,
     )
     _serving_options(dev)
     dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
@@ -349,11 +355,11 @@ def _loop_commands(commands: Any) -> None:
     )
     _traceback_option(dev)
     dev.set_defaults(run=_run_dev, stdio=False, name="dev", open=True)
-    preview = commands.add_parser(
+    preview = _command(
+        commands,
         "preview",
         help="render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
         epilog=_EPILOG + _PREVIEW_EPILOG,
-        formatter_class=_RAW,
     )
     preview.add_argument("target", metavar="TARGET")
     preview.add_argument("--port", type=int, default=0, help="the port (default: 0, any free one)")
@@ -364,11 +370,11 @@ def _loop_commands(commands: Any) -> None:
     _traceback_option(preview)
     preview.set_defaults(run=_run_preview, name="preview")
 
-    install = commands.add_parser(
+    install = _command(
+        commands,
         "install",
         help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
         epilog=_TARGET + _INSTALL_EPILOG,
-        formatter_class=_RAW,
     )
     _install_options(install)
 
@@ -432,11 +438,10 @@ def _listening_options(parser: argparse.ArgumentParser) -> None:
 
 def _card_commands(commands: Any) -> None:
     """`inspect` and `client`: what a server offers, as a card, as its tools/list result, as a typed client."""
-    inspect = commands.add_parser(
+    inspect = _command(
+        commands,
         "inspect",
         help="print the server's card (SEP-2127) or its tools/list result",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
     )
     _source(inspect)
     inspect.add_argument("--format", choices=("card", "tools"), default="card", help="card (default) or tools")
@@ -448,9 +453,7 @@ def _card_commands(commands: Any) -> None:
     )
     inspect.set_defaults(run=inspect_server, name="inspect")
 
-    client = commands.add_parser(
-        "client", help="write a typed Python client for the tools", epilog=_EPILOG, formatter_class=_RAW
-    )
+    client = _command(commands, "client", help="write a typed Python client for the tools")
     _source(client)
     client.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     client.add_argument("--class-name", metavar="NAME", help="the client class (default: from the server's name)")
@@ -489,13 +492,11 @@ def _tokens(text: str) -> int:
 
 
 def _search_options(commands: Any) -> None:
-    search = commands.add_parser(
+    search = _command(
+        commands,
         "search",
         help="find the tools a tool search finds for a query, best first; exit 1 when none",
-        usage="toolkit search [options] TARGET QUERY ...\n"
-        "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
+        usage=_usage("search", "TARGET QUERY ...", "--stdio QUERY ..."),
     )
     search.add_argument("words", nargs="+", metavar="WORD", help="TARGET (unless --stdio), then the query's words")
     _reach(search)
