@@ -3,7 +3,7 @@ is involved, with no network.
 
 It serves, on 127.0.0.1 only, a page that does what a host does (specification/2026-01-26/apps.mdx): it lists the
 tools, reads the tool's page with `resources/read`, renders it in a sandboxed iframe under the CSP its `_meta.ui`
-declares, runs the `ui/initialize` handshake with the official `AppBridge` (vendored in `toolkit/_apps/`), sends
+declares, runs the `ui/initialize` handshake with the official `AppBridge` (vendored in `toolkit/_apps/vendor/`), sends
 the tool's input and result, and answers the page's own `tools/call` and `resources/read` from the server. The
 server runs in this process behind an in-memory `Client(server, apps=True)`, as a host's client would see it.
 
@@ -44,6 +44,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _ASSETS = Path(__file__).resolve().parent.parent / "_apps"
+_SCRIPTS = {"/ext-apps.js": _ASSETS / "vendor" / "ext-apps.js", "/host.js": _ASSETS / "host.js"}
 _PAGE_SUFFIXES = (".html", ".htm", ".css", ".js", ".svg")  # a page's files: a change reloads the preview too
 _RPC_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read")
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -129,8 +130,8 @@ class PreviewApp:
             await self._rpc(scope, receive, send)
         elif path == "/events":
             await self._events(receive, send)
-        elif path in ("/ext-apps.js", "/host.js"):
-            await _respond(send, 200, "text/javascript; charset=utf-8", (_ASSETS / path[1:]).read_bytes())
+        elif path in _SCRIPTS:
+            await _respond(send, 200, "text/javascript; charset=utf-8", _SCRIPTS[path].read_bytes())
         elif path == "/":
             await self._page(scope, send)
         else:
