@@ -148,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
-    for command in _commands():
+    for command in _COMMANDS:
         sub = commands.add_parser(
             command.name, help=command.help, usage=command.usage, epilog=command.epilog, formatter_class=_RAW
         )
@@ -168,88 +168,6 @@ class _Command(NamedTuple):
     """Below its `--help` (its line breaks kept)."""
     usage: str | None = None
     """Its usage line, when argparse's would not say it (TARGET or `--stdio -- COMMAND`)."""
-
-
-def _commands() -> tuple[_Command, ...]:
-    """The subcommands, in the order `toolkit --help` lists them."""
-    return (
-        _Command(
-            "serve",
-            "serve TARGET over stdio, or over HTTP with --http",
-            _serve_options,
-            serve_target,
-            epilog=_SERVE_EPILOG,
-        ),
-        _Command(
-            "dev",
-            "serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
-            _dev_options,
-            _run_dev,
-            epilog=_SERVE_EPILOG + _DEV_EPILOG,
-        ),
-        _Command(
-            "preview",
-            "render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
-            _preview_options,
-            _run_preview,
-            epilog=_EPILOG + _PREVIEW_EPILOG,
-        ),
-        _Command(
-            "install",
-            "write TARGET into an MCP client's configuration file (or print an mcp.json)",
-            _install_options,
-            install_server,
-            epilog=_TARGET + _INSTALL_EPILOG,
-        ),
-        _Command("list", "show the tools as a table", _source, list_tools),
-        _Command(
-            "search",
-            "find the tools a tool search finds for a query, best first; exit 1 when none",
-            _search_options,
-            search_tools,
-            usage=_usage("search", "TARGET QUERY ...", "--stdio QUERY ..."),
-        ),
-        _Command(
-            "call",
-            "call a tool and print its result",
-            _call_options,
-            call_tool,
-            epilog=_EPILOG + _CALL_EPILOG,
-            usage=_usage("call", "TARGET TOOL [key=value ...]", "--stdio TOOL [key=value ...]"),
-        ),
-        _Command(
-            "task",
-            "a task a call started: its status, its result, or cancel it",
-            _task_options,
-            task_command,
-            usage=_usage("task", "{get,result,cancel} ID TARGET", "{get,result,cancel} ID --stdio"),
-        ),
-        _Command("docs", "write a Markdown (or JSON) reference of the tools", _docs_options, write_docs),
-        _Command(
-            "check",
-            "compare the tools with a snapshot, or check them against provider profiles",
-            _check_options,
-            check_tools,
-        ),
-        _Command(
-            "inspect", "print the server's card (SEP-2127) or its tools/list result", _inspect_options, inspect_server
-        ),
-        _Command("client", "write a typed Python client for the tools", _client_options, write_client),
-        _Command(
-            "proxy",
-            "serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
-            _proxy_options,
-            proxy_target,
-            epilog=_PROXY_EPILOG,
-            usage=_usage("proxy", "URL", "--stdio"),
-        ),
-        _Command(
-            "lint",
-            "report the mistakes that make models misuse the tools; exit 1 on an error",
-            _lint_options,
-            lint_tools,
-        ),
-    )
 
 
 def _usage(name: str, target: str, stdio: str) -> str:
@@ -633,3 +551,84 @@ def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("a command after -- needs --stdio")
     elif args.run not in _WORDS_FIRST and args.target is None:
         parser.error("TARGET is required (or --stdio -- COMMAND)")
+
+
+# The subcommands, in the order `toolkit --help` lists them (here, below the functions each row names).
+_COMMANDS = (
+    _Command(
+        "serve",
+        "serve TARGET over stdio, or over HTTP with --http",
+        _serve_options,
+        serve_target,
+        epilog=_SERVE_EPILOG,
+    ),
+    _Command(
+        "dev",
+        "serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
+        _dev_options,
+        _run_dev,
+        epilog=_SERVE_EPILOG + _DEV_EPILOG,
+    ),
+    _Command(
+        "preview",
+        "render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
+        _preview_options,
+        _run_preview,
+        epilog=_EPILOG + _PREVIEW_EPILOG,
+    ),
+    _Command(
+        "install",
+        "write TARGET into an MCP client's configuration file (or print an mcp.json)",
+        _install_options,
+        install_server,
+        epilog=_TARGET + _INSTALL_EPILOG,
+    ),
+    _Command("list", "show the tools as a table", _source, list_tools),
+    _Command(
+        "search",
+        "find the tools a tool search finds for a query, best first; exit 1 when none",
+        _search_options,
+        search_tools,
+        usage=_usage("search", "TARGET QUERY ...", "--stdio QUERY ..."),
+    ),
+    _Command(
+        "call",
+        "call a tool and print its result",
+        _call_options,
+        call_tool,
+        epilog=_EPILOG + _CALL_EPILOG,
+        usage=_usage("call", "TARGET TOOL [key=value ...]", "--stdio TOOL [key=value ...]"),
+    ),
+    _Command(
+        "task",
+        "a task a call started: its status, its result, or cancel it",
+        _task_options,
+        task_command,
+        usage=_usage("task", "{get,result,cancel} ID TARGET", "{get,result,cancel} ID --stdio"),
+    ),
+    _Command("docs", "write a Markdown (or JSON) reference of the tools", _docs_options, write_docs),
+    _Command(
+        "check",
+        "compare the tools with a snapshot, or check them against provider profiles",
+        _check_options,
+        check_tools,
+    ),
+    _Command(
+        "inspect", "print the server's card (SEP-2127) or its tools/list result", _inspect_options, inspect_server
+    ),
+    _Command("client", "write a typed Python client for the tools", _client_options, write_client),
+    _Command(
+        "proxy",
+        "serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
+        _proxy_options,
+        proxy_target,
+        epilog=_PROXY_EPILOG,
+        usage=_usage("proxy", "URL", "--stdio"),
+    ),
+    _Command(
+        "lint",
+        "report the mistakes that make models misuse the tools; exit 1 on an error",
+        _lint_options,
+        lint_tools,
+    ),
+)
