@@ -56,12 +56,13 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
 # 36 in 14-15. 2026-12-07 issue 39's complexity ceilings in the HTTP wing (no function over 10): the era of a POST
 # decided in one function (`_is_modern`), the body decoded by a pure one (`_decoded`), the reply written by the one
 # `_reply` that `answer` and `stream` each had a copy of, and a session's request served apart from its checks
-# (`Posts._request`): 3-4 more.
+# (`Posts._request`): 3-4 more. 2026-12-07 the body read within its limit by the one reader `toolkit preview` shares
+# (`response.read_body`, not a copy in each): 1 more.
 HTTP_MAX = {
-    ("modern", "add"): (31, 13),
-    ("handshake", "add"): (33, 14),
-    ("modern", "add_context"): (39, 14),
-    ("handshake", "add_context"): (40, 15),
+    ("modern", "add"): (32, 13),
+    ("handshake", "add"): (34, 14),
+    ("modern", "add_context"): (40, 14),
+    ("handshake", "add_context"): (41, 15),
 }
 CORE_MODULES = {"add": 8, "add_context": 9}
 HTTP_MODULES = 6

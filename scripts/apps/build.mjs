@@ -1,4 +1,4 @@
-// Builds toolkit/_apps/ from the npm packages pinned in package.json (run ./build.sh, which installs them first):
+// Builds toolkit/_apps/vendor/ from the npm packages pinned in package.json (run ./build.sh, which installs them first):
 //   ext-apps.js    `@modelcontextprotocol/ext-apps` as the global `McpApps`: an IIFE, so that `toolkit.UI` can put it
 //                  inline in a page (a host serves a page as one HTML document). The App SDK (`McpApps.App`) and
 //                  the host side (`McpApps.AppBridge`, which `toolkit preview` runs) share their dependencies, so
@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = resolve(here, "../../toolkit/_apps");
+const out = resolve(here, "../../toolkit/_apps/vendor");
 const englishOnly = {
   name: "zod-english-only",
   setup(b) {

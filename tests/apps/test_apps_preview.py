@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -94,3 +95,29 @@ def test_toolkit_dev_ui_runs_the_same_preview(sales: Path, tmp_path: Path) -> No
 
     assert url.startswith("http://127.0.0.1:")
     assert 'name="tool" value="sales_report"' in index
+
+
+def test_a_body_over_the_servers_message_size_gets_413_and_the_preview_keeps_serving(
+    sales: Path, tmp_path: Path
+) -> None:
+    source = sales.read_text(encoding="utf-8")
+    declared = 'Server("sales", version="1.0.0",'
+    assert declared in source
+    sales.write_text(source.replace(declared, f"{declared} max_message_size=4096,"), encoding="utf-8")
+    over = json.dumps({"method": "tools/list", "params": {"padding": "x" * 5000}}).encode()  # past 4096 bytes
+    json_type = {"content-type": "application/json"}
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: the limit is found while reading
+        yield over[:3000]
+        yield over[3000:]
+
+    with preview(sales, tmp_path) as url, httpx.Client(base_url=url, timeout=TIMEOUT) as http:
+        declared_too_large = http.post("rpc", content=over, headers=json_type)
+        sent_in_chunks = http.post("rpc", content=chunked(), headers=json_type)
+        within = http.post("rpc", json={"method": "tools/list", "params": {"padding": "x" * 3500}})
+
+    assert "content-length" in declared_too_large.request.headers
+    assert "content-length" not in sent_in_chunks.request.headers
+    assert (declared_too_large.status_code, sent_in_chunks.status_code) == (413, 413)
+    assert within.status_code == 200
+    assert [tool["name"] for tool in within.json()["result"]["tools"]] == ["sales_report", "region_sales"]

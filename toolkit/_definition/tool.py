@@ -325,12 +325,8 @@ class Tool(Generic[P, R]):
     def call_from_sync(
         self, profile: str | Profile, arguments: Mapping[str, Any] | None, context: Context | None = None
     ) -> CallToolResult:
-        """[`call_from`][toolkit.Tool.call_from] for synchronous code: runs it on a new event loop (asyncio).
-
-        Args:
-            profile: The profile the definition was made with (`definition_for`).
-            arguments: The call's arguments, parsed from the provider's JSON.
-            context: The request's context; a detached one is made when not given.
+        """[`call_from`][toolkit.Tool.call_from] for synchronous code, with the same arguments: runs it on a new
+        event loop (asyncio).
 
         Raises:
             RuntimeError: called from inside a running event loop (await `call_from` there).

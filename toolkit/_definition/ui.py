@@ -38,7 +38,7 @@ APP_SDK_TAG = '<script src="toolkit:ext-apps"></script>'
 _SDK_TAG = re.compile(r"""<script\s+src\s*=\s*["']toolkit:ext-apps["']\s*>\s*</script\s*>""", re.IGNORECASE)
 # An origin: a scheme, then a host whose first label may be `*` (wildcard subdomains, McpUiResourceCsp), a port.
 _ORIGIN = re.compile(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$")
-_ASSETS = Path(__file__).resolve().parent.parent / "_apps"
+_ASSETS = Path(__file__).resolve().parent.parent / "_apps" / "vendor"
 
 
 class UI:

@@ -28,7 +28,7 @@ from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 from .exchange import Caller, Post, SessionAccess, SessionRecord
 from .fleet import unavailable
 from .headers import MetaHeaders, accepts
-from .response import JSON, Receive, Send, error_body, plain, session_gone
+from .response import JSON, Receive, Send, error_body, plain, read_body, session_gone
 from .serving import MISROUTED, Calls, InSession, Shape
 from .sessions import SessionId
 
@@ -95,26 +95,10 @@ class Posts:
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> dict[str, Any] | None:
         """The body's one message, decoded; None when the request was answered here (413, 400, or gone)."""
-        limit = self._max_body
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            await plain(send, 413)
+        body = await read_body(receive, send, self._max_body, headers.get("content-length"))
+        if body is None:
             return None
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            event = await receive()
-            if event["type"] == "http.disconnect":
-                return None
-            chunk = event.get("body", b"")
-            size += len(chunk)
-            if size > limit:  # a chunked body, or a Content-Length that lied
-                await plain(send, 413)
-                return None
-            chunks.append(chunk)
-            more = event.get("more_body", False)
-        message, problem = _decoded(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        message, problem = _decoded(body)
         if problem is not None:
             await plain(send, 400, encode(problem).encode(), [JSON])
             return None

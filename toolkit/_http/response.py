@@ -1,4 +1,5 @@
-"""The HTTP response of one request: a plain one (an error, 202, 204), or the writer that chooses JSON or SSE lazily.
+"""The HTTP response of one request: a plain one (an error, 202, 204), or the writer that chooses JSON or SSE lazily;
+and the request's body read within a limit, with the plain 413 that answers one past it.
 
 The ASGI 3 types every module of the HTTP wing uses are declared here, the lowest of them.
 """
@@ -36,6 +37,7 @@ __all__ = [
     "Writer",
     "error_body",
     "plain",
+    "read_body",
     "session_gone",
     "status_of",
 ]
@@ -89,6 +91,30 @@ async def plain(send: Send, status: int, body: bytes = b"", headers: Iterable[tu
         listed.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": listed})
     await send({"type": "http.response.body", "body": body})
+
+
+async def read_body(receive: Receive, send: Send, limit: int, length: str | None) -> bytes | None:
+    """The request's whole body, or None when there is nothing to act on: the client left, or the body is over
+    `limit` bytes and `413` has been answered here. A `Content-Length` over the limit (`length`, the header's value)
+    is refused before anything is read; a body sent in chunks, or larger than it said, once it passes the limit."""
+    if length is not None and length.isdigit() and int(length) > limit:
+        await plain(send, 413)
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        event = await receive()
+        if event["type"] == "http.disconnect":
+            return None
+        chunk = event.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            await plain(send, 413)
+            return None
+        chunks.append(chunk)
+        more = event.get("more_body", False)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def session_gone(send: Send) -> None:

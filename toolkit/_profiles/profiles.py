@@ -125,15 +125,39 @@ _ANTHROPIC_STRICT = "https://docs.claude.com/en/docs/build-with-claude/structure
 _ANTHROPIC_SDK = "anthropic SDK anthropic.transform_schema"
 
 
+_KEYWORD_NOTE = "moved into the description as text (toolkit's validator still enforces it)"
+
+# The rules several providers share, worded once by id: (requirement, fix, remedy). A profile takes one with its own
+# source, and with the provider's wording of the requirement where it says it otherwise.
+_SHARED: Mapping[str, tuple[str, Fix, str]] = {
+    "root-object": ('the parameters schema is `{"type": "object"}`', "report", "none"),
+    "no-ref": ("no `$ref` or `$defs`", "lossless", "inlines every definition"),
+    "default": ("no `default`", "lossy", "moves the default into the description"),
+    "one-of": ("`anyOf`, not `oneOf`", "lossless", "turns `oneOf` into `anyOf`"),
+    "all-of": ("no `allOf`", "lossless", "merges a single-entry `allOf` (more: into the description)"),
+    "tuple": ("no `prefixItems`", "lossy", "lists the item types in order in the description"),
+    "keyword": ("only the supported keywords", "lossy", _KEYWORD_NOTE),
+    "format": ("only the supported string formats", "lossy", _KEYWORD_NOTE),
+}
+
+
+def _shared(rule_id: str, source: str, requirement: str | None = None, *, rejects: bool = True) -> Rule:
+    """The shared rule `rule_id` as one provider states it (`source`, and `requirement` when worded otherwise)."""
+    wording, fix, remedy = _SHARED[rule_id]
+    return Rule(rule_id, requirement or wording, fix, remedy, source, rejects)
+
+
 def _name_rule(source: str, pattern: str) -> Rule:
     return Rule("name", f"the tool name matches {pattern}", "report", "rename the tool (`@tool(name=...)`)", source)
 
 
-def _root_rule(source: str) -> Rule:
-    return Rule("root-object", 'the parameters schema is `{"type": "object"}`', "report", "none", source)
-
-
-_KEYWORD_NOTE = "moved into the description as text (toolkit's validator still enforces it)"
+# The keywords both strict modes accept (OpenAI's Structured Outputs, Anthropic's grammar-constrained tool use); each
+# profile adds the provider's own.
+_STRICT_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "anyOf", "enum", "const"}  # structure
+    | {"description", "title", "$ref", "$defs"}  # annotations and references
+    | {"format", "minItems"}  # the constraints both keep
+)
 
 _OPENAI_STRICT = Profile(
     name="openai-strict",
@@ -142,7 +166,7 @@ _OPENAI_STRICT = Profile(
     strict=True,
     rules=(
         _name_rule(_OPENAI_FC, "^[a-zA-Z0-9_-]{1,64}$"),
-        _root_rule(_OPENAI_SO),
+        _shared("root-object", _OPENAI_SO),
         Rule(
             "closed-objects",
             "every object has `additionalProperties: false`",
@@ -165,18 +189,12 @@ _OPENAI_STRICT = Profile(
             "(the default is moved into the description)",
             _OPENAI_SO,
         ),
-        Rule("default", "no `default`", "lossy", "moves the default into the description", _OPENAI_AGENTS),
-        Rule("one-of", "`anyOf`, not `oneOf`", "lossless", "turns `oneOf` into `anyOf`", _OPENAI_SO),
-        Rule(
-            "all-of",
-            "no `allOf`",
-            "lossless",
-            "merges a single-entry `allOf` (more: into the description)",
-            _OPENAI_AGENTS,
-        ),
-        Rule("tuple", "no `prefixItems`", "lossy", "lists the item types in order in the description", _OPENAI_SO),
-        Rule("keyword", "only the supported keywords", "lossy", _KEYWORD_NOTE, _OPENAI_SO),
-        Rule("format", "only the supported string formats", "lossy", _KEYWORD_NOTE, _OPENAI_SO),
+        _shared("default", _OPENAI_AGENTS),
+        _shared("one-of", _OPENAI_SO),
+        _shared("all-of", _OPENAI_AGENTS),
+        _shared("tuple", _OPENAI_SO),
+        _shared("keyword", _OPENAI_SO),
+        _shared("format", _OPENAI_SO),
         Rule(
             "limits",
             "at most 5000 properties, 10 levels of nesting and 1000 enum values",
@@ -185,31 +203,8 @@ _OPENAI_STRICT = Profile(
             _OPENAI_SO,
         ),
     ),
-    keywords=frozenset(
-        [
-            "type",
-            "properties",
-            "required",
-            "additionalProperties",
-            "items",
-            "anyOf",
-            "enum",
-            "const",
-            "description",
-            "title",
-            "$ref",
-            "$defs",
-            "pattern",
-            "format",
-            "multipleOf",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minItems",
-            "maxItems",
-        ]
-    ),
+    keywords=_STRICT_KEYWORDS
+    | {"pattern", "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems"},
     formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}),
 )
 
@@ -219,7 +214,7 @@ _OPENAI = Profile(
     summary="OpenAI function calling without `strict`: any JSON Schema object; the model is not held to it.",
     rules=(
         _name_rule(_OPENAI_FC, "^[a-zA-Z0-9_-]{1,64}$"),
-        _root_rule(_OPENAI_FC),
+        _shared("root-object", _OPENAI_FC),
         Rule(
             "array-items",
             "every array schema has `items`",
@@ -243,8 +238,8 @@ _GEMINI = Profile(
             "rename the tool (`@tool(name=...)`)",
             _VERTEX_FD,
         ),
-        _root_rule(_GEMINI_FD),
-        Rule("no-ref", "no `$ref` or `$defs`", "lossless", "inlines every definition", _GEMINI_SCHEMA),
+        _shared("root-object", _GEMINI_FD),
+        _shared("no-ref", _GEMINI_SCHEMA),
         Rule(
             "recursion",
             "no recursive types (they need `$ref`)",
@@ -267,23 +262,11 @@ _GEMINI = Profile(
             "moves a non-string `enum` or `const` into the description",
             _GEMINI_SCHEMA,
         ),
-        Rule("one-of", "no `oneOf`", "lossless", "turns `oneOf` into `anyOf`", _GEMINI_SCHEMA),
-        Rule(
-            "all-of",
-            "no `allOf`",
-            "lossless",
-            "merges a single-entry `allOf` (more: into the description)",
-            _GEMINI_SCHEMA,
-        ),
-        Rule("tuple", "no `prefixItems`", "lossy", "lists the item types in order in the description", _GEMINI_SCHEMA),
-        Rule("keyword", "only the Schema object's fields", "lossy", _KEYWORD_NOTE, _GEMINI_SCHEMA),
-        Rule(
-            "format",
-            "string formats `enum` and `date-time` only",
-            "lossy",
-            _KEYWORD_NOTE,
-            _GEMINI_SCHEMA,
-        ),
+        _shared("one-of", _GEMINI_SCHEMA, "no `oneOf`"),
+        _shared("all-of", _GEMINI_SCHEMA),
+        _shared("tuple", _GEMINI_SCHEMA),
+        _shared("keyword", _GEMINI_SCHEMA, "only the Schema object's fields"),
+        _shared("format", _GEMINI_SCHEMA, "string formats `enum` and `date-time` only"),
     ),
     keywords=frozenset(
         [
@@ -316,7 +299,7 @@ _GEMINI = Profile(
     name_pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$",
 )
 
-_ANTHROPIC_RULES = (_name_rule(_ANTHROPIC_TOOLS, "^[a-zA-Z0-9_-]{1,64}$"), _root_rule(_ANTHROPIC_TOOLS))
+_ANTHROPIC_RULES = (_name_rule(_ANTHROPIC_TOOLS, "^[a-zA-Z0-9_-]{1,64}$"), _shared("root-object", _ANTHROPIC_TOOLS))
 
 _ANTHROPIC = Profile(
     name="anthropic",
@@ -342,7 +325,7 @@ _ANTHROPIC_STRICT_PROFILE = Profile(
         ),
         Rule("open-map", "no object with free-form keys", "report", "none: use a model", _ANTHROPIC_STRICT),
         Rule("recursion", "no recursive schemas", "report", "none", _ANTHROPIC_STRICT),
-        Rule("one-of", "`anyOf`, not `oneOf`", "lossless", "turns `oneOf` into `anyOf`", _ANTHROPIC_SDK),
+        _shared("one-of", _ANTHROPIC_SDK),
         Rule(
             "enum-type",
             "`enum`/`const` stand alone",
@@ -350,36 +333,12 @@ _ANTHROPIC_STRICT_PROFILE = Profile(
             "drops the `type` beside an `enum` or `const` (the values say it), as the SDK does",
             _ANTHROPIC_SDK,
         ),
-        Rule("default", "no `default`", "lossy", "moves the default into the description", _ANTHROPIC_SDK),
-        Rule("tuple", "no `prefixItems`", "lossy", "lists the item types in order in the description", _ANTHROPIC_SDK),
-        Rule(
-            "keyword",
-            "no numeric or length constraints; `minItems` 0 or 1 only",
-            "lossy",
-            _KEYWORD_NOTE,
-            _ANTHROPIC_STRICT,
-        ),
-        Rule("format", "only the supported string formats", "lossy", _KEYWORD_NOTE, _ANTHROPIC_STRICT),
+        _shared("default", _ANTHROPIC_SDK),
+        _shared("tuple", _ANTHROPIC_SDK),
+        _shared("keyword", _ANTHROPIC_STRICT, "no numeric or length constraints; `minItems` 0 or 1 only"),
+        _shared("format", _ANTHROPIC_STRICT),
     ),
-    keywords=frozenset(
-        [
-            "type",
-            "properties",
-            "required",
-            "additionalProperties",
-            "items",
-            "anyOf",
-            "allOf",
-            "enum",
-            "const",
-            "description",
-            "title",
-            "$ref",
-            "$defs",
-            "format",
-            "minItems",
-        ]
-    ),
+    keywords=_STRICT_KEYWORDS | {"allOf"},
     formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}),
 )
 
@@ -407,14 +366,7 @@ _CLAUDE_DESKTOP = Profile(
             "anthropics/claude-code#56263",
             rejects=False,
         ),
-        Rule(
-            "no-ref",
-            "no `$ref`",
-            "lossless",
-            "inlines every definition",
-            "toolkit/_jsonschema.py; fastmcp#2455",
-            rejects=False,
-        ),
+        _shared("no-ref", "toolkit/_jsonschema.py; fastmcp#2455", "no `$ref`", rejects=False),
         Rule("recursion", "no recursive types", "report", "none", "fastmcp#2455", rejects=False),
         Rule(
             "output-schema",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from toolkit import __version__
 from toolkit._lint import DEFAULT_BUDGET
@@ -78,6 +78,11 @@ Only .py files under the folder reload it (--watch-ext adds a suffix); never
 the files its own output is redirected to.
 """
 
+_CALL_EPILOG = """\
+Arguments are key=value: a string when the tool's parameter is a string
+(text=123 is "123"), otherwise JSON when the value parses as JSON, else a
+string.
+"""
 _PREVIEW_EPILOG = """
 Opens http://127.0.0.1:PORT/ (in $BROWSER's browser, unless --no-open): the
 tools that have a page, each with a form for its arguments. A tool's page,
@@ -143,65 +148,34 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _traceback_option(parser, default=False)
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
-    _serve_options(
-        commands.add_parser(
-            "serve",
-            help="serve TARGET over stdio, or over HTTP with --http",
-            epilog=_SERVE_EPILOG,
-            formatter_class=_RAW,
+    for command in _COMMANDS:
+        sub = commands.add_parser(
+            command.name, help=command.help, usage=command.usage, epilog=command.epilog, formatter_class=_RAW
         )
-    )
-    _loop_commands(commands)
-    listing = commands.add_parser("list", help="show the tools as a table", epilog=_EPILOG, formatter_class=_RAW)
-    _source(listing)
-    listing.set_defaults(run=list_tools, name="list")
-    _search_options(commands)
-    _call_options(
-        commands.add_parser(
-            "call",
-            help="call a tool and print its result",
-            usage="toolkit call [options] TARGET TOOL [key=value ...]\n"
-            "       toolkit call [options] --stdio TOOL [key=value ...] -- COMMAND ...",
-            epilog=_EPILOG + "Arguments are key=value: a string when the tool's parameter is a string\n"
-            '(text=123 is "123"), otherwise JSON when the value parses as JSON, else a\nstring.\n',
-            formatter_class=_RAW,
-        )
-    )
-    _task_options(commands)
-    _docs_options(
-        commands.add_parser(
-            "docs", help="write a Markdown (or JSON) reference of the tools", epilog=_EPILOG, formatter_class=_RAW
-        )
-    )
-    _check_options(
-        commands.add_parser(
-            "check",
-            help="compare the tools with a snapshot, or check them against provider profiles",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
-        )
-    )
-    _card_commands(commands)
-    _proxy_command(commands)
-    _lint_options(
-        commands.add_parser(
-            "lint",
-            help="report the mistakes that make models misuse the tools; exit 1 on an error",
-            epilog=_EPILOG,
-            formatter_class=_RAW,
-        )
-    )
+        command.arguments(sub)
+        sub.set_defaults(run=command.run, name=command.name)
     return parser
 
 
-def _proxy_command(commands: Any) -> None:
-    proxy = commands.add_parser(
-        "proxy",
-        help="serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
-        usage="toolkit proxy [options] URL\n       toolkit proxy [options] --stdio -- COMMAND ...",
-        epilog=_PROXY_EPILOG,
-        formatter_class=_RAW,
-    )
+class _Command(NamedTuple):
+    """A subcommand: what `toolkit --help` says of it, what adds its arguments, what runs it."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    epilog: str = _EPILOG
+    """Below its `--help` (its line breaks kept)."""
+    usage: str | None = None
+    """Its usage line, when argparse's would not say it (TARGET or `--stdio -- COMMAND`)."""
+
+
+def _usage(name: str, target: str, stdio: str) -> str:
+    """The usage of a command that reaches a server by TARGET or by `--stdio -- COMMAND`: both forms, aligned."""
+    return f"toolkit {name} [options] {target}\n       toolkit {name} [options] {stdio} -- COMMAND ..."
+
+
+def _proxy_options(proxy: argparse.ArgumentParser) -> None:
     proxy.add_argument("target", nargs="?", metavar="URL")
     proxy.add_argument("--stdio", action="store_true", help="proxy the server started by the command after --")
     proxy.add_argument("--prefix", help="serve each tool as PREFIX_name")
@@ -209,7 +183,6 @@ def _proxy_command(commands: Any) -> None:
     _header_option(proxy)
     _listening_options(proxy)
     _traceback_option(proxy)
-    proxy.set_defaults(run=proxy_target, name="proxy")
 
 
 def _serve_options(serve: argparse.ArgumentParser) -> None:
@@ -218,7 +191,7 @@ def _serve_options(serve: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=None, help="with --http: worker processes sharing the port (default: 1)"
     )
     _traceback_option(serve)
-    serve.set_defaults(run=serve_target, stdio=False, name="serve")
+    serve.set_defaults(stdio=False)
 
 
 def _call_options(call: argparse.ArgumentParser) -> None:
@@ -256,18 +229,10 @@ def _call_options(call: argparse.ArgumentParser) -> None:
     )
     _size_option(call)
     _traceback_option(call)
-    call.set_defaults(run=call_tool, target=None, protocol="auto", name="call")
+    call.set_defaults(target=None, protocol="auto")
 
 
-def _task_options(commands: Any) -> None:
-    task = commands.add_parser(
-        "task",
-        help="a task a call started: its status, its result, or cancel it",
-        usage="toolkit task [options] {get,result,cancel} ID TARGET\n"
-        "       toolkit task [options] {get,result,cancel} ID --stdio -- COMMAND ...",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
-    )
+def _task_options(task: argparse.ArgumentParser) -> None:
     task.add_argument(
         "action",
         choices=("get", "result", "cancel"),
@@ -291,7 +256,6 @@ def _task_options(commands: Any) -> None:
     )
     _size_option(task)
     _traceback_option(task)
-    task.set_defaults(run=task_command, name="task")
 
 
 def _docs_options(docs: argparse.ArgumentParser) -> None:
@@ -309,7 +273,6 @@ def _docs_options(docs: argparse.ArgumentParser) -> None:
     docs.add_argument(
         "--no-lint", action="store_true", help="leave out the tools' lint findings (shown by default, for a reviewer)"
     )
-    docs.set_defaults(run=write_docs, name="docs")
 
 
 def _check_options(check: argparse.ArgumentParser) -> None:
@@ -325,17 +288,9 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         "(repeatable; `all` for every profile that is not strict: openai, gemini, anthropic, claude-desktop)",
     )
     check.add_argument("--format", choices=("text", "json"), default="text")
-    check.set_defaults(run=check_tools, name="check")
 
 
-def _loop_commands(commands: Any) -> None:
-    """`dev` and `install`: an author's loop, from an edit to the server in a client."""
-    dev = commands.add_parser(
-        "dev",
-        help="serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
-        epilog=_SERVE_EPILOG + _DEV_EPILOG,
-        formatter_class=_RAW,
-    )
+def _dev_options(dev: argparse.ArgumentParser) -> None:
     _serving_options(dev)
     dev.add_argument("--inspector", action="store_true", help="open the MCP Inspector on it (needs Node.js: npx)")
     dev.add_argument(
@@ -348,13 +303,10 @@ def _loop_commands(commands: Any) -> None:
         "--ui", action="store_true", help="preview the tools' MCP Apps in a browser instead (as toolkit preview)"
     )
     _traceback_option(dev)
-    dev.set_defaults(run=_run_dev, stdio=False, name="dev", open=True)
-    preview = commands.add_parser(
-        "preview",
-        help="render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
-        epilog=_EPILOG + _PREVIEW_EPILOG,
-        formatter_class=_RAW,
-    )
+    dev.set_defaults(stdio=False, open=True)
+
+
+def _preview_options(preview: argparse.ArgumentParser) -> None:
     preview.add_argument("target", metavar="TARGET")
     preview.add_argument("--port", type=int, default=0, help="the port (default: 0, any free one)")
     preview.add_argument("--host", default="127.0.0.1", help="the loopback address to listen on (default: 127.0.0.1)")
@@ -362,15 +314,6 @@ def _loop_commands(commands: Any) -> None:
         "--no-open", dest="open", action="store_false", help="do not open a browser (default: open $BROWSER's)"
     )
     _traceback_option(preview)
-    preview.set_defaults(run=_run_preview, name="preview")
-
-    install = commands.add_parser(
-        "install",
-        help="write TARGET into an MCP client's configuration file (or print an mcp.json)",
-        epilog=_TARGET + _INSTALL_EPILOG,
-        formatter_class=_RAW,
-    )
-    _install_options(install)
 
 
 def _install_options(install: argparse.ArgumentParser) -> None:
@@ -399,7 +342,7 @@ def _install_options(install: argparse.ArgumentParser) -> None:
     )
     install.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
     _traceback_option(install)
-    install.set_defaults(run=install_server, stdio=False, name="install")
+    install.set_defaults(stdio=False)
 
 
 def _run_dev(args: argparse.Namespace) -> int:
@@ -430,14 +373,7 @@ def _listening_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _card_commands(commands: Any) -> None:
-    """`inspect` and `client`: what a server offers, as a card, as its tools/list result, as a typed client."""
-    inspect = commands.add_parser(
-        "inspect",
-        help="print the server's card (SEP-2127) or its tools/list result",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
-    )
+def _inspect_options(inspect: argparse.ArgumentParser) -> None:
     _source(inspect)
     inspect.add_argument("--format", choices=("card", "tools"), default="card", help="card (default) or tools")
     inspect.add_argument(
@@ -446,16 +382,13 @@ def _card_commands(commands: Any) -> None:
     inspect.add_argument(
         "--url", action="append", dest="urls", metavar="URL", help="a URL the server is served at (repeatable)"
     )
-    inspect.set_defaults(run=inspect_server, name="inspect")
 
-    client = commands.add_parser(
-        "client", help="write a typed Python client for the tools", epilog=_EPILOG, formatter_class=_RAW
-    )
+
+def _client_options(client: argparse.ArgumentParser) -> None:
     _source(client)
     client.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     client.add_argument("--class-name", metavar="NAME", help="the client class (default: from the server's name)")
     client.add_argument("--check", metavar="FILE", help="exit 1 with a diff when FILE is not up to date")
-    client.set_defaults(run=write_client, name="client")
 
 
 def _lint_options(lint: argparse.ArgumentParser) -> None:
@@ -479,7 +412,6 @@ def _lint_options(lint: argparse.ArgumentParser) -> None:
         metavar="TOKENS",
         help=f"with --call: the most tokens a result may take (default: {DEFAULT_BUDGET:,})",
     )
-    lint.set_defaults(run=lint_tools, name="lint")
 
 
 def _tokens(text: str) -> int:
@@ -488,15 +420,7 @@ def _tokens(text: str) -> int:
     return int(text)
 
 
-def _search_options(commands: Any) -> None:
-    search = commands.add_parser(
-        "search",
-        help="find the tools a tool search finds for a query, best first; exit 1 when none",
-        usage="toolkit search [options] TARGET QUERY ...\n"
-        "       toolkit search [options] --stdio QUERY ... -- COMMAND ...",
-        epilog=_EPILOG,
-        formatter_class=_RAW,
-    )
+def _search_options(search: argparse.ArgumentParser) -> None:
     search.add_argument("words", nargs="+", metavar="WORD", help="TARGET (unless --stdio), then the query's words")
     _reach(search)
     search.add_argument("--limit", type=_positive_int, default=5, metavar="N", help="at most N tools (default: 5)")
@@ -508,7 +432,7 @@ def _search_options(commands: Any) -> None:
         help=f"the least score a tool must reach, 0 to 1 (default: {DEFAULT_THRESHOLD:g}, as tool_search's)",
     )
     search.add_argument("--format", choices=("text", "json"), default="text")
-    search.set_defaults(run=search_tools, name="search", target=None)
+    search.set_defaults(target=None)
 
 
 def _positive_int(text: str) -> int:
@@ -627,3 +551,84 @@ def _check_source(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("a command after -- needs --stdio")
     elif args.run not in _WORDS_FIRST and args.target is None:
         parser.error("TARGET is required (or --stdio -- COMMAND)")
+
+
+# The subcommands, in the order `toolkit --help` lists them (here, below the functions each row names).
+_COMMANDS = (
+    _Command(
+        "serve",
+        "serve TARGET over stdio, or over HTTP with --http",
+        _serve_options,
+        serve_target,
+        epilog=_SERVE_EPILOG,
+    ),
+    _Command(
+        "dev",
+        "serve TARGET as serve does, and reload its tools when a .py file under its folder changes",
+        _dev_options,
+        _run_dev,
+        epilog=_SERVE_EPILOG + _DEV_EPILOG,
+    ),
+    _Command(
+        "preview",
+        "render TARGET's MCP Apps in a local host page on 127.0.0.1, reloading on changes",
+        _preview_options,
+        _run_preview,
+        epilog=_EPILOG + _PREVIEW_EPILOG,
+    ),
+    _Command(
+        "install",
+        "write TARGET into an MCP client's configuration file (or print an mcp.json)",
+        _install_options,
+        install_server,
+        epilog=_TARGET + _INSTALL_EPILOG,
+    ),
+    _Command("list", "show the tools as a table", _source, list_tools),
+    _Command(
+        "search",
+        "find the tools a tool search finds for a query, best first; exit 1 when none",
+        _search_options,
+        search_tools,
+        usage=_usage("search", "TARGET QUERY ...", "--stdio QUERY ..."),
+    ),
+    _Command(
+        "call",
+        "call a tool and print its result",
+        _call_options,
+        call_tool,
+        epilog=_EPILOG + _CALL_EPILOG,
+        usage=_usage("call", "TARGET TOOL [key=value ...]", "--stdio TOOL [key=value ...]"),
+    ),
+    _Command(
+        "task",
+        "a task a call started: its status, its result, or cancel it",
+        _task_options,
+        task_command,
+        usage=_usage("task", "{get,result,cancel} ID TARGET", "{get,result,cancel} ID --stdio"),
+    ),
+    _Command("docs", "write a Markdown (or JSON) reference of the tools", _docs_options, write_docs),
+    _Command(
+        "check",
+        "compare the tools with a snapshot, or check them against provider profiles",
+        _check_options,
+        check_tools,
+    ),
+    _Command(
+        "inspect", "print the server's card (SEP-2127) or its tools/list result", _inspect_options, inspect_server
+    ),
+    _Command("client", "write a typed Python client for the tools", _client_options, write_client),
+    _Command(
+        "proxy",
+        "serve another MCP server (a URL, or --stdio -- COMMAND) through toolkit",
+        _proxy_options,
+        proxy_target,
+        epilog=_PROXY_EPILOG,
+        usage=_usage("proxy", "URL", "--stdio"),
+    ),
+    _Command(
+        "lint",
+        "report the mistakes that make models misuse the tools; exit 1 on an error",
+        _lint_options,
+        lint_tools,
+    ),
+)

@@ -3,13 +3,14 @@ is involved, with no network.
 
 It serves, on 127.0.0.1 only, a page that does what a host does (specification/2026-01-26/apps.mdx): it lists the
 tools, reads the tool's page with `resources/read`, renders it in a sandboxed iframe under the CSP its `_meta.ui`
-declares, runs the `ui/initialize` handshake with the official `AppBridge` (vendored in `toolkit/_apps/`), sends
-the tool's input and result, and answers the page's own `tools/call` and `resources/read` from the server. The
+declares, runs the `ui/initialize` handshake with the official `AppBridge` (vendored in `toolkit/_apps/vendor/`),
+sends the tool's input and result, and answers the page's own `tools/call` and `resources/read` from the server. The
 server runs in this process behind an in-memory `Client(server, apps=True)`, as a host's client would see it.
 
 Routes: `/` lists the tools with a page and a form for their arguments; `/?tool=NAME&arguments=<JSON>` is the host
-page for one call; `/rpc` (POST, JSON) answers the host page; `/ext-apps.js` and `/host.js` are its scripts;
-`/events` tells open pages to reload when the module or a page's file changes (with watchfiles, the `reload` extra).
+page for one call; `/rpc` (POST, JSON, at most the server's `max_message_size`: 413 past it) answers the host page;
+`/ext-apps.js` and `/host.js` are its scripts; `/events` tells open pages to reload when the module or a page's file
+changes (with watchfiles, the `reload` extra).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import anyio
 import anyio.to_thread
 
 from toolkit import Client, ProtocolError, Server
-from toolkit._http.response import plain
+from toolkit._http.response import plain, read_body
 from toolkit._target import source_folder
 from toolkit._version import __version__
 
@@ -44,6 +45,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _ASSETS = Path(__file__).resolve().parent.parent / "_apps"
+_SCRIPTS = {"/ext-apps.js": _ASSETS / "vendor" / "ext-apps.js", "/host.js": _ASSETS / "host.js"}
 _PAGE_SUFFIXES = (".html", ".htm", ".css", ".js", ".svg")  # a page's files: a change reloads the preview too
 _RPC_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read")
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -129,8 +131,8 @@ class PreviewApp:
             await self._rpc(scope, receive, send)
         elif path == "/events":
             await self._events(receive, send)
-        elif path in ("/ext-apps.js", "/host.js"):
-            await _respond(send, 200, "text/javascript; charset=utf-8", (_ASSETS / path[1:]).read_bytes())
+        elif path in _SCRIPTS:
+            await _respond(send, 200, "text/javascript; charset=utf-8", _SCRIPTS[path].read_bytes())
         elif path == "/":
             await self._page(scope, send)
         else:
@@ -171,12 +173,11 @@ class PreviewApp:
         if not headers.get(b"content-type", b"").startswith(b"application/json"):  # never a simple (CSRF) request
             await _respond(send, 415, "text/plain", b"application/json only")
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        # Bounded as the server's own HTTP endpoint is: a body over its max_message_size is answered 413.
+        length = headers.get(b"content-length", b"").decode("latin-1") or None
+        body = await read_body(receive, send, self.server.max_message_size, length)
+        if body is None:
+            return
         try:
             request = json.loads(body)
             reply: dict[str, Any] = {"result": await self._answer(request["method"], request.get("params") or {})}
