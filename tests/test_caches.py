@@ -28,11 +28,11 @@ def test_the_type_cache_keeps_at_most_its_bound_oldest_out_first() -> None:
 
 def test_prepared_payloads_are_dropped_with_their_server_and_rebuilt_after_a_change() -> None:
     server = Server("gone", tools=[echo])
-    before = server.tool_payloads("2025-11-25")
-    assert server.tool_payloads("2025-11-25") is before  # prepared once
-    assert server.server_info("2024-11-05") == {"name": "gone", "version": "0.0.0"}
+    before = server.registry.tool_payloads("2025-11-25")
+    assert server.registry.tool_payloads("2025-11-25") is before  # prepared once
+    assert server.registry.server_info("2024-11-05") == {"name": "gone", "version": "0.0.0"}
     server.remove_tool("echo")
-    assert server.tool_payloads("2025-11-25") == []
+    assert server.registry.tool_payloads("2025-11-25") == []
     alive = weakref.ref(server)
     del server
     gc.collect()

@@ -215,7 +215,7 @@ async def test_a_client_that_disconnects_mid_call_ends_the_connection_cleanly_wi
         await mine.aclose()
 
     assert state.as_dict() == {"started": 1, "finished": 0, "cancelled": 1}
-    assert not server.connections
+    assert not server.registry.connections
     assert len(anyio.get_running_tasks()) == tasks_before
     assert set(threading.enumerate()) <= threads_before
 

@@ -843,7 +843,7 @@ def test_a_plain_function_as_middleware_is_refused_where_it_is_given() -> None:
         def f() -> None: ...
 
     audit = AuditLog()
-    assert Server("x", middleware=[audit], question_middleware=[audit.question]).middleware == (audit,)
+    assert Server("x", middleware=[audit], question_middleware=[audit.question]).registry.middleware == (audit,)
 
 
 # -- a ToolError from server-wide middleware, the audit of 2026-07-28 rounds ----------------------------------

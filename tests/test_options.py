@@ -1,14 +1,18 @@
 """Every keyword-options signature refuses an option it does not have, with the option it is closest to: a
-misspelled option is never ignored in silence (`toolkit._errors.refuse_unknown_options`, the one check)."""
+misspelled option is never ignored in silence (`toolkit._errors.refuse_unknown_options`, the one check). A server's
+options are declared, defaulted and documented once each."""
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from toolkit import Client, Server, tool
+from toolkit._engine.options import DEFAULTS, ServerOptions
 
 # owner: (a call with a misspelled option, the option, the one it is closest to)
 MISSPELLED: dict[str, tuple[Callable[[], Any], str, str]] = {
@@ -33,3 +37,20 @@ def test_several_unknown_options_are_named_together_and_one_unlike_any_option_ge
     assert str(raised.value) == (
         "Server() got unexpected keyword arguments 'tool_timout' (did you mean 'tool_timeout'?), 'zzz'"
     )
+
+
+def test_each_server_option_is_declared_defaulted_and_documented_once() -> None:
+    # Issue 39: one declaration (`ServerOptions`), one default each (`DEFAULTS`, which every reader takes its value
+    # from), and one line of the `Server` docstring's keyword arguments, which the API reference shows.
+    documented = re.findall(r"^    (\w+) \(", (inspect.getdoc(Server) or "").split("Keyword Args:")[1], re.MULTILINE)
+    assert len(documented) == len(set(documented))
+    assert set(documented) == set(ServerOptions.__optional_keys__) == set(DEFAULTS)
+
+
+def test_an_option_left_out_or_given_as_none_takes_its_documented_default() -> None:
+    server = Server("x", version=None, tool_timeout=None)
+    assert (server.version, server.registry.tool_timeout) == (DEFAULTS["version"], DEFAULTS["tool_timeout"])
+    plain = Server("x").registry
+    assert {option: getattr(plain, option) for option in ("shutdown_grace", "page_size", "ttl_ms")} == {
+        option: DEFAULTS[option] for option in ("shutdown_grace", "page_size", "ttl_ms")
+    }

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import toolkit
+from toolkit import Server
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -88,3 +89,44 @@ def test_the_client_options_are_exported_as_the_typed_dict_client_stdio_and_http
     assert [str(inspect.signature(f).parameters["options"].annotation) for f in takes] == ["Unpack[ClientOptions]"] * 3
     assert toolkit.ClientOptions.__module__ == "toolkit"
     assert {"protocol", "max_message_size", "roots"} <= toolkit.ClientOptions.__optional_keys__
+
+
+def test_a_server_s_public_attributes_are_the_documented_ones() -> None:
+    # Issue 39: `Server` holds the engine's `Registry` (`server.registry`) instead of being one, so that what a user
+    # sees of a server is what the API reference (docs/api.md) shows: these names, each with a docstring of its own.
+    import griffe
+
+    public = {name for name in dir(Server("x")) if not name.startswith("_")}
+    assert public == {
+        "abandoned_calls",
+        "add_tool",
+        "elicitation_complete",
+        "http_app",
+        "instructions",
+        "lifespan",
+        "lifespan_context",
+        "mount",
+        "name",
+        "registry",
+        "remove_tool",
+        "replace_tools",
+        "run",
+        "running",
+        "sealer",
+        "secret",
+        "serve",
+        "serve_stdio",
+        "share_secret",
+        "telemetry",
+        "title",
+        "tool",
+        "tools",
+        "version",
+    }
+    members = griffe.load("toolkit._server")["Server"].all_members
+
+    def documented(name: str) -> bool:
+        docstring = members[name].docstring
+        return docstring is not None and bool(docstring.value.strip())
+
+    assert {name for name in public if not documented(name)} == set()

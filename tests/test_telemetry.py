@@ -441,7 +441,7 @@ def test_tooltester_collects_the_spans_of_each_call(protocol: Literal["handshake
         assert (served.attributes or {})["error.type"] == "tool_error"
         assert tester.call("fails").is_error
         assert len(tester.spans) == 2  # the last call's only
-    assert server.tracer_provider is None  # the server's own again
+    assert server.registry.tracer_provider is None  # the server's own again
 
 
 def test_every_name_toolkit_writes_is_the_conventions_own() -> None:

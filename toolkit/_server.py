@@ -1,8 +1,9 @@
 """Server: the public facade of a server: its options, registering tools, and the ways to serve it (a transport,
 stdio, HTTP, a process).
 
-Its state lives in the `Registry` it is (`toolkit._engine.registry`), which is all the engine below sees; HTTP is
-imported inside the methods that serve it, as this module sits above `toolkit._http`.
+Its state lives in the `Registry` it holds (`Server.registry`, `toolkit._engine.registry`), which is all the engine
+and HTTP below see; its public attributes are the ones documented here. HTTP is imported inside the methods that
+serve it, as this module sits above `toolkit._http`.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ from toolkit._call.threads import running_calls
 from toolkit._definition.options import with_defaults
 from toolkit._definition.tool import Tool, ToolOptions, caller_locals, check_bound
 from toolkit._engine.connection import Connection
-from toolkit._engine.registry import Registry, ServerOptions
+from toolkit._engine.options import ServerOptions
+from toolkit._engine.registry import Registry
 from toolkit._errors import StartupError
 from toolkit._transports.base import Transport
 from toolkit._transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
+    from toolkit._engine.telemetry import Telemetry
     from toolkit._gateway.mount import MountOptions, UpstreamTarget
     from toolkit._http.app import HttpApp, HttpOptions
+    from toolkit._seal import Sealer, SecretOption
 
 __all__ = ["Lifespan", "Server", "definitions_only", "run_main", "serve_process"]
 
@@ -68,7 +72,7 @@ async def definitions_only(server: Server) -> AsyncIterator[None]:
     yield
 
 
-class Server(Registry):
+class Server:
     """An MCP server: tools, plus what it tells clients about itself.
 
     One `Server` serves any number of connections at once, over any [`Transport`][toolkit.Transport]; each
@@ -192,9 +196,138 @@ class Server(Registry):
         lifespan: Lifespan | None = None,
         **options: Unpack[ServerOptions],
     ) -> None:
-        super().__init__(name, lifespan, options)
+        self.registry = Registry(name, lifespan, options, owner=self)
+        """The engine's view of this server: its options as read once, its tools and the payloads prepared from them,
+        its connections. What toolkit's own layers read (the HTTP app, the command line, the testing tools); an
+        application needs only what `Server` documents."""
         for t in tools:
             self.add_tool(t)
+
+    # -- what it is ----------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The server's name (its `serverInfo.name`)."""
+        return self.registry.name
+
+    @property
+    def version(self) -> str:
+        """The server's version (its `serverInfo.version`; `"0.0.0"` when none was given)."""
+        return self.registry.version
+
+    @property
+    def title(self) -> str | None:
+        """The server's human-readable name, if one was given."""
+        return self.registry.title
+
+    @property
+    def instructions(self) -> str | None:
+        """What the server tells the model about using it, if anything."""
+        return self.registry.instructions
+
+    @property
+    def tools(self) -> Mapping[str, Tool[Any, Any]]:
+        """The tools served, by name, in registration order: a read-only view (change them with
+        [`add_tool`][toolkit.Server.add_tool], [`remove_tool`][toolkit.Server.remove_tool],
+        [`replace_tools`][toolkit.Server.replace_tools])."""
+        return self.registry.tools
+
+    @property
+    def lifespan(self) -> Lifespan | None:
+        """The server's lifespan (`None`: none); one assigned here is the one the next start runs."""
+        return self.registry.lifespan
+
+    @lifespan.setter
+    def lifespan(self, lifespan: Lifespan | None) -> None:
+        self.registry.lifespan = lifespan
+
+    @property
+    def abandoned_calls(self) -> int:
+        """Sync tool calls abandoned on their worker thread after a timeout (a thread cannot be stopped), since the
+        server was made: see [timeouts](middleware.md#timeouts)."""
+        return self.registry.abandoned_calls
+
+    @property
+    def telemetry(self) -> Telemetry | None:
+        """The OpenTelemetry in use (`None`: off), worked out whenever the server starts running: see
+        [observability](observability.md)."""
+        return self.registry.telemetry
+
+    @property
+    def sealer(self) -> Sealer:
+        """Signs and verifies the `requestState` of 2026-07-28 multi-round calls, with the key of `secret=` (or of
+        [`share_secret`][toolkit.Server.share_secret])."""
+        return self.registry.sealer
+
+    @property
+    def secret(self) -> tuple[bytes, ...] | None:
+        """The shared secret(s) of `secret=` (also given by `http_app(secret=...)`); `None`: a key of this process."""
+        return self.registry.secret
+
+    def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
+        """The one secret this server's workers share, checked: `secret`, else the `Server(secret=...)` (`None`
+        when neither was given: each process then signs with a random key of its own).
+
+        `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
+        (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
+        server made with a secret of its own keeps it for its requestState.
+
+        Raises:
+            ValueError: a secret shorter than 32 bytes.
+        """
+        return self.registry.share_secret(secret)
+
+    def elicitation_complete(self, elicitation_id: str) -> bool:
+        """Tell the client that asked for a URL-mode elicitation that its out-of-band flow is complete.
+
+        Sends `notifications/elicitation/complete` to that client only (client/elicitation: "**MUST** only send the
+        notification to the client that initiated the elicitation request"), which may then retry what needed it.
+        Safe to call from any thread, such as a web handler's. 2025-11-25 only: 2026-07-28 has no such
+        notification (its clients retry, and the tool checks again).
+
+        Args:
+            elicitation_id: The id, from `ElicitResult.elicitation_id`.
+
+        Returns:
+            Whether a connection was waiting for it (False for an unknown id, a closed connection, or a repeat).
+        """
+        return self.registry.elicitation_complete(elicitation_id)
+
+    # -- its lifespan --------------------------------------------------------------------------------
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded (`None` without a lifespan), while the server is running.
+
+        Raises:
+            RuntimeError: the server is not running.
+        """
+        return self.registry.lifespan_context
+
+    def running(self, *, lifespan: Lifespan | None = None) -> AbstractAsyncContextManager[Any]:
+        """Run the server's lifespan around the block, or join it if it already runs; yield its value.
+
+        The entry point every way of serving goes through: [`serve`][toolkit.Server.serve] (so stdio and
+        [`run`][toolkit.Server.run]), [`Client(server)`][toolkit.Client] and the testing tools enter it, and an
+        HTTP server would enter it once per worker, at ASGI lifespan startup. Blocks that overlap share one
+        lifespan: the first to enter starts it, the last to leave shuts it down (after its connections have
+        sent their last replies). A server that accepts many connections (over TCP, say) enters it once around
+        its accept loop, so that the lifespan starts before the first client and is not restarted when the
+        connections come and go. A lifespan that holds task-bound objects (an anyio task group, a cancel scope)
+        must be left by the task that entered it: nested blocks do that; overlapping ones may not.
+
+        Shutdown runs the code after the lifespan's `yield` whatever ended the block (end of input,
+        cancellation, an error), shielded from cancellation; an exception it raises is logged (logger
+        `toolkit`), not raised.
+
+        Args:
+            lifespan: Run this lifespan instead of the server's own (a fake in a test, for example).
+
+        Raises:
+            StartupError: the lifespan failed to start; nothing is served.
+            RuntimeError: `lifespan` was given while the server runs another one.
+        """
+        return self.registry.running(lifespan=lifespan)
 
     # -- tools ---------------------------------------------------------------------------------------
 
@@ -208,7 +341,7 @@ class Server(Registry):
                 and a different page.
         """
         self._check_new(tool, self.tools)
-        self.put_tool(tool)
+        self.registry.put_tool(tool)
 
     def replace_tools(self, tools: Iterable[Tool[Any, Any]]) -> bool:
         """Serve `tools`, in this order, instead of the tools served now, all at once.
@@ -231,7 +364,7 @@ class Server(Registry):
             new[tool.name] = tool
         old = self.tools
         changed = list(old) != list(new) or any(_listed(old[name]) != _listed(new[name]) for name in new)
-        self.set_tools(new, announce=changed)
+        self.registry.set_tools(new, announce=changed)
         return changed
 
     def _check_new(self, tool: Tool[Any, Any], tools: Mapping[str, Tool[Any, Any]]) -> None:
@@ -242,10 +375,11 @@ class Server(Registry):
         if tool.name in tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         _check_page(tool, tools)
-        if self.search is not None and tool.name in self.search.names:
+        search, profile = self.registry.search, self.registry.schema_profile
+        if search is not None and tool.name in search.names:
             raise ValueError(f"a tool may not be named {tool.name!r}: tool_search serves a tool of that name")
-        if self.schema_profile is not None:
-            tool.adapted(self.schema_profile)  # prepared now, not on the first tools/list or call
+        if profile is not None:
+            tool.adapted(profile)  # prepared now, not on the first tools/list or call
 
     def remove_tool(self, name: str) -> Tool[Any, Any]:
         """Stop serving the tool called `name` and return it; connected clients are told the list changed.
@@ -255,7 +389,7 @@ class Server(Registry):
         """
         tools = dict(self.tools)
         tool = tools.pop(name)
-        self.set_tools(tools)
+        self.registry.set_tools(tools)
         return tool
 
     @overload
@@ -324,7 +458,7 @@ class Server(Registry):
         """
         from toolkit._gateway.mount import Mount  # deferred: most servers mount nothing, and it loads the client
 
-        self.add_mount(Mount(self, upstream, options))
+        self.registry.add_mount(Mount(self.registry, upstream, options))
 
     # -- serving -------------------------------------------------------------------------------------
 
@@ -336,7 +470,7 @@ class Server(Registry):
         Raises:
             StartupError: the lifespan failed to start; nothing was read from the transport.
         """
-        await self._serve(Connection(self, transport))
+        await self._serve(Connection(self.registry, transport))
 
     async def _serve(self, connection: Connection) -> None:
         transport = connection.transport
@@ -351,8 +485,8 @@ class Server(Registry):
     async def _serve_stdio_until_terminated(self, watch: bool) -> None:
         """`serve_stdio`, stopped gracefully by SIGTERM; a failed startup comes out as is, not in a group."""
         failed: StartupError | None = None
-        transport = _Stoppable(StdioTransport(max_message_size=self.max_message_size))
-        connection = Connection(self, transport)
+        transport = _Stoppable(StdioTransport(max_message_size=self.registry.max_message_size))
+        connection = Connection(self.registry, transport)
         async with anyio.create_task_group() as tg:
             if watch:
                 tg.start_soon(_stop_on_sigterm, connection, transport, tg)
@@ -366,7 +500,7 @@ class Server(Registry):
 
     async def serve_stdio(self) -> None:
         """Serve MCP's stdio transport until stdin closes."""
-        await self.serve(StdioTransport(max_message_size=self.max_message_size))
+        await self.serve(StdioTransport(max_message_size=self.registry.max_message_size))
 
     def http_app(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> HttpApp:
         """This server as a plain ASGI application: MCP Streamable HTTP at `path`, both protocol eras.
@@ -378,7 +512,7 @@ class Server(Registry):
         """
         from toolkit._http.app import HttpApp
 
-        return HttpApp(self, path, **options)
+        return HttpApp(self.registry, path, **options)
 
     def run(
         self,

@@ -129,7 +129,7 @@ def test_two_different_pages_at_one_uri_are_refused_and_one_page_may_serve_two_t
     with pytest.raises(ValueError, match="ui://demo/page is already the URI of another page"):
         server.add_tool(page_tool(UI("ui://demo/page", "<p>two</p>"), "c"))  # type: ignore[arg-type]
 
-    assert list(server.uis) == ["ui://demo/page"]
+    assert list(server.registry.uis) == ["ui://demo/page"]
 
 
 def test_the_app_sdk_tag_puts_the_vendored_bundle_inline() -> None:

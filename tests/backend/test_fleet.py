@@ -362,7 +362,7 @@ async def test_a_tool_list_change_on_one_worker_reaches_the_listeners_on_either(
         Client.http(f"{BASE}/mcp", http_client=http, protocol=protocol, on_tools_changed=on_changed) as client,
     ):
         with anyio.fail_after(wire.TIMEOUT):  # the client opens its stream in a task of its own
-            while not any(app.server.connections for app in balancer.apps):  # noqa: ASYNC110 - a bounded wait on the stream
+            while not any(app.registry.connections for app in balancer.apps):  # noqa: ASYNC110 - a bounded wait on the stream
                 await anyio.sleep(0.01)
         for number, app in enumerate(balancer.apps):  # the GET stream is on one of them: one change is on the other
             changed = anyio.Event()

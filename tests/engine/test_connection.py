@@ -94,7 +94,7 @@ async def served(
 ) -> AsyncIterator[tuple[Connection, Raw, Recording | None]]:
     mine, theirs = MemoryTransport.pair()
     transport = Recording(theirs) if recording else theirs
-    connection = Connection(server, transport, session=session)
+    connection = Connection(server.registry, transport, session=session)
     async with server.running(), anyio.create_task_group() as tg:
         tg.start_soon(connection.run)
         yield connection, Raw(mine), transport if isinstance(transport, Recording) else None
@@ -115,7 +115,7 @@ INITIALIZE: dict[str, Any] = {
 async def test_the_server_pings_the_client_and_the_toolkit_client_answers(version: str) -> None:
     # 2026-07-28 has no ping: the handshake era only.
     mine, theirs = MemoryTransport.pair()
-    connection = Connection(Server("pinger"), theirs)
+    connection = Connection(Server("pinger").registry, theirs)
     async with anyio.create_task_group() as tg:
         tg.start_soon(connection.run)
         async with Client(mine, protocol="handshake") as client:
@@ -132,7 +132,7 @@ async def test_the_server_pings_the_client_and_the_toolkit_client_answers(versio
 
 async def test_a_client_error_answer_fails_the_request_with_its_code() -> None:
     mine, theirs = MemoryTransport.pair()
-    connection = Connection(Server("asker"), theirs)
+    connection = Connection(Server("asker").registry, theirs)
     async with anyio.create_task_group() as tg:
         tg.start_soon(connection.run)
         async with Client(mine, protocol="handshake") as client:
@@ -189,7 +189,7 @@ async def test_cancelling_the_waiting_call_sends_notifications_cancelled_for_its
 
 async def test_end_of_input_fails_every_pending_request_and_every_later_one() -> None:
     mine, theirs = MemoryTransport.pair()
-    connection = Connection(Server("eof"), theirs)
+    connection = Connection(Server("eof").registry, theirs)
     failures: list[BaseException] = []
 
     async def ask() -> None:

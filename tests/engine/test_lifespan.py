@@ -22,6 +22,7 @@ import pytest
 import wire
 
 from toolkit import Client, Context, MemoryTransport, Server, StartupError, tool
+from toolkit._engine.registry import Registry
 from toolkit.testing import ToolTester
 
 pytestmark = pytest.mark.anyio
@@ -161,6 +162,21 @@ async def test_the_state_is_readable_on_the_server_only_while_it_runs() -> None:
         assert server.lifespan_context is state
     with pytest.raises(RuntimeError, match="not running"):
         server.lifespan_context
+
+
+async def test_the_lifespan_is_called_with_the_server_and_a_registry_served_alone_with_itself() -> None:
+    # Issue 39: a `Server` holds the engine's `Registry` (it is not one); its lifespan still gets the `Server`.
+    called_with: list[Any] = []
+
+    @asynccontextmanager
+    async def lifespan(server: Any) -> AsyncIterator[None]:
+        called_with.append(server)
+        yield
+
+    server = Server("held", lifespan=lifespan)
+    alone = Registry("alone", lifespan, {})
+    async with server.running(), alone.running():
+        assert called_with == [server, alone]
 
 
 # -- startup and shutdown order -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ async def test_a_mounted_call_is_one_trace_across_the_gateway_and_the_upstream()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     upstream = gateway_upstream()
-    upstream.tracer_provider = provider  # the upstream, in memory, reports to the same exporter
+    upstream.registry.tracer_provider = provider  # the upstream, in memory, reports to the same exporter
     gateway = Server("gateway", tracer_provider=provider)
     gateway.mount(upstream, prefix="up")
     async with Client(gateway) as client:

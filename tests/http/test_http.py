@@ -734,14 +734,17 @@ async def test_notifications_cancelled_cancels_a_call_of_the_session(kind: str) 
 
 async def test_the_asgi_lifespan_runs_the_servers_lifespan() -> None:
     events: list[str] = []
+    called_with: list[Server] = []
 
     @asynccontextmanager
     async def lifespan(server: Server) -> AsyncIterator[str]:
+        called_with.append(server)
         events.append("start")
         yield "state"
         events.append("stop")
 
-    app = Server("life", lifespan=lifespan).http_app()
+    server = Server("life", lifespan=lifespan)
+    app = server.http_app()
     to_app, from_test = anyio.create_memory_object_stream[dict[str, Any]](4)
     to_test, from_app = anyio.create_memory_object_stream[Any](4)
 
@@ -757,6 +760,25 @@ async def test_the_asgi_lifespan_runs_the_servers_lifespan() -> None:
             await to_app.send({"type": "lifespan.shutdown"})
             assert (await from_app.receive())["type"] == "lifespan.shutdown.complete"
     assert events == ["start", "stop"]
+    assert called_with == [server]  # the Server itself, not the engine's registry it holds
+
+
+async def test_the_apps_server_is_the_server_whose_tools_it_serves() -> None:
+    # `app.server` is the `Server` facade (tools are added there); `app.registry` is what HTTP serves of it.
+    server = Server("grows")
+    app = server.http_app()
+    assert (app.server, app.registry) == (server, server.registry)
+    app.server.add_tool(tool(name="late")(_late))
+    async with http_client(app) as client:
+        message = modern_message("tools/list")
+        response, [reply] = await post(client, message, modern_headers(message))
+    assert response.status_code == 200
+    assert [t["name"] for t in reply["result"]["tools"]] == ["late"]
+
+
+def _late() -> str:
+    """Added to a server after its HTTP app was made."""
+    return "late"
 
 
 @pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
@@ -955,7 +977,7 @@ async def test_a_tool_hidden_from_a_caller_is_refused_as_unknown_not_named_by_it
         )
 
     server = auth_server()
-    server.tool_filter = admins_only
+    server.registry.tool_filter = admins_only
     verifier = StaticTokenVerifier(
         {ALICE: Identity("alice", frozenset({"tools"})), BOB: Identity("bob", frozenset({"tools", "admin"}))}
     )

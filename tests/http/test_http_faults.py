@@ -84,7 +84,7 @@ async def test_hundreds_of_concurrent_calls_in_both_eras_get_exact_answers() -> 
             await anyio.wait_all_tasks_blocked()
     assert {i: a["result"]["content"][0]["text"] for i, a in answers.items()} == {i: str(i + 1) for i in range(400)}
     assert all(a["id"] == i for i, a in answers.items())
-    assert not server.connections
+    assert not server.registry.connections
 
 
 async def test_clients_that_leave_mid_stream_leave_nothing_behind_and_the_server_serves_on() -> None:
@@ -119,7 +119,7 @@ async def test_clients_that_leave_mid_stream_leave_nothing_behind_and_the_server
             # 2026-07-28 calls were cancelled; 2025-11-25 ones ran to their end, unheard (the spec: not a cancel).
             await finished.all.wait()
             await anyio.wait_all_tasks_blocked()
-        assert not server.connections
+        assert not server.registry.connections
         message = modern_message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
         _, [reply] = await post(client, message, modern_headers(message))
     assert reply["result"]["content"] == [{"type": "text", "text": "2"}]

@@ -131,7 +131,7 @@ def rss_kib() -> int:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the server's memory is the subject: one backend
 async def test_a_thousand_tasks_in_flight_leave_memory_flat_once_expired() -> None:
     server = tasks_server.build(max_tasks_per_caller=10_000, max_tasks=10_000)
-    store = server.tasks.store
+    store = server.registry.tasks.store
     sizes = []
     async with wire.memory(server) as peer:
         for _ in range(3):

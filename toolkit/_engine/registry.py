@@ -1,9 +1,11 @@
 """Registry: a server as the engine sees it: its options, its tools, the payloads prepared from them, the connections
 running for it, and its lifespan.
 
-The `Server` facade (`toolkit._server`) is a `Registry` with the public ways in (registering tools, serving over a
-transport, HTTP, a process); everything below it (the connection, the HTTP app) takes a `Registry` and never imports
-the facade. State kept here lives and dies with its server: no module global is keyed by a server.
+The `Server` facade (`toolkit._server`) holds a `Registry` (`Server.registry`) and adds the public ways in (registering
+tools, serving over a transport, HTTP, a process); everything below it (the connection, the HTTP app) takes the
+`Registry` and never imports the facade, which it knows only as the `owner` the lifespan is called with. A `Registry`
+also serves alone (`owner` is then itself). Its options are declared, defaulted and checked in `options.py`. State
+kept here lives and dies with its server: no module global is keyed by a server.
 """
 
 from __future__ import annotations
@@ -11,40 +13,32 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from toolkit._asking.around import QuestionMiddleware
-from toolkit._asking.asking import ConfirmFallback
 from toolkit._asking.mrtr import PURPOSE as REQUEST_STATE_PURPOSE
 from toolkit._backend.base import serve_app
-from toolkit._definition.middleware import Middleware, ToolFilter, middleware_problems
-from toolkit._definition.options import limit_problems
-from toolkit._errors import StartupError, refuse_unknown_options
+from toolkit._errors import StartupError
 from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import shape_implementation, shape_tool
 from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
-from toolkit._transports.base import DEFAULT_MAX_MESSAGE_SIZE
 
-from .tasks import TaskOptions, Tasks
+from .options import ServerOptions, resolve
+from .tasks import Tasks
 from .telemetry import Telemetry, find
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
-    from toolkit._backend.base import Backend
     from toolkit._definition.tool import Tool
     from toolkit._definition.ui import UI
 
     from .search import Search, ToolSearch
 
-__all__ = ["AnyLifespan", "Mounted", "Registry", "Running", "ServerOptions"]
+__all__ = ["AnyLifespan", "Mounted", "Registry", "Running"]
 
 AnyLifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """A lifespan factory, called with the server that runs it (`toolkit.Lifespan` names the server's type)."""
@@ -70,71 +64,34 @@ class Mounted(Protocol):
         ...
 
 
-class ServerOptions(TaskOptions, total=False):
-    """The options of `Server(name, ...)`, declared once (each is documented on [`Server`][toolkit.Server])."""
-
-    version: str | None
-    title: str | None
-    description: str | None
-    icons: Sequence[Icon | Mapping[str, Any]] | None
-    website_url: str | None
-    instructions: str | None
-    page_size: int | None
-    show_error_details: bool
-    max_message_size: int
-    max_concurrent_requests: int
-    max_queued_messages: int
-    max_queued_bytes: int
-    tool_timeout: float | None
-    shutdown_grace: float
-    ttl_ms: int
-    cache_scope: Literal["public", "private"]
-    schema_profile: str | None
-    confirm_fallback: ConfirmFallback
-    client_request_timeout: float | None
-    secret: SecretOption
-    request_state_ttl: float
-    strict_arguments: bool
-    middleware: Sequence[Middleware]
-    tool_middleware: Sequence[Middleware]
-    question_middleware: Sequence[QuestionMiddleware]
-    tool_filter: ToolFilter | None
-    max_result_bytes: int | None
-    tracer_provider: TracerProvider | None
-    meter_provider: MeterProvider | None
-    backend: Backend | None
-    tool_search: bool | ToolSearch | None
-
-
 class Registry:
     """A server's state, as every connection of it reads it (see the module docstring)."""
 
-    def __init__(self, name: str, lifespan: AnyLifespan | None, options: ServerOptions) -> None:
-        refuse_unknown_options("Server", options, ServerOptions.__optional_keys__)
+    def __init__(self, name: str, lifespan: AnyLifespan | None, options: ServerOptions, *, owner: Any = None) -> None:
+        options = resolve(options)
+        self.owner: Any = self if owner is None else owner
+        """The server as its user holds it (the `Server` facade; this registry when it is used alone): what the
+        lifespan is called with."""
         self.name = name
-        self.version = options.get("version") or "0.0.0"
-        self.title = options.get("title")
-        self.instructions = options.get("instructions")
+        self.info = _implementation(name, options)
+        """The server's `serverInfo` (its name, version, title, description, icons and website)."""
+        self.version = self.info.version
+        self.title = options["title"]
+        self.instructions = options["instructions"]
         self._limits(options)
-        self.ttl_ms = options.get("ttl_ms", 0)
-        self.cache_scope: Literal["public", "private"] = options.get("cache_scope", "public")
-        self.schema_profile: str | None = None
-        profile = options.get("schema_profile")
-        if profile is not None:
-            from toolkit._profiles.profiles import get_profile  # deferred: most servers serve no profile
-
-            self.schema_profile = get_profile(profile).name
-        self.show_error_details = options.get("show_error_details", False)
-        self.strict_arguments = options.get("strict_arguments", False)
+        self.ttl_ms = options["ttl_ms"]
+        self.cache_scope = options["cache_scope"]
+        self.schema_profile = _profile(options["schema_profile"])
+        self.show_error_details = options["show_error_details"]
+        self.strict_arguments = options["strict_arguments"]
         self._asking(options)
         self._middleware(options)
-        self.info = _implementation(name, self.version, options)
         # OpenTelemetry (telemetry.py): the providers given, and the telemetry in use, None while it is off. Worked
         # out again whenever the server starts running (the global provider may have been set since), never per call.
-        self.tracer_provider = options.get("tracer_provider")
+        self.tracer_provider = options["tracer_provider"]
         """The tracer provider given (`None`: OpenTelemetry's global one, if configured); read when the server starts
         running."""
-        self.meter_provider = options.get("meter_provider")
+        self.meter_provider = options["meter_provider"]
         """The meter provider given, likewise."""
         self.telemetry: Telemetry | None = find(self.tracer_provider, self.meter_provider)
         self._tools: dict[str, Tool[Any, Any]] = {}
@@ -158,9 +115,9 @@ class Registry:
         self._mounts_cm: contextlib.AsyncExitStack | None = None
         self.tasks = Tasks(self, options)
         """The server's tasks (`task=` tools): their store, and those running in this process."""
-        serve_app(options.get("backend"), name)  # the default prefix of a shared backend is this app's
-        self.tasks.share(options.get("backend"))  # a backend that keeps tasks too: every worker sees every task
-        self.search: Search | None = self._search(options)
+        serve_app(self.backend, name)  # the default prefix of a shared backend is this app's
+        self.tasks.share(self.backend)  # a backend that keeps tasks too: every worker sees every task
+        self.search: Search | None = self._search(options["tool_search"])
         """The tool search (`tool_search=`): `tools/list` lists the pinned tools and its two; None: off."""
         # The one running lifespan of this server: its value, its context manager, the factory it came from,
         # how many `running()` blocks use it, and an event set when a startup or shutdown in progress ends.
@@ -170,8 +127,7 @@ class Registry:
         self._users = 0
         self._changing: anyio.Event | None = None
 
-    def _search(self, options: ServerOptions) -> Search | None:
-        tool_search = options.get("tool_search")
+    def _search(self, tool_search: bool | ToolSearch | None) -> Search | None:
         if tool_search is None or tool_search is False:
             return None
         from .search import Search, search_option  # deferred: most servers list every tool
@@ -180,37 +136,25 @@ class Registry:
         return Search(self, option) if option is not None else None
 
     def _limits(self, options: ServerOptions) -> None:
-        page_size = options.get("page_size")
-        if page_size is not None and page_size < 1:
-            raise ValueError("page_size must be at least 1")
-        self.page_size = page_size
-        self.max_message_size = options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE)
-        self.max_concurrent_requests = options.get("max_concurrent_requests", 1000)
-        self.max_queued_messages = options.get("max_queued_messages", 10_000)
-        self.max_queued_bytes = options.get("max_queued_bytes", 64 * 1024 * 1024)
-        if self.max_queued_messages < 1 or self.max_queued_bytes < 1:
-            raise ValueError("max_queued_messages and max_queued_bytes must be at least 1")
-        self.tool_timeout = options.get("tool_timeout")
-        self.shutdown_grace = options.get("shutdown_grace", 5.0)
+        """The bounds of what a connection holds and how long a call runs (checked by `resolve`)."""
+        self.page_size = options["page_size"]
+        self.max_message_size = options["max_message_size"]
+        self.max_concurrent_requests = options["max_concurrent_requests"]
+        self.max_queued_messages = options["max_queued_messages"]
+        self.max_queued_bytes = options["max_queued_bytes"]
+        self.tool_timeout = options["tool_timeout"]
+        self.shutdown_grace = options["shutdown_grace"]
 
     def _asking(self, options: ServerOptions) -> None:
-        confirm_fallback = options.get("confirm_fallback", "auto")
-        if confirm_fallback not in ("auto", "refuse", "run"):
-            raise ValueError("confirm_fallback must be 'auto', 'refuse' or 'run'")
-        self.confirm_fallback: ConfirmFallback = confirm_fallback
-        self.client_request_timeout = options.get("client_request_timeout")
-        self.backend = options.get("backend")
-        if self.backend is not None:
-            from toolkit._backend.base import Backend  # deferred: most servers have none
-
-            if not isinstance(self.backend, Backend):
-                raise TypeError(f"backend= takes a Backend (MemoryBackend, RedisBackend), got {self.backend!r}")
+        self.confirm_fallback = options["confirm_fallback"]
+        self.client_request_timeout = options["client_request_timeout"]
+        self.backend = options["backend"]
         """The state the workers serving this server share (`Server(backend=...)`); None: this process only."""
         self.tools_told: list[Callable[[], None]] = []
         """Called when the tool list changes, beside this process's connections (an HTTP app with a backend tells
         the other workers)."""
-        self.request_state_ttl = options.get("request_state_ttl", 900.0)
-        secret = options.get("secret")
+        self.request_state_ttl = options["request_state_ttl"]
+        secret = options["secret"]
         keys = secret_keys(secret)
         self.sealer = Sealer(keys, REQUEST_STATE_PURPOSE)
         """Signs and verifies the requestState of 2026-07-28 multi-round calls."""
@@ -221,21 +165,13 @@ class Registry:
         self._elicitations: weakref.WeakValueDictionary[str, Running] = weakref.WeakValueDictionary()
 
     def _middleware(self, options: ServerOptions) -> None:
-        """The middleware options (docs/middleware.md), checked; `wraps_tools` says whether a call goes through
-        any of them (the connection's one test on the path of a server without)."""
-        problems = [
-            *middleware_problems(options.get("middleware"), "middleware"),
-            *middleware_problems(options.get("tool_middleware"), "tool_middleware"),
-            *middleware_problems(options.get("question_middleware"), "question_middleware"),
-            *limit_problems(self.tool_timeout, options.get("max_result_bytes"), "server "),
-        ]
-        if problems:
-            raise ValueError("; ".join(problems))
-        self.middleware = tuple(options.get("middleware") or ())
-        self.tool_middleware = tuple(options.get("tool_middleware") or ())
-        self.question_middleware = tuple(options.get("question_middleware") or ())
-        self.tool_filter = options.get("tool_filter")
-        self.max_result_bytes = options.get("max_result_bytes")
+        """The middleware options (docs/middleware.md, checked by `resolve`); `wraps_tools` says whether a call goes
+        through any of them (the connection's one test on the path of a server without)."""
+        self.middleware = tuple(options["middleware"] or ())
+        self.tool_middleware = tuple(options["tool_middleware"] or ())
+        self.question_middleware = tuple(options["question_middleware"] or ())
+        self.tool_filter = options["tool_filter"]
+        self.max_result_bytes = options["max_result_bytes"]
         limited = self.tool_timeout is not None or self.max_result_bytes is not None
         self.wraps_tools = bool(self.tool_middleware) or limited
         self.abandoned_calls = 0
@@ -321,12 +257,7 @@ class Registry:
     # -- secrets and URL elicitations -----------------------------------------------------------------
 
     def share_secret(self, secret: SecretOption) -> tuple[bytes, ...] | None:
-        """The one secret this server's workers share, checked: `secret`, else the `Server(secret=...)` (`None`
-        when neither was given: each process then signs with a random key of its own).
-
-        `http_app(secret=...)` calls it, so that one secret signs both what the workers must trust from each other
-        (session ids, the requestState of 2026-07-28 multi-round calls); each use derives its own key from it. A
-        server made with a secret of its own keeps it for its requestState.
+        """The one secret this server's workers share, checked (`Server.share_secret`, which `http_app` calls).
 
         Raises:
             ValueError: a secret shorter than 32 bytes.
@@ -346,19 +277,8 @@ class Registry:
         self._elicitations[elicitation_id] = connection
 
     def elicitation_complete(self, elicitation_id: str) -> bool:
-        """Tell the client that asked for a URL-mode elicitation that its out-of-band flow is complete.
-
-        Sends `notifications/elicitation/complete` to that client only (client/elicitation: "**MUST** only send the
-        notification to the client that initiated the elicitation request"), which may then retry what needed it.
-        Safe to call from any thread, such as a web handler's. 2025-11-25 only: 2026-07-28 has no such
-        notification (its clients retry, and the tool checks again).
-
-        Args:
-            elicitation_id: The id, from `ElicitResult.elicitation_id`.
-
-        Returns:
-            Whether a connection was waiting for it (False for an unknown id, a closed connection, or a repeat).
-        """
+        """Tell the client that sent the URL-mode elicitation `elicitation_id` that its flow is complete
+        (`Server.elicitation_complete`, from any thread): whether a connection was waiting for it."""
         connection = self._elicitations.pop(elicitation_id, None)
         if connection is None:
             return False
@@ -369,7 +289,7 @@ class Registry:
 
     @property
     def lifespan_context(self) -> Any:
-        """What the lifespan yielded (`None` without a lifespan), while the server is running.
+        """What the lifespan yielded (`Server.lifespan_context`).
 
         Raises:
             RuntimeError: the server is not running.
@@ -380,23 +300,8 @@ class Registry:
 
     @contextlib.asynccontextmanager
     async def running(self, *, lifespan: AnyLifespan | None = None) -> AsyncIterator[Any]:
-        """Run the server's lifespan around the block, or join it if it already runs; yield its value.
-
-        The entry point every way of serving goes through: [`serve`][toolkit.Server.serve] (so stdio and
-        [`run`][toolkit.Server.run]), [`Client(server)`][toolkit.Client] and the testing tools enter it, and an
-        HTTP server would enter it once per worker, at ASGI lifespan startup. Blocks that overlap share one
-        lifespan: the first to enter starts it, the last to leave shuts it down (after its connections have
-        sent their last replies). A server that accepts many connections (over TCP, say) enters it once around
-        its accept loop, so that the lifespan starts before the first client and is not restarted when the
-        connections come and go. A lifespan that holds task-bound objects (an anyio task group, a cancel scope)
-        must be left by the task that entered it: nested blocks do that; overlapping ones may not.
-
-        Shutdown runs the code after the lifespan's `yield` whatever ended the block (end of input,
-        cancellation, an error), shielded from cancellation; an exception it raises is logged (logger
-        `toolkit`), not raised.
-
-        Args:
-            lifespan: Run this lifespan instead of the server's own (a fake in a test, for example).
+        """Run the server's lifespan around the block, or join it if it already runs; yield its value
+        (`Server.running` says how blocks share it).
 
         Raises:
             StartupError: the lifespan failed to start; nothing is served.
@@ -420,7 +325,7 @@ class Registry:
     async def _start(self, factory: AnyLifespan | None) -> None:
         changing = self._changing = anyio.Event()
         try:
-            cm = factory(self) if factory is not None else None
+            cm = factory(self.owner) if factory is not None else None
             state = await cm.__aenter__() if cm is not None else None
             if self.mounts:
                 self._mounts_cm = await self._connect_mounts(cm)
@@ -468,15 +373,30 @@ class Registry:
             changing.set()
 
 
-def _implementation(name: str, version: str, options: ServerOptions) -> Implementation:
-    icons = options.get("icons")
+def _implementation(name: str, options: ServerOptions) -> Implementation:
+    version = options["version"]
+    assert version, "resolve() gives every server a version"
+    icons = options["icons"]
     return Implementation(
         name=name,
         version=version,
-        title=options.get("title"),
-        description=options.get("description"),
-        website_url=options.get("website_url"),
+        title=options["title"],
+        description=options["description"],
+        website_url=options["website_url"],
         icons=[icon if isinstance(icon, Icon) else Icon.model_validate(icon) for icon in icons]
         if icons is not None
         else None,
     )
+
+
+def _profile(name: str | None) -> str | None:
+    """The schema profile every tool is served adapted to (`schema_profile=`), by its canonical name; None: none.
+
+    Raises:
+        ValueError: no profile has that name.
+    """
+    if name is None:
+        return None
+    from toolkit._profiles.profiles import get_profile  # deferred: most servers serve no profile
+
+    return get_profile(name).name

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import anyio.abc
@@ -51,9 +51,10 @@ from .running import CallHost, Invocation, run_call
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
 
+    from .options import TaskOptions
     from .session import SessionState
 
-__all__ = ["EXTENSION", "RELATED_TASK_KEY", "TaskOptions", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
+__all__ = ["EXTENSION", "RELATED_TASK_KEY", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
 
 logger = logging.getLogger("toolkit")
 _tool_logger = logging.getLogger("toolkit.tools")  # what a task's tool logs (`ctx.log`)
@@ -67,19 +68,6 @@ MAX_WATCHED = 1000
 """Task ids one `subscriptions/listen` may name (duplicates counted once): each is read from the store every poll
 interval while it runs."""
 _FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
-
-
-class TaskOptions(TypedDict, total=False):
-    """The task options of `Server(...)` (documented on [`Server`][toolkit.Server])."""
-
-    task_store: TaskStore | None
-    task_ttl: float
-    max_task_ttl: float
-    task_poll_interval: float
-    max_tasks_per_caller: int
-    max_tasks: int
-    max_task_result_bytes: int
-    task_lease: float
 
 
 class TaskServer(AskingServer, CallHost, Protocol):
@@ -267,21 +255,21 @@ class Tasks:
 
     Args:
         server: The server.
-        options: Its task options (`TaskOptions`).
+        options: Its task options, each one given (`TaskOptions`, defaulted by `toolkit._engine.options`).
     """
 
     def __init__(self, server: TaskServer, options: TaskOptions) -> None:
         self.server = server
-        store = options.get("task_store")
+        store = options["task_store"]
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self._chosen = store is not None  # given (`task_store=`) or shared already: `share` keeps it
-        self.ttl = options.get("task_ttl", 3600.0)
-        self.max_ttl = options.get("max_task_ttl", 86400.0)
-        self.poll_interval = options.get("task_poll_interval", 0.5)
-        self.max_per_caller = options.get("max_tasks_per_caller", 100)
-        self.max_tasks = options.get("max_tasks", 10_000)
-        self.max_result_bytes = options.get("max_task_result_bytes", 1_000_000)
-        self.lease = options.get("task_lease", 30.0)
+        self.ttl = options["task_ttl"]
+        self.max_ttl = options["max_task_ttl"]
+        self.poll_interval = options["task_poll_interval"]
+        self.max_per_caller = options["max_tasks_per_caller"]
+        self.max_tasks = options["max_tasks"]
+        self.max_result_bytes = options["max_task_result_bytes"]
+        self.lease = options["task_lease"]
         self.worker = secrets.token_hex(8)
         self._loop: _Loop | None = None
         self._loop_lock = threading.Lock()

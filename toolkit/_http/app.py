@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from typing_extensions import Unpack
@@ -61,11 +61,14 @@ class HttpApp:
     [`HttpOptions`][toolkit.Server.http_app]'s.
     """
 
-    def __init__(self, server: Registry, path: str = "/mcp", **options: Unpack[HttpOptions]) -> None:
+    def __init__(self, registry: Registry, path: str = "/mcp", **options: Unpack[HttpOptions]) -> None:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
         settings = resolve(options)
-        self.server = server
+        self.server: Any = registry.owner
+        """The server served (the `Server` whose `http_app()` made this app): add or remove its tools here."""
+        self.registry = registry
+        """What the HTTP machinery serves (`Server.registry`): the engine's view of the server."""
         self.path = path.rstrip("/") or "/"
         self.legacy = settings["legacy"]
         self._guard = HostGuard(settings["allowed_hosts"], settings["allowed_origins"])
@@ -74,34 +77,34 @@ class HttpApp:
         """The store shared by the processes serving this app (`session_store=`), or None: each process keeps what
         `DELETE` ended, and the misrouted answers it saw, to itself."""
         self._sessions: Sessions[Exchange] = Sessions(
-            server.share_secret(settings["secret"]), settings["session_ttl"], self.session_store
+            registry.share_secret(settings["secret"]), settings["session_ttl"], self.session_store
         )
         self._store = self._sessions.store  # which sessions DELETE ended: consulted by 2025-11-25 requests only
         self._running = False  # the ASGI lifespan runs the server's lifespan (else each request joins it)
         self._allow = _ALLOW_LEGACY if self.legacy else _ALLOW_MODERN
-        self._auth = _bearer(server, self.path, settings)
+        self._auth = _bearer(registry, self.path, settings)
         limit = settings["rate_limit"]
-        gate = CallGate(self._auth, RateLimiter(limit) if limit is not None else None, server)
+        gate = CallGate(self._auth, RateLimiter(limit) if limit is not None else None, registry)
         store = ReplayStore(settings["replay_window"], settings["replay_size"])
         retry = retry_field(settings["sse_retry"])
         resumption = Resumption(store, retry, settings["sse_close_after"], settings["sse_ping"])
-        self._calls = Calls(server, gate, resumption, self._store, initialized=self._initialized)
-        backend = settings["backend"] if settings["backend"] is not None else server.backend
-        serve_app(backend, server.name)  # before anything uses it: its default prefix is this app's
-        server.tasks.share(backend)  # a backend whose workers share the tasks too
-        self.fleet = Fleet(backend, server, self._sessions) if backend is not None else None
+        self._calls = Calls(registry, gate, resumption, self._store, initialized=self._initialized)
+        backend = settings["backend"] if settings["backend"] is not None else registry.backend
+        serve_app(backend, registry.name)  # before anything uses it: its default prefix is this app's
+        registry.tasks.share(backend)  # a backend whose workers share the tasks too
+        self.fleet = Fleet(backend, registry, self._sessions) if backend is not None else None
         """With a backend: what this worker tells the others, and hears from them (`fleet.py`)."""
         if self.fleet is not None:
             fleet = self.fleet
             self._calls.fleet = gate.fleet = fleet
             self._calls.tag = AskTag(lambda: fleet.worker)  # an answer elsewhere is sent to this worker by name
-            server.tools_told.append(fleet.tools_changed)
+            registry.tools_told.append(fleet.tools_changed)
             store.mirror, store.worker = fleet.keep, lambda: fleet.worker  # POST streams resume on any worker
         sessions = SessionAccess(self._sessions.open, self._session_of, self._sessions.record, self._end)
         max_body = settings["max_body_size"]
-        max_body = max_body if max_body is not None else server.max_message_size
+        max_body = max_body if max_body is not None else registry.max_message_size
         self._posts = Posts(self._calls, sessions, max_body, self.legacy, UNSET)
-        self._streams = Streams(server, resumption, sessions, self._calls.live)
+        self._streams = Streams(registry, resumption, sessions, self._calls.live)
         self._streams.fleet = self.fleet
 
     # -- ASGI ----------------------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class HttpApp:
             # lifespan per request; the parent app should run `server.running()` in its own lifespan (with a
             # backend: `app.running()`, else what needs the backend answers 503).
             try:
-                async with self.server.running():
+                async with self.registry.running():
                     await self._http(scope, receive, send)
             except StartupError:
                 logger.exception("the server's lifespan failed to start")
@@ -135,7 +138,7 @@ class HttpApp:
         Raises:
             StartupError: the server's lifespan failed to start.
         """
-        async with self.server.running(), anyio.create_task_group() as tg:
+        async with self.registry.running(), anyio.create_task_group() as tg:
             if self.fleet is not None:
                 await tg.start(self.fleet.run)
             self._running = True
@@ -168,7 +171,7 @@ class HttpApp:
         stream would otherwise hold the stop for the whole grace)."""
         for exchange in list(self._calls.live):
             exchange.stop()
-        deadline = anyio.current_time() + self.server.shutdown_grace
+        deadline = anyio.current_time() + self.registry.shutdown_grace
         for scope in (*self._calls.streaming, *self._calls.answering):  # the calls served in their request's task
             scope.deadline = min(scope.deadline, deadline)
 
@@ -272,13 +275,13 @@ class HttpApp:
         self._sessions.end(session)
 
 
-def _bearer(server: Registry, path: str, options: HttpOptions) -> BearerAuth | None:
+def _bearer(registry: Registry, path: str, options: HttpOptions) -> BearerAuth | None:
     """The bearer-token check of `auth=` (with its scopes and RFC 9728 metadata), or None without `auth=`."""
     auth = options["auth"]
     if auth is None:
         return None
     resource = Resource(
-        name=server.title or server.name,
+        name=registry.title or registry.name,
         url=options["resource_url"],
         authorization_servers=options["authorization_servers"],
         scopes_supported=options["scopes_supported"],

@@ -29,7 +29,7 @@ from .response import JSON, RETRY_LATER, Send, error_body, plain
 from .sessions import UNSET, SessionId, SessionRecord, Sessions
 
 if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry as Server
+    from toolkit._engine.registry import Registry
 
 __all__ = ["Fleet", "unavailable"]
 
@@ -50,7 +50,7 @@ class Fleet:
 
     __slots__ = ("_changes", "_server", "_sessions", "backend")
 
-    def __init__(self, backend: Backend, server: Server, sessions: Sessions[Any]) -> None:
+    def __init__(self, backend: Backend, server: Registry, sessions: Sessions[Any]) -> None:
         self.backend = backend
         self._server = server
         self._sessions = sessions

@@ -18,7 +18,7 @@ from .limits import RateLimiter
 from .response import JSON, error_body, plain
 
 if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry as Server
+    from toolkit._engine.registry import Registry
 
 __all__ = ["CallGate"]
 
@@ -28,7 +28,7 @@ class CallGate:
 
     __slots__ = ("_auth", "_limiter", "_server", "fleet", "open")
 
-    def __init__(self, auth: BearerAuth | None, limiter: RateLimiter | None, server: Server | None = None) -> None:
+    def __init__(self, auth: BearerAuth | None, limiter: RateLimiter | None, server: Registry | None = None) -> None:
         self._auth = auth
         self._limiter = limiter
         self._server = server  # its `tool_filter`: a tool hidden from the caller is not one the gate may name

@@ -220,7 +220,7 @@ def _uvicorn_server(
 ) -> Any:
     """A uvicorn server for `app` (an HttpApp) that gives calls in flight the server's `shutdown_grace` when it is
     stopped, raises `ServeError` when the lifespan fails, and says when it has started and stopped."""
-    grace = app.server.shutdown_grace
+    grace = app.registry.shutdown_grace
     base: Any = _uvicorn().Server
 
     class Server(base):  # type: ignore[misc]
@@ -231,7 +231,7 @@ def _uvicorn_server(
             try:
                 await super().startup(sockets=sockets)
             except SystemExit:  # uvicorn exits with STARTUP_FAILURE when the lifespan failed
-                raise ServeError(app.server.name, errors.reason(app.server.name)) from None
+                raise ServeError(app.registry.name, errors.reason(app.registry.name)) from None
             finally:
                 logger.removeFilter(errors)
             started()
@@ -273,7 +273,7 @@ def _config(app: Any, log_level: str) -> Any:
     """uvicorn's configuration for `app`. uvicorn cancels the requests still open once its graceful shutdown ends: a
     moment after the app's grace, so that the calls the app stopped at the grace have written their "Server shutting
     down" answers."""
-    grace = app.server.shutdown_grace + _ANSWERING_SECONDS
+    grace = app.registry.shutdown_grace + _ANSWERING_SECONDS
     return _uvicorn().Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace)
 
 

@@ -23,7 +23,7 @@ from .sessions import SessionId
 from .sse import PRIMING_SINCE, EventStream, Resumption, priming
 
 if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry as Server
+    from toolkit._engine.registry import Registry
 
 __all__ = ["Streams"]
 
@@ -49,7 +49,7 @@ class Streams:
 
     def __init__(
         self,
-        server: Server,
+        server: Registry,
         resumption: Resumption,
         sessions: SessionAccess,
         live: set[Exchange],

@@ -101,7 +101,7 @@ def _serve_workers(args: argparse.Namespace, found: Any, server: Server) -> None
     options = _http_options(args, found)
     path = options.get("path", "/mcp") if isinstance(found, Server) else found.path
     where = Workers(args.host, args.port, args.workers, path)
-    serve_workers("toolkit.cli._commands:worker_app", args.target, server, where, options)
+    serve_workers("toolkit.cli._commands:worker_app", args.target, server.registry, where, options)
 
 
 def _http_options(args: argparse.Namespace, found: Any) -> dict[str, Any]:
@@ -275,7 +275,7 @@ def call_tool(args: argparse.Namespace, out: TextIO) -> int:
     if not args.stdio and not is_url(args.target):
         server = load(args.target)
         # With a tool_filter, the server itself answers: its hint names only the tools this caller sees.
-        if name not in server.tools and server.tool_filter is None and not server.mounts:
+        if name not in server.tools and server.registry.tool_filter is None and not server.registry.mounts:
             raise CommandError(f"no tool named {name!r}{_suggestion(name, list(server.tools))}")
         args.target = server
     return _call(args, name, given, pairs, out)
@@ -388,10 +388,13 @@ def _refused_here(target: Any, name: str, arguments: dict[str, Any]) -> CallTool
     """The server's own answer to arguments that do not fit a task tool of the module loaded here, before a task is
     made for a call that cannot run (the server validates inside the task). Only where no middleware, which may
     change the arguments, stands between the call and the tool."""
-    tool = target.tools.get(name) if isinstance(target, Server) and target.tool_filter is None else None
-    if tool is None or tool.task is None or tool.middleware or target.middleware or target.tool_middleware:
+    if not isinstance(target, Server):
         return None
-    problem = argument_problem(tool, arguments, strict=target.strict_arguments)
+    registry = target.registry
+    tool = registry.tools.get(name) if registry.tool_filter is None else None
+    if tool is None or tool.task is None or tool.middleware or registry.middleware or registry.tool_middleware:
+        return None
+    problem = argument_problem(tool, arguments, strict=registry.strict_arguments)
     return None if problem is None else CallToolResult.model_validate(error_wire(problem))
 
 
@@ -503,6 +506,6 @@ def worker_app() -> Any:
     if not isinstance(found, Server):
         return found
     store = SqliteSessionStore(store_path) if store_path is not None else None
-    if found.backend is None and hub is not None:
+    if found.registry.backend is None and hub is not None:
         options["backend"] = LocalBackend(hub)
     return found.http_app(secret=secret, session_store=store, **options)

@@ -163,7 +163,7 @@ def _not_connected(args: argparse.Namespace, exc: ProtocolError) -> str:
 def mounted(server: Server, read: Callable[[Server], T]) -> T:
     """`read(server)` with the servers mounted on it connected (their tools listed as its own), its own lifespan not
     run; at once for a server that mounts none."""
-    if not server.mounts:
+    if not server.registry.mounts:
         return read(server)
 
     async def connected() -> T:

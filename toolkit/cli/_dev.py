@@ -297,10 +297,10 @@ _SERVER_OPTIONS = (
 
 
 def _server_options(server: Server) -> dict[str, Any]:
-    info = server.info.model_dump(exclude_none=True)
+    info = server.registry.info.model_dump(exclude_none=True)
     return {
         **{key: info.get(key) for key in ("name", "version", "title", "description")},
-        **{option: getattr(server, option, None) for option in _SERVER_OPTIONS},
+        **{option: getattr(server.registry, option, None) for option in _SERVER_OPTIONS},
     }
 
 

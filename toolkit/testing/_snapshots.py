@@ -91,7 +91,7 @@ def _tools_and_definitions(
 
 def _served_payload(server: Server, version: str) -> dict[str, Any]:
     """The `tools/list` result `server` sends a client of `version`, as JSON."""
-    return {"tools": [json.loads(payload) for payload in server.tool_payloads(version)]}
+    return {"tools": [json.loads(payload) for payload in server.registry.tool_payloads(version)]}
 
 
 def assert_tools_snapshot(

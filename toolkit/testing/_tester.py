@@ -171,9 +171,9 @@ class ToolTester(AbstractContextManager["ToolTester"]):
         provider = TracerProvider()
         self._exporter = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(self._exporter))
-        server, before = self.server, self.server.tracer_provider
-        server.tracer_provider = provider
-        stack.callback(setattr, server, "tracer_provider", before)
+        registry = self.server.registry
+        before, registry.tracer_provider = registry.tracer_provider, provider
+        stack.callback(setattr, registry, "tracer_provider", before)
         stack.callback(provider.shutdown)
         return provider
 
