@@ -175,7 +175,7 @@ class PreviewApp:
             return
         # Bounded as the server's own HTTP endpoint is: a body over its max_message_size is answered 413.
         length = headers.get(b"content-length", b"").decode("latin-1") or None
-        body = await read_body(receive, send, self.server.max_message_size, length)
+        body = await read_body(receive, send, self.server.registry.max_message_size, length)
         if body is None:
             return
         try:
