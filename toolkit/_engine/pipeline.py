@@ -213,9 +213,11 @@ class ToolCalls:
         """The call's wire result (`running.run_call`) and its asking; a question without an answer yet (2026-07-28)
         ends this round with an empty result, and a URL elicitation the tool requires is the result that says so
         (through an asking started then, for a tool that had none)."""
+        # Where its Context comes from, for a tool that takes one (or confirms): made only then, and only once asked.
+        context = functools.partial(incoming.outlet.connection.context, incoming, asking) if tool.may_ask else None
         invocation = Invocation(
             arguments,
-            functools.partial(incoming.outlet.connection.context, incoming, asking),  # made only if the tool takes one
+            context,
             incoming.params,
             incoming.state.version,
             incoming.id,
