@@ -53,6 +53,7 @@ from .eras import route
 from .handlers import Handler, RegistryHandlers
 from .outbox import Outbox, routes
 from .pipeline import Closer, Incoming, Outlet
+from .runners import Runners
 from .session import LogLevel, SessionState
 from .subscriptions import Subscriptions
 from .telemetry import SERVER_SESSION_DURATION, ServerSpan, network_of, sender_attributes
@@ -125,6 +126,7 @@ class Connection:
         self._closed = False  # input has ended: requests to the client can get no answer
         self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
+        self._runners: Runners | None = None  # the tasks its calls run in, once it runs
         self._session_started: float | None = None  # when `initialize` made a session here (for its duration)
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
         # its own, unique beyond this connection.
@@ -158,6 +160,7 @@ class Connection:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._runners = Runners(tg)
                 self._token = anyio.lowlevel.current_token()
                 tg.start_soon(self._outbox.run)
                 # The reader is a task of its own, so that the caller's frames are not resumed for every message.
@@ -305,8 +308,9 @@ class Connection:
             await self._send(admitted, message["id"], MessageKind.ERROR)
         elif admitted is None:
             await self._respond(message, None)
-        else:
-            self._spawn(self._respond, message, admitted)
+        else:  # a call: in a task of its own, so that reading goes on
+            assert self._runners is not None
+            self._runners.start(self._respond, message, admitted)
 
     async def answer(
         self,
