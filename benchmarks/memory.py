@@ -1,6 +1,7 @@
 """`python -m benchmarks.memory`: an in-memory `tools/call` through toolkit's own `Client`, per era and kind of tool.
 
-Sequential calls of a sync `add` and an async `add_async` through `Client(server)` (client and server in one
+Sequential calls of a sync `add`, an async `add_async` and the sync `add` marked `run_in_thread=False` (`add_inline`,
+which runs on the event loop: no thread hand-off) through `Client(server)` (client and server in one
 process, real JSON over the in-memory transport), in both eras, beside the floor's in-memory loop
 (`benchmarks/_floor_memory.py`: `json.loads`/`json.dumps` over anyio memory streams, the tool called inline). Each
 row gives the process's CPU µs per call (client and server: what a busy machine disturbs least) and the wall-clock
@@ -25,7 +26,7 @@ import anyio
 from ._against import arguments, interleaved
 
 ERAS = {"2026-07-28": "2026-07-28", "2025-11-25": "handshake"}
-TOOLS = ("add", "add_async")
+TOOLS = ("add", "add_async", "add_inline")
 _MCP_JSONRPC = "mcp add_async, mode=legacy"
 
 
@@ -55,6 +56,7 @@ async def _toolkit(protocol: str, name: str, calls: int) -> tuple[float, float]:
     server = Server("bench-memory")
     server.tool(add)
     server.tool(add_async)
+    server.tool(name="add_inline", run_in_thread=False)(add)  # the sync `add` on the event loop: no hand-off
     async with Client(server, protocol=protocol) as client:  # type: ignore[arg-type]
         return await _calls(client, name, calls)
 
