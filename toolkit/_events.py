@@ -1,10 +1,10 @@
 """Events for the hot path: `anyio.Event`'s class for the running event loop, looked up once by its user.
 
 `anyio.Event()` asks which async library runs (sniffio, then anyio's backend table) every time it is called: more
-than half of what an event costs. An in-memory `tools/call` makes three (the pipe's wake-up in each direction and the
-client's pending request), so the pipe and the request matcher each ask once and make their events from the class
-they got (`new_event = event_class()`, then `new_event()`): the running backend's own `Event` (asyncio's or trio's),
-the same object `anyio.Event()` gives.
+than half of what an event costs. An in-memory `tools/call` makes four (the pipe's wake-up in each direction, the
+client's pending request, and the hand-over of the call to its task), so the pipe, the request matcher and a
+connection's `Runners` each ask once and make their events from the class they got (`new_event = event_class()`,
+then `new_event()`): the running backend's own `Event` (asyncio's or trio's), the same object `anyio.Event()` gives.
 """
 
 from __future__ import annotations
