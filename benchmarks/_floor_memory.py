@@ -47,7 +47,7 @@ async def _serve_memory(server: side_floor.FloorServer, receive: Any, send: Any)
 async def memory_client(server: side_floor.FloorServer) -> AsyncIterator[Session]:
     to_server, server_inbox = anyio.create_memory_object_stream[str](0)
     to_client, client_inbox = anyio.create_memory_object_stream[str](0)
-    async with anyio.create_task_group() as tasks:
+    async with server_inbox, to_client, client_inbox, anyio.create_task_group() as tasks:  # every end closed
         tasks.start_soon(_serve_memory, server, server_inbox, to_client)
         session = Session(to_server, client_inbox)
         await session._request("initialize", {"protocolVersion": "2025-11-25"})

@@ -13,23 +13,18 @@ commit), interleaved round by round, and prints the ratios: the before/after pai
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
 
+from ._against import arguments, interleaved
 from .hops import MODERN_META, open_session, running
 
 ERAS = ("2026-07-28", "2025-11-25")
 TOOLS = ("add", "add_async", "add_progress")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _server() -> Any:
@@ -91,7 +86,7 @@ async def cpu_per_post(app: Any, era: str, name: str, calls: int) -> float:
     return spent / calls * 1e6
 
 
-def _measure(calls: int) -> dict[str, float]:
+def measure(calls: int) -> dict[str, float]:
     """One round of every row, in this process: `{row: µs per POST}`."""
     figures: dict[str, float] = {}
     for era in ERAS:
@@ -101,35 +96,14 @@ def _measure(calls: int) -> dict[str, float]:
     return figures
 
 
-def _round(checkout: Path, calls: int) -> dict[str, float]:
-    """One round in a fresh process whose `toolkit` is the one of `checkout`."""
-    code = (  # toolkit imported from the checkout first; these benchmarks (which it may lack) from this one
-        f"import json, sys; sys.path.insert(0, {str(checkout)!r}); import toolkit; sys.path[0] = {str(ROOT)!r}; "
-        f"from benchmarks.asgi import _measure; print(json.dumps(_measure({calls})))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        sys.exit(out.stderr)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 def _cell(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.asgi", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--calls", type=int, default=2000, help="POSTs per row and round")
-    parser.add_argument("--against", type=Path, help="another checkout, measured interleaved (the 'before')")
-    args = parser.parse_args(argv)
-    checkouts = {"this": ROOT} | ({"against": args.against.resolve()} if args.against else {})
-    runs: dict[str, list[dict[str, float]]] = {label: [] for label in checkouts}
-    for index in range(args.rounds):
-        order = list(checkouts.items())
-        for label, checkout in order if index % 2 == 0 else order[::-1]:
-            runs[label].append(_round(checkout, args.calls))
-        print(f"round {index + 1}/{args.rounds}, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    args = arguments(argv, "asgi", __doc__, 2000, "POSTs")
+    runs = interleaved("asgi", args.against, args.rounds, args.calls)
+    checkouts = list(runs)
     rows = list(runs["this"][0])
     head = (
         "| row (CPU µs per POST, median (range)) | "

@@ -40,7 +40,14 @@ MODULES = _modules()
 # all of it. A tool's call runs its function with a Context on a worker thread (`_call`, below the definition wing,
 # above asking: a Context asks the client); never the engine, a transport, HTTP, the server or the client.
 _OUTWARD = ("toolkit.cli", "toolkit.testing", "toolkit.docs", "toolkit._lint", "toolkit._target", "toolkit.__main__")
-_LEAVES = ("toolkit._version", "toolkit._markers", "toolkit._identity", "toolkit._jsonschema", "toolkit._shadowing")
+_LEAVES = (
+    "toolkit._version",
+    "toolkit._markers",
+    "toolkit._identity",
+    "toolkit._jsonschema",
+    "toolkit._shadowing",
+    "toolkit._events",
+)
 _BASE = (*_LEAVES, "toolkit._protocol", "toolkit._errors", "toolkit._seal", "toolkit._matcher", "toolkit._search")
 _ASKING = (*_BASE, "toolkit._profiles", "toolkit._asking")
 _TOOLS = (*_ASKING, "toolkit._call", "toolkit._definition")

@@ -7,7 +7,7 @@ from benchmarks import asgi
 
 
 def test_the_in_process_http_benchmark_measures_every_row() -> None:
-    figures = asgi._measure(20)
+    figures = asgi.measure(20)
     rows = [f"{name} {era}" for era in asgi.ERAS for name in ("floor", *asgi.TOOLS)]
     assert sorted(figures) == sorted(rows)
     assert all(value > 0 for value in figures.values()), figures

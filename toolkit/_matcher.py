@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from toolkit._errors import ConnectionClosedError, ProtocolError
+from toolkit._events import event_class
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 
 __all__ = ["CANCEL_NOTICE_SECONDS", "RequestMatcher", "Send", "error_of"]
@@ -54,10 +55,10 @@ class _Waiting:
 
     __slots__ = ("done", "failure", "method", "result", "stream")
 
-    def __init__(self, method: str, stream: bool) -> None:
+    def __init__(self, method: str, stream: bool, done: anyio.Event) -> None:
         self.method = method
         self.stream = stream
-        self.done = anyio.Event()
+        self.done = done
         self.result: Any = None
         self.failure: BaseException | None = None
 
@@ -83,6 +84,7 @@ class RequestMatcher:
         self._ids: Iterator[int | str] = itertools.count(1) if ids is None else ids
         self._waiting: dict[int | str, _Waiting] = {}
         self._closed: ConnectionClosedError | None = None
+        self._new_event = event_class()  # one request, one event: made without looking the event loop up each time
 
     def next_id(self) -> int | str:
         """A fresh id, unused by any request (a client also numbers its progress tokens with them)."""
@@ -119,7 +121,7 @@ class RequestMatcher:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        waiting = self._waiting[request_id] = _Waiting(method, stream)
+        waiting = self._waiting[request_id] = _Waiting(method, stream, self._new_event())
         try:
             try:
                 await send(message)

@@ -52,7 +52,8 @@ from . import methods, middleware
 from .eras import route
 from .handlers import Handler, RegistryHandlers
 from .outbox import Outbox, routes
-from .pipeline import Closer, Incoming, Outlet
+from .pipeline import Incoming, Notify, Outlet
+from .runners import Runners
 from .session import LogLevel, SessionState
 from .subscriptions import Subscriptions
 from .telemetry import SERVER_SESSION_DURATION, ServerSpan, network_of, sender_attributes
@@ -125,10 +126,13 @@ class Connection:
         self._closed = False  # input has ended: requests to the client can get no answer
         self._stopping = False  # the server is stopping (`stop`): a new call is answered "Server shutting down"
         self._tg: anyio.abc.TaskGroup | None = None
+        self._runners: Runners | None = None  # the tasks its calls run in, once it runs
         self._session_started: float | None = None  # when `initialize` made a session here (for its duration)
         # The requests this server sends (the client's ids are its own); a transport that routes answers gives ids of
         # its own, unique beyond this connection.
         self._requests = RequestMatcher("client", request_ids)
+        # Where the requests served here send their notifications, tagged with their ids (`pipeline.Outlet`).
+        self._outlet = Outlet(self._notify, self)
         # The method table: the registry's answers (`handlers.py`) and this connection's own; each era serves the
         # methods it has (`eras.py`).
         self._handlers: dict[str, Handler] = {
@@ -158,6 +162,7 @@ class Connection:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._runners = Runners(tg)
                 self._token = anyio.lowlevel.current_token()
                 tg.start_soon(self._outbox.run)
                 # The reader is a task of its own, so that the caller's frames are not resumed for every message.
@@ -305,8 +310,9 @@ class Connection:
             await self._send(admitted, message["id"], MessageKind.ERROR)
         elif admitted is None:
             await self._respond(message, None)
-        else:
-            self._spawn(self._respond, message, admitted)
+        else:  # a call: in a task of its own, so that reading goes on
+            assert self._runners is not None
+            self._runners.start(self._respond, message, admitted)
 
     async def answer(
         self,
@@ -324,7 +330,8 @@ class Connection:
         requests of many sessions: it keeps no request's state).
         """
         replies: list[tuple[str, MessageKind]] = []
-        await self._respond(message, None, replies, session, _to_sink(sink) if sink is not None else None)
+        outlet = Outlet(_to_sink(sink), self) if sink is not None else None
+        await self._respond(message, None, replies, session, outlet)
         return replies[0] if replies else None
 
     def _spawn(self, func: Callable[..., Any], *args: Any) -> None:
@@ -337,7 +344,7 @@ class Connection:
         scope: anyio.CancelScope | None,
         collect: list[tuple[str, MessageKind]] | None = None,
         session: SessionState | None = None,
-        notify: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None,
+        outlet: Outlet | None = None,
     ) -> None:
         """Answer one request: run its handler (`_handle`), and write (or, in a batch or for `answer`, collect) the
         reply. With a `scope`, a call in flight (cancellable, counted until the outbox has its reply: calls whose
@@ -347,7 +354,7 @@ class Connection:
         span = self._span(message, session) if self.server.telemetry is not None else None
         try:
             with scope if scope is not None else _UNSCOPED:  # a cancelled call leaves `text` None
-                text, result = await self._handle(message, session or self._session, notify)
+                text, result = await self._handle(message, session or self._session, outlet or self._outlet)
             if text is None or (scope is not None and scope.cancel_called):
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
@@ -367,7 +374,7 @@ class Connection:
         self,
         message: dict[str, Any],
         session: SessionState | None,
-        notify: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None,
+        outlet: Outlet,
     ) -> tuple[str | None, Any]:
         """Route a request to its era's handler and run it (through the server's middleware, if any): the reply's
         JSON text (None for none: cancelled, or a subscription that ended) and the result (None when the reply is an
@@ -377,8 +384,6 @@ class Connection:
             params: dict[str, Any] = message.get("params") or {}
             era, state = route(method, params, session)
             handler = self._handlers[method]
-            closer: Closer | None = self.transport.close_stream if self._closes else None  # type: ignore[attr-defined]
-            outlet = Outlet(notify or functools.partial(self._notify, related=request_id), self, closer)
             incoming = Incoming(request_id, params, state, era, outlet)
             if self.server.middleware:
                 result = await middleware.run_method(self.server, handler, incoming, method)
@@ -556,7 +561,7 @@ class Connection:
 
     def context(self, incoming: Incoming, asker: Asker | None = None) -> Context:
         """The Context of a call served here: its client as this connection knows it, its notifications to the
-        request's outlet."""
+        request's outlet (tagged with its id), and how it ends its HTTP response early where its transport can."""
         state = incoming.state
         meta = incoming.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -579,8 +584,8 @@ class Connection:
             protocol_version=state.version,
             progress_token=token if is_valid_id(token) else None,
             log_level=log_level,
-            notify=incoming.outlet.notify,
-            close_stream=incoming.outlet.close_stream,
+            notify=functools.partial(incoming.outlet.notify, related=incoming.id),
+            close_stream=self.transport.close_stream if self._closes else None,  # type: ignore[attr-defined]
             show_error_details=self.server.show_error_details,
             lifespan_context=self.server.lifespan_context,
             asker=asker,
@@ -594,10 +599,10 @@ def _notification(method: str, params: dict[str, Any] | None) -> str:
     return encode(message)
 
 
-def _to_sink(sink: Callable[[str], Awaitable[None]]) -> Callable[[str, dict[str, Any] | None], Awaitable[None]]:
-    """A request's notifications handed to `sink` as JSON text (`Connection.answer`)."""
+def _to_sink(sink: Callable[[str], Awaitable[None]]) -> Notify:
+    """A request's notifications handed to `sink` as JSON text (`Connection.answer`: its response, one request's)."""
 
-    async def notify(method: str, params: dict[str, Any] | None) -> None:
+    async def notify(method: str, params: dict[str, Any] | None, related: Any = None) -> None:
         await sink(_notification(method, params))
 
     return notify

@@ -7,9 +7,9 @@ call is a task, start its asking (a tool that may ask the client), run it (`runn
 or middleware, timeout and size limit around it), and finish it for the request's era (a round's questions, a task
 begun, or the result stamped by `Era.complete`).
 
-Where the call's messages go is its **outlet** (`Outlet`), handed in with the request: its notifications, the peer
-its questions go to as requests (handshake era), and how it closes its HTTP stream early, if it has one. Nothing
-reaches a call through a context variable.
+Where the call's messages go is its **outlet** (`Outlet`), handed in with the request: its notifications (tagged
+with the request's id) and the peer its questions go to as requests (handshake era), who also makes its Context.
+Nothing reaches a call through a context variable.
 """
 
 from __future__ import annotations
@@ -42,8 +42,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Incoming", "Outlet", "ServingConnection", "ToolCalls"]
 
-Notify = Callable[[str, dict[str, Any] | None], Awaitable[None]]
 Closer = Callable[[], Coroutine[Any, Any, None]]
+
+
+class Notify(Protocol):
+    """Sends one notification of the request whose id is `related` (progress, logs), in order before its answer."""
+
+    def __call__(self, method: str, params: dict[str, Any] | None, related: Any) -> Awaitable[None]: ...
 
 
 class ServingConnection(Protocol):
@@ -68,16 +73,16 @@ class ServingConnection(Protocol):
 
 @dataclass(slots=True)
 class Outlet:
-    """Where one request's messages go besides its answer.
+    """Where the requests served through it send their messages besides their answers: one a connection, made with
+    it (and one for each request HTTP answers in its own task, whose notifications go on its response).
 
-    `notify`: its notifications (progress, logs), in order, before its answer. `connection`: who sends its questions to
-    the client as requests (handshake era) and makes its Context. `close_stream`: how it ends its HTTP response
-    early while it goes on (2025-11-25 SSE polling, `ctx.close_sse_stream()`); None where there is no such stream.
+    `notify(method, params, related=request_id)`: a request's notifications (progress, logs), in order, before its
+    answer. `connection`: who sends a call's questions to the client as requests (handshake era) and makes its Context
+    (which also knows how the call ends its HTTP response early, where it has one: 2025-11-25 SSE polling).
     """
 
     notify: Notify
     connection: ServingConnection
-    close_stream: Closer | None = None
 
 
 @dataclass(slots=True)
@@ -213,9 +218,11 @@ class ToolCalls:
         """The call's wire result (`running.run_call`) and its asking; a question without an answer yet (2026-07-28)
         ends this round with an empty result, and a URL elicitation the tool requires is the result that says so
         (through an asking started then, for a tool that had none)."""
+        # Where its Context comes from, for a tool that takes one (or confirms): made only then, and only once asked.
+        context = functools.partial(incoming.outlet.connection.context, incoming, asking) if tool.may_ask else None
         invocation = Invocation(
             arguments,
-            functools.partial(incoming.outlet.connection.context, incoming, asking),  # made only if the tool takes one
+            context,
             incoming.params,
             incoming.state.version,
             incoming.id,

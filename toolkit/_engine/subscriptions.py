@@ -33,7 +33,8 @@ class Subscriptions:
     async def listen(self, incoming: Incoming) -> None:
         """Serve one `subscriptions/listen` request: acknowledge what is agreed, then stream until the client
         cancels it or its input ends (`closing`)."""
-        request_id, state, notify = incoming.id, incoming.state, incoming.outlet.notify
+        request_id, state = incoming.id, incoming.state
+        notify = functools.partial(incoming.outlet.notify, related=request_id)
         wanted = incoming.params.get("notifications")
         if not isinstance(wanted, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: notifications must be an object")

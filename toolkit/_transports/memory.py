@@ -8,9 +8,12 @@ every operation) that a point-to-point pipe does not need.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 import anyio.lowlevel
+
+from toolkit._events import event_class
 
 from .base import INPROC_NETWORK
 
@@ -24,7 +27,7 @@ _YIELD_EVERY = 32
 class _Pipe:
     """One direction: a bounded queue of text messages with at most one waiting reader, any number of writers."""
 
-    __slots__ = ("buffer", "closed", "limit", "readable", "ticks", "writable")
+    __slots__ = ("_new_event", "buffer", "closed", "limit", "readable", "ticks", "writable")
 
     def __init__(self, limit: int) -> None:
         self.buffer: deque[str] = deque()
@@ -33,12 +36,14 @@ class _Pipe:
         self.readable: anyio.Event | None = None
         self.writable: anyio.Event | None = None
         self.ticks = 0
+        # What makes the pipe's events, found on the first wait: a pair may be made before its event loop runs.
+        self._new_event: Callable[[], anyio.Event] | None = None
 
     async def put(self, message: str) -> None:
         while len(self.buffer) >= self.limit and not self.closed:
             # Writers share one event: a client sends from many tasks at once, and each must be woken.
             if self.writable is None:
-                self.writable = anyio.Event()
+                self.writable = self._event()
             await self.writable.wait()
         if self.closed:
             raise anyio.BrokenResourceError
@@ -52,7 +57,7 @@ class _Pipe:
         while not self.buffer:
             if self.closed:
                 raise anyio.EndOfStream
-            self.readable = anyio.Event()
+            self.readable = self._event()
             await self.readable.wait()
         message = self.buffer.popleft()
         if self.writable is not None:
@@ -60,6 +65,11 @@ class _Pipe:
             self.writable = None
         await self._tick()
         return message
+
+    def _event(self) -> anyio.Event:
+        if self._new_event is None:
+            self._new_event = event_class()
+        return self._new_event()
 
     async def _tick(self) -> None:
         self.ticks += 1
