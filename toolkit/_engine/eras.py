@@ -110,31 +110,6 @@ class _Stateless(Era):
     def list_end(self, ttl_ms: int, scope: str, meta: str) -> str:
         return f',"ttlMs":{ttl_ms},"cacheScope":"{scope}","resultType":"complete","_meta":{meta}}}'
 
-    def state(self, meta: Mapping[str, Any]) -> SessionState:
-        """Check a request's `_meta` and describe the request's client.
-
-        Raises:
-            ProtocolError: -32602 for a missing or malformed required field or an unknown log level, -32022 for a
-                well-formed version this server does not speak (the order the spec's basic/index and the SDK use).
-        """
-        requested = meta.get(VERSION_KEY)
-        if not isinstance(requested, str):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] must be a string")
-        capabilities = meta.get(CAPABILITIES_KEY)
-        if not isinstance(capabilities, dict):
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
-        if requested not in self.versions:
-            raise ProtocolError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version: {requested}",
-                {"supported": list(STATELESS_VERSIONS), "requested": requested},
-            )
-        level = meta.get(LOG_LEVEL_KEY)
-        if level is not None and level not in LOG_LEVELS:
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        info = meta.get(CLIENT_INFO_KEY)
-        return SessionState(requested, capabilities, info if isinstance(info, dict) else None, True, level)
-
 
 _BOTH = frozenset({"tools/call", "tools/list", "tasks/get", "tasks/cancel", "resources/list", "resources/read"})
 
@@ -147,13 +122,10 @@ STATELESS = _Stateless(
 ERAS: tuple[Era, ...] = (HANDSHAKE, STATELESS)
 
 _BY_VERSION: dict[str, Era] = {version: era for era in ERAS for version in era.versions}
-_STATELESS_BY_VERSION: dict[str, _Stateless] = {
-    version: era for era in ERAS if isinstance(era, _Stateless) for version in era.versions
-}
+_STATELESS_BY_VERSION: dict[str, Era] = {version: era for era in ERAS if era.stateless for version in era.versions}
 #: The revisions a client may name in a request's `_meta`, newest first (the handshake ones are reached through
 #: `initialize`): what `server/discover` lists and an unsupported version's error names.
 STATELESS_VERSIONS: tuple[str, ...] = tuple(_STATELESS_BY_VERSION)
-_NEWEST_STATELESS = _STATELESS_BY_VERSION[STATELESS_VERSIONS[0]]
 
 
 def era_of(version: str) -> Era:
@@ -207,9 +179,7 @@ def route(method: str, params: Mapping[str, Any], session: SessionState | None) 
     """
     meta = params.get("_meta")
     if type(meta) is dict and VERSION_KEY in meta and method != "initialize":
-        stateless = _stateless_era(meta[VERSION_KEY])
-        era: Era = stateless
-        state = stateless.state(meta)
+        era, state = _stateless(meta)
     elif session is not None and method not in _OUTSIDE_SESSION:
         era, state = HANDSHAKE, session
     else:
@@ -220,10 +190,31 @@ def route(method: str, params: Mapping[str, Any], session: SessionState | None) 
     return era, state
 
 
-def _stateless_era(requested: Any) -> _Stateless:
-    """The stateless era a request's `_meta` names; the newest for a revision of none (its `state` refuses it)."""
-    era = _STATELESS_BY_VERSION.get(requested) if type(requested) is str else None
-    return era if era is not None else _NEWEST_STATELESS
+def _stateless(meta: Mapping[str, Any]) -> tuple[Era, SessionState]:
+    """Check a stateless request's `_meta`: the era whose revision it names, and the request's client.
+
+    Raises:
+        ProtocolError: -32602 for a missing or malformed required field or an unknown log level, -32022 for a
+            well-formed version this server does not speak (the order the spec's basic/index and the SDK use).
+    """
+    requested = meta.get(VERSION_KEY)
+    if not isinstance(requested, str):
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] must be a string")
+    capabilities = meta.get(CAPABILITIES_KEY)
+    if not isinstance(capabilities, dict):
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] is required (an object)")
+    era = _STATELESS_BY_VERSION.get(requested)
+    if era is None:
+        raise ProtocolError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version: {requested}",
+            {"supported": list(STATELESS_VERSIONS), "requested": requested},
+        )
+    level = meta.get(LOG_LEVEL_KEY)
+    if level is not None and level not in LOG_LEVELS:
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+    info = meta.get(CLIENT_INFO_KEY)
+    return era, SessionState(requested, capabilities, info if isinstance(info, dict) else None, True, level)
 
 
 def _outside_eras(method: str, session: SessionState | None) -> None:
