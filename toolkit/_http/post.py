@@ -142,10 +142,10 @@ class Posts:
         elif message["method"] == "subscriptions/listen" and not post.sse_ok:
             await plain(post.send, 406)
         elif message["method"] == "subscriptions/listen":
-            await self._calls.serve(post, None, modern=True)
-        elif post.json_ok and self._calls.shape(message) is Shape.PLAIN:
+            await self._calls.serve(post, None, watched=True)
+        elif post.json_ok and not self._calls.serving(message).watched:  # its answer alone, which nothing cancels
             await self._calls.answer(post)
-        else:
+        else:  # notifications, questions (results in this era) or a call the client leaving stops: streamed, watched
             await self._calls.stream(post)
 
     def _refusal(self, post: Post) -> tuple[int, int, str] | None:
@@ -192,7 +192,7 @@ class Posts:
 
     async def _request(self, post: Post, record: SessionRecord, session: SessionId) -> None:
         """A session's request, served by its shape (`Shape`): in this task (its notifications first on a resumable
-        response when it has some), or on a connection of its own when it may ask."""
+        response when it has some), or on a connection of its own when it may ask. A closed stream stops none."""
         message = post.message
         if len(record.calls) >= self._calls.server.max_concurrent_requests:
             body = error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
@@ -203,10 +203,10 @@ class Posts:
             state = replace(state, log_level=record.log_level)
         served = InSession(record, state, session.nonce)
         # sse_close_after= closes every long call's response, so each is served where it knows how (`serve`)
-        shape = self._calls.shape(message) if self._calls.close_after is None else Shape.ASKS
-        if shape is Shape.ASKS:
+        shape = self._calls.serving(message).shape if self._calls.close_after is None else Shape.CONNECTION
+        if shape is Shape.CONNECTION:
             await self._calls.serve(post, served)
-        elif post.json_ok and shape is not Shape.TELLS:
+        elif post.json_ok and shape is Shape.ANSWER:
             await self._calls.answer(post, served)
         else:  # notifications first, or the answer as SSE for a client that takes only that
             await self._calls.answer(post, served, self._calls.resumable(post, served))
