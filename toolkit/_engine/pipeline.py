@@ -98,7 +98,7 @@ class ToolCalls:
 
     Raises:
         ProtocolError: -32602 when params are malformed or the tool is unknown to this caller (failures of the tool
-            itself, bad arguments included, are results with `isError: true`); the task refusals of `Tasks.wanted`.
+            itself, bad arguments included, are results with `isError: true`); the era's task refusals.
     """
 
     __slots__ = ("_stamps", "answer", "server")
@@ -131,7 +131,7 @@ class ToolCalls:
             tool = self._find(tool, incoming)
         arguments = self._arguments(tool, params)
         # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
-        task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
+        task = era.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
         if task == "now":
             return await self._task(tool, arguments, incoming, era)
         asking = self._asking(tool, incoming, task) if tool.may_ask else None

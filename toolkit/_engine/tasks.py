@@ -252,16 +252,6 @@ class Tasks:
 
     # -- creating ------------------------------------------------------------------------------------
 
-    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> str | None:
-        """Whether this call runs as a task (the server decides, per request): `"now"`, `"later"` (2026-07-28, a
-        tool whose questions before `ctx.begin_task()` are the request's rounds), or None (a plain call).
-
-        Raises:
-            ProtocolError: -32021 (2026-07-28) for a `required` tool and a client without the extension; -32601
-                (2025-11-25) for a task asked of a tool that cannot be one, or a `required` tool called plainly.
-        """
-        return _era(state).tasks.wanted(tool, params, state)
-
     async def create(
         self,
         tool: Tool[Any, Any],
