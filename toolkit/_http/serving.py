@@ -44,7 +44,7 @@ __all__ = ["MISROUTED", "Calls", "InSession", "Serving", "Shape", "watch"]
 
 logger = logging.getLogger("toolkit.http")
 
-# Requests that send nothing but their answer, whatever the server's tools (see `Calls.shape`).
+# Requests that send nothing but their answer, whatever the server's tools (see `Calls.serving`).
 _ANSWERED_ALONE = frozenset(
     {
         "tools/list",
