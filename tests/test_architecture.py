@@ -281,6 +281,50 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
     ]
 
 
+# Eras as objects (issue 39): the engine, HTTP and asking ask the request's era (`_engine/eras.py`'s `Era`, or the
+# `EraRules` of `_protocol/revisions.py` below the engine) what differs; they never name an era's revisions. Only the
+# module that makes the eras does. Revision-level facts within an era (a feature a revision added) stay where they
+# are: they are not an era.
+_ERA_NAMES = frozenset({"MODERN_VERSION", "HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE_VERSION"})
+_ASK_THE_ERA = ("toolkit._engine", "toolkit._http", "toolkit._asking", "toolkit._call")
+_MAKES_THE_ERAS = frozenset({"toolkit._engine.eras"})
+
+
+def _era_comparisons(name: str, tree: ast.AST) -> list[str]:
+    """Where a module names an era's revisions (`MODERN_VERSION` ...) or reads a `.modern` flag."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"{name}:{node.lineno} imports {alias.name}" for alias in node.names if alias.name in _ERA_NAMES]
+        elif isinstance(node, ast.Name) and node.id in _ERA_NAMES:
+            found.append(f"{name}:{node.lineno} {node.id}")
+        elif isinstance(node, ast.Attribute) and (node.attr in _ERA_NAMES or node.attr == "modern"):
+            found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_engine_http_and_asking_ask_the_era_and_never_compare_versions() -> None:
+    found = []
+    for name, path in MODULES.items():
+        if any(_in(name, wing) for wing in _ASK_THE_ERA) and name not in _MAKES_THE_ERAS:
+            found += _era_comparisons(name, ast.parse(path.read_text(encoding="utf-8")))
+    assert found == []
+
+
+def test_the_era_check_sees_a_version_compared_an_imported_era_name_and_a_modern_flag() -> None:
+    source = (
+        "from toolkit._protocol.types import MODERN_VERSION\n"
+        "def f(state, types):\n"
+        "    return state.version == MODERN_VERSION or state.modern or types.HANDSHAKE_VERSIONS\n"
+    )
+    assert sorted(_era_comparisons("m", ast.parse(source))) == [
+        "m:1 imports MODERN_VERSION",
+        "m:3 MODERN_VERSION",
+        "m:3 state.modern",
+        "m:3 types.HANDSHAKE_VERSIONS",
+    ]
+
+
 MAX_FUNCTION_LINES = 60
 
 

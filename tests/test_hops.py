@@ -57,7 +57,7 @@ def test_one_tools_call_runs_a_bounded_number_of_toolkit_functions_in_a_few_modu
 # 2026-12-07 issue 39's pipeline, eras and outbox (the in-memory path's), and the 2026-07-28 headers checked one by
 # one (a generator: `MetaHeaders.mismatch` at complexity 10): 21-23 in 10-11 -> 28-29 in 13-14, 29-30 in 11-12 ->
 # 36 in 14-15. 2026-12-07 issue 39's complexity ceilings in the HTTP wing (no function over 10): the era of a POST
-# decided in one function (`_is_modern`), the body decoded by a pure one (`_decoded`), the reply written by the one
+# decided in one function (`_is_stateless`), the body decoded by a pure one (`_decoded`), the reply written by the one
 # `_reply` that `answer` and `stream` each had a copy of, and a session's request served apart from its checks
 # (`Posts._request`): 3-4 more. 2026-12-07 the body read within its limit by the one reader `toolkit preview` shares
 # (`response.read_body`, not a copy in each): 1 more.

@@ -32,7 +32,7 @@ from toolkit._errors import (
 )
 from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
-from toolkit._protocol.types import MODERN_VERSION
+from toolkit._protocol.revisions import rules_of
 from toolkit._seal import Sealer
 
 from .answer import Answer, ElicitResult, Roots, SampleResult, fill, pending, unanswered
@@ -181,7 +181,7 @@ class Asker:
         Raises:
             ProtocolError: -32602 for a requestState that fails verification, or an `inputResponses` not an object.
         """
-        if call["version"] == MODERN_VERSION:
+        if rules_of(call["version"]).questions_are_results:
             params = call["params"]
             replay = open_round(server.sealer, params, lambda: _bind(server, call), server.max_message_size)
             return cls(call, replay or Replay(), server)
@@ -561,9 +561,9 @@ def check_url(url: str) -> None:
 
 
 def url_params(message: str, url: str, version: str) -> tuple[dict[str, Any], str | None]:
-    """URL-mode params and the elicitation id (2025-11-25 only: 2026-07-28 dropped `elicitationId`)."""
+    """URL-mode params and the elicitation id, in the eras that have one (2025-11-25: 2026-07-28 dropped it)."""
     params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
-    if version == MODERN_VERSION:
+    if not rules_of(version).elicitation_ids:
         return params, None
     elicitation_id = uuid.uuid4().hex  # "must be unique within the context of the server"
     params["elicitationId"] = elicitation_id

@@ -14,11 +14,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolkit._definition.ui import speaks_apps
-from toolkit._protocol.jsonrpc import encode
-from toolkit._protocol.meta import SERVER_INFO_KEY
-from toolkit._protocol.types import MODERN_VERSION
 
 from . import methods
+from .eras import Stamp, stamps
 from .pipeline import Incoming, ToolCalls
 from .visibility import filtered_payloads, shown_tools, tools_request, visibility
 
@@ -33,13 +31,12 @@ Handler = Callable[[Incoming], Awaitable[Any]]
 class RegistryHandlers:
     """The registry's answers to the requests that need no connection state, as a method table (`table`)."""
 
-    __slots__ = ("_modern_info", "_modern_meta", "calls", "server")
+    __slots__ = ("_stamps", "calls", "server")
 
     def __init__(self, server: Registry) -> None:
         self.server = server
         self.calls = ToolCalls(server)
-        self._modern_info = server.server_info(MODERN_VERSION)  # what a stateless result carries
-        self._modern_meta = encode({SERVER_INFO_KEY: self._modern_info})
+        self._stamps = stamps(server.server_info)  # what each era's results carry of the server
 
     def table(self) -> dict[str, Handler]:
         """Each method's handler (with tool search on, `tools/list` lists through the search)."""
@@ -57,33 +54,33 @@ class RegistryHandlers:
         }
 
     async def _discover(self, incoming: Incoming) -> dict[str, Any]:
-        return methods.discover(self.server, self._modern_info, incoming.state)
+        return methods.discover(self.server, self._stamp(incoming), incoming.state)
 
     async def _tools_list(self, incoming: Incoming) -> str:
-        server, state, params = self.server, incoming.state, incoming.params
+        server, state, params, stamp = self.server, incoming.state, incoming.params, self._stamp(incoming)
         apps = speaks_apps(state.client_capabilities)  # app-only tools are listed to MCP Apps hosts only
         if server.tool_filter is None:
             payloads = server.tool_payloads(state.version, apps)
-            return methods.tools_page(server, params, state.version, self._modern_meta, payloads)
+            return methods.tools_page(server, params, state.version, stamp, payloads)
         request = tools_request("tools/list", incoming.id, params, state)
         shown = filtered_payloads(server, request, state.version, apps)
-        return methods.tools_page(server, params, state.version, self._modern_meta, shown)
+        return methods.tools_page(server, params, state.version, stamp, shown)
 
     async def _searched_list(self, incoming: Incoming) -> str:
         """`tools/list` with tool search on: the pinned tools this caller may see, and the search's two."""
-        search, state = self.server.search, incoming.state
+        search, state, stamp = self.server.search, incoming.state, self._stamp(incoming)
         assert search is not None
         shown_to = visibility(self.server, "tools/list", incoming.id, state)
         listed = search.listed(incoming.params, state.version, shown_to)
-        return methods.tools_page(self.server, incoming.params, state.version, self._modern_meta, listed)
+        return methods.tools_page(self.server, incoming.params, state.version, stamp, listed)
 
     async def _resources_list(self, incoming: Incoming) -> str:
-        shown, state = self._shown_pages("resources/list", incoming), incoming.state
-        return methods.resources_page(self.server, incoming.params, state.version, self._modern_meta, shown)
+        shown = self._shown_pages("resources/list", incoming)
+        return methods.resources_page(self.server, incoming.params, self._stamp(incoming), shown)
 
     async def _resources_read(self, incoming: Incoming) -> dict[str, Any]:
-        shown, state = self._shown_pages("resources/read", incoming), incoming.state
-        return methods.read_resource(self.server, incoming.params, state.version, self._modern_info, shown)
+        shown = self._shown_pages("resources/read", incoming)
+        return methods.read_resource(self.server, incoming.params, self._stamp(incoming), shown)
 
     def _shown_pages(self, method: str, incoming: Incoming) -> set[str] | None:
         """The pages of the tools a `tool_filter` shows this caller (None without a filter: every page): a hidden
@@ -97,20 +94,24 @@ class RegistryHandlers:
 
     async def _tasks_get(self, incoming: Incoming) -> dict[str, Any]:
         state = incoming.state
-        return self._stamped(await self.server.tasks.get(incoming.params, state), incoming)
+        return self._completed(await self.server.tasks.get(incoming.params, state), incoming)
 
     async def _tasks_update(self, incoming: Incoming) -> dict[str, Any]:
         state = incoming.state
-        return self._stamped(await self.server.tasks.update(incoming.params, state), incoming)
+        return self._completed(await self.server.tasks.update(incoming.params, state), incoming)
 
     async def _tasks_cancel(self, incoming: Incoming) -> dict[str, Any]:
         state = incoming.state
-        return self._stamped(await self.server.tasks.cancel(incoming.params, state), incoming)
+        return self._completed(await self.server.tasks.cancel(incoming.params, state), incoming)
 
-    def _stamped(self, result: dict[str, Any], incoming: Incoming) -> dict[str, Any]:
-        """A result as its era sends it (2026-07-28: the server's `serverInfo` in its `_meta`)."""
+    def _completed(self, result: dict[str, Any], incoming: Incoming) -> dict[str, Any]:
+        """A result as its era sends it (2026-07-28: `resultType` and the server's `serverInfo` in its `_meta`)."""
+        return self._stamp(incoming).complete(result)
+
+    def _stamp(self, incoming: Incoming) -> Stamp:
+        """What the request's era's results carry of this server (each request here is in an era's method table)."""
         assert incoming.era is not None
-        return incoming.era.stamp(result, self._modern_info)
+        return self._stamps[incoming.era]
 
     async def _tasks_list(self, incoming: Incoming) -> dict[str, Any]:
         return await self.server.tasks.list(incoming.params, incoming.state)

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._definition.ui import speaks_apps
 from toolkit._errors import ProtocolError
-from toolkit._protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, encode
-from toolkit._protocol.meta import SERVER_INFO_KEY, UI_EXTENSION
+from toolkit._protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, encode
+from toolkit._protocol.meta import UI_EXTENSION
 from toolkit._protocol.revisions import negotiate
-from toolkit._protocol.types import MODERN_VERSION
 
+from .eras import STATELESS_VERSIONS, Stamp
 from .session import LOG_LEVELS, SessionState
 from .tasks import task_capabilities
 
@@ -102,24 +102,20 @@ def set_level(params: dict[str, Any], state: SessionState) -> SessionState:
     return replace(state, log_level=level)
 
 
-def discover(server: Registry, modern_info: dict[str, Any], state: SessionState) -> dict[str, Any]:
-    """`server/discover` (2026-07-28)."""
+def discover(server: Registry, stamp: Stamp, state: SessionState) -> dict[str, Any]:
+    """`server/discover` (2026-07-28), as the request's era (`stamp`) sends it."""
     result: dict[str, Any] = {
         # Only versions a client may name in _meta: the handshake revisions are reached through initialize.
-        "supportedVersions": [MODERN_VERSION],
-        "capabilities": server_capabilities(server, MODERN_VERSION, state.client_capabilities),
-        "ttlMs": server.ttl_ms,
-        "cacheScope": server.cache_scope,
-        "resultType": "complete",
-        "_meta": {SERVER_INFO_KEY: modern_info},
+        "supportedVersions": list(STATELESS_VERSIONS),
+        "capabilities": server_capabilities(server, state.version, state.client_capabilities),
     }
     if server.instructions is not None:
         result["instructions"] = server.instructions
-    return result
+    return stamp.complete(stamp.era.cacheable(result, server.ttl_ms, server.cache_scope))
 
 
 def tools_page(
-    server: Registry, params: dict[str, Any], version: str, modern_meta: str, payloads: list[str] | None = None
+    server: Registry, params: dict[str, Any], version: str, stamp: Stamp, payloads: list[str] | None = None
 ) -> str:
     """The `tools/list` result as JSON text, spliced from each tool's prepared JSON (nothing re-encoded): of every
     tool, or of `payloads` (those this caller sees: a `tool_filter`'s, or those of a client without MCP Apps).
@@ -130,12 +126,10 @@ def tools_page(
     parts = _page(server, "tools", payloads if payloads is not None else server.tool_payloads(version), params)
     # With a tool_filter the list depends on who asks: never one a shared cache may hand to another caller.
     scope = server.cache_scope if server.tool_filter is None else "private"
-    return _closed(parts, server, version, modern_meta, scope)
+    return _closed(parts, server, stamp, scope)
 
 
-def resources_page(
-    server: Registry, params: dict[str, Any], version: str, modern_meta: str, shown: Container[str] | None = None
-) -> str:
+def resources_page(server: Registry, params: dict[str, Any], stamp: Stamp, shown: Container[str] | None = None) -> str:
     """The `resources/list` result as JSON text: the tools' MCP Apps pages (`ui://`), paged as `tools/list` is; only
     the pages of `shown` URIs when given (those of the tools a `tool_filter` shows the caller).
 
@@ -147,22 +141,18 @@ def resources_page(
         raise ProtocolError(METHOD_NOT_FOUND, "Method not found: resources/list")
     listed = [encode(ui.resource()) for uri, ui in uis.items() if shown is None or uri in shown]
     scope = server.cache_scope if shown is None else "private"  # a list that depends on who asks
-    return _closed(_page(server, "resources", listed, params), server, version, modern_meta, scope)
+    return _closed(_page(server, "resources", listed, params), server, stamp, scope)
 
 
 def read_resource(
-    server: Registry,
-    params: dict[str, Any],
-    version: str,
-    modern_info: dict[str, Any],
-    shown: Container[str] | None = None,
+    server: Registry, params: dict[str, Any], stamp: Stamp, shown: Container[str] | None = None
 ) -> dict[str, Any]:
     """`resources/read` of a tool's MCP Apps page: its HTML and `_meta.ui` (a page of `shown` URIs, when given).
 
     Raises:
-        ProtocolError: -32601 when no tool has a page; -32602 for a uri not a string, or (2026-07-28) not a page
-            of this server; -32002 for the latter before 2026-07-28 (server/resources: "Resource not found", which
-            2026-07-28 folds into -32602 and forbids).
+        ProtocolError: -32601 when no tool has a page; -32602 for a uri not a string; the era's code for a uri
+            not a page of this server (`Era.missing_resource`: -32002 "Resource not found" before 2026-07-28, which
+            folds it into -32602 and forbids it).
     """
     uis = server.uis
     if not uis:
@@ -172,13 +162,9 @@ def read_resource(
         raise ProtocolError(INVALID_PARAMS, "Invalid params: uri must be a string")
     ui = uis.get(uri) if shown is None or uri in shown else None
     if ui is None:
-        code = INVALID_PARAMS if version == MODERN_VERSION else RESOURCE_NOT_FOUND
-        raise ProtocolError(code, f"Resource not found: {uri}", {"uri": uri})
+        raise ProtocolError(stamp.era.missing_resource, f"Resource not found: {uri}", {"uri": uri})
     result: dict[str, Any] = {"contents": [ui.contents()]}
-    if version == MODERN_VERSION:
-        result.update(ttlMs=server.ttl_ms, cacheScope=server.cache_scope, resultType="complete")
-        result["_meta"] = {SERVER_INFO_KEY: modern_info}
-    return result
+    return stamp.complete(stamp.era.cacheable(result, server.ttl_ms, server.cache_scope))
 
 
 def _page(server: Registry, key: str, payloads: list[str], params: dict[str, Any]) -> list[str]:
@@ -194,12 +180,10 @@ def _page(server: Registry, key: str, payloads: list[str], params: dict[str, Any
     return parts
 
 
-def _closed(parts: list[str], server: Registry, version: str, modern_meta: str, scope: str) -> str:
-    """A list result's JSON text: its page, and in 2026-07-28 how long and for whom it may be cached."""
-    if version == MODERN_VERSION:
-        parts.append(f',"ttlMs":{server.ttl_ms},"cacheScope":"{scope}"')
-        parts.append(f',"resultType":"complete","_meta":{modern_meta}')
-    parts.append("}")
+def _closed(parts: list[str], server: Registry, stamp: Stamp, scope: str) -> str:
+    """A list result's JSON text: its page, and what its era ends it with (2026-07-28: how long and for whom it may
+    be cached, `resultType`, the server's info)."""
+    parts.append(stamp.list_end(server.ttl_ms, scope))
     return "".join(parts)
 
 

@@ -15,9 +15,7 @@ from toolkit._definition.middleware import Request, chain
 from toolkit._errors import ProtocolError, ToolError
 from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, decode
-from toolkit._protocol.types import MODERN_VERSION
 
-from .eras import STATELESS
 from .running import checked, checked_call
 from .visibility import shown, visibility
 
@@ -77,6 +75,6 @@ async def _tools_call(
     tool = server.tools.get(name) if type(name) is str else None
     request.tool = tool.definition if tool is not None and shown(server, tool, request) else None
     result = checked_call(await chain(server.middleware, last, as_tool_error=True)(request), request.version)
-    if incoming.era is STATELESS and "resultType" not in result:  # a middleware's own answer
-        STATELESS.complete(result, server.server_info(MODERN_VERSION))
+    if incoming.era is not None and "resultType" not in result:  # a middleware's own answer, as its era sends it
+        incoming.era.complete(result, server.server_info(state.version))
     return result

@@ -27,9 +27,8 @@ from toolkit._definition.ui import speaks_apps
 from toolkit._errors import ProtocolError, URLElicitationRequired
 from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INVALID_PARAMS
-from toolkit._protocol.types import MODERN_VERSION
 
-from .eras import Era
+from .eras import Era, stamps
 from .running import Invocation, run_call
 from .visibility import sees, shown_tools, tools_request, visibility
 
@@ -104,14 +103,14 @@ class ToolCalls:
 
     Raises:
         ProtocolError: -32602 when params are malformed or the tool is unknown to this caller (failures of the tool
-            itself, bad arguments included, are results with `isError: true`); the task refusals of `Tasks.wanted`.
+            itself, bad arguments included, are results with `isError: true`); the era's task refusals.
     """
 
-    __slots__ = ("_modern_info", "answer", "server")
+    __slots__ = ("_stamps", "answer", "server")
 
     def __init__(self, server: Registry) -> None:
         self.server = server
-        self._modern_info = server.server_info(MODERN_VERSION)  # what a stateless result carries
+        self._stamps = stamps(server.server_info)  # what each era's results carry of the server
         self.answer: Callable[[Incoming], Awaitable[dict[str, Any]]] = (
             self._call if server.search is None else self._searched
         )
@@ -126,7 +125,7 @@ class ToolCalls:
         params = search.unwrap(incoming.params, shown_to)
         if params.get("name") not in search.names:
             return await self._call(dataclasses.replace(incoming, params=params))
-        return era.complete(search.answer(params, state.version, shown_to), self._modern_info)
+        return era.complete(search.answer(params, state.version, shown_to), self._stamps[era].info)
 
     async def _call(self, incoming: Incoming) -> dict[str, Any]:
         server, params, state, era = self.server, incoming.params, incoming.state, incoming.era
@@ -137,7 +136,7 @@ class ToolCalls:
             tool = self._find(tool, incoming)
         arguments = self._arguments(tool, params)
         # A task now, or (2026-07-28, a tool that calls `ctx.begin_task()`) once its questions before are answered.
-        task = server.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
+        task = era.tasks.wanted(tool, params, state) if tool.task is not None or "task" in params else None
         if task == "now":
             return await self._task(tool, arguments, incoming, era)
         asking = self._asking(tool, incoming, task) if tool.may_ask else None
@@ -145,7 +144,7 @@ class ToolCalls:
         if asking is not None:
             create = functools.partial(server.tasks.create, tool, arguments, params, state)
             return await self._asked(asking, wire, create, era)
-        return era.complete(wire, self._modern_info)
+        return era.complete(wire, self._stamps[era].info)
 
     async def _task(
         self, tool: Tool[Any, Any], arguments: Mapping[str, Any] | None, incoming: Incoming, era: Era
@@ -155,10 +154,10 @@ class ToolCalls:
         call that cannot run. Unless tool middleware, which may change the arguments, stands between; and in
         2025-11-25, where the client asked for the task (`params.task`), the task reports the error."""
         server = self.server
-        if era.stateless and not (tool.middleware or server.tool_middleware):
+        if era.tasks.server_decides and not (tool.middleware or server.tool_middleware):
             problem = argument_problem(tool, arguments or {}, strict=server.strict_arguments)
             if problem is not None:
-                return era.complete(error_wire(problem), self._modern_info)
+                return era.complete(error_wire(problem), self._stamps[era].info)
         return await server.tasks.create(tool, arguments, incoming.params, incoming.state)
 
     def _arguments(self, tool: Tool[Any, Any], params: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -248,10 +247,10 @@ class ToolCalls:
         before."""
         wire = asking.finish(wire)
         if wire.get("resultType") == "input_required":
-            return era.stamp(wire, self._modern_info)
+            return era.stamp(wire, self._stamps[era].info)
         if asking.task == "begun" and asking.replay is not None:
             return await create(asking.replay.answered())
-        return era.complete(wire, self._modern_info)
+        return era.complete(wire, self._stamps[era].info)
 
 
 def _unknown_tool(name: Any, tools: Mapping[str, Any]) -> ProtocolError:

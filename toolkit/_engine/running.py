@@ -21,7 +21,8 @@ from toolkit._definition.middleware import Middleware, Request, chain
 from toolkit._definition.tool import CallSettings, call_tool, error_wire
 from toolkit._identity import Identity
 from toolkit._protocol.jsonrpc import encode
-from toolkit._protocol.types import MODERN_VERSION, CallToolResult
+from toolkit._protocol.revisions import rules_of
+from toolkit._protocol.types import CallToolResult
 
 if TYPE_CHECKING:
     from toolkit._call.context import Context
@@ -136,7 +137,7 @@ def _call_problem(result: dict[str, Any], version: str | None) -> str | None:
     if "isError" in result and type(result["isError"]) is not bool:
         return f"isError {result['isError']!r} (not a bool)"
     structured = result.get("structuredContent")
-    if structured is not None and version != MODERN_VERSION and type(structured) is not dict:
+    if type(structured) not in (dict, type(None)) and not (version and rules_of(version).bare_structured):
         return f"structuredContent of type {type(structured).__name__} (not an object)"
     try:
         CallToolResult.model_validate(result, strict=True)

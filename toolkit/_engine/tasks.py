@@ -29,7 +29,6 @@ import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
@@ -42,10 +41,10 @@ from toolkit._backend.base import UNAVAILABLE
 from toolkit._call.context import PY_LEVELS, Context
 from toolkit._errors import ProtocolError
 from toolkit._identity import Identity, current_identity
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
-from toolkit._protocol.types import MODERN_VERSION
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY
 from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
+from .eras import Era, era_of
 from .running import CallHost, Invocation, run_call
 
 if TYPE_CHECKING:
@@ -54,20 +53,17 @@ if TYPE_CHECKING:
     from .options import TaskOptions
     from .session import SessionState
 
-__all__ = ["EXTENSION", "RELATED_TASK_KEY", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
+__all__ = ["RELATED_TASK_KEY", "TaskServer", "Tasks", "task_capabilities", "wire_task"]
 
 logger = logging.getLogger("toolkit")
 _tool_logger = logging.getLogger("toolkit.tools")  # what a task's tool logs (`ctx.log`)
 
-EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
-_NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 _PAGE = 50
 MAX_WATCHED = 1000
 """Task ids one `subscriptions/listen` may name (duplicates counted once): each is read from the store every poll
 interval while it runs."""
-_FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
 
 
 class TaskServer(AskingServer, CallHost, Protocol):
@@ -79,27 +75,21 @@ class TaskServer(AskingServer, CallHost, Protocol):
 
 def task_capabilities(version: str) -> dict[str, Any]:
     """What a server with task tools adds to its capabilities in `version`."""
-    if version == MODERN_VERSION:
-        return {"extensions": {EXTENSION: {}}}
-    if version < _FIRST_TASKS:
-        return {}
-    return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
-
-
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return era_of(version).tasks.capabilities(version)
 
 
 def _owner(state: SessionState, task_id: str) -> str:
-    """Who a task belongs to, so that no other caller reaches it: the token's subject with authentication;
-    anonymous, the 2025-11-25 session (its key), and in 2026-07-28, which has no session, the task itself (its id,
-    128 random bits, is the bearer capability the spec allows; there is no `tasks/list` to find it by)."""
+    """Who a task belongs to, so that no other caller reaches it: the token's subject with authentication; anonymous,
+    as the request's era says (`TaskWire.anonymous_owner`: the 2025-11-25 session, or in 2026-07-28 the task)."""
     identity = current_identity.get()
     if identity is not None:
         return "user/" + identity.subject
-    if state.version == MODERN_VERSION:
-        return "task/" + task_id
-    return "session/" + state.key
+    return _era(state).tasks.anonymous_owner(state, task_id)
+
+
+def _era(state: SessionState) -> Era:
+    """The era of a request's state (a task's request is always of one)."""
+    return era_of(state.version)
 
 
 @contextlib.contextmanager
@@ -131,47 +121,10 @@ def _progressed(message: str, record: TaskRecord) -> TaskRecord | None:
     return dataclasses.replace(record, status_message=message, updated_at=time.time())
 
 
-def _wanted_by_extension(tool: Tool[Any, Any], state: SessionState) -> str | None:
-    """`Tasks.wanted` in 2026-07-28: a task when the client declared the tasks extension and the tool may be one.
-
-    Raises:
-        ProtocolError: -32021 for a `required` tool and a client without the extension.
-    """
-    extensions = state.client_capabilities.get("extensions")
-    declared = isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
-    if not declared and tool.task == "required":
-        raise ProtocolError(
-            MISSING_CLIENT_CAPABILITY,
-            f"Missing required client capability: tool {tool.name!r} runs only as a task ({EXTENSION})",
-            _NEEDS_EXTENSION,
-        )
-    if not declared or tool.task is None:
-        return None
-    return "later" if tool.asks_before_task else "now"
-
-
 def wire_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
-    """The task's wire object for the revision that created it; `detailed`: with its result, error or questions
-    (2026-07-28's `DetailedTask`)."""
-    modern = record.version == MODERN_VERSION
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": _iso(record.created_at),
-        "lastUpdatedAt": _iso(record.updated_at),
-        ("ttlMs" if modern else "ttl"): record.ttl_ms,
-        ("pollIntervalMs" if modern else "pollInterval"): record.poll_interval_ms,
-    }
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    if detailed and modern:
-        if record.status == "completed" and record.result is not None:
-            task["result"] = record.result
-        elif record.status == "failed" and record.error is not None:
-            task["error"] = record.error
-        elif record.status == "input_required":
-            task["inputRequests"] = record.input_requests
-    return task
+    """The task's wire object for the revision that created it; `detailed`: as `tasks/get` shows it (2026-07-28's
+    `DetailedTask`, with its result, error or questions)."""
+    return era_of(record.version).tasks.task(record, detailed=detailed)
 
 
 class _Loop:
@@ -287,23 +240,6 @@ class Tasks:
 
     # -- creating ------------------------------------------------------------------------------------
 
-    def wanted(self, tool: Tool[Any, Any], params: Mapping[str, Any], state: SessionState) -> str | None:
-        """Whether this call runs as a task (the server decides, per request): `"now"`, `"later"` (2026-07-28, a
-        tool whose questions before `ctx.begin_task()` are the request's rounds), or None (a plain call).
-
-        Raises:
-            ProtocolError: -32021 (2026-07-28) for a `required` tool and a client without the extension; -32601
-                (2025-11-25) for a task asked of a tool that cannot be one, or a `required` tool called plainly.
-        """
-        if state.version == MODERN_VERSION:
-            return _wanted_by_extension(tool, state)
-        asked = isinstance(params.get("task"), Mapping) and state.version >= _FIRST_TASKS
-        if asked and tool.task is None:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not support tasks (taskSupport forbidden)")
-        if not asked and tool.task == "required":
-            raise ProtocolError(METHOD_NOT_FOUND, f"Tool {tool.name!r} must be called as a task (taskSupport required)")
-        return "now" if asked else None
-
     async def create(
         self,
         tool: Tool[Any, Any],
@@ -354,10 +290,7 @@ class Tasks:
         with contextlib.suppress(RuntimeError):  # read now: a request runs inside the server's lifespan
             call.lifespan = self.server.lifespan_context
         self._ensure_loop().spawn(self._guarded, record, call, running)
-        task = wire_task(record, detailed=False)
-        if state.version == MODERN_VERSION:
-            return {**task, "resultType": "task"}
-        return {"task": task}
+        return _era(state).tasks.created(wire_task(record, detailed=False))
 
     def _ensure_loop(self) -> _Loop:
         with self._loop_lock:
@@ -468,9 +401,7 @@ class Tasks:
         if size > self.max_result_bytes:
             text = f"the result ({size} bytes of JSON) is larger than the task store keeps ({self.max_result_bytes})"
             wire = {"content": [{"type": "text", "text": text}], "isError": True}
-        if call.state.version == MODERN_VERSION:
-            wire["resultType"] = "complete"  # what the plain call would have answered
-        return _ended("completed", None, wire)
+        return _ended("completed", None, _era(call.state).tasks.outcome(wire))
 
     def _asker(self, record: TaskRecord, call: _TaskCall, running: _Running) -> Asker:
         """The task's asking: each question becomes an input request in the store, answered by `tasks/update`."""
@@ -554,12 +485,7 @@ class Tasks:
             ProtocolError: -32021 (2026-07-28) for a client without the extension; -32602 for a task that is unknown,
                 another caller's, or expired.
         """
-        if state.version == MODERN_VERSION:
-            extensions = state.client_capabilities.get("extensions")
-            if not (isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)):
-                raise ProtocolError(
-                    MISSING_CLIENT_CAPABILITY, f"Missing required client capability: {EXTENSION}", _NEEDS_EXTENSION
-                )
+        _era(state).tasks.check_client(state)
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: taskId must be a string")
@@ -614,15 +540,12 @@ class Tasks:
             await anyio.sleep(self.poll_interval)
 
     async def get(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/get`."""
-        record = await self.find(params, state)
-        task = wire_task(record, detailed=True)
-        if state.version == MODERN_VERSION:
-            task["resultType"] = "complete"
-        return task
+        """`tasks/get` (the result before its era completes it)."""
+        return wire_task(await self.find(params, state), detailed=True)
 
     async def update(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/update` (2026-07-28): answers to the task's outstanding questions; others are ignored.
+        """`tasks/update` (2026-07-28): answers to the task's outstanding questions; others are ignored. An empty
+        result, which the era completes.
 
         Raises:
             ProtocolError: -32602 for `inputResponses` not an object (and as `find`).
@@ -632,7 +555,7 @@ class Tasks:
         if not isinstance(responses, dict):
             raise ProtocolError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         await self.answer(record.task_id, responses)
-        return {"resultType": "complete"}
+        return {}
 
     async def answer(self, task_id: str, responses: Mapping[str, Any]) -> None:
         """Keep answers to outstanding questions and wake the tool if it runs here."""
@@ -640,21 +563,21 @@ class Tasks:
         self._wake(task_id)
 
     async def cancel(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
-        """`tasks/cancel`: the task ends cancelled at once (a finished one stays as it is); its tool is stopped.
+        """`tasks/cancel`: the task ends cancelled at once (a finished one stays as it is); its tool is stopped. What
+        the era answers (`TaskWire.cancelled`), before it completes it.
 
         Raises:
             ProtocolError: -32602 (2025-11-25) for a task already finished (and as `find`).
         """
         record = await self.find(params, state)
-        if record.terminal and state.version != MODERN_VERSION:
+        tasks = _era(state).tasks
+        if record.terminal and tasks.refuses_finished:
             raise ProtocolError(INVALID_PARAMS, f"Cannot cancel task: already {record.status}")
         changed = await self._change(record.task_id, _ended("cancelled", "The task was cancelled."))
         running = self._running.get(record.task_id)
         if running is not None and self._loop is not None:
             self._loop.soon(_cancel, running)
-        if state.version == MODERN_VERSION:
-            return {"resultType": "complete"}
-        return wire_task(changed or record, detailed=False)
+        return tasks.cancelled(wire_task(changed or record, detailed=False))
 
     async def list(self, params: Mapping[str, Any], state: SessionState) -> dict[str, Any]:
         """`tasks/list` (2025-11-25): the caller's tasks, a page at a time."""

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolkit._backend.base import BackendError
+from toolkit._engine.eras import HANDSHAKE, STATELESS_VERSIONS
 from toolkit._engine.telemetry import HTTP_NETWORK, SESSION_ID
 from toolkit._protocol.jsonrpc import (
     HEADER_MISMATCH,
@@ -23,7 +24,6 @@ from toolkit._protocol.jsonrpc import (
     error_response,
 )
 from toolkit._protocol.meta import VERSION_KEY
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 from .exchange import Caller, Post, SessionAccess, SessionRecord
 from .fleet import unavailable
@@ -37,6 +37,8 @@ __all__ = ["Posts"]
 logger = logging.getLogger("toolkit.http")
 
 _ACCEPTS_MAX = 64  # distinct Accept values remembered (a flood of others is parsed each time)
+_STATELESS = ", ".join(STATELESS_VERSIONS)  # the revisions served without a session, as errors name them
+_STATELESS_HEADERS = frozenset(STATELESS_VERSIONS)
 
 
 class Posts:
@@ -74,8 +76,8 @@ class Posts:
         if message is None:
             return
         post = Post(message, headers, receive, send, json_ok, sse_ok or not json_ok, caller)
-        if _is_modern(message, headers):
-            await self._modern(post, repeated)
+        if _is_stateless(message, headers):
+            await self._stateless(post, repeated)
         elif message.get("method") == "initialize" and self._legacy:
             await self._calls.serve(post, None)
         else:
@@ -104,7 +106,8 @@ class Posts:
             return None
         return message  # type: ignore[no-any-return]
 
-    async def _modern(self, post: Post, repeated: set[str]) -> None:
+    async def _stateless(self, post: Post, repeated: set[str]) -> None:
+        """A request of a stateless era (2026-07-28): its headers checked against its body, then served."""
         message = post.message
         if "id" not in message:  # no client notification is defined over HTTP in 2026-07-28: accepted, ignored
             if self._calls.server.telemetry is not None:  # its SERVER span all the same
@@ -123,27 +126,28 @@ class Posts:
         elif message["method"] == "subscriptions/listen" and not post.sse_ok:
             await plain(post.send, 406)
         elif message["method"] == "subscriptions/listen":
-            await self._calls.serve(post, None, modern=True)
-        elif post.json_ok and self._calls.shape(message) is Shape.PLAIN:
+            await self._calls.serve(post, None, watched=True)
+        elif post.json_ok and not self._calls.serving(message).watched:  # its answer alone, which nothing cancels
             await self._calls.answer(post)
-        else:
+        else:  # notifications, questions (results in this era) or a call the client leaving stops: streamed, watched
             await self._calls.stream(post)
 
     def _refusal(self, post: Post) -> tuple[int, int, str] | None:
-        """Why a request that is not 2026-07-28 cannot be served here: (status, code, message); None to serve it."""
+        """Why a request of no stateless era cannot be served here: (status, code, message); None to serve it in its
+        session (the handshake era's)."""
         if not self._legacy:
             code = METHOD_NOT_FOUND if post.message.get("method") == "initialize" else INVALID_PARAMS
-            return 404 if code == METHOD_NOT_FOUND else 400, code, f"This server speaks {MODERN_VERSION} only"
+            return 404 if code == METHOD_NOT_FOUND else 400, code, f"This server speaks {_STATELESS} only"
         if "mcp-session-id" not in post.headers:
             return (
                 400,
                 INVALID_REQUEST,
                 "Bad request: Mcp-Session-Id header required (send initialize first, or the "
-                f"{MODERN_VERSION} _meta fields with every request)",
+                f"{_STATELESS} _meta fields with every request)",
             )
         version = post.headers.get("mcp-protocol-version")
-        if version is not None and version not in HANDSHAKE_VERSIONS:
-            supported = ", ".join(HANDSHAKE_VERSIONS)
+        if version is not None and version not in HANDSHAKE.versions:
+            supported = ", ".join(HANDSHAKE.versions)
             return 400, INVALID_REQUEST, f"Bad request: unsupported MCP-Protocol-Version (supported: {supported})"
         return None
 
@@ -172,7 +176,7 @@ class Posts:
 
     async def _request(self, post: Post, record: SessionRecord, session: SessionId) -> None:
         """A session's request, served by its shape (`Shape`): in this task (its notifications first on a resumable
-        response when it has some), or on a connection of its own when it may ask."""
+        response when it has some), or on a connection of its own when it may ask. A closed stream stops none."""
         message = post.message
         if len(record.calls) >= self._calls.server.max_concurrent_requests:
             body = error_body(message["id"], INTERNAL_ERROR, "Too many requests in flight")
@@ -183,10 +187,10 @@ class Posts:
             state = replace(state, log_level=record.log_level)
         served = InSession(record, state, session.nonce)
         # sse_close_after= closes every long call's response, so each is served where it knows how (`serve`)
-        shape = self._calls.shape(message) if self._calls.close_after is None else Shape.ASKS
-        if shape is Shape.ASKS:
+        shape = self._calls.serving(message).shape if self._calls.close_after is None else Shape.CONNECTION
+        if shape is Shape.CONNECTION:
             await self._calls.serve(post, served)
-        elif post.json_ok and shape is not Shape.TELLS:
+        elif post.json_ok and shape is Shape.ANSWER:
             await self._calls.answer(post, served)
         else:  # notifications first, or the answer as SSE for a client that takes only that
             await self._calls.answer(post, served, self._calls.resumable(post, served))
@@ -271,10 +275,10 @@ class Posts:
         await plain(post.send, 202)
 
 
-def _is_modern(message: dict[str, Any], headers: dict[str, str]) -> bool:
-    """The era of a POST's message: a request carrying the per-request `_meta` is 2026-07-28 (served statelessly),
-    and so is one with that version's header (the missing `_meta` is then its error); else it belongs to a
-    2025-11-25 session (`initialize` opens one)."""
+def _is_stateless(message: dict[str, Any], headers: dict[str, str]) -> bool:
+    """The era of a POST's message: a request carrying the per-request `_meta` is of a stateless era (2026-07-28),
+    and so is one whose header names a revision of one (the missing `_meta` is then its error); else it belongs to
+    a 2025-11-25 session (`initialize` opens one)."""
     method = message.get("method")
     if method is None:  # an answer, or no message a client sends
         return False
@@ -282,7 +286,7 @@ def _is_modern(message: dict[str, Any], headers: dict[str, str]) -> bool:
     meta = params.get("_meta") if type(params) is dict else None
     if type(meta) is dict and VERSION_KEY in meta:
         return True
-    return method != "initialize" and headers.get("mcp-protocol-version") == MODERN_VERSION
+    return method != "initialize" and headers.get("mcp-protocol-version") in _STATELESS_HEADERS
 
 
 def _decoded(body: bytes) -> tuple[Any, dict[str, Any] | None]:

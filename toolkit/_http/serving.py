@@ -1,7 +1,9 @@
-"""Serving one request, its messages on the request's own response: in the request's task by the one answering
-connection when it sends nothing but its answer (`answer`) or, in 2026-07-28, only notifications before it
-(`stream`, a watcher beside it noticing the client leaving); else on a connection of its own, with its loop and an
-exchange (`serve`)."""
+"""Serving one request, its messages on the request's own response, in one of the protocol's three ways (`Shape`,
+by what it may send before its answer): its answer alone, in the request's task by the one answering connection
+(`answer`); its notifications streamed first, in the request's task too (`stream` in 2026-07-28, a watcher beside it
+noticing the client leaving; a `resumable` writer in a 2025-11-25 session); or, for a 2025-11-25 session's questions,
+on a connection of its own, with its loop and an exchange (`serve`). Whether a 2026-07-28 call is watched for its
+client leaving is a property of its own (`Serving.watched`)."""
 
 from __future__ import annotations
 
@@ -38,11 +40,11 @@ if TYPE_CHECKING:
 
     from toolkit._engine.registry import Registry as Server
 
-__all__ = ["MISROUTED", "Calls", "InSession", "Shape", "watch"]
+__all__ = ["MISROUTED", "Calls", "InSession", "Serving", "Shape", "watch"]
 
 logger = logging.getLogger("toolkit.http")
 
-# Requests that send nothing but their answer, whatever the server's tools (see `Calls.shape`).
+# Requests that send nothing but their answer, whatever the server's tools (see `Calls.serving`).
 _ANSWERED_ALONE = frozenset(
     {
         "tools/list",
@@ -184,33 +186,53 @@ def _forget(record: SessionRecord, request_id: Any, exchange: Exchange) -> None:
 
 
 class Shape(enum.Enum):
-    """What a request sends before its answer, and whether a closed stream must stop it: how `Posts` serves it.
+    """The protocol's three ways of serving a request over HTTP, by what it may send before its answer.
 
-    PLAIN and PLAIN_ASYNC send nothing but their answer (no Context, no `confirm=`): answered in the request's task
-    (`answer`). A 2026-07-28 stream's client leaving cancels its request, which a sync tool on its worker thread would
-    not notice anyway; an async one is watched (`stream`). A 2025-11-25 session's call is never cancelled by a closed
-    stream ("Disconnection SHOULD NOT be interpreted as the client cancelling its request"), so both are answered alone
-    there. TELLS: a tool whose Context only notifies (progress, logs) or reads (`Tool.only_notifies`): in the request's
-    task, its notifications first (`stream`, `answer` with a `resumable` writer). ASKS: anything that may ask the
-    client; in a 2025-11-25 session its questions are requests answered in other POSTs, so it runs on a connection of
-    its own (`serve`); in 2026-07-28 its questions are results (`stream`)."""
+    ANSWER: nothing (`tools/list`, a tool without a Context or `confirm=`): answered in the request's task, one JSON
+    response (`answer`). STREAM: notifications (progress, logs: a tool whose Context only notifies or reads,
+    `Tool.only_notifies`): in the request's task, its notifications on the response as SSE before the answer
+    (`stream`; in a 2025-11-25 session `answer` with a `resumable` writer). CONNECTION: questions (anything that may
+    ask the client): in a 2025-11-25 session they are requests whose answers come back in POSTs of their own, so the
+    request runs on a connection of its own (`serve`); in 2026-07-28 they are results, so it is streamed as STREAM."""
 
-    PLAIN = "plain"
-    PLAIN_ASYNC = "plain_async"
-    TELLS = "tells"
-    ASKS = "asks"
+    ANSWER = "answer"
+    STREAM = "stream"
+    CONNECTION = "connection"
 
 
-def _shape_of(tool: Any, tool_middleware: bool) -> Shape:
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """How a request is served (`Calls.serving`): its `Shape`, and whether, in 2026-07-28, it is `watched` for its
+    client leaving (there, closing the stream cancels the request; a 2025-11-25 session's never is: "Disconnection
+    SHOULD NOT be interpreted as the client cancelling its request").
+
+    Every STREAM and CONNECTION request is watched. An ANSWER one is when it can notice: an async tool. A sync tool
+    on its worker thread cannot be stopped, so its call is answered without a watcher beside it (no task group, no
+    task: the cheapest path, `answer`); the client leaving then drops an answer it no longer waits for."""
+
+    shape: Shape
+    watched: bool
+
+
+_ANSWERED = Serving(Shape.ANSWER, watched=False)
+_ANSWERED_WATCHED = Serving(Shape.ANSWER, watched=True)
+_STREAMED = Serving(Shape.STREAM, watched=True)
+_OWN_CONNECTION = Serving(Shape.CONNECTION, watched=True)
+
+
+def _serving_of(tool: Any, tool_middleware: bool) -> Serving:
+    """How a tool's calls are served, worked out once per tool. A static read of its source (`Tool.only_notifies`,
+    False whenever it cannot tell: a wrapper, a Context handed on) only ever picks a cheaper way that serves the call
+    the same (tests/http/test_http_wrapped.py)."""
     # a call through tool middleware (the server's, or the tool's own) hands its Context to the middleware, which may
     # ask with it whatever the tool's own source does
     if tool.only_notifies and not (tool.middleware or tool_middleware):
-        return Shape.TELLS
+        return _STREAMED
     if tool.may_ask:
-        return Shape.ASKS
+        return _OWN_CONNECTION
     call = getattr(tool.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
     is_async = inspect.iscoroutinefunction(tool.fn) or inspect.iscoroutinefunction(call)
-    return Shape.PLAIN_ASYNC if is_async else Shape.PLAIN
+    return _ANSWERED_WATCHED if is_async else _ANSWERED
 
 
 class Calls:
@@ -221,7 +243,7 @@ class Calls:
         "_gate",
         "_initialized",
         "_resumption",
-        "_shapes",
+        "_servings",
         "_stateless",
         "_store",
         "answering",
@@ -259,37 +281,37 @@ class Calls:
         # them all, in each request's task. It holds no request's state (`Connection.answer` runs no loop, counts
         # nothing in flight), so requests answered at the same time do not meet.
         self._stateless = Connection(server, ANSWER_ONLY)
-        self._shapes: dict[str, tuple[Any, Shape]] = {}  # by tool name: (the tool, its shape)
+        self._servings: dict[str, tuple[Any, Serving]] = {}  # by tool name: (the tool, how its calls are served)
 
-    def shape(self, message: dict[str, Any]) -> Shape:
-        """What a request sends before its answer, and whether a closed stream must stop it (`Shape`): `tools/list`,
-        `ping`, `server/discover` and the task reads send nothing but their answer; a call, what its tool can do
-        (worked out once per tool, again if it was replaced); any other request may ask."""
+    def serving(self, message: dict[str, Any]) -> Serving:
+        """How a request is served (`Serving`): `tools/list`, `ping`, `server/discover` and the task reads send
+        nothing but their answer; a call, as its tool can do (worked out once per tool, again if it was replaced);
+        any other request may ask."""
         method = message["method"]
         if method != "tools/call":
-            return Shape.PLAIN if method in _ANSWERED_ALONE else Shape.ASKS
+            return _ANSWERED if method in _ANSWERED_ALONE else _OWN_CONNECTION
         params = message.get("params") or {}
         name = params.get("name")
         search = self.server.search
         if search is not None:  # search_tools answers alone; a call_tool call is served as its tool's
             if name == search.options.search_name:
-                return Shape.PLAIN
+                return _ANSWERED
             name = search.inner_name(params)
         if type(name) is not str:
-            return Shape.ASKS
+            return _OWN_CONNECTION
         tool = self.server.tools.get(name)
         if tool is None:
-            return Shape.ASKS
-        cached = self._shapes.get(name)
+            return _OWN_CONNECTION
+        cached = self._servings.get(name)
         if cached is None or cached[0] is not tool:
-            cached = self._shapes[name] = (tool, _shape_of(tool, bool(self.server.tool_middleware)))
+            cached = self._servings[name] = (tool, _serving_of(tool, bool(self.server.tool_middleware)))
         return cached[1]
 
     def resumable(self, post: Post, session: InSession) -> Writer:
         """The response of a 2025-11-25 session's request that may send more than its answer: SSE events numbered and
         kept for resumption, with the priming event of the revisions that have it. For a connection of its own
         (`serve`), or for a call that only notifies served in its request's task (`answer(post, session,
-        resumable(...))`, `Shape.TELLS`): there the client leaving does not cancel it (2025-11-25: "Disconnection
+        resumable(...))`, `Shape.STREAM`): there the client leaving does not cancel it (2025-11-25: "Disconnection
         SHOULD NOT be interpreted as the client cancelling its request")."""
         resumption = self._resumption
         retry = resumption.retry if session.state.version >= PRIMING_SINCE else None
@@ -325,10 +347,11 @@ class Calls:
         await _reply(post, scope, reply, writer, modern=session is None)
 
     async def stream(self, post: Post) -> None:
-        """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`): a call of a
-        tool that may notify (a Context: progress, logs) or that a closed stream must stop (async). Its questions
-        are results in this era, never requests, so it needs no connection loop: its notifications go straight on
-        the response (SSE from the first one), and the client leaving cancels it (a watcher beside it)."""
+        """Serve a 2026-07-28 request in this task, on the connection that answers alone (`_stateless`), watched
+        (`Serving.watched`): a call of a tool that may notify or ask (a Context), or that a closed stream must stop
+        (async). Its questions are results in this era, never requests, so it needs no connection loop: its
+        notifications go straight on the response (SSE from the first one), and the client leaving cancels it (a
+        watcher beside it)."""
         message = post.message
         if not self._gate.open and message["method"] == "tools/call" and await self._gate.refused(post):
             return
@@ -359,8 +382,9 @@ class Calls:
             self.streaming.discard(scope)
         await _reply(post, scope, reply, writer, modern=True)
 
-    async def serve(self, post: Post, session: InSession | None, *, modern: bool = False) -> None:
-        """Serve one request on a connection of its own; its messages go on this request's response.
+    async def serve(self, post: Post, session: InSession | None, *, watched: bool = False) -> None:
+        """Serve one request on a connection of its own; its messages go on this request's response. `watched`: the
+        client leaving cancels it (2026-07-28's `subscriptions/listen`).
 
         In a 2025-11-25 session, the SSE events are numbered and kept for resumption, and the response may be closed
         before the answer (`ctx.close_sse_stream()`, `sse_close_after=`) while the call goes on.
@@ -389,7 +413,7 @@ class Calls:
                         session.record.calls[request_id] = exchange
                     tg.start_soon(run_connection)
                     watcher = anyio.CancelScope()
-                    cancel = tg.cancel_scope if modern else None
+                    cancel = tg.cancel_scope if watched else None
                     tg.start_soon(watch, post.receive, writer, cancel, self._closing(closer), watcher)
                     answered = await self._relay(messages, writer, post, connection, session)
                     watcher.cancel()

@@ -25,9 +25,9 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 import anyio
 
 from toolkit._definition.ui import speaks_apps
+from toolkit._engine.eras import HANDSHAKE
 from toolkit._engine.session import SessionState
 from toolkit._protocol.meta import UI_EXTENSION
-from toolkit._protocol.types import HANDSHAKE_VERSIONS
 from toolkit._seal import Opened, Sealer, SealError, secret_keys
 
 from .session_store import ProcessSessionStore, SessionStore
@@ -248,7 +248,7 @@ def _read(token: str, opened: Opened) -> SessionId:
         SealError: it is not one this version serves.
     """
     data = opened.data
-    if not isinstance(data, dict) or data.get("v") not in HANDSHAKE_VERSIONS or not isinstance(data.get("n"), str):
+    if not isinstance(data, dict) or data.get("v") not in HANDSHAKE.versions or not isinstance(data.get("n"), str):
         raise SealError("malformed")
     info = data.get("i")
     client_info = {"name": info[0], "version": info[1]} if isinstance(info, list) and len(info) == 2 else None

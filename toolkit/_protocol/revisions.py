@@ -1,13 +1,66 @@
-"""What each protocol revision allows on the wire, and how newer objects are shaped for older clients."""
+"""What each protocol revision allows on the wire, and how newer objects are shaped for older clients.
+
+`EraRules`: what an era's revisions say on the wire, for the floors below the engine (asking, a tool's run), which
+cannot import the engine's `Era` (`_engine/eras.py`): each `Era` is made from one of these and adds its behaviour.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .meta import SERVER_INFO_KEY
 from .types import HANDSHAKE_VERSIONS, MODERN_VERSION
 
-__all__ = ["era_neutral", "negotiate", "shape_implementation", "shape_result", "shape_tool"]
+__all__ = [
+    "ERA_RULES",
+    "HANDSHAKE_RULES",
+    "STATELESS_RULES",
+    "EraRules",
+    "era_neutral",
+    "negotiate",
+    "rules_of",
+    "shape_implementation",
+    "shape_result",
+    "shape_tool",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class EraRules:
+    """What one era's revisions say on the wire, as the floors below the engine ask it."""
+
+    versions: tuple[str, ...]
+    """Its protocol revisions, newest first."""
+    stateless: bool
+    """Each request carries its own state in `_meta` (revision, capabilities): no `initialize`, no session."""
+    questions_are_results: bool
+    """A tool's questions (elicitation, sampling, roots) are results (`InputRequiredResult`, answered by the
+    client's retry), never requests the server sends while the call runs."""
+    elicitation_ids: bool
+    """A URL elicitation carries an `elicitationId` (and the server tells when it completes)."""
+    bare_structured: bool
+    """`structuredContent` may be any JSON value, not only an object."""
+
+
+HANDSHAKE_RULES = EraRules(
+    HANDSHAKE_VERSIONS, stateless=False, questions_are_results=False, elicitation_ids=True, bare_structured=False
+)
+STATELESS_RULES = EraRules(
+    (MODERN_VERSION,), stateless=True, questions_are_results=True, elicitation_ids=False, bare_structured=True
+)
+ERA_RULES: tuple[EraRules, ...] = (HANDSHAKE_RULES, STATELESS_RULES)
+_RULES_BY_VERSION: dict[str, EraRules] = {version: rules for rules in ERA_RULES for version in rules.versions}
+
+
+def rules_of(version: str) -> EraRules:
+    """The rules of the era a revision this server speaks belongs to.
+
+    Raises:
+        KeyError: a revision of no era.
+    """
+    return _RULES_BY_VERSION[version]
+
 
 # Tool fields each revision defines (schema/<rev>/schema.json, `Tool.properties`).
 _TOOL_FIELDS: dict[str, frozenset[str]] = {
