@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import textwrap
 import time
 from collections import Counter
@@ -296,11 +297,19 @@ def test_a_subprocess_a_worker_s_tool_starts_inherits_neither_the_secret_nor_the
 HUB_RESTARTED = "toolkit: the workers' shared state (the hub) failed; starting it again"
 
 
-def test_a_hub_that_fails_is_logged_once_and_started_again_and_the_workers_serve_on(tmp_path: Path) -> None:
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A fresh folder with a short path, for the supervisor's (`TMPDIR`): the hub's Unix socket path must fit in 107
+    bytes, which pytest's `tmp_path` under xdist does not leave room for."""
+    with tempfile.TemporaryDirectory() as folder:
+        yield Path(folder)
+
+
+def test_a_hub_that_fails_is_logged_once_and_started_again_and_the_workers_serve_on(short_tmp: Path) -> None:
     # Its socket file removed (a /tmp cleaner, say): the hub fails, says so once, and serves again on a new one.
-    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(tmp_path)})  # the supervisor's folder goes there
+    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(short_tmp)})  # the supervisor's folder goes there
     try:
-        [socket_file] = tmp_path.glob("toolkit-sessions-*/backend.sock")
+        [socket_file] = short_tmp.glob("toolkit-sessions-*/backend.sock")
         with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=TIMEOUT) as http:
             headers = session_headers(http.post(served.url, json=INITIALIZE, headers=ACCEPT))
             ended = session_headers(http.post(served.url, json=INITIALIZE, headers=ACCEPT))
@@ -325,11 +334,11 @@ def test_a_hub_that_fails_is_logged_once_and_started_again_and_the_workers_serve
     assert said.count(f"OSError: the hub's socket {socket_file} was removed") == 1, said
 
 
-def test_a_hub_that_keeps_failing_stops_the_server_with_one_line_and_status_2(tmp_path: Path) -> None:
+def test_a_hub_that_keeps_failing_stops_the_server_with_one_line_and_status_2(short_tmp: Path) -> None:
     # The supervisor's whole folder removed: the hub fails, and every start again fails to bind. After 5 failures
     # within a minute the supervisor stops the workers rather than let them answer 503 to every session.
-    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(tmp_path)})
-    [folder] = tmp_path.glob("toolkit-sessions-*")
+    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(short_tmp)})
+    [folder] = short_tmp.glob("toolkit-sessions-*")
     shutil.rmtree(folder)
     status = served.exited()
     said = "".join(served.stderr)

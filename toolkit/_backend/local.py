@@ -274,6 +274,12 @@ async def _deliver(inbox: Inbox, message: bytes) -> None:
         _logger.exception("toolkit: a message from another worker could not be handled")
 
 
+def _unbound(path: str, exc: OSError) -> OSError:
+    """`exc`, which binding the socket `path` raised, saying which file (an errno kept when there is one)."""
+    said = f"the hub cannot bind its socket {path}: {exc.strerror or exc}"
+    return OSError(exc.errno, said) if exc.errno else OSError(said)
+
+
 def _identity(path: str) -> tuple[int, int] | None:
     """Which file is at `path` (device and inode), None when there is none."""
     try:
@@ -349,7 +355,7 @@ class LocalHub:
             try:
                 listening.bind(self.path)
             except OSError as exc:  # the error alone names no file
-                raise OSError(exc.errno, f"the hub cannot bind its socket {self.path}: {exc.strerror}") from None
+                raise _unbound(self.path, exc) from None
             with _removed(self.path) as bound:
                 os.chmod(self.path, 0o600)  # this user only (and the supervisor's folder is private: 0700)
                 listening.listen(1024)
