@@ -82,11 +82,12 @@ def run_node_script(script: str, *args: str, timeout: float = TIMEOUT) -> Any:
 class Served:
     """A `toolkit serve --http` process and the URL it announced."""
 
-    def __init__(self, target: Path, *args: str, script: bool = False) -> None:
+    def __init__(self, target: Path, *args: str, script: bool = False, env: dict[str, str] | None = None) -> None:
         command = [sys.executable, "-m", "toolkit", "serve", str(target), "--http", "--port", "0", *args]
         if script:  # the file serves itself (`server.run(transport="http", ...)` with options of its own)
             command = [sys.executable, str(target), *args]
-        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent)
+        environment = {**os.environ, **env} if env else None  # `env`: variables added to this process's
+        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=HERE.parent, env=environment)
         self.stderr: list[str] = []
         assert self.process.stderr is not None
         self.reader, lines = follow(self.process.stderr, self.stderr)
@@ -115,18 +116,24 @@ class Served:
             if not line:
                 raise AssertionError(f"the server exited before it said {text!r}: {''.join(self.stderr)}")
 
-    def close(self) -> int:
-        """Stop the server with SIGTERM, as a process manager does, check it shut down cleanly; its exit status."""
-        self.process.terminate()
+    def exited(self) -> int:
+        """Wait (bounded: then it is killed) for the server to end by itself; its exit status (what it said is in
+        `stderr`)."""
         try:
-            status = self.process.wait(timeout=TIMEOUT)
+            return self.process.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
             raise
         finally:
             self.reader.join(timeout=TIMEOUT)
             if self.process.stderr is not None:
                 self.process.stderr.close()
+
+    def close(self) -> int:
+        """Stop the server with SIGTERM, as a process manager does, check it shut down cleanly; its exit status."""
+        self.process.terminate()
+        status = self.exited()
         # A graceful shutdown: status 0, with one worker (uvicorn) as with several (the supervisor).
         assert status == 0, self.stderr
         assert "Exception in ASGI application" not in "".join(self.stderr), "".join(self.stderr)

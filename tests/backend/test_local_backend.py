@@ -6,6 +6,7 @@ leave the hub serving. On asyncio and trio, with a hub in the test's own event l
 
 from __future__ import annotations
 
+import logging
 import struct
 import tempfile
 from collections.abc import AsyncIterator
@@ -187,7 +188,57 @@ async def test_a_hub_that_fails_is_started_again_and_given_up_after_five_failure
         with anyio.fail_after(5):
             await tg.start(keep_serving, serve, failure)
     assert runs == 5
-    assert failure == ["the workers' shared state (the hub) failed 5 times: OSError('the socket went away')"]
-    assert [r.getMessage() for r in caplog.records if r.name == "toolkit"] == [
-        "the workers' shared state (the hub) failed"
-    ] * 5
+    assert failure == [
+        "the workers' shared state (the hub) failed 5 times within 60 s,"
+        " stopping the server; the last time: OSError: the socket went away"
+    ]
+    # Each failure said once: the four started again are logged (with their traceback), the last is `failure`,
+    # which the supervisor says as it stops.
+    logged = [r for r in caplog.records if r.name == "toolkit"]
+    assert [r.getMessage() for r in logged] == [
+        "toolkit: the workers' shared state (the hub) failed; starting it again"
+    ] * 4
+    assert all(r.exc_info and repr(r.exc_info[1]) == "OSError('the socket went away')" for r in logged)
+
+
+class _Heard(logging.Handler):
+    """A log handler that sets an event at the first record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.heard.set()
+
+
+async def test_a_hub_whose_socket_file_is_removed_fails_and_serves_again_on_a_new_one_with_its_state(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A /tmp cleaner that removes the socket leaves a hub that runs but that no worker can reach: it fails instead,
+    # and `keep_serving` starts it again, with what it held.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "hub.sock"
+        worker = LocalBackend(str(path))
+        failure: list[str] = []
+        async with anyio.create_task_group() as tg:
+            await tg.start(keep_serving, LocalHub(str(path)).serve, failure)
+            await worker.put("k", "kept", 60)
+            failed = _Heard()
+            logging.getLogger("toolkit").addHandler(failed)
+            try:
+                path.unlink()
+                with anyio.fail_after(10):  # noticed within `_CHECK_SECONDS` (1 s)
+                    await failed.heard.wait()  # logged as it starts the hub again, which binds before it waits
+            finally:
+                logging.getLogger("toolkit").removeHandler(failed)
+            assert path.exists()
+            with anyio.fail_after(5):
+                assert await worker.get("k") == ["kept"]  # on a new connection: the hub closed the pooled one
+            tg.cancel_scope.cancel()
+        await worker.stop()
+        assert failure == []
+        assert not path.exists()  # the last hub removed its own socket as it ended
+    [logged] = [r for r in caplog.records if r.name == "toolkit"]
+    assert logged.exc_info is not None
+    assert str(logged.exc_info[1]) == f"the hub's socket {path} was removed"

@@ -9,6 +9,8 @@ worker accepts it first.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import textwrap
 import time
 from collections import Counter
@@ -288,3 +290,65 @@ def test_a_subprocess_a_worker_s_tool_starts_inherits_neither_the_secret_nor_the
         assert reply.json()["result"]["content"] == [{"type": "text", "text": "none"}], reply.text
     finally:
         served.close()
+
+
+# -- the hub (the workers' shared state, in the supervisor): started again when it fails, or the server stops -----
+
+HUB_RESTARTED = "toolkit: the workers' shared state (the hub) failed; starting it again"
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A fresh folder with a short path, for the supervisor's (`TMPDIR`): the hub's Unix socket path must fit in 107
+    bytes, which pytest's `tmp_path` under xdist does not leave room for."""
+    with tempfile.TemporaryDirectory() as folder:
+        yield Path(folder)
+
+
+def test_a_hub_that_fails_is_logged_once_and_started_again_and_the_workers_serve_on(short_tmp: Path) -> None:
+    # Its socket file removed (a /tmp cleaner, say): the hub fails, says so once, and serves again on a new one.
+    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(short_tmp)})  # the supervisor's folder goes there
+    try:
+        [socket_file] = short_tmp.glob("toolkit-sessions-*/backend.sock")
+        with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=TIMEOUT) as http:
+            headers = session_headers(http.post(served.url, json=INITIALIZE, headers=ACCEPT))
+            ended = session_headers(http.post(served.url, json=INITIALIZE, headers=ACCEPT))
+            assert http.delete(served.url, headers=ended).status_code == 204
+            socket_file.unlink()
+            served.wait_for(HUB_RESTARTED)
+            pids: list[str] = []
+            deadline = time.monotonic() + TIMEOUT
+            while len(pids) < 20 or len(set(pids)) < 2:  # 20 in a row once the hub is back, from both workers
+                assert time.monotonic() < deadline, f"the workers did not reach the hub again: {pids}"
+                reply = http.post(served.url, json=call(2, "worker"), headers=headers)
+                # (a request before the hub is back is refused: 503)
+                pids = [*pids, reply.json()["result"]["content"][0]["text"]] if reply.status_code == 200 else []
+            gone = [http.post(served.url, json=call(3, "add", {"a": 1, "b": 2}), headers=ended) for _ in range(10)]
+            assert [(r.status_code, r.json()) for r in gone] == [(404, GONE)] * 10
+    finally:
+        served.close()
+    said = "".join(served.stderr)
+    # Said once: one line, then its traceback, which ends with the cause.
+    assert [line for line in served.stderr if "(the hub)" in line] == [HUB_RESTARTED + "\n"], said
+    assert said.count("Traceback") == 1, said
+    assert said.count(f"OSError: the hub's socket {socket_file} was removed") == 1, said
+
+
+def test_a_hub_that_keeps_failing_stops_the_server_with_one_line_and_status_2(short_tmp: Path) -> None:
+    # The supervisor's whole folder removed: the hub fails, and every start again fails to bind. After 5 failures
+    # within a minute the supervisor stops the workers rather than let them answer 503 to every session.
+    served = Served(DEMO, "--workers", "2", env={"TMPDIR": str(short_tmp)})
+    [folder] = short_tmp.glob("toolkit-sessions-*")
+    shutil.rmtree(folder)
+    status = served.exited()
+    said = "".join(served.stderr)
+    assert status == 2, said
+    socket_file = folder / "backend.sock"
+    cause = f"FileNotFoundError: [Errno 2] the hub cannot bind its socket {socket_file}: No such file or directory"
+    # Each failure said once: four started again (each with its traceback), the fifth as the reason to stop.
+    assert [line for line in served.stderr if "(the hub)" in line] == [HUB_RESTARTED + "\n"] * 4 + [
+        "toolkit: error: the workers' shared state (the hub) failed 5 times within 60 s,"
+        f" stopping the server; the last time: {cause}\n"
+    ], said
+    assert said.count("Traceback") == 4, said
+    assert served.stderr[-1].startswith("toolkit: error: "), said

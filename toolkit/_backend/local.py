@@ -45,6 +45,7 @@ __all__ = ["LocalBackend", "LocalHub"]
 _LENGTH = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken peer, not a message
 _RETRY_SECONDS = 0.2  # how soon `listen` tries again when the hub is not there (yet, or any more)
+_CHECK_SECONDS = 1.0  # how often the hub looks that its socket file is still there (`LocalHub._accept`)
 _logger = logging.getLogger("toolkit")
 _LOST = (OSError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead, anyio.ClosedResourceError)
 
@@ -273,14 +274,32 @@ async def _deliver(inbox: Inbox, message: bytes) -> None:
         _logger.exception("toolkit: a message from another worker could not be handled")
 
 
-@contextlib.contextmanager
-def _removed(path: str) -> Iterator[None]:
-    """Remove the socket file at the end of the block: a hub started again on the same path binds it anew."""
+def _unbound(path: str, exc: OSError) -> OSError:
+    """`exc`, which binding the socket `path` raised, saying which file (an errno kept when there is one)."""
+    said = f"the hub cannot bind its socket {path}: {exc.strerror or exc}"
+    return OSError(exc.errno, said) if exc.errno else OSError(said)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """Which file is at `path` (device and inode), None when there is none."""
     try:
-        yield
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+@contextlib.contextmanager
+def _removed(path: str) -> Iterator[tuple[int, int] | None]:
+    """The socket file just bound at `path` (`_identity`), removed at the end of the block if it is still there: a
+    hub started again on the same path binds it anew."""
+    bound = _identity(path)
+    try:
+        yield bound
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        if _identity(path) == bound:  # not a file that took its place
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 class _Listener:
@@ -333,27 +352,38 @@ class LocalHub:
         """Serve until cancelled; `task_status.started()` once workers can connect."""
         listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with listening:
-            listening.bind(self.path)
-            with _removed(self.path):
+            try:
+                listening.bind(self.path)
+            except OSError as exc:  # the error alone names no file
+                raise _unbound(self.path, exc) from None
+            with _removed(self.path) as bound:
                 os.chmod(self.path, 0o600)  # this user only (and the supervisor's folder is private: 0700)
                 listening.listen(1024)
                 listening.setblocking(False)
-                await self._accept(listening, task_status)
+                await self._accept(listening, bound, task_status)
 
-    async def _accept(self, listening: socket.socket, task_status: anyio.abc.TaskStatus[None]) -> None:
+    async def _accept(
+        self, listening: socket.socket, bound: tuple[int, int] | None, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        """Serve each connection `listening` accepts, until its socket file is no longer the one this hub bound
+        (`_identity`): removed or replaced (a /tmp cleaner, say), no worker could reach the hub, though it runs. It
+        then fails (its connections closed), and `keep_serving` starts it again on a fresh socket, with its state."""
         async with anyio.create_task_group() as tg:
             task_status.started()
-            while True:
-                await anyio.wait_readable(listening)
+            while _identity(self.path) == bound:
+                with anyio.move_on_after(_CHECK_SECONDS):  # looked at this often (accepts are rare: workers pool)
+                    await anyio.wait_readable(listening)
                 try:
                     conn, _ = listening.accept()
-                except BlockingIOError:  # another wake-up took it
+                except BlockingIOError:  # nobody there (the look above), or another wake-up took it
                     continue
                 except OSError:  # out of file descriptors, say: the workers retry, and so does the hub
                     _logger.exception("toolkit: the workers' hub could not accept a connection")
                     await anyio.sleep(_RETRY_SECONDS)
                     continue
                 tg.start_soon(self._serve_one, conn)
+            tg.cancel_scope.cancel()
+        raise OSError(f"the hub's socket {self.path} was removed")
 
     async def _serve_one(self, conn: socket.socket) -> None:
         try:

@@ -29,6 +29,9 @@ def connect(url: str, timeout: float, max_connections: int) -> Any:
         raise BackendError("Redis runs on asyncio here (redis.asyncio): serve the app on an asyncio loop") from None
     try:
         import redis.asyncio as aioredis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as Lost
     except ImportError as exc:  # pragma: no cover - the extra is installed with dev
         raise ImportError("RedisBackend needs the redis extra: in a clone of toolkit, pip install '.[redis]'") from exc
     pool = aioredis.BlockingConnectionPool.from_url(
@@ -37,6 +40,10 @@ def connect(url: str, timeout: float, max_connections: int) -> Any:
         timeout=timeout,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
+        # A pooled connection Redis closed (it restarted) is tried again once on a new one, as redis-py's own
+        # default client does; redis-py before 8.2 (the newest on Python 3.10) failed the first command after a
+        # restart on it. Not a timeout: that is a Redis too slow or paused, and `timeout` bounds it.
+        retry=Retry(NoBackoff(), 1, (Lost,)),
     )
     return aioredis.Redis(connection_pool=pool)
 

@@ -73,6 +73,7 @@ _CLEANUP_SECONDS = 10.0
 #: After the grace, how long the calls stopped then have to write their answers before uvicorn cancels their requests.
 _ANSWERING_SECONDS = 1.0
 _POLL_SECONDS = 0.5  # how often the supervisor looks at its workers when no signal or report wakes it
+_logger = logging.getLogger("toolkit")
 _HUB_FAILURES, _HUB_WINDOW = 5, 60.0  # the hub failing this often within this many seconds stops the server
 
 
@@ -374,9 +375,9 @@ async def keep_serving(
     *,
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run `serve` (a function that takes `task_status`), again each time it fails after it started, saying so;
-    after `_HUB_FAILURES` failures within `_HUB_WINDOW` seconds, give up and put why in `failure`. A failure before
-    the first start is raised."""
+    """Run `serve` (a function that takes `task_status`), again each time it fails after it started, logging each
+    failure once (with its traceback); after `_HUB_FAILURES` failures within `_HUB_WINDOW` seconds, give up and put
+    why in `failure` instead, which the supervisor says as it stops. A failure before the first start is raised."""
     status, failed = _Started(task_status), list[float]()
     while True:
         try:
@@ -386,11 +387,13 @@ async def keep_serving(
                 raise
             now = time.monotonic()
             failed = [*(then for then in failed if now - then < _HUB_WINDOW), now]
-            logging.getLogger("toolkit").error("the workers' shared state (the hub) failed", exc_info=exc)
             if len(failed) >= _HUB_FAILURES:
-                failure.append(f"the workers' shared state (the hub) failed {len(failed)} times: {exc!r}")
+                failure.append(
+                    f"the workers' shared state (the hub) failed {len(failed)} times within {_HUB_WINDOW:g} s,"
+                    f" stopping the server; the last time: {type(exc).__name__}: {exc}"
+                )
                 return
-            _say(f"the workers' shared state (the hub) failed ({exc!r}); starting it again")
+            _logger.error("toolkit: the workers' shared state (the hub) failed; starting it again", exc_info=exc)
 
 
 class _Supervisor:
