@@ -282,10 +282,11 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
 
 
 # Eras as objects (issue 39): the engine, HTTP and asking ask the request's era (`_engine/eras.py`'s `Era`, or the
-# `EraRules` of `_protocol/revisions.py` below the engine) what differs; the client and the gateway ask the era the
-# client speaks (`_protocol/client_eras.py`'s `ClientEra`). None names an era's revisions: only `_protocol/`, the
-# one home of per-revision data, and the module that makes the engine's eras do. Revision-level facts within an era
-# (a feature a revision added) stay where they are: they are not an era.
+# `EraRules` of `_protocol/revisions.py` below the engine) what differs; the client's side (the client, its
+# transports, the gateway, the CLI, the testing plugin) asks the era it speaks (`_protocol/client_eras.py`'s
+# `ClientEra`). None names an era's revisions: only `_protocol/`, the one home of per-revision data, and the module
+# that makes the engine's eras do. Revision-level facts within an era (a feature a revision added) stay where they
+# are: they are not an era.
 _ERA_NAMES = frozenset({"MODERN_VERSION", "HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE_VERSION"})
 _ASK_THE_ERA = (
     "toolkit._engine",
@@ -293,7 +294,10 @@ _ASK_THE_ERA = (
     "toolkit._asking",
     "toolkit._call",
     "toolkit._client",
+    "toolkit._transports",
     "toolkit._gateway",
+    "toolkit.cli",
+    "toolkit.testing",
 )
 _MAKES_THE_ERAS = frozenset({"toolkit._engine.eras"})
 
