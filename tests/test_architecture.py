@@ -282,11 +282,23 @@ def test_the_checker_sees_a_cycle_through_a_deferred_import_and_a_private_name_f
 
 
 # Eras as objects (issue 39): the engine, HTTP and asking ask the request's era (`_engine/eras.py`'s `Era`, or the
-# `EraRules` of `_protocol/revisions.py` below the engine) what differs; they never name an era's revisions. Only the
-# module that makes the eras does. Revision-level facts within an era (a feature a revision added) stay where they
+# `EraRules` of `_protocol/revisions.py` below the engine) what differs; the client's side (the client, its
+# transports, the gateway, the CLI, the testing plugin) asks the era it speaks (`_protocol/client_eras.py`'s
+# `ClientEra`). None names an era's revisions: only `_protocol/`, the one home of per-revision data, and the module
+# that makes the engine's eras do. Revision-level facts within an era (a feature a revision added) stay where they
 # are: they are not an era.
 _ERA_NAMES = frozenset({"MODERN_VERSION", "HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE_VERSION"})
-_ASK_THE_ERA = ("toolkit._engine", "toolkit._http", "toolkit._asking", "toolkit._call")
+_ASK_THE_ERA = (
+    "toolkit._engine",
+    "toolkit._http",
+    "toolkit._asking",
+    "toolkit._call",
+    "toolkit._client",
+    "toolkit._transports",
+    "toolkit._gateway",
+    "toolkit.cli",
+    "toolkit.testing",
+)
 _MAKES_THE_ERAS = frozenset({"toolkit._engine.eras"})
 
 
@@ -303,7 +315,7 @@ def _era_comparisons(name: str, tree: ast.AST) -> list[str]:
     return found
 
 
-def test_the_engine_http_and_asking_ask_the_era_and_never_compare_versions() -> None:
+def test_the_engine_http_asking_and_the_client_side_ask_the_era_and_never_compare_versions() -> None:
     found = []
     for name, path in MODULES.items():
         if any(_in(name, wing) for wing in _ASK_THE_ERA) and name not in _MAKES_THE_ERAS:

@@ -31,6 +31,8 @@ from toolkit import (
     ToolDefinition,
     tool,
 )
+from toolkit._protocol.client_eras import CLIENT_ERAS, CLIENT_VERSIONS, client_era_of
+from toolkit._protocol.revisions import ERA_RULES
 
 pytestmark = pytest.mark.anyio
 
@@ -87,6 +89,29 @@ async def test_the_protocol_option_pins_an_era(open_client: OpenClient, era: str
 
     version = "2026-07-28" if era == "2026-07-28" else "2025-11-25"
     assert seen == (version, SERVER_INFO, {"tools": {"listChanged": True}, "logging": {}}, INSTRUCTIONS)
+
+
+async def test_the_client_asks_the_era_it_speaks_and_modern_follows_it(open_client: OpenClient, era: str) -> None:
+    async with open_client() as client:
+        seen = (client.era.speaks(client.protocol_version), client.era.stateless, client.era.tasks_by_extension)
+        modern = client.modern
+
+    stateless = era == "2026-07-28"
+    assert seen == (True, stateless, stateless)
+    assert modern is stateless
+
+
+def test_a_client_not_yet_connected_is_not_modern() -> None:
+    client = Client(wire.load_demo().build())
+    assert (client.protocol_version, client.modern) == (None, False)
+
+
+def test_each_client_era_is_made_from_its_eras_rules_and_every_revision_has_one() -> None:
+    assert [era.rules for era in CLIENT_ERAS] == sorted(ERA_RULES, key=lambda rules: rules.versions[0], reverse=True)
+    assert set(CLIENT_VERSIONS) == {version for rules in ERA_RULES for version in rules.versions}
+    assert all(client_era_of(version).speaks(version) for version in CLIENT_VERSIONS)
+    with pytest.raises(KeyError):
+        client_era_of("2023-01-01")
 
 
 class FakeServer:

@@ -24,6 +24,7 @@ from toolkit._asking.handlers import (
 )
 from toolkit._engine.telemetry import INPROC, PIPE, TCP
 from toolkit._errors import ProtocolError, refuse_unknown_options
+from toolkit._protocol.client_eras import HANDSHAKE_ERA, STATELESS_ERA, ClientEra, client_era_of
 from toolkit._protocol.meta import (
     CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -34,7 +35,6 @@ from toolkit._protocol.meta import (
 )
 from toolkit._protocol.revisions import era_neutral
 from toolkit._protocol.types import (
-    MODERN_VERSION,
     BlobResourceContents,
     CallToolResult,
     Implementation,
@@ -260,6 +260,7 @@ class Client:
         network = (None, None) if isinstance(target, Transport) else (INPROC, None)
         self._tracing = ClientTracing((resolved["tracer_provider"], resolved["meter_provider"]), network, self)
         self.protocol_version = None
+        self._era = HANDSHAKE_ERA  # the era it speaks, once connected (`_greeted`)
         self.server_info = None
         self.capabilities = {}
         self.instructions = None
@@ -349,8 +350,14 @@ class Client:
         return client
 
     @property
+    def era(self) -> ClientEra:
+        """The era the client speaks, once connected: what differs between protocol revisions, asked of it."""
+        return self._era
+
+    @property
     def modern(self) -> bool:
-        return self.protocol_version == MODERN_VERSION
+        """The connection speaks the stateless era (2026-07-28): each request carries its state in `_meta`."""
+        return self.protocol_version is not None and self._era.stateless
 
     # -- connection ----------------------------------------------------------------------------------
 
@@ -375,7 +382,7 @@ class Client:
             tg.start_soon(self._peer.run)
             self._stack = stack
             await self._connect()
-            if self.modern and self._changes.heard:
+            if self._era.stateless and self._changes.heard:
                 # 2026-07-28 delivers list_changed only on a subscriptions/listen stream (server/tools).
                 await tg.start(self._changes.listen, self._request, self.capabilities)
         except BaseException:
@@ -396,13 +403,15 @@ class Client:
         """Learn the server's era and what it says of itself: `server/discover`, else the `initialize` handshake."""
         protocol = self._options["protocol"]
         greeting = None
-        if protocol in ("auto", MODERN_VERSION):
+        if protocol == "auto" or STATELESS_ERA.speaks(protocol):
             always_answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
-            modern = functools.partial(self._request, modern=True)
-            greeting = await discover(modern, fall_back=protocol == "auto", always_answers=always_answers)
+            stateless = functools.partial(self._request, era=STATELESS_ERA)
+            greeting = await discover(
+                stateless, STATELESS_ERA, fall_back=protocol == "auto", always_answers=always_answers
+            )
         if greeting is None:
-            handshake = functools.partial(self._request, modern=False)
-            self._greeted(await initialize(handshake, self._capabilities, self._client_info))
+            handshake = functools.partial(self._request, era=HANDSHAKE_ERA)
+            self._greeted(await initialize(handshake, HANDSHAKE_ERA, self._capabilities, self._client_info))
             assert self._peer is not None
             await self._tracing.notify(self._peer, "notifications/initialized")
         else:
@@ -411,10 +420,11 @@ class Client:
     def _greeted(self, greeting: Greeting) -> None:
         """Take in what the server said of itself: the era, its capabilities, instructions and name."""
         self.protocol_version = greeting.protocol_version
+        self._era = client_era_of(greeting.protocol_version)
         self.capabilities = greeting.capabilities
         self.instructions = greeting.instructions
         self.server_info = greeting.server_info
-        self._tasks.connected(self.modern, self.capabilities)
+        self._tasks.connected(self._era, self.capabilities)
 
     # -- the wire ------------------------------------------------------------------------------------
 
@@ -430,9 +440,10 @@ class Client:
         if on_log is not None:
             await maybe_await(on_log(LogMessage(str(params.get("level")), params.get("data"), params.get("logger"))))
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self, era: ClientEra) -> dict[str, Any]:
+        """What a stateless request carries in `_meta`: its revision, the client's capabilities, info and log level."""
         meta: dict[str, Any] = {
-            VERSION_KEY: MODERN_VERSION,
+            VERSION_KEY: era.version,
             CAPABILITIES_KEY: self._capabilities,
             CLIENT_INFO_KEY: self._client_info,
         }
@@ -441,13 +452,14 @@ class Client:
         return meta
 
     async def _request(
-        self, method: str, params: dict[str, Any], *, modern: bool | None = None, stream: bool = False
+        self, method: str, params: dict[str, Any], *, era: ClientEra | None = None, stream: bool = False
     ) -> Any:
+        """Send a request in `era` (the connection's, unless one is being tried) and wait for its result."""
         assert self._peer is not None, "use the client inside `async with`"
-        era = modern if modern is not None else self.modern
-        if era:
-            params = {**params, "_meta": {**self._meta(), **params.get("_meta", {})}}
-        return await self._tracing.request(self._peer, method, params, modern=era, stream=stream)
+        era = era or self._era
+        if era.stateless:
+            params = {**params, "_meta": {**self._meta(era), **params.get("_meta", {})}}
+        return await self._tracing.request(self._peer, method, params, era=era, stream=stream)
 
     def _answerer(self) -> Callable[[str, Any], Awaitable[dict[str, Any]]] | None:
         """What answers the server's requests: the handlers (traced), or nothing when the client declares no
@@ -460,14 +472,11 @@ class Client:
 
     async def ping(self) -> None:
         """Check that the server answers (handshake era; 2026-07-28 has no ping, so this sends `server/discover`)."""
-        if self.modern:
-            await self._request("server/discover", {})
-        else:
-            await self._request("ping", {})
+        await self._request(self._era.ping, {})
 
     async def set_logging_level(self, level: LogLevel) -> None:
         """Ask for log messages at `level` and above (per request in 2026-07-28, for the connection before)."""
-        if self.modern:
+        if self._era.logs_per_request:
             self._log_level = level
         else:
             await self._request("logging/setLevel", {"level": level})
@@ -550,7 +559,7 @@ class Client:
 
         async def call() -> Any:
             try:
-                if not self.modern:
+                if not self._era.questions_are_results:
                     return await send(params)
                 # 2026-07-28 (basic/patterns/mrtr): answer the server's input requests and retry, until it completes.
                 answer, rounds = self._handlers.answer, self._options["max_input_rounds"]

@@ -10,9 +10,10 @@ from typing import Any
 import anyio
 
 from toolkit._errors import ConnectionClosedError, ProtocolError
+from toolkit._protocol.client_eras import ClientEra
 from toolkit._protocol.jsonrpc import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from toolkit._protocol.meta import SERVER_INFO_KEY
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION, Implementation
+from toolkit._protocol.types import Implementation
 
 __all__ = ["Greeting", "discover", "initialize"]
 
@@ -34,9 +35,9 @@ class Greeting:
     server_info: Implementation | None
 
 
-async def discover(request: Request, *, fall_back: bool, always_answers: bool) -> Greeting | None:
-    """Ask `server/discover` (2026-07-28): the server's greeting, or None when it speaks only the handshake era and
-    `fall_back` allows it (`protocol="auto"`).
+async def discover(request: Request, era: ClientEra, *, fall_back: bool, always_answers: bool) -> Greeting | None:
+    """Ask `server/discover` (how `era`, 2026-07-28, greets): the server's greeting, or None when it speaks only the
+    handshake era and `fall_back` allows it (`protocol="auto"`).
 
     A server that ignores an unknown method stays silent on stdio; over HTTP every request gets an answer
     (`always_answers`), so a slow one (a busy server) is waited for rather than taken for an older server.
@@ -48,23 +49,23 @@ async def discover(request: Request, *, fall_back: bool, always_answers: bool) -
     """
     try:
         with anyio.fail_after(_SILENCE if fall_back and not always_answers else None):
-            result = await request("server/discover", {})
+            result = await request(era.greeting, {})
     except (ProtocolError, TimeoutError) as exc:
         if not _falls_back(exc, fall_back):
             raise
         return None
-    if MODERN_VERSION in result.get("supportedVersions", ()):
-        return _modern_greeting(result)
+    if era.version in result.get("supportedVersions", ()):
+        return _discovered(result, era)
     if not fall_back:
-        raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, "the server does not support 2026-07-28", result)
+        raise ProtocolError(UNSUPPORTED_PROTOCOL_VERSION, f"the server does not support {era.version}", result)
     return None
 
 
-def _modern_greeting(result: dict[str, Any]) -> Greeting:
+def _discovered(result: dict[str, Any], era: ClientEra) -> Greeting:
     """What a 2026-07-28 server says of itself in its `server/discover` result (its name in `_meta`)."""
     info = (result.get("_meta") or {}).get(SERVER_INFO_KEY)
     return Greeting(
-        MODERN_VERSION,
+        era.version,
         result.get("capabilities") or {},
         result.get("instructions"),
         Implementation.model_validate(info) if info else None,
@@ -79,16 +80,18 @@ def _falls_back(exc: ProtocolError | TimeoutError, fall_back: bool) -> bool:
     return not (isinstance(exc, ProtocolError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION)
 
 
-async def initialize(request: Request, capabilities: dict[str, Any], client_info: dict[str, Any]) -> Greeting:
-    """The `initialize` handshake (the newest handshake revision offered): the server's greeting.
+async def initialize(
+    request: Request, era: ClientEra, capabilities: dict[str, Any], client_info: dict[str, Any]
+) -> Greeting:
+    """The `initialize` handshake of `era` (its newest revision offered): the server's greeting.
 
     Raises:
         ProtocolError: the server refused, or chose a revision this client does not speak (-32602).
     """
-    params = {"protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": capabilities, "clientInfo": client_info}
-    result = await request("initialize", params)
+    params = {"protocolVersion": era.version, "capabilities": capabilities, "clientInfo": client_info}
+    result = await request(era.greeting, params)
     version = result.get("protocolVersion")
-    if version not in HANDSHAKE_VERSIONS:
+    if not era.speaks(version):
         raise ProtocolError(INVALID_PARAMS, f"the server chose an unsupported protocol version: {version}")
     return Greeting(
         version,

@@ -25,14 +25,14 @@ import anyio
 from toolkit._asking.handlers import call_with_input
 from toolkit._errors import MessageError, ProtocolError, ToolkitError
 from toolkit._matcher import error_of
-from toolkit._protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
-from toolkit._protocol.meta import CAPABILITIES_KEY
+from toolkit._protocol.client_eras import HANDSHAKE_ERA, ClientEra
+from toolkit._protocol.jsonrpc import INTERNAL_ERROR
+from toolkit._protocol.meta import CAPABILITIES_KEY, TASKS_EXTENSION
 from toolkit._protocol.types import CallToolResult, ToolDefinition
 
 from .progress import ProgressCallback, ProgressCallbacks
 
 __all__ = [
-    "TASKS_EXTENSION",
     "ClientTasks",
     "TaskCancelledError",
     "TaskClient",
@@ -40,9 +40,6 @@ __all__ = [
     "TaskStatus",
     "ToolTask",
 ]
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-"""The extension's identifier (2026-07-28), declared in `extensions` of the capabilities."""
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 """A task's status: `working` and `input_required` go on; `completed`, `failed` and `cancelled` are final."""
@@ -155,7 +152,7 @@ class ClientTasks:
 
     def __init__(self, client: TaskClient) -> None:
         self._client = client
-        self._modern = False
+        self._era = HANDSHAKE_ERA
         self._server: Mapping[str, Any] = {}  # the server's capabilities
         self._events: dict[str, anyio.Event] = {}  # what a status notification sets, by task id
         self._tokens: dict[str, str] = {}  # each task's progress token
@@ -164,15 +161,15 @@ class ClientTasks:
         extensions = {**client.capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
         self._capabilities = {**client.capabilities, "extensions": extensions}
 
-    def connected(self, modern: bool, server_capabilities: Mapping[str, Any]) -> None:
-        """The client connected: in 2026-07-28 (`modern`) or not, to a server with these capabilities."""
-        self._modern = modern
+    def connected(self, era: ClientEra, server_capabilities: Mapping[str, Any]) -> None:
+        """The client connected: in `era`, to a server with these capabilities."""
+        self._era = era
         self._server = server_capabilities
 
     @property
-    def modern(self) -> bool:
-        """The connection speaks 2026-07-28 (the extension), else 2025-11-25's experimental tasks."""
-        return self._modern
+    def era(self) -> ClientEra:
+        """The era the connection speaks: how its tasks are asked for, followed and answered."""
+        return self._era
 
     def learn(self, definition: ToolDefinition) -> None:
         """Note a listed tool's `execution.taskSupport` (a field of `ToolDefinition`, or kept as an extra one)."""
@@ -183,7 +180,7 @@ class ClientTasks:
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Send a task request (`tasks/get`, `tasks/update`, ...), the extension declared in 2026-07-28."""
-        if self._modern:
+        if self._era.tasks_by_extension:
             params = {**params, "_meta": {**params.get("_meta", {}), CAPABILITIES_KEY: self._capabilities}}
         return await self._client.request(method, params)
 
@@ -238,7 +235,7 @@ class ClientTasks:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        if not self._modern and await self._runs_as_task(name):
+        if not self._era.tasks_by_extension and await self._runs_as_task(name):
             params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
         token = None
         if progress is not None:
@@ -249,7 +246,7 @@ class ClientTasks:
         except BaseException:
             self._client.progress.drop(token)
             raise
-        info = created_task(raw, self._modern)
+        info = created_task(raw, self._era)
         if info is None:
             self._client.progress.drop(token)
             return ToolTask(self, None, name, raw=raw)
@@ -260,7 +257,7 @@ class ClientTasks:
     async def _create(self, params: dict[str, Any]) -> Any:
         """The `tools/call` that may create a task; in 2026-07-28 the questions asked before it exists are answered
         and the call retried (basic/patterns/mrtr)."""
-        if not self._modern:
+        if not self._era.questions_are_results:
             return await self._client.request("tools/call", params)
         send = functools.partial(self.request, "tools/call")
         return await call_with_input(send, params, self._client.answer, max_rounds=self._client.max_input_rounds)
@@ -285,9 +282,11 @@ class ClientTasks:
 
     async def _only_as_task(self, refused: ProtocolError, name: str) -> bool:
         """Whether `refused` says the server runs the tool only as a task, in this connection's era."""
-        if self._modern:
-            return _needs_tasks(refused)
-        return refused.code == METHOD_NOT_FOUND and await self._task_required(name)
+        if refused.code != self._era.only_as_task:
+            return False
+        if self._era.tasks_by_extension:
+            return _names_the_extension(refused)
+        return await self._task_required(name)
 
     async def _task_required(self, name: str) -> bool:
         """2025-11-25: the tool's `execution.taskSupport` is `required` (the tools listed once to learn it)."""
@@ -371,9 +370,10 @@ class ToolTask:
         """Take in a task's state (tasks/get, a cancel): its final result or error too, in 2026-07-28."""
         info = self._info = TaskInfo.from_wire(task)
         self._pending = task.get("inputRequests") if info.status == "input_required" else None
-        if self._tasks.modern and info.status == "completed" and isinstance(task.get("result"), dict):
+        inline = self._tasks.era.tasks_by_extension  # tasks/get carries the outcome
+        if inline and info.status == "completed" and isinstance(task.get("result"), dict):
             self._raw = task["result"]
-        elif self._tasks.modern and info.status == "failed":
+        elif inline and info.status == "failed":
             self._error = error_of(task.get("error"))
         return info
 
@@ -412,7 +412,7 @@ class ToolTask:
     async def _answer(self) -> bool:
         """Answer the task's questions: whether the wait for its next state should skip the pause."""
         assert self._id is not None
-        if not self._tasks.modern:
+        if not self._tasks.era.tasks_by_extension:
             # 2025-11-25: the server asks its questions while tasks/result waits for the end of the task.
             await self._take_result()
             return True
@@ -441,7 +441,7 @@ class ToolTask:
     async def _settle(self) -> None:
         """The task ended: fetch its result where the era keeps it apart, and let the client forget it."""
         assert self._info is not None
-        if not self._tasks.modern and self._info.status != "cancelled":
+        if not self._tasks.era.tasks_by_extension and self._info.status != "cancelled":
             await self._take_result()
         self._tasks.ended(self._info.task_id)
 
@@ -456,7 +456,7 @@ class ToolTask:
             ProtocolError: the task failed with a JSON-RPC error (its code and message), or the server refused a
                 request (-32602: the task is unknown to it, or expired).
         """
-        if self._tasks.modern and self._id is not None and not self.done:
+        if self._tasks.era.tasks_by_extension and self._id is not None and not self.done:
             await self._follow_listening(self._id, poll_interval)
         else:
             await self._follow(poll_interval)
@@ -501,15 +501,15 @@ class ToolTask:
         if self._id is None:
             return
         got = await self._tasks.request("tasks/cancel", {"taskId": self._id})
-        if not self._tasks.modern and isinstance(got, dict) and "status" in got:
+        if not self._tasks.era.tasks_by_extension and isinstance(got, dict) and "status" in got:
             self._seen(got)  # 2025-11-25 answers with the task, now cancelled
 
 
-def created_task(raw: Any, modern: bool) -> TaskInfo | None:
-    """The task a `tools/call` created, or None when the server answered with the result itself."""
+def created_task(raw: Any, era: ClientEra) -> TaskInfo | None:
+    """The task a `tools/call` created in `era`, or None when the server answered with the result itself."""
     if not isinstance(raw, dict):
         return None
-    if modern:
+    if era.tasks_by_extension:
         return TaskInfo.from_wire(raw) if raw.get("resultType") == "task" else None
     task = raw.get("task")
     return TaskInfo.from_wire(task) if isinstance(task, dict) and "content" not in raw else None
@@ -523,10 +523,10 @@ def _offers_task_calls(capabilities: Mapping[str, Any]) -> bool:
     return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
 
 
-def _needs_tasks(exc: ProtocolError) -> bool:
-    """The server refused a call for want of the tasks extension: it runs that tool only as a task (-32021 naming
-    `io.modelcontextprotocol/tasks` in `requiredCapabilities.extensions`)."""
-    if exc.code != MISSING_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
+def _names_the_extension(exc: ProtocolError) -> bool:
+    """A refusal for want of a capability names the tasks extension (`io.modelcontextprotocol/tasks` in
+    `requiredCapabilities.extensions`): the server runs that tool only as a task."""
+    if not isinstance(exc.data, dict):
         return False
     required = exc.data.get("requiredCapabilities")
     extensions = required.get("extensions") if isinstance(required, dict) else None

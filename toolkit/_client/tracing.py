@@ -8,7 +8,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
 from toolkit._engine.telemetry import CLIENT_SESSION_DURATION, MCP_PROTOCOL_VERSION, Telemetry, find, network_attributes
-from toolkit._protocol.types import MODERN_VERSION
+from toolkit._protocol.client_eras import ClientEra
 
 from .peer import ClientPeer, OnRequest
 
@@ -58,13 +58,13 @@ class ClientTracing:
         return answer_traced
 
     async def request(
-        self, peer: ClientPeer, method: str, params: dict[str, Any], *, modern: bool, stream: bool
+        self, peer: ClientPeer, method: str, params: dict[str, Any], *, era: ClientEra, stream: bool
     ) -> Any:
         """Send a request through `peer` and wait for its result: a CLIENT span of its own when traced (an MRTR call's
         rounds are one each), its context sent in `params._meta`."""
         if self._telemetry is None:
             return await peer.request(method, params, stream=stream)
-        with self._telemetry.sending(method, params, self._attributes(modern)) as sending:
+        with self._telemetry.sending(method, params, self._attributes(era)) as sending:
             sending.result = await peer.request(method, sending.params, stream=stream, send=sending.stamped(peer.send))
         return sending.result
 
@@ -73,13 +73,14 @@ class ClientTracing:
         if self._telemetry is None:
             await peer.notify(method)
             return
-        with self._telemetry.sending(method, {}, self._attributes(False)) as sending:
+        with self._telemetry.sending(method, {}, self._attributes(None)) as sending:
             await peer.notify(method, sending.params or None)
 
-    def _attributes(self, modern: bool) -> dict[str, Any]:
-        """mcp.protocol.version (once known) and the network attributes of the client's CLIENT spans."""
+    def _attributes(self, era: ClientEra | None) -> dict[str, Any]:
+        """mcp.protocol.version (once known, or named by a stateless request of `era`) and the network attributes
+        of the client's CLIENT spans."""
         attributes = network_attributes(self.network)
-        version = self._client.protocol_version or (MODERN_VERSION if modern else None)
+        version = self._client.protocol_version or (era.version if era is not None and era.stateless else None)
         if version is not None:
             attributes[MCP_PROTOCOL_VERSION] = version
         return attributes

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit._errors import ProtocolError
 from toolkit._protocol.jsonrpc import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
+from toolkit._protocol.meta import TASKS_EXTENSION as EXTENSION
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BY_EXTENSION", "EXPERIMENTAL", "EXTENSION", "TaskWire"]
 
-EXTENSION = "io.modelcontextprotocol/tasks"
 _NEEDS_EXTENSION: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _FIRST_TASKS = "2025-11-25"  # the first revision with tasks (experimental)
 

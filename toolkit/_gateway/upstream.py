@@ -180,7 +180,7 @@ class Upstream:
                 async with client:
                     # Its messages from `info` up, for this process's log: asked per request in 2026-07-28 (no request
                     # is sent now), with logging/setLevel before, where the server declares logging.
-                    if client.modern or "logging" in client.capabilities:
+                    if client.era.logs_per_request or "logging" in client.capabilities:
                         await client.set_logging_level("info")
                     definitions = await client.list_tools()
                     scope.deadline = math.inf

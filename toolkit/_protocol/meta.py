@@ -13,6 +13,7 @@ __all__ = [
     "NAME_PARAMS",
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_KEY",
+    "TASKS_EXTENSION",
     "TOOL_META_KEYS",
     "TRACE_KEYS",
     "UI_EXTENSION",
@@ -30,6 +31,8 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+# The tasks extension of 2026-07-28 (SEP-2663), declared in `extensions` of the capabilities.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # OpenTelemetry trace context (W3C Trace Context and Baggage), unprefixed by exception (basic/index, SEP-414): in any
 # request's or notification's `_meta`, in both eras.
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")

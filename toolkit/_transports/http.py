@@ -25,9 +25,9 @@ import anyio
 import anyio.abc
 import httpx
 
+from toolkit._protocol.client_eras import HANDSHAKE_ERA
 from toolkit._protocol.jsonrpc import decode, encode, error_response, is_valid_id
 from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
-from toolkit._protocol.types import HANDSHAKE_VERSIONS
 
 from .base import UNREACHABLE
 
@@ -64,7 +64,7 @@ class _Sent(NamedTuple):
     method: Any  # None for an answer to the server's question
     params: dict[str, Any]  # empty when it has none
     meta: Any  # its params' `_meta`
-    modern: bool  # a 2026-07-28 message (its `_meta` names the revision; never `initialize`)
+    stateless: bool  # a message of the stateless era, 2026-07-28 (its `_meta` names the revision; never `initialize`)
     request_id: Any  # the request it is (None for a notification or an answer)
     answered: Any  # the id of the server's question it answers (None for a request or a notification)
 
@@ -82,10 +82,10 @@ def _read_sent(message: str) -> _Sent:
     raw = parsed.get("params")
     params: dict[str, Any] = raw if isinstance(raw, dict) else {}
     meta = params.get("_meta")
-    modern = isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize"
+    stateless = isinstance(meta, dict) and VERSION_KEY in meta and method != "initialize"
     if method is None:
-        return _Sent(None, params, meta, modern, None, parsed.get("id"))
-    return _Sent(method, params, meta, modern, parsed.get("id"), None)
+        return _Sent(None, params, meta, stateless, None, parsed.get("id"))
+    return _Sent(method, params, meta, stateless, parsed.get("id"), None)
 
 
 def _content_type(response: httpx.Response) -> str:
@@ -213,7 +213,7 @@ class HttpTransport:
         """The 2025-11-25 session's id, once `initialize` answered."""
         self.protocol_version: str | None = None
         """The negotiated handshake revision (None before `initialize`, and in 2026-07-28)."""
-        self._modern_calls: dict[Any, anyio.CancelScope] = {}
+        self._stateless_calls: dict[Any, anyio.CancelScope] = {}
         # Each tool's parameters marked `x-mcp-header`, learned from the tools/list answers that pass through.
         self._param_headers: dict[str, list[tuple[str, str]]] = {}
         self._stream_open = False
@@ -223,18 +223,18 @@ class HttpTransport:
 
     async def send(self, message: str, /) -> None:
         sent = _read_sent(message)
-        if sent.method == "notifications/cancelled" and not sent.modern and self._closed_call(sent.params):
+        if sent.method == "notifications/cancelled" and not sent.stateless and self._closed_call(sent.params):
             return
         scope = anyio.CancelScope()
-        if sent.modern and is_valid_id(sent.request_id):
-            self._modern_calls[sent.request_id] = scope
+        if sent.stateless and is_valid_id(sent.request_id):
+            self._stateless_calls[sent.request_id] = scope
         call = self._asked_by.pop(sent.answered, None) if is_valid_id(sent.answered) else None
         out = _Outgoing(message, self._headers(sent), sent.request_id, sent.method, call)
         self._tg.start_soon(self._post, out, scope)
 
     def _closed_call(self, params: dict[str, Any]) -> bool:
         """2026-07-28: closing a request's stream is its cancellation; whether the request cancelled was one."""
-        scope = self._modern_calls.pop(params.get("requestId"), None)
+        scope = self._stateless_calls.pop(params.get("requestId"), None)
         if scope is None:
             return False
         scope.cancel()
@@ -243,7 +243,7 @@ class HttpTransport:
     def _headers(self, sent: _Sent) -> dict[str, str]:
         """The headers of a POST: the revision's (2026-07-28's metadata headers), or the session's."""
         headers = {"accept": _ACCEPT, "content-type": "application/json"}
-        if sent.modern:
+        if sent.stateless:
             headers["mcp-protocol-version"] = str(sent.meta[VERSION_KEY])
             self._add_metadata_headers(headers, str(sent.method), sent.params)
         else:
@@ -295,7 +295,7 @@ class HttpTransport:
     def _ended(self, request_id: Any) -> None:
         """A POST ended: its request is no longer cancelled by closing it, and its questions left unanswered (nothing
         to fail now) are forgotten."""
-        self._modern_calls.pop(request_id, None)
+        self._stateless_calls.pop(request_id, None)
         if self._asked_by and request_id is not None:
             for asked in [a for a, call in self._asked_by.items() if call == request_id]:
                 del self._asked_by[asked]
@@ -357,7 +357,7 @@ class HttpTransport:
             self._learn(answer.get("result"))
         if method == "initialize" and isinstance(answer.get("result"), dict):
             version = answer["result"].get("protocolVersion")
-            self.protocol_version = version if version in HANDSHAKE_VERSIONS else None
+            self.protocol_version = version if HANDSHAKE_ERA.speaks(version) else None
             self.session_id = response.headers.get("mcp-session-id")
 
     async def _relay(self, response: httpx.Response, request_id: Any, resume: _Resume, method: Any = None) -> bool:

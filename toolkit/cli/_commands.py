@@ -357,7 +357,7 @@ def _call(args: argparse.Namespace, name: str, given: dict[str, Any], pairs: lis
 def _takes_log_level(client: Client) -> bool:
     """Whether the server takes `logging/setLevel`: every 2026-07-28 server does; a handshake-era server without the
     logging capability would refuse it (-32601)."""
-    return client.modern or "logging" in client.capabilities
+    return client.era.logs_per_request or "logging" in client.capabilities
 
 
 def _printed(result: CallToolResult, raw: bool, out: TextIO, hints: list[str]) -> int:

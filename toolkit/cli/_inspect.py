@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolkit import __version__
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
+from toolkit._protocol.client_eras import CLIENT_VERSIONS, HANDSHAKE_ERA, STATELESS_ERA
 from toolkit.docs import render_json
 
 from ._common import CommandError, data_on_stdout, is_url, parse_headers, read_server, say, tools_payload
@@ -56,9 +56,9 @@ def inspect_server(args: argparse.Namespace, out: TextIO) -> int:
         if is_url(args.target):
             versions = await served_versions(args, client.protocol_version)
         elif args.stdio:
-            versions = [client.protocol_version or MODERN_VERSION]
+            versions = [client.protocol_version or STATELESS_ERA.version]
         else:
-            versions = [MODERN_VERSION, *HANDSHAKE_VERSIONS]
+            versions = list(CLIENT_VERSIONS)
         urls = [*([args.target] if is_url(args.target) else []), *(args.urls or ())]
         described = Described(info, client.instructions, tools)
         return server_card(described, name=args.card_name, urls=urls, versions=versions)
@@ -77,14 +77,14 @@ async def served_versions(args: argparse.Namespace, spoken: str | None) -> list[
 
     headers = parse_headers(args.headers)
     found: set[str | None] = {spoken}
-    if MODERN_VERSION not in found:
+    if STATELESS_ERA.version not in found:
         with contextlib.suppress(ProtocolError):  # an error or an HTTP status: not served in 2026-07-28
             async with Client.http(args.target, headers=headers, protocol="2026-07-28"):
-                found.add(MODERN_VERSION)
-    for version in HANDSHAKE_VERSIONS:
+                found.add(STATELESS_ERA.version)
+    for version in HANDSHAKE_ERA.rules.versions:
         if version not in found and await _answers_in(args.target, headers, version):
             found.add(version)
-    return [version for version in (MODERN_VERSION, *HANDSHAKE_VERSIONS) if version in found]
+    return [version for version in CLIENT_VERSIONS if version in found]
 
 
 async def _answers_in(url: str, headers: dict[str, str], version: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolkit import Client, Lifespan, Server
-from toolkit._protocol.types import MODERN_VERSION
+from toolkit._protocol.client_eras import CLIENT_VERSIONS
 
 from ._scripts import Scripted
 from ._snapshots import Definitions, Snapshot, compare_snapshot
@@ -169,7 +169,7 @@ class Plugin:
         `--toolkit-update-snapshots`, which rewrites it.
         """
 
-        def check(target: Definitions, name: str | None = None, *, protocol: str = MODERN_VERSION) -> None:
+        def check(target: Definitions, name: str | None = None, *, protocol: str = CLIENT_VERSIONS[0]) -> None:
             __tracebackhide__ = True
             stem = name if name is not None else f"{request.path.stem}.{request.node.name}"
             path = request.path.parent / "snapshots" / f"{_UNSAFE.sub('_', stem)}.json"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from toolkit import Server, Tool, ToolDefinition
-from toolkit._protocol.types import HANDSHAKE_VERSIONS, MODERN_VERSION
+from toolkit._protocol.client_eras import CLIENT_VERSIONS, HANDSHAKE_ERA
 
 __all__ = [
     "Definitions",
@@ -32,7 +32,7 @@ Definitions = Server | Tool[Any, Any] | Iterable[Tool[Any, Any] | ToolDefinition
 class Snapshot(Protocol):
     """The type of the `toolkit_snapshot` fixture: `toolkit_snapshot(server)` or `toolkit_snapshot(server, "name")`."""
 
-    def __call__(self, target: Definitions, name: str | None = None, *, protocol: str = MODERN_VERSION) -> None: ...
+    def __call__(self, target: Definitions, name: str | None = None, *, protocol: str = CLIENT_VERSIONS[0]) -> None: ...
 
 
 def as_server(target: Tools) -> Server:
@@ -43,7 +43,7 @@ def as_server(target: Tools) -> Server:
     return Server("test", tools=tools)
 
 
-def tools_payload(target: Definitions, *, protocol: str = MODERN_VERSION) -> dict[str, Any]:
+def tools_payload(target: Definitions, *, protocol: str = CLIENT_VERSIONS[0]) -> dict[str, Any]:
     """The `tools/list` result a client of `protocol` receives, as JSON: `{"tools": [...]}`.
 
     Args:
@@ -69,8 +69,8 @@ def _revision(protocol: str) -> str:
     Raises:
         ValueError: a revision toolkit does not speak.
     """
-    version = HANDSHAKE_VERSIONS[0] if protocol == "handshake" else protocol
-    if version != MODERN_VERSION and version not in HANDSHAKE_VERSIONS:
+    version = HANDSHAKE_ERA.version if protocol == "handshake" else protocol
+    if version not in CLIENT_VERSIONS:
         raise ValueError(f"unknown protocol revision {protocol!r}")
     return version
 
@@ -99,7 +99,7 @@ def assert_tools_snapshot(
     path: str | os.PathLike[str],
     *,
     update: bool = False,
-    protocol: str = MODERN_VERSION,
+    protocol: str = CLIENT_VERSIONS[0],
 ) -> Literal["matched", "created", "updated"]:
     """Compare the tools' definitions with the JSON snapshot at `path`, creating it when missing.
 
