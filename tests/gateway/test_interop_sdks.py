@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,10 +79,15 @@ ROUNDS_BREAK = {"py1.x-http"}
 @pytest.fixture(scope="session")
 def sdk1_python(pytestconfig: pytest.Config) -> Path:
     """The Python of a venv with the Python SDK 1.x (tests/servers/sdk1_requirements.txt): made on first use, kept
-    in pytest's cache folder for the next runs. Fails (never skips) when pip cannot install it."""
-    assert pytestconfig.cache is not None
+    in pytest's cache folder for the next runs (the system's temporary folder with `-p no:cacheprovider`). Fails (never
+    skips) when pip cannot install it."""
     key = hashlib.sha256(SDK1_REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()[:12]
-    folder = pytestconfig.cache.mkdir(f"mcp1-venv-{key}")
+    cache = getattr(pytestconfig, "cache", None)
+    if cache is not None:
+        folder: Path = cache.mkdir(f"mcp1-venv-{key}")
+    else:
+        folder = Path(tempfile.gettempdir()) / "toolkit-tests" / f"mcp1-venv-{key}"
+        folder.mkdir(parents=True, exist_ok=True)
     python = folder / "bin" / "python"
     with (folder.parent / f"mcp1-venv-{key}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one xdist worker makes it while the others wait, then find it made
