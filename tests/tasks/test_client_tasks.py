@@ -297,7 +297,8 @@ async def test_a_2026_status_notification_wakes_the_wait_before_the_next_poll() 
         task = await client.start_task("slow")
 
         async def finish_once_listening() -> None:
-            while not peer.sent("subscriptions/listen"):
+            # the first poll answered (still working) and the listening opened: only the notification is left
+            while not (peer.sent("subscriptions/listen") and peer.sent("tasks/get")):
                 await anyio.wait_all_tasks_blocked()
             peer.jobs["task-1"].finish("heard")
 

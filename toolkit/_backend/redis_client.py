@@ -29,9 +29,6 @@ def connect(url: str, timeout: float, max_connections: int) -> Any:
         raise BackendError("Redis runs on asyncio here (redis.asyncio): serve the app on an asyncio loop") from None
     try:
         import redis.asyncio as aioredis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-        from redis.exceptions import ConnectionError as Lost
     except ImportError as exc:  # pragma: no cover - the extra is installed with dev
         raise ImportError("RedisBackend needs the redis extra: in a clone of toolkit, pip install '.[redis]'") from exc
     pool = aioredis.BlockingConnectionPool.from_url(
@@ -40,10 +37,6 @@ def connect(url: str, timeout: float, max_connections: int) -> Any:
         timeout=timeout,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
-        # A pooled connection Redis closed (it restarted) is tried again once on a new one, as redis-py's own
-        # default client does; redis-py before 8.2 (the newest on Python 3.10) failed the first command after a
-        # restart on it. Not a timeout: that is a Redis too slow or paused, and `timeout` bounds it.
-        retry=Retry(NoBackoff(), 1, (Lost,)),
     )
     return aioredis.Redis(connection_pool=pool)
 
@@ -55,7 +48,14 @@ async def bounded(what: str, run: Callable[[], Awaitable[Any]], seconds: float) 
 
     try:
         with anyio.fail_after(seconds * 2):  # the socket's own timeouts first; this one bounds the rest
-            return await run()
+            try:
+                return await run()
+            except redis.exceptions.ConnectionError:
+                # A pooled connection Redis closed (it restarted): tried once more, on a new one. redis-py before 8.2
+                # (the newest on Python 3.10) fails the first command after a restart on it. Here, not as the pool's
+                # `retry`: that one would also reconnect a stopped worker's subscription behind its back. Not a
+                # timeout: that is a Redis too slow or paused, and `seconds` bounds it.
+                return await run()
     except TimeoutError as exc:
         raise BackendError(f"Redis did not answer {what} within {seconds} s") from exc
     except redis.exceptions.RedisError as exc:  # its text names the host, never the URL's password
