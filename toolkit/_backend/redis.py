@@ -105,6 +105,7 @@ class RedisBackend:
             raise ValueError("RedisBackend needs timeout > 0, max_connections >= 2, events_ttl > 0, max_events >= 1")
         self._worker, self._pid = "", 0
         self._redis: Any = None
+        self._listening: anyio.CancelScope | None = None  # the subscription's loop (`listen`), ended by `stop`
         self._take: Any = None
 
     @property
@@ -130,6 +131,10 @@ class RedisBackend:
 
     async def stop(self) -> None:
         client, self._redis = self._redis, None
+        if self._listening is not None:
+            # The subscription ends now, before the pool's connections close: redis-py reconnects a subscription whose
+            # connection drops (and subscribes again), so the other workers would go on seeing this one listen.
+            self._listening.cancel()
         if client is not None:
             with anyio.CancelScope(shield=True):
                 await client.aclose(close_connection_pool=True)
@@ -207,18 +212,32 @@ class RedisBackend:
     async def listen(
         self, inbox: Inbox, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
+        told = False
+
+        def started() -> None:
+            nonlocal told
+            if not told:
+                told = True
+                task_status.started()
+
+        with anyio.CancelScope() as self._listening:
+            await self._subscribed(inbox, started)
+        self._listening = None
+        started()  # stopped before it could subscribe
+
+    async def _subscribed(self, inbox: Inbox, started: Callable[[], None]) -> None:
+        """Keep the subscription to this worker's channel and the fleet's until stopped, reopened when lost;
+        `started()` once it is open, or once it failed first (the app starts all the same: what needs Redis answers
+        503 until it is back)."""
         import redis.exceptions
 
         channels = (f"{self.prefix}w/{self.worker}", self.prefix + "all")
-        started = False
         pause = 0.05
         while self._redis is not None:  # until stopped
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await self.run("a subscription", lambda: pubsub.subscribe(*channels))  # noqa: B023 - awaited here
-                if not started:
-                    task_status.started()
-                    started = True
+                started()
                 pause = 0.05
                 while True:
                     message = await pubsub.get_message(timeout=1.0)
@@ -228,9 +247,7 @@ class RedisBackend:
                 if self._redis is None:  # stopped meanwhile
                     return
                 logger.warning("the Redis subscription of worker %s was lost (%s); reconnecting", self.worker, exc)
-                if not started:  # the app starts all the same: what needs Redis answers 503 until it is back
-                    task_status.started()
-                    started = True
+                started()
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeout):
                     await pubsub.aclose()
