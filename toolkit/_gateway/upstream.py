@@ -147,15 +147,15 @@ class Upstream:
             # A process is started again by the next call of one of its tools: until it has listed some, no call can
             # come, so it is tried again with backoff as a URL is.
             if self._reconnect == "backoff" or not self._listed:
-                await self._back_off(delay)
+                await self._until_wanted(delay)
                 delay = min(delay * 2, LAST_RETRY)
             else:
-                self._wanted = anyio.Event()
-                await self._wanted.wait()
+                await self._until_wanted(math.inf)
 
-    async def _back_off(self, delay: float) -> None:
-        """Wait `delay` seconds before the next attempt, or until a call waits for the connection (it is tried then,
-        once per call that waits: a server back up is reached by the first call after it)."""
+    async def _until_wanted(self, delay: float) -> None:
+        """Wait `delay` seconds (the backoff; forever for a process, started by a call) before the next attempt, or
+        until a call waits for the connection (it is tried then, once per call that waits: a server back up is reached
+        by the first call after it)."""
         self._wanted = anyio.Event()
         with anyio.move_on_after(delay):
             await self._wanted.wait()
@@ -250,10 +250,10 @@ class Upstream:
             Suspend: a question for a 2026-07-28 downstream client (the call ends with an input-required round and
                 is made again, the answers replayed, when the client retries).
         """
-        home = self._home
-        if home is None or _loop_of(anyio.lowlevel.current_token()) is _loop_of(home):
+        home, here = self._home, anyio.lowlevel.current_token()
+        if home is None or _loop_of(here) is _loop_of(home):
             return await self._call(name, arguments, _UpstreamCall(ctx, None))
-        return await self._call_from_away(name, arguments, _UpstreamCall(ctx, anyio.lowlevel.current_token()), home)
+        return await self._call_from_away(name, arguments, _UpstreamCall(ctx, here), home)
 
     async def _call_from_away(
         self, name: str, arguments: Mapping[str, Any], call: _UpstreamCall, home: EventLoopToken
