@@ -62,6 +62,7 @@ class Tally:
     def __init__(self) -> None:
         self.answered = {"2026-07-28": 0, "handshake": 0}
         self.failed = {"2026-07-28": 0, "handshake": 0}
+        self.doing: dict[int, str] = {}  # what each client is doing now: said when the test fails
         self.changed = anyio.Event()
 
     def note(self, protocol: str, ok: bool) -> None:
@@ -74,25 +75,34 @@ class Tally:
         with anyio.move_on_after(seconds):
             while not condition():
                 await self.changed.wait()
-        assert condition(), f"after {seconds:g} s: answered {self.answered}, failed {self.failed}"
+        assert condition(), f"after {seconds:g} s: answered {self.answered}, failed {self.failed}, doing {self.doing}"
 
 
-async def keep_calling(url: str, protocol: ProtocolMode, tally: Tally, stop: anyio.Event) -> None:
+async def keep_calling(url: str, protocol: ProtocolMode, tally: Tally, stop: anyio.Event, client: int) -> None:
     """Call `add` until `stop`, each call bounded: an answer is exact, a failure is an error (never a hang); a
-    session that failed is opened anew (as a client does after a 503 or a 404)."""
+    session that failed is opened anew (as a client does after a 503 or a 404), once another client was answered or
+    failed (the others go on meanwhile: this one does not hammer a fleet that just said it cannot serve it)."""
     number = 0
     while not stop.is_set():
         try:
+            tally.doing[client] = f"{protocol}: opening a session"
             async with Client.http(url, protocol=protocol) as session:
                 while not stop.is_set():
                     number += 1
+                    tally.doing[client] = f"{protocol}: calling"
                     with anyio.fail_after(TIMEOUT):
                         result = await session.call_tool("add", {"a": number, "b": 1})
                     assert result.text == str(number + 1), result  # acknowledged means right
                     tally.note(protocol, True)
+                tally.doing[client] = f"{protocol}: closing its session"
         except ProtocolError:  # a clear failure: 503 while Redis is away (a hang is a TimeoutError: the test fails)
             tally.note(protocol, False)
-            await anyio.wait_all_tasks_blocked()
+            # Not `wait_all_tasks_blocked`: beside clients that never stop calling, that may never come (CI waited
+            # 90 s in it). Bounded: the others may all be waiting too.
+            tally.doing[client] = f"{protocol}: waiting to try again"
+            with anyio.move_on_after(1):
+                await tally.changed.wait()
+    tally.doing[client] = "stopped"
 
 
 @pytest.mark.parametrize("fleet", ["redis"], indirect=True)
@@ -102,7 +112,7 @@ async def test_redis_stopped_and_restarted_under_load(fleet: Fleet) -> None:
     tally, stop = Tally(), anyio.Event()
     async with anyio.create_task_group() as tg:
         for i in range(12):
-            tg.start_soon(keep_calling, fleet.url, "2026-07-28" if i % 2 else "handshake", tally, stop)
+            tg.start_soon(keep_calling, fleet.url, "2026-07-28" if i % 2 else "handshake", tally, stop, i)
         await tally.until(lambda: min(tally.answered.values()) >= 20)
         redis.stop()
         modern = tally.answered["2026-07-28"]
