@@ -20,7 +20,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,6 +42,7 @@ from toolkit._protocol.jsonrpc import (
     encode,
     error_response,
     is_valid_id,
+    notification,
     shutting_down,
 )
 from toolkit._protocol.meta import SUBSCRIPTION_KEY
@@ -275,7 +276,7 @@ class Connection:
         await self._outbox.put(encode(message), related, kind)
 
     async def _notify(self, method: str, params: dict[str, Any] | None, related: Any = None) -> None:
-        await self._outbox.put(_notification(method, params), related)
+        await self._outbox.put(notification(method, params), related)
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         """One message from the client: a request, a notification, or a response to a request of ours."""
@@ -317,20 +318,20 @@ class Connection:
     async def answer(
         self,
         message: dict[str, Any],
-        sink: Callable[[str], Awaitable[None]] | None = None,
+        notify: Notify | None = None,
         session: SessionState | None = None,
     ) -> tuple[str, MessageKind] | None:
         """Answer one well-formed request in the caller's task, without the connection's loop: the reply's text and
         kind (a result or an error), or None when it was cancelled.
 
         For a transport that knows the request sends nothing but its answer (HTTP's JSON replies to `tools/list`,
-        or to a tool that cannot ask the client), or nothing but notifications before it, handed to `sink` (a
+        or to a tool that cannot ask the client), or nothing but notifications before it, handed to `notify` (a
         2026-07-28 call: its questions are results, not requests); the answer is the one `run` would write.
         `session`: the 2025-11-25 session it belongs to, when not this connection's (one connection answers the
         requests of many sessions: it keeps no request's state).
         """
         replies: list[tuple[str, MessageKind]] = []
-        outlet = Outlet(_to_sink(sink), self) if sink is not None else None
+        outlet = Outlet(notify, self) if notify is not None else None
         await self._respond(message, None, replies, session, outlet)
         return replies[0] if replies else None
 
@@ -590,19 +591,3 @@ class Connection:
             lifespan_context=self.server.lifespan_context,
             asker=asker,
         )
-
-
-def _notification(method: str, params: dict[str, Any] | None) -> str:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return encode(message)
-
-
-def _to_sink(sink: Callable[[str], Awaitable[None]]) -> Notify:
-    """A request's notifications handed to `sink` as JSON text (`Connection.answer`: its response, one request's)."""
-
-    async def notify(method: str, params: dict[str, Any] | None, related: Any = None) -> None:
-        await sink(_notification(method, params))
-
-    return notify

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit._protocol.meta import NAME_PARAMS, VERSION_KEY
@@ -81,9 +81,9 @@ class MetaHeaders:
             return _repeated(repeated)
         method = message["method"]
         params = message.get("params") or {}
-        for header, sent, value in _standard_headers(method, params, headers):
-            if sent != value:
-                return _header_mismatch(header, sent, value)
+        problem = _standard_mismatch(method, params, headers)
+        if problem is not None:
+            return problem
         name = params.get("name")
         if method != "tools/call" or type(name) is not str:
             return None
@@ -99,23 +99,26 @@ class MetaHeaders:
         return _params_mismatch(wanted, params.get("arguments"), headers)
 
 
-def _standard_headers(
-    method: str, params: dict[str, Any], headers: dict[str, str]
-) -> Iterator[tuple[str, str | None, str]]:
-    """The standard headers the body calls for, in the order they are checked: each one's name, its value as sent
-    (None: not sent; `Mcp-Name` decoded), and the body's value."""
-    yield "Mcp-Method", headers.get("mcp-method"), method
+def _standard_mismatch(method: str, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """Why the standard headers disagree with the body (`Mcp-Method`, then `MCP-Protocol-Version` when `_meta` names
+    a version, then `Mcp-Name` when the method names something), or None when they agree."""
+    sent = headers.get("mcp-method")
+    if sent != method:
+        return _header_mismatch("Mcp-Method", sent, method)
     meta = params.get("_meta")
     version = meta.get(VERSION_KEY) if type(meta) is dict else None
     if type(version) is str:  # without it, the request lacks its required _meta: -32602 from the connection
-        yield "MCP-Protocol-Version", headers.get("mcp-protocol-version"), version
+        sent = headers.get("mcp-protocol-version")
+        if sent != version:
+            return _header_mismatch("MCP-Protocol-Version", sent, version)
     key = _NAME_PARAM.get(method)
     name = params.get(key) if key is not None else None
-    if type(name) is str:
-        sent = headers.get("mcp-name")
-        if sent is not None and sent.startswith("=?"):
-            sent = decode_header_value(sent)
-        yield "Mcp-Name", sent, name
+    if type(name) is not str:
+        return None
+    sent = headers.get("mcp-name")
+    if sent is not None and sent.startswith("=?"):
+        sent = decode_header_value(sent)
+    return None if sent == name else _header_mismatch("Mcp-Name", sent, name)
 
 
 def _header_mismatch(header: str, sent: str | None, value: str) -> str:

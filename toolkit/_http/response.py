@@ -22,6 +22,7 @@ from toolkit._protocol.jsonrpc import (
     decode,
     encode,
     error_response,
+    notification,
 )
 
 from .sse import EventStream, ReplayStore
@@ -208,11 +209,12 @@ class Writer:
             return
         await self.send({"type": "http.response.body", "body": frame, "more_body": True})
 
-    async def notify(self, text: str) -> None:
-        """A notification of a call served in its request's task (`Connection.answer`'s sink): an `event`; a client
-        gone mid-write is left (the call goes on unheard in 2025-11-25; in 2026-07-28 its watcher cancels it)."""
+    async def notify(self, method: str, params: dict[str, Any] | None, related: Any = None) -> None:
+        """A notification of a call served in its request's task (the outlet's `notify`: `related` is that request,
+        whose response this is): an `event`; a client gone mid-write is left (the call goes on unheard in
+        2025-11-25; in 2026-07-28 its watcher cancels it)."""
         try:
-            await self.event(text)
+            await self.event(notification(method, params))
         except OSError:
             self.leave()
 

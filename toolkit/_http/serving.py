@@ -125,11 +125,15 @@ async def _left(receive: Receive, writer: Writer, scope: anyio.CancelScope) -> N
 
 
 def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope) -> Callable[[], object] | None:
-    """On asyncio, `_left` in a bare task; how to stop it. None elsewhere (trio): the caller runs `_left` in a task
-    group.
+    """On asyncio, `_left` in a bare task, started once the call first gives the loop a turn; how to stop it. None
+    elsewhere (trio): the caller runs `_left` in a task group.
 
     A task group and anyio's task around every streamed call were about a quarter of its server CPU (py-spy, issue
-    23); a bare task keeps the guarantee (the call is cancelled when its client closes the stream) for less."""
+    23); a bare task keeps the guarantee (the call is cancelled when its client closes the stream) for less. And a
+    call that never gives the loop a turn (an async tool that awaits nothing) needs no watcher at all: a cancellation
+    reaches a call only where it awaits, and one that starts later still hears a client that left before (the
+    `http.disconnect` waits in `receive`). So the task is made at the loop's next turn, and a call over by then costs
+    one scheduled callback, cancelled."""
     aio = sys.modules.get("asyncio")  # not imported: not running on asyncio
     if aio is None:
         return None
@@ -137,7 +141,7 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
         loop: asyncio.AbstractEventLoop = aio.get_running_loop()
     except RuntimeError:  # trio
         return None
-    task: asyncio.Task[None] = loop.create_task(_left(receive, writer, scope))
+    task: asyncio.Task[None] | None = None
 
     def failed(done: asyncio.Task[None]) -> None:
         if not done.cancelled() and done.exception() is not None:  # `receive` failed: nobody is listening either
@@ -145,8 +149,20 @@ def _watch_on_asyncio(receive: Receive, writer: Writer, scope: anyio.CancelScope
             writer.leave()
             scope.cancel()
 
-    task.add_done_callback(failed)
-    return task.cancel
+    def start() -> None:
+        nonlocal task
+        task = loop.create_task(_left(receive, writer, scope))
+        task.add_done_callback(failed)
+
+    handle = loop.call_soon(start)
+
+    def stop() -> None:
+        if task is None:
+            handle.cancel()
+        else:
+            task.cancel()
+
+    return stop
 
 
 def _stopped(scope: anyio.CancelScope, message: dict[str, Any]) -> tuple[str, MessageKind] | None:

@@ -30,6 +30,7 @@ __all__ = [
     "error_response",
     "error_text",
     "is_valid_id",
+    "notification",
     "shutting_down",
 ]
 
@@ -58,6 +59,14 @@ RATE_LIMITED = -31001
 def encode(message: Any) -> str:
     """Compact JSON on one line (stdio framing forbids embedded newlines; JSON escapes them in strings)."""
     return pydantic_core.to_json(message, inf_nan_mode="null").decode()
+
+
+def notification(method: str, params: dict[str, Any] | None) -> str:
+    """A notification's JSON text."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return encode(message)
 
 
 #: Parse one JSON text; raises `ValueError` for text that is not JSON or is nested deeper than the parser allows.
