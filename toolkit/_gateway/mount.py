@@ -8,24 +8,24 @@ is: through the server's middleware, `tool_filter`, timeouts, rate limits, scope
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from typing_extensions import TypedDict
 
 from toolkit._call.context import Context
 from toolkit._client.client import Client, ClientOptions, ProtocolMode, Servable
 from toolkit._definition.tool import Tool, forwarded
+from toolkit._engine.registry import Registry
 from toolkit._errors import ToolDefinitionError
 from toolkit._protocol.types import ToolDefinition
 
+from .inprocess import InProcess
 from .upstream import Reconnect, Upstream, upstream_label
-
-if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry
 
 __all__ = ["Mount", "MountOptions", "ToolSelection", "UpstreamTarget"]
 
@@ -65,6 +65,7 @@ class Mount:
         protocol = options.get("protocol", "auto")
         if protocol not in ("auto", "2026-07-28", "handshake"):
             raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
+        in_process = _in_process(target, registry)
         timeout = options.get("connect_timeout", 30.0)
         self.upstream = Upstream(
             # The gateway's providers: a call's CLIENT span upstream continues the trace of its SERVER span here.
@@ -77,9 +78,10 @@ class Mount:
                 }
             ),
             upstream_label(target),
+            self._serve,
             reconnect=reconnect,
             connect_timeout=timeout,
-            on_tools=self._serve,
+            in_process=in_process,
         )
 
     def connected(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -125,6 +127,15 @@ class Mount:
         support = (definition.execution or {}).get("taskSupport")
         task = support if support in ("optional", "required") else None
         return forwarded(definition.model_copy(update={"name": name}), forward, task=task)
+
+
+def _in_process(target: UpstreamTarget, gateway: Registry) -> Callable[[dict[str, Any]], InProcess] | None:
+    """How to call `target` in process, when it is a toolkit server in memory: through its own pipeline, in the era
+    its connection speaks (`inprocess.py`). None for any other target."""
+    registry = getattr(target, "registry", None)
+    if not isinstance(registry, Registry):
+        return None
+    return functools.partial(InProcess, registry, gateway)
 
 
 def _check_options(options: MountOptions) -> None:
