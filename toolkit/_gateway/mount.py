@@ -65,7 +65,11 @@ class Mount:
         protocol = options.get("protocol", "auto")
         if protocol not in ("auto", "2026-07-28", "handshake"):
             raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
-        in_process = _in_process(target, registry)
+        # A toolkit server in memory: its calls served by its own pipeline (`inprocess.py`), its tools' task support
+        # read from its own tools (a 2026-07-28 listing says nothing of tasks).
+        local = getattr(target, "registry", None)
+        self._local = local if isinstance(local, Registry) else None
+        in_process = functools.partial(InProcess, self._local, registry) if self._local is not None else None
         timeout = options.get("connect_timeout", 30.0)
         self.upstream = Upstream(
             # The gateway's providers: a call's CLIENT span upstream continues the trace of its SERVER span here.
@@ -123,19 +127,14 @@ class Mount:
             return await upstream.call(upstream_name, arguments, ctx)
 
         # A tool the upstream may run as a task (2025-11-25's `execution.taskSupport`) may be one here too: the
-        # gateway's task waits for the upstream's call, which runs as the upstream's task when it must.
-        support = (definition.execution or {}).get("taskSupport")
+        # gateway's task waits for the upstream's call, which runs as the upstream's task when it must. A 2026-07-28
+        # listing says nothing of tasks (its server decides per call); a toolkit server in memory says it still, in
+        # its own tool's definition.
+        own = self._local.tools.get(definition.name) if self._local is not None else None
+        execution = definition.execution or (own.definition.execution if own is not None else None)
+        support = (execution or {}).get("taskSupport")
         task = support if support in ("optional", "required") else None
-        return forwarded(definition.model_copy(update={"name": name}), forward, task=task)
-
-
-def _in_process(target: UpstreamTarget, gateway: Registry) -> Callable[[dict[str, Any]], InProcess] | None:
-    """How to call `target` in process, when it is a toolkit server in memory: through its own pipeline, in the era
-    its connection speaks (`inprocess.py`). None for any other target."""
-    registry = getattr(target, "registry", None)
-    if not isinstance(registry, Registry):
-        return None
-    return functools.partial(InProcess, registry, gateway)
+        return forwarded(definition.model_copy(update={"name": name, "execution": execution}), forward, task=task)
 
 
 def _check_options(options: MountOptions) -> None:
