@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from toolkit import (
@@ -17,11 +18,14 @@ from toolkit import (
     Context,
     ElicitRequest,
     ElicitResult,
+    Identity,
     ProtocolError,
     Request,
     SampleRequest,
     SampleResult,
     Server,
+    StaticTokenVerifier,
+    StreamingASGITransport,
     TaskCancelledError,
     ToolDefinition,
 )
@@ -269,3 +273,64 @@ async def test_the_upstreams_middleware_filter_and_timeout_apply_to_its_mounted_
     assert seen.count("tools/call add") == 1
     assert seen.count("tools/call hang") == 1
     assert seen.count("tools/call None") == 1  # the hidden tool's call: the middleware does not see the tool
+
+
+async def test_the_upstreams_limit_of_requests_in_flight_holds_for_its_mounted_calls() -> None:
+    upstream = Server("narrow", max_concurrent_requests=1)
+    started, release = anyio.Event(), anyio.Event()
+
+    @upstream.tool
+    async def hold() -> str:
+        """Holds its call until released."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    async with Client(mounted(upstream)) as client:
+        held: list[str] = []
+
+        async def first() -> None:
+            held.append((await client.call_tool("hold")).text)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            with anyio.fail_after(10):
+                await started.wait()
+            refused = await client.call_tool("hold")  # a second call while one is in flight: one too many
+            release.set()
+    assert held == ["released"]
+    assert refused.is_error
+    assert "Too many requests in flight" in refused.text
+
+
+@pytest.mark.parametrize("client_era", ERAS)
+async def test_the_upstream_sees_no_caller_identity_as_over_an_in_memory_connection(client_era: Any) -> None:
+    upstream = Server("who")
+
+    @upstream.tool
+    def whoami(ctx: Context) -> str:
+        """Who the upstream sees calling."""
+        return repr(ctx.identity)
+
+    gateway = mounted(upstream, prefix="up")
+
+    @gateway.tool
+    def gateway_whoami(ctx: Context) -> str:
+        """Who the gateway sees calling."""
+        return ctx.identity.subject if ctx.identity is not None else "nobody"
+
+    token = "user-token-0123456789abcdef"
+    verifier = StaticTokenVerifier({token: Identity("user", frozenset())})
+    app = gateway.http_app(auth=verifier, authorization_servers=["https://auth.example.com"])
+    async with (
+        app.running(),
+        httpx.AsyncClient(transport=StreamingASGITransport(app)) as http,
+        Client.http(
+            "http://127.0.0.1:8000/mcp",
+            http_client=http,
+            headers={"Authorization": f"Bearer {token}"},
+            protocol=client_era,
+        ) as client,
+    ):
+        assert (await client.call_tool("gateway_whoami")).text == "user"
+        assert (await client.call_tool("up_whoami")).text == "None"  # the gateway's auth decides, not the upstream

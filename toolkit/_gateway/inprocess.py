@@ -22,14 +22,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from toolkit._asking.asking import call_deadline
 from toolkit._asking.handlers import call_with_input
 from toolkit._call.context import Context
 from toolkit._engine.eras import Era, era_of
 from toolkit._engine.middleware import run_method
 from toolkit._engine.pipeline import Incoming, Outlet, ToolCalls
 from toolkit._engine.session import SessionState
-from toolkit._engine.telemetry import MCP_PROTOCOL_VERSION, ServerSpan, network_attributes
+from toolkit._engine.telemetry import MCP_PROTOCOL_VERSION, SESSION_ID, ServerSpan, network_attributes
 from toolkit._errors import ProtocolError
+from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INTERNAL_ERROR, encode
 from toolkit._protocol.revisions import era_neutral
 from toolkit._protocol.types import Implementation, LogLevel
@@ -76,7 +78,7 @@ class InProcess:
             questions against them, as against any client's.
     """
 
-    __slots__ = ("_calls", "_capabilities", "_gateway", "_ids", "_registry", "_sessions")
+    __slots__ = ("_calls", "_capabilities", "_gateway", "_ids", "_in_flight", "_registry", "_sessions")
 
     def __init__(self, registry: Registry, gateway: Registry, capabilities: dict[str, Any]) -> None:
         self._registry = registry
@@ -85,6 +87,7 @@ class InProcess:
         self._calls: ToolCalls | None = None  # made when the upstream runs: its options (tool search) are final then
         self._ids = itertools.count(1)
         self._sessions: dict[str, tuple[Era, SessionState]] = {}
+        self._in_flight = 0  # its requests being served (on the loop that holds the connection: no lock)
 
     def serves(self, name: str) -> bool:
         """Whether a call of the tool `name` takes this path: every one but a tool that runs only as a task, whose
@@ -138,13 +141,31 @@ class InProcess:
         return sending.result  # type: ignore[no-any-return]
 
     async def _serve(self, incoming: Incoming) -> dict[str, Any]:
-        """The request served as the upstream's connection serves one: in its SERVER span when it traces."""
-        telemetry = self._registry.telemetry
-        if telemetry is None:
-            return await self._handle(incoming)
-        message = {"jsonrpc": "2.0", "id": incoming.id, "method": "tools/call", "params": incoming.params}
-        span = telemetry.serve(message, incoming.state.version, INPROC_NETWORK)
-        return await _in_span(span, self._handle(incoming), incoming.id)
+        """The request served as the upstream's connection serves one: admitted as one of at most its
+        `max_concurrent_requests` in flight, with what a request's task of an in-memory connection starts with (no
+        caller identity, no HTTP session, no deadline: those of the gateway's call are the gateway's), in its SERVER
+        span when it traces.
+
+        Raises:
+            ProtocolError: -32603, too many requests in flight (as its connection answers).
+        """
+        registry = self._registry
+        if self._in_flight >= registry.max_concurrent_requests:
+            raise ProtocolError(INTERNAL_ERROR, "Too many requests in flight")
+        self._in_flight += 1
+        tokens = current_identity.set(None), SESSION_ID.set(None), call_deadline.set(None)
+        try:
+            telemetry = registry.telemetry
+            if telemetry is None:
+                return await self._handle(incoming)
+            message = {"jsonrpc": "2.0", "id": incoming.id, "method": "tools/call", "params": incoming.params}
+            span = telemetry.serve(message, incoming.state.version, INPROC_NETWORK)
+            return await _in_span(span, self._handle(incoming), incoming.id)
+        finally:
+            self._in_flight -= 1
+            call_deadline.reset(tokens[2])
+            SESSION_ID.reset(tokens[1])
+            current_identity.reset(tokens[0])
 
     async def _handle(self, incoming: Incoming) -> dict[str, Any]:
         """The upstream's `tools/call`, through its request middleware when it has some.
