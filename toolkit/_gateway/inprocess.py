@@ -3,12 +3,13 @@ protocol hop.
 
 A mounted toolkit `Server` is connected as every upstream is (`Upstream`: one connection, for its listing, its
 `list_changed` and the calls that must run as its tasks), but a call of one of its tools takes a shorter path: the
-gateway hands it to the upstream's own `tools/call` (`ToolCalls`) as a request of a 2025-11-25 session, through the
-upstream's request middleware and its SERVER span, and the pipeline serves it as it serves a client's (visibility,
-schema profile, tool middleware, timeouts, argument checks, its asking). What differs is only where the call's messages
-go (its `Outlet`): its progress and log messages to the downstream call, its questions (the handshake era's requests)
-to the downstream client through the gateway's own answers (`Downstream`). No JSON is encoded or decoded, and no
-second connection's reader, request matcher or outbox runs.
+gateway hands it to the upstream's own `tools/call` (`ToolCalls`) as a request in the era the connection speaks (a
+session's, or one 2026-07-28 request's state), through the upstream's request middleware and its SERVER span, and the
+pipeline serves it as it serves a client's (visibility, schema profile, tool middleware, timeouts, argument checks,
+its asking). What differs is only where the call's messages go (its `Outlet`): its progress and log messages to the
+downstream call, its questions (the handshake era's requests, or 2026-07-28's input requests, answered and the call
+retried as toolkit's client does) to the downstream client through the gateway's own answers (`Downstream`). No JSON
+is encoded or decoded, and no second connection's reader, request matcher or outbox runs.
 """
 
 from __future__ import annotations
