@@ -334,3 +334,33 @@ async def test_the_upstream_sees_no_caller_identity_as_over_an_in_memory_connect
     ):
         assert (await client.call_tool("gateway_whoami")).text == "user"
         assert (await client.call_tool("up_whoami")).text == "None"  # the gateway's auth decides, not the upstream
+
+
+async def test_a_2026_client_gets_an_upstreams_questions_asked_together_one_round_each_under_the_gateways_keys() -> (
+    None
+):
+    # docs/gateway.md, "What a 2026-07-28 client sees of an upstream's questions": replayed, not passed through.
+    upstream = Server("together")
+    runs: list[str] = []
+
+    @upstream.tool
+    async def both(ctx: Context) -> str:
+        """Asks two questions at once, under keys of its own."""
+        runs.append("both")
+        async with ctx.together():
+            first = ctx.confirm("First?", key="first")
+            second = ctx.confirm("Second?", key="second")
+        return f"{first.accepted} {second.accepted}"
+
+    keys: list[str | None] = []
+
+    def elicit(request: ElicitRequest) -> ElicitResult[Any]:
+        keys.append(request.key)
+        return ElicitResult.accept({})
+
+    async with Client(mounted(upstream), protocol="2026-07-28", elicitation_handler=elicit) as client:
+        result = await client.call_tool("both")
+    assert result.text == "True True"
+    assert keys == ["elicitation1", "elicitation2"]  # one round each, under the gateway's keys
+    # The upstream's round of two asked in each downstream round's run, and once more with both answers.
+    assert len(runs) == 4
