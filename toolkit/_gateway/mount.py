@@ -8,24 +8,24 @@ is: through the server's middleware, `tool_filter`, timeouts, rate limits, scope
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from typing_extensions import TypedDict
 
 from toolkit._call.context import Context
 from toolkit._client.client import Client, ClientOptions, ProtocolMode, Servable
 from toolkit._definition.tool import Tool, forwarded
+from toolkit._engine.registry import Registry
 from toolkit._errors import ToolDefinitionError
 from toolkit._protocol.types import ToolDefinition
 
+from .inprocess import InProcess
 from .upstream import Reconnect, Upstream, upstream_label
-
-if TYPE_CHECKING:
-    from toolkit._engine.registry import Registry
 
 __all__ = ["Mount", "MountOptions", "ToolSelection", "UpstreamTarget"]
 
@@ -65,6 +65,11 @@ class Mount:
         protocol = options.get("protocol", "auto")
         if protocol not in ("auto", "2026-07-28", "handshake"):
             raise ValueError(f"protocol= is 'auto', '2026-07-28' or 'handshake', got {protocol!r}")
+        # A toolkit server in memory: its calls served by its own pipeline (`inprocess.py`), its tools' task support
+        # read from its own tools (a 2026-07-28 listing says nothing of tasks).
+        local = getattr(target, "registry", None)
+        self._local = local if isinstance(local, Registry) else None
+        in_process = functools.partial(InProcess, self._local, registry) if self._local is not None else None
         timeout = options.get("connect_timeout", 30.0)
         self.upstream = Upstream(
             # The gateway's providers: a call's CLIENT span upstream continues the trace of its SERVER span here.
@@ -77,9 +82,10 @@ class Mount:
                 }
             ),
             upstream_label(target),
+            self._serve,
             reconnect=reconnect,
             connect_timeout=timeout,
-            on_tools=self._serve,
+            in_process=in_process,
         )
 
     def connected(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -121,10 +127,14 @@ class Mount:
             return await upstream.call(upstream_name, arguments, ctx)
 
         # A tool the upstream may run as a task (2025-11-25's `execution.taskSupport`) may be one here too: the
-        # gateway's task waits for the upstream's call, which runs as the upstream's task when it must.
-        support = (definition.execution or {}).get("taskSupport")
+        # gateway's task waits for the upstream's call, which runs as the upstream's task when it must. A 2026-07-28
+        # listing says nothing of tasks (its server decides per call); a toolkit server in memory says it still, in
+        # its own tool's definition.
+        own = self._local.tools.get(definition.name) if self._local is not None else None
+        execution = definition.execution or (own.definition.execution if own is not None else None)
+        support = (execution or {}).get("taskSupport")
         task = support if support in ("optional", "required") else None
-        return forwarded(definition.model_copy(update={"name": name}), forward, task=task)
+        return forwarded(definition.model_copy(update={"name": name, "execution": execution}), forward, task=task)
 
 
 def _check_options(options: MountOptions) -> None:

@@ -23,9 +23,10 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from anyio.lowlevel import EventLoopToken
+from typing_extensions import NotRequired, TypedDict, Unpack
 
 from toolkit._asking.answer import ElicitResult, SampleResult
-from toolkit._asking.handlers import ElicitRequest, SampleRequest
+from toolkit._asking.handlers import ElicitRequest, Handlers, SampleRequest
 from toolkit._asking.mrtr import Suspend
 from toolkit._call.context import PY_LEVELS, Context
 from toolkit._client.client import Client, ClientOptions, LogMessage
@@ -41,7 +42,9 @@ from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 from toolkit._protocol.types import LOG_LEVELS, Root, ToolDefinition
 from toolkit._transports.base import UNREACHABLE
 
-__all__ = ["Upstream"]
+from .inprocess import InProcess
+
+__all__ = ["Reconnect", "Upstream", "UpstreamOptions", "upstream_label"]
 
 logger = logging.getLogger("toolkit.gateway")
 
@@ -64,15 +67,40 @@ class _UpstreamCall:
 
     A call may come from another event loop than the one holding the connection: a task of the mounting server's runs
     on the task engine's loop, in a thread of its own. The call is then made on the connection's loop (`Upstream.call`)
-    and what it does with the Context (progress, log messages, questions) goes back to the loop it came from (`use`)."""
+    and what it does with the Context (progress, log messages, questions) goes back to the loop it came from (`use`).
 
-    __slots__ = ("away", "ctx", "scope", "suspended")
+    It is also what a call served in process reaches of the downstream (`inprocess.Downstream`): the upstream's
+    questions and notifications come to it directly, not through the connection."""
 
-    def __init__(self, ctx: Context, away: EventLoopToken | None) -> None:
+    __slots__ = ("away", "ctx", "scope", "suspended", "upstream")
+
+    def __init__(self, upstream: Upstream, ctx: Context, away: EventLoopToken | None) -> None:
+        self.upstream = upstream
         self.ctx = ctx
         self.away = away  # the loop the call came from, when it is not the connection's
         self.scope = anyio.CancelScope()
         self.suspended: Suspend | None = None
+
+    async def progress(self, done: float, total: float | None, message: str | None) -> None:
+        """The upstream's progress of this call, reported on the downstream call's Context."""
+        with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
+            await self.use(lambda ctx: ctx.report_progress(done, total, message))
+
+    async def answer(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
+        """A question of the upstream's call served in process, answered as the connection's are (`Upstream._ask`)."""
+        token = _calling.set(self)
+        try:
+            return await self.upstream.questions.answer(method, params, key)
+        finally:
+            _calling.reset(token)
+
+    async def notified(self, method: str, params: Mapping[str, Any]) -> None:
+        """A notification of the upstream's call served in process: its progress, or a log message."""
+        if method == "notifications/progress":
+            await self.progress(params.get("progress", 0), params.get("total"), params.get("message"))
+        elif method == "notifications/message":
+            message = LogMessage(params.get("level", "info"), params.get("data"), params.get("logger"))
+            await self.upstream.record(self, message)
 
     async def use(self, act: Callable[[Context], Awaitable[T]]) -> T:
         """`act(ctx)`, on the loop the call came from (through a worker thread of this loop when that is another)."""
@@ -91,6 +119,18 @@ class _UpstreamCall:
 _calling: contextvars.ContextVar[_UpstreamCall | None] = contextvars.ContextVar("toolkit_gateway_call", default=None)
 
 
+class UpstreamOptions(TypedDict):
+    """How an upstream is connected (`Mount` gives them)."""
+
+    reconnect: Reconnect
+    """When a lost connection is made again."""
+    connect_timeout: float
+    """Seconds to wait for a connection, at start and after one was lost."""
+    in_process: NotRequired[Callable[[dict[str, Any]], InProcess] | None]
+    """For a toolkit server in memory: how to serve its calls in process, given the capabilities the gateway's
+    answers declare (`inprocess.py`)."""
+
+
 class Upstream:
     """A mounted server's one connection: opened by `running()`, shared by `call()`, made again when lost."""
 
@@ -98,16 +138,14 @@ class Upstream:
         self,
         make_client: Callable[[ClientOptions], Client],
         label: str,
-        *,
-        reconnect: Reconnect,
-        connect_timeout: float,
         on_tools: Callable[[list[ToolDefinition]], None],
+        **options: Unpack[UpstreamOptions],
     ) -> None:
         self._make_client = make_client
         self.label = label
         """How the log and tool errors name the upstream (its server's name, its command, its URL without secrets)."""
-        self._reconnect = reconnect
-        self._connect_timeout = connect_timeout
+        self._reconnect = options["reconnect"]
+        self._connect_timeout = options["connect_timeout"]
         self._on_tools = on_tools
         self._client: Client | None = None
         self._down: str | None = None  # why the last attempt to connect failed
@@ -118,6 +156,11 @@ class Upstream:
         self._calls: set[_UpstreamCall] = set()
         self._listed = False  # the upstream listed its tools once
         self._home: EventLoopToken | None = None  # the event loop that holds the connection (`running`)
+        self.questions = Handlers(self._elicit, self._sample, roots=self._roots)
+        """How the upstream's questions are answered (by asking the downstream client), and what they declare."""
+        # A toolkit server in memory: its calls served by its own pipeline (`inprocess.py`), given what we answer.
+        in_process = options.get("in_process")
+        self._in_process = in_process(self.questions.capabilities()) if in_process is not None else None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -162,13 +205,14 @@ class Upstream:
 
     async def _connect_once(self) -> bool:
         """Open one connection and hold it until it is lost: whether it was made."""
+        questions = self.questions
         client = self._make_client(
             {
                 "on_tools_changed": self._tools_changed,
                 "validate_output": False,
-                "elicitation_handler": self._elicit,
-                "sampling_handler": self._sample,
-                "roots": self._roots,
+                "elicitation_handler": questions.elicitation,
+                "sampling_handler": questions.sampling,
+                "roots": questions.roots,
                 "on_log": self._log,
             }
         )
@@ -252,8 +296,8 @@ class Upstream:
         """
         home, here = self._home, anyio.lowlevel.current_token()
         if home is None or _loop_of(here) is _loop_of(home):
-            return await self._call(name, arguments, _UpstreamCall(ctx, None))
-        return await self._call_from_away(name, arguments, _UpstreamCall(ctx, here), home)
+            return await self._call(name, arguments, _UpstreamCall(self, ctx, None))
+        return await self._call_from_away(name, arguments, _UpstreamCall(self, ctx, here), home)
 
     async def _call_from_away(
         self, name: str, arguments: Mapping[str, Any], call: _UpstreamCall, home: EventLoopToken
@@ -270,27 +314,36 @@ class Upstream:
             raise
 
     async def _call(self, name: str, arguments: Mapping[str, Any], call: _UpstreamCall) -> dict[str, Any]:
-        """`call`, on the connection's loop."""
+        """`call`, on the connection's loop: served in process when the upstream is a toolkit server in memory
+        (`inprocess.py`), else sent on the connection."""
         client = await self._connection()
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            with contextlib.suppress(ValueError):  # an upstream's progress that does not increase is dropped
-                await call.use(lambda ctx: ctx.report_progress(done, total, message))
-
-        token = _calling.set(call)
-        self._calls.add(call)
+        in_process = self._in_process
+        wire: dict[str, Any] = {}
         try:
             with call.scope:
-                result = await client.call_tool(name, arguments, progress=progress)
+                if in_process is not None and in_process.serves(name):
+                    wire = await in_process.call(name, arguments, call, client.protocol_version or "")
+                else:
+                    wire = await self._send(client, name, arguments, call)
         except (ProtocolError, MessageError) as exc:
             raise self._failure(call, client, exc) from None
-        finally:
-            self._calls.discard(call)
-            _calling.reset(token)
         if call.suspended is not None:
             raise call.suspended
         if call.scope.cancelled_caught:  # cancelled from the loop the call came from
             raise ToolError(f"the call of {name} upstream was cancelled")
+        return wire
+
+    async def _send(
+        self, client: Client, name: str, arguments: Mapping[str, Any], call: _UpstreamCall
+    ) -> dict[str, Any]:
+        """The call sent on the connection: its wire result."""
+        token = _calling.set(call)
+        self._calls.add(call)
+        try:
+            result = await client.call_tool(name, arguments, progress=call.progress)
+        finally:
+            self._calls.discard(call)
+            _calling.reset(token)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
@@ -310,11 +363,14 @@ class Upstream:
         return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
 
     async def _log(self, message: LogMessage) -> None:
-        """A log message of the upstream's: to this process's log, and to the client of the call it belongs to (see
-        `_call_in_flight`), at the level that client asked for."""
+        """A log message of the upstream's connection, for the call it belongs to (see `_call_in_flight`)."""
+        await self.record(self._call_in_flight(), message)
+
+    async def record(self, call: _UpstreamCall | None, message: LogMessage) -> None:
+        """A log message of the upstream's: to this process's log, and to the client of `call` (None: of no call
+        known), at the level that client asked for."""
         where = f"{self.label} ({message.logger})" if message.logger else self.label
         logger.log(PY_LEVELS.get(message.level, logging.ERROR), "upstream %s: %s", where, message.data)
-        call = self._call_in_flight()
         if call is not None and message.level in LOG_LEVELS:
             level = message.level
             await call.use(lambda ctx: ctx.log(level, message.data, message.logger))
