@@ -119,6 +119,7 @@ class TasksPeer:
         self.auto = auto  # tasks move on by themselves, a step per poll (the script's way)
         self.jobs: dict[str, Job] = {}
         self.received: list[dict[str, Any]] = []
+        self.answered: list[str] = []  # the method of each request answered, once its answer is on its way
         self.headers: dict[str, list[dict[str, str]]] = {}  # over HTTP: each request's headers, by method
         self.poll_ms = 10  # the poll interval its tasks suggest
         self.notifies = False  # 2026-07-28: it sends notifications/tasks on subscriptions/listen
@@ -176,6 +177,7 @@ class TasksPeer:
 
     async def _reply(self, transport: Transport, message: dict[str, Any]) -> None:
         await self._send(transport, await self._response(transport, message), message["method"])
+        self.answered.append(message["method"])
 
     async def _response(self, transport: Transport | None, message: dict[str, Any]) -> dict[str, Any]:
         method, params = message["method"], message.get("params") or {}
