@@ -26,13 +26,19 @@ _CHECKED = ("mcp-protocol-version", "mcp-method", "mcp-name")
 
 def read_headers(scope: Scope) -> tuple[dict[str, str], set[str]]:
     """The request's headers by lower-case name (values without surrounding whitespace), and the names repeated."""
-    headers: dict[str, str] = {}
+    raw = scope["headers"]
+    if type(raw) is not list:  # ASGI allows any iterable; servers send a list
+        raw = list(raw)
+    headers = {name.decode("latin-1"): value.decode("latin-1").strip(_OWS) for name, value in raw}
+    if len(headers) == len(raw):  # no name twice: the usual request
+        return headers, set()
+    seen: set[str] = set()
     repeated: set[str] = set()
-    for raw_name, raw_value in scope["headers"]:
+    for raw_name, _ in raw:
         name = raw_name.decode("latin-1")
-        if name in headers:
+        if name in seen:
             repeated.add(name)
-        headers[name] = raw_value.decode("latin-1").strip(_OWS)
+        seen.add(name)
     return headers, repeated
 
 

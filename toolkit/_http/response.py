@@ -101,8 +101,20 @@ async def read_body(receive: Receive, send: Send, limit: int, length: str | None
     if length is not None and length.isdigit() and int(length) > limit:
         await plain(send, 413)
         return None
-    chunks: list[bytes] = []
-    size = 0
+    event = await receive()  # most bodies come whole, in one event
+    if event["type"] == "http.disconnect":
+        return None
+    body: bytes = event.get("body", b"")
+    if len(body) > limit:
+        await plain(send, 413)
+        return None
+    if not event.get("more_body", False):
+        return body
+    return await _rest_of_body(receive, send, limit, [body], len(body))
+
+
+async def _rest_of_body(receive: Receive, send: Send, limit: int, chunks: list[bytes], size: int) -> bytes | None:
+    """The rest of a body that comes in several events, after `chunks` (`size` bytes); None as `read_body` says."""
     more = True
     while more:
         event = await receive()
@@ -115,7 +127,7 @@ async def read_body(receive: Receive, send: Send, limit: int, length: str | None
             return None
         chunks.append(chunk)
         more = event.get("more_body", False)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 async def session_gone(send: Send) -> None:
