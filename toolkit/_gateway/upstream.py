@@ -68,7 +68,7 @@ ROUND_OF_ITS_OWN = "the question goes to the client in a round of its own"
 
 
 def _refuse() -> Any:
-    """How a question that went to the client in a round of its own is answered upstream, but an elicitation.
+    """How the upstream's question (an elicitation's is `cancel`) that went to the client in a round is answered.
 
     Raises:
         ClientRequestError: always.
@@ -367,7 +367,7 @@ class Upstream:
 
     def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
         """What a failed upstream request ends the call with: the question it stopped for, or a tool error (the
-        connection given up for a new one when the upstream is gone, whichever)."""
+        connection given up for a new one when the upstream is gone, whether or not the call stopped for a question)."""
         closed = isinstance(exc, ConnectionClosedError)
         down = isinstance(exc, ProtocolError) and exc.data == UNREACHABLE  # over HTTP: down, or its session gone
         if closed or down:
@@ -432,7 +432,7 @@ class Upstream:
         declined (`decline`: an elicitation's `cancel`, else an error), and so is any it asks after, and the call is
         left to end by itself, its result dropped; cancelled only if it has not ended `DECLINED_GRACE` seconds later.
         Not cancelled at once: an answer and a cancellation sent together may cross the end of the call they name,
-        which some servers do not survive (docs/gateway.md, "Tested against").
+        which some servers do not survive (docs/gateway.md, "What a 2026-07-28 client sees of an upstream's questions").
 
         Raises:
             ClientRequestError: the question cannot be answered (the error the upstream's request gets).
