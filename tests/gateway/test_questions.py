@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from toolkit import Client, Context, ElicitRequest, ElicitResult, SampleRequest, SampleResult, Server
@@ -70,3 +71,84 @@ async def test_a_question_the_client_cannot_answer_fails_the_call_with_a_tool_er
     async with Client(gateway, protocol="handshake") as client:
         result = await client.call_tool("interview")
     assert result.is_error
+
+
+class Opaque:
+    """A toolkit server the gateway can only connect to (a `Servable` with no registry): its calls go over the
+    protocol, as those of a server written with another SDK do, not in process."""
+
+    def __init__(self, server: Server) -> None:
+        self.running = server.running
+        self.serve = server.serve
+        self.name = server.name
+
+
+def declining_upstream(seen: list[str], *, then_hang: bool = False) -> Server:
+    """A 2025-11-25 upstream whose `greet` asks a name (`kind="elicitation"`) or the model (`"sampling"`), and notes
+    what it got (the answer's action, `error`) and whether it was cancelled; `then_hang`: it waits until cancelled
+    when it got no name."""
+    upstream = Server("declining")
+
+    @upstream.tool
+    async def greet(kind: str, ctx: Context) -> str:
+        """Ask, then greet."""
+        try:
+            if kind == "sampling":
+                try:
+                    sampled = await ctx.sample("A greeting", max_tokens=20)
+                except Exception:
+                    seen.append("error")
+                    raise
+                seen.append("reply")
+                return sampled.text
+            answer = await ctx.elicit("Your name?", NAME)
+            seen.append(answer.action)
+            if answer.data is None and then_hang:
+                await anyio.sleep_forever()
+            return f"hello {answer.data['name']}" if answer.data is not None else "no name"
+        except anyio.get_cancelled_exc_class():
+            seen.append("cancelled")
+            raise
+
+    return upstream
+
+
+@pytest.mark.parametrize(("kind", "declined"), [("elicitation", "cancel"), ("sampling", "error")])
+async def test_a_question_that_goes_to_a_2026_client_as_a_round_is_declined_upstream_and_its_call_ends_by_itself(
+    kind: str, declined: str
+) -> None:
+    # docs/gateway.md, "What a 2026-07-28 client sees": a 2025-11-25 upstream's call that asks is not cancelled (an
+    # answer and a cancellation sent together may cross the call's end); its question is declined and the call
+    # left to end by itself, its result dropped, before the client gets its round.
+    seen: list[str] = []
+
+    def elicit(request: ElicitRequest) -> ElicitResult[Any]:
+        return ElicitResult.accept({"name": "Ada"})
+
+    def sample(request: SampleRequest) -> SampleResult:
+        return SampleResult.reply("Hello, Ada")
+
+    gateway = Server("gateway")
+    gateway.mount(Opaque(declining_upstream(seen)), protocol="handshake")
+    async with Client(gateway, protocol="2026-07-28", elicitation_handler=elicit, sampling_handler=sample) as client:
+        result = await client.call_tool("greet", {"kind": kind})
+    assert not result.is_error, result.text
+    assert result.text == ("hello Ada" if kind == "elicitation" else "Hello, Ada")
+    answered = "accept" if kind == "elicitation" else "reply"
+    assert seen == [declined, answered]  # the first run ended by itself: never cancelled
+
+
+async def test_an_upstream_call_that_does_not_end_after_its_question_was_declined_is_cancelled_after_a_grace() -> None:
+    # The bound on a declined call (docs/gateway.md: `DECLINED_GRACE`, 5 s): one still running then is cancelled,
+    # and the client gets its round all the same.
+    seen: list[str] = []
+    gateway = Server("gateway")
+    gateway.mount(Opaque(declining_upstream(seen, then_hang=True)), protocol="handshake")
+    with anyio.fail_after(30):
+        async with Client(
+            gateway, protocol="2026-07-28", elicitation_handler=lambda _: ElicitResult.accept({"name": "Ada"})
+        ) as client:
+            result = await client.call_tool("greet", {"kind": "elicitation"})
+    assert result.text == "hello Ada"
+    assert seen[0] == "cancel"
+    assert sorted(seen[1:]) == ["accept", "cancelled"]  # the hanging run was cancelled; the retry answered

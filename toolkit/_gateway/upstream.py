@@ -54,11 +54,26 @@ Reconnect = Literal["on_call", "backoff"]
 #: Backoff between attempts to reach an HTTP upstream: doubling from the first to the last, in seconds.
 FIRST_RETRY, LAST_RETRY = 0.25, 30.0
 
+#: Seconds a 2025-11-25 upstream's call is given to end by itself once its question was declined (its round went to a
+#: 2026-07-28 client); one still running then is cancelled.
+DECLINED_GRACE = 5.0
+
 # What a failed attempt to connect raises: the process cannot start (OSError), the server answers wrongly or not at
 # all (toolkit's errors, a timeout), or an HTTP error of httpx's (an Exception we do not import here).
 _CONNECT_ERRORS = (Exception,)
 
 T = TypeVar("T")
+
+ROUND_OF_ITS_OWN = "the question goes to the client in a round of its own"
+
+
+def _refuse() -> Any:
+    """How the upstream's question (an elicitation's is `cancel`) that went to the client in a round is answered.
+
+    Raises:
+        ClientRequestError: always.
+    """
+    raise ClientRequestError(INTERNAL_ERROR, ROUND_OF_ITS_OWN)
 
 
 class _UpstreamCall:
@@ -72,7 +87,7 @@ class _UpstreamCall:
     It is also what a call served in process reaches of the downstream (`inprocess.Downstream`): the upstream's
     questions and notifications come to it directly, not through the connection."""
 
-    __slots__ = ("away", "ctx", "scope", "suspended", "upstream")
+    __slots__ = ("away", "ctx", "live", "scope", "suspended", "upstream")
 
     def __init__(self, upstream: Upstream, ctx: Context, away: EventLoopToken | None) -> None:
         self.upstream = upstream
@@ -80,6 +95,9 @@ class _UpstreamCall:
         self.away = away  # the loop the call came from, when it is not the connection's
         self.scope = anyio.CancelScope()
         self.suspended: Suspend | None = None
+        self.live = False
+        """Its questions are live requests of a 2025-11-25 session on the connection: one that must go to the
+        client in a round is declined, and the call left to end by itself (`Upstream._ask`)."""
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """The upstream's progress of this call, reported on the downstream call's Context."""
@@ -337,6 +355,7 @@ class Upstream:
         self, client: Client, name: str, arguments: Mapping[str, Any], call: _UpstreamCall
     ) -> dict[str, Any]:
         """The call sent on the connection: its wire result."""
+        call.live = not client.era.questions_are_results
         token = _calling.set(call)
         self._calls.add(call)
         try:
@@ -348,17 +367,19 @@ class Upstream:
 
     def _failure(self, call: _UpstreamCall, client: Client, exc: ToolkitError) -> BaseException:
         """What a failed upstream request ends the call with: the question it stopped for, or a tool error (the
-        connection given up for a new one when the upstream is gone)."""
+        connection given up for a new one when the upstream is gone, whether or not the call stopped for a question)."""
+        closed = isinstance(exc, ConnectionClosedError)
+        down = isinstance(exc, ProtocolError) and exc.data == UNREACHABLE  # over HTTP: down, or its session gone
+        if closed or down:
+            self._lose(client)
         if call.suspended is not None:
             return call.suspended
-        if isinstance(exc, ConnectionClosedError):
-            self._lose(client)
+        if closed:
             return ToolError(
                 f"the upstream server {self.label} closed its connection during the call ({_reason(exc)}); "
                 "it is connected again on the next call"
             )
-        if isinstance(exc, ProtocolError) and exc.data == UNREACHABLE:  # over HTTP: down, or its session gone
-            self._lose(client)
+        if down:
             return ToolError(f"the upstream server {self.label} is down: {_reason(exc)}; it is tried again")
         return ToolError(f"the upstream server {self.label} refused the call: {_reason(exc)}")
 
@@ -402,14 +423,32 @@ class Upstream:
             f"the gateway cannot tell which of its {len(self._calls)} calls in flight this question belongs to",
         )
 
-    async def _ask(self, question: Callable[[Context], Awaitable[Any]]) -> Any:
+    async def _ask(self, question: Callable[[Context], Awaitable[T]], decline: Callable[[], T] = _refuse) -> T:
+        """The downstream client's answer to a question of the upstream's, asked with the calling Context.
+
+        A 2026-07-28 client answers in a round of its own (the Context raises `Suspend`), which ends this attempt at
+        the call. A call served in process, or a 2026-07-28 upstream's (whose round is already over), is cancelled. A
+        2025-11-25 upstream's call on the connection is still running, waiting for the answer: its question is
+        declined (`decline`: an elicitation's `cancel`, else an error), and so is any it asks after, and the call is
+        left to end by itself, its result dropped; cancelled only if it has not ended `DECLINED_GRACE` seconds later.
+        Not cancelled at once: an answer and a cancellation sent together may cross the end of the call they name,
+        which some servers do not survive (docs/gateway.md, "What a 2026-07-28 client sees of an upstream's questions").
+
+        Raises:
+            ClientRequestError: the question cannot be answered (the error the upstream's request gets).
+        """
         call = self._asking()
+        if call.live and call.suspended is not None:  # its round went to the client already
+            return decline()
         try:
             return await call.use(question)
-        except Suspend as suspend:  # a 2026-07-28 client answers in a round of its own: end this attempt
+        except Suspend as suspend:
             call.suspended = suspend
+            if call.live:
+                call.scope.deadline = min(call.scope.deadline, anyio.current_time() + DECLINED_GRACE)
+                return decline()
             call.scope.cancel()
-            raise ClientRequestError(INTERNAL_ERROR, "the question goes to the client in a round of its own") from None
+            raise ClientRequestError(INTERNAL_ERROR, ROUND_OF_ITS_OWN) from None
         except ToolkitError as exc:
             if isinstance(exc, ClientRequestError):
                 raise
@@ -418,13 +457,11 @@ class Upstream:
     async def _elicit(self, request: ElicitRequest) -> ElicitResult[Any]:
         if request.mode == "url":
             url = request.url or ""
-            answer: ElicitResult[Any] = await self._ask(lambda ctx: ctx.elicit_url(request.message, url))
-            return answer
+            return await self._ask(lambda ctx: ctx.elicit_url(request.message, url), ElicitResult.cancel)
         # The spec's form keys only: the Python SDK 1.x also sends its model's `title` (pydantic's JSON Schema).
         given = request.requested_schema or {"type": "object", "properties": {}}
         schema = {key: value for key, value in given.items() if key in ("$schema", "type", "properties", "required")}
-        answer = await self._ask(lambda ctx: ctx.elicit(request.message, schema))
-        return answer
+        return await self._ask(lambda ctx: ctx.elicit(request.message, schema), ElicitResult.cancel)
 
     async def _sample(self, request: SampleRequest) -> SampleResult:
         options: dict[str, Any] = {
@@ -439,8 +476,7 @@ class Upstream:
             "tool_choice": (request.tool_choice or {}).get("mode"),
         }
         given = {name: value for name, value in options.items() if value is not None}
-        answer: SampleResult = await self._ask(lambda ctx: ctx.sample(list(request.messages), **given))
-        return answer
+        return await self._ask(lambda ctx: ctx.sample(list(request.messages), **given))
 
     async def _roots(self) -> list[Root]:
         roots = await self._ask(lambda ctx: ctx.list_roots())
