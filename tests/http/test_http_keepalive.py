@@ -16,11 +16,12 @@ from collections.abc import AsyncIterator, Iterator
 
 import anyio
 import anyio.abc
+import httpx
 import pytest
 from anyio.abc import SocketAttribute
-from asgi_servers import Spawned
+from asgi_servers import TIMEOUT, Spawned
 
-from toolkit import Client, ProtocolError
+from toolkit import Client, ProtocolError, ProtocolMode
 
 pytestmark = pytest.mark.anyio
 
@@ -37,10 +38,12 @@ def upstream() -> Iterator[Spawned]:
 class ClosingRelay:
     """Relays each connection to the server at `port`; once `armed`, the first connection that brings a POST after an
     answer is reset (linger 0: RST) with that POST unread, as a server closing it idle would (a 2025-11-25 session's
-    GET stream, opened whenever the client likes, is left alone)."""
+    GET stream, opened whenever the client likes, is left alone). With `new` too, a connection's first POST is reset
+    just the same (a server that broke a connection it had just accepted)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, new: bool) -> None:
         self.port = port
+        self.new = new
         self.armed = False
         self.resets = 0
 
@@ -55,7 +58,7 @@ class ClosingRelay:
             tg.start_soon(self._back, server, client, answered)
             try:
                 async for chunk in client:
-                    if self.armed and answered.is_set() and chunk.startswith(b"POST "):
+                    if self.armed and (answered.is_set() or self.new) and chunk.startswith(b"POST "):
                         self.armed = False
                         self.resets += 1
                         raw = client.extra(SocketAttribute.raw_socket)
@@ -75,15 +78,20 @@ class ClosingRelay:
 
 
 @contextlib.asynccontextmanager
-async def relayed_client(upstream: Spawned, protocol: str) -> AsyncIterator[tuple[ClosingRelay, Client]]:
+async def relayed_client(
+    upstream: Spawned, protocol: str, *, keep_alive: bool = True
+) -> AsyncIterator[tuple[ClosingRelay, Client]]:
     """A client of `upstream` through a `ClosingRelay`, armed after one `tools/list` (a kept-alive connection
-    answered)."""
+    answered). Without `keep_alive` the client opens a connection for each request, and the relay resets a new one."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-    relay = ClosingRelay(int(upstream.url.split(":")[2].split("/")[0]))
+    relay = ClosingRelay(int(upstream.url.split(":")[2].split("/")[0]), new=not keep_alive)
     url = f"http://127.0.0.1:{listener.extra(SocketAttribute.local_port)}/mcp"
-    async with anyio.create_task_group() as tg:
+    limits = httpx.Limits(max_keepalive_connections=None if keep_alive else 0)
+    http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(TIMEOUT, read=None))
+    mode: ProtocolMode = "2026-07-28" if protocol == "2026-07-28" else "handshake"
+    async with http, anyio.create_task_group() as tg:
         tg.start_soon(relay.serve, listener)
-        async with Client.http(url, protocol="2026-07-28" if protocol == "2026-07-28" else "handshake") as client:
+        async with Client.http(url, protocol=mode, http_client=http) as client:
             assert [t.name for t in await client.list_tools()] == ["add", "ticks", "worker"]
             relay.armed = True
             yield relay, client
@@ -110,3 +118,12 @@ async def test_a_call_whose_kept_alive_connection_breaks_before_its_answer_is_ne
             await client.call_tool("add", {"a": 2, "b": 3})
         assert relay.resets == 1
         assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"  # and it serves on
+
+
+async def test_a_read_that_fails_on_a_new_connection_is_not_sent_again(upstream: Spawned) -> None:
+    # Only a reused connection may have been closed idle by the server; a new one that breaks is another failure.
+    async with relayed_client(upstream, "2026-07-28", keep_alive=False) as (relay, client):
+        with pytest.raises(ProtocolError, match="HTTP request failed: ReadError"):
+            await client.list_tools()
+        assert relay.resets == 1
+        assert [t.name for t in await client.list_tools()] == ["add", "ticks", "worker"]
