@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -88,7 +89,7 @@ def free_port() -> int:
 
 class Spawned:
     """One ASGI server (a name of `SERVERS`) serving `<module>:<app>` of tests/servers; `url` is its MCP endpoint.
-    `token`: the bearer token the health probe sends to an app with `auth=`."""
+    `token`: the bearer token the health probe sends to an app with `auth=`; `options`: added to its command line."""
 
     def __init__(
         self,
@@ -97,6 +98,8 @@ class Spawned:
         env: dict[str, str] | None = None,
         module: str = "http_app",
         token: str | None = None,
+        *,
+        options: Sequence[str] = (),
     ) -> None:
         self._probe = {**HEALTH_HEADERS, **({"authorization": f"Bearer {token}"} if token is not None else {})}
         self.name = name
@@ -104,7 +107,11 @@ class Spawned:
         environment = {**os.environ, "MCP_SECRET": SECRET, "PYTHONPATH": str(APP_DIR), **(env or {})}
         for _attempt in range(3):
             port = free_port()
-            command = [sys.executable, *(arg.format(app=f"{module}:{app}", port=port) for arg in SERVERS[name])]
+            command = [
+                sys.executable,
+                *(arg.format(app=f"{module}:{app}", port=port) for arg in SERVERS[name]),
+                *options,
+            ]
             self.process = subprocess.Popen(
                 command,
                 cwd=APP_DIR,

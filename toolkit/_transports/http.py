@@ -38,6 +38,25 @@ logger = logging.getLogger("toolkit.client")
 _ACCEPT = "application/json, text/event-stream"
 _RETRY = 1.0  # seconds before reconnecting when the server gave no `retry`
 _MAX_RETRY = 30.0  # the longest wait between failed reconnections (the delay doubles from `retry` up to this)
+# The requests sent once more when they failed on a reused keep-alive connection before any answer came: reads,
+# which change nothing on the server. A call (`tools/call`), an answer or a notification is never repeated (RFC 9110
+# 9.2.2: the client cannot know whether the server acted on it before the connection broke).
+_REPEATABLE = frozenset(
+    {
+        "ping",
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+    }
+)
 _ATTEMPTS = 5  # reconnections in a row that fail (no HTTP answer at all) before giving up
 
 
@@ -86,6 +105,11 @@ def _read_sent(message: str) -> _Sent:
     if method is None:
         return _Sent(None, params, meta, stateless, None, parsed.get("id"))
     return _Sent(method, params, meta, stateless, parsed.get("id"), None)
+
+
+def _repeatable(method: Any, request_id: Any) -> bool:
+    """Whether a message may be sent twice: a request that only reads (`_REPEATABLE`)."""
+    return request_id is not None and isinstance(method, str) and method in _REPEATABLE
 
 
 def _content_type(response: httpx.Response) -> str:
@@ -278,7 +302,7 @@ class HttpTransport:
         text, headers, request_id, method, answering = out
         try:
             with scope:
-                async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
+                async with self._exchange(text.encode(), headers, _repeatable(method, request_id)) as response:
                     if answering is not None and response.status_code >= 400:
                         await self._fail(answering, _refusal(await response.aread(), response))
                         return
@@ -291,6 +315,38 @@ class HttpTransport:
         finally:
             self._ended(request_id)
         self._open_stream(method)
+
+    @contextlib.asynccontextmanager
+    async def _exchange(
+        self, content: bytes, headers: dict[str, str], repeatable: bool
+    ) -> AsyncIterator[httpx.Response]:
+        """POST `content`: the response (its headers read), closed on exit."""
+        response = await self._send(content, headers, repeatable)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def _send(self, content: bytes, headers: dict[str, str], repeatable: bool) -> httpx.Response:
+        """Send a POST. A `repeatable` one that failed on a reused keep-alive connection before any of its answer came
+        is sent once more: the server closed that connection, idle, as the request reached it (a race no client sees
+        coming: it happens when a request follows the last answer by about the server's keep-alive timeout)."""
+        reused = True
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            nonlocal reused
+            reused = reused and not event.startswith("connection.connect_")
+
+        extensions = {"trace": trace} if repeatable else None
+        request = self._http.build_request("POST", self.url, content=content, headers=headers, extensions=extensions)
+        try:
+            return await self._http.send(request, stream=True)
+        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+            if not (repeatable and reused):
+                raise
+            logger.debug("a kept-alive connection broke before the answer (%r): sending the request again", exc)
+        request = self._http.build_request("POST", self.url, content=content, headers=headers)
+        return await self._http.send(request, stream=True)
 
     def _ended(self, request_id: Any) -> None:
         """A POST ended: its request is no longer cancelled by closing it, and its questions left unanswered (nothing
