@@ -54,12 +54,31 @@ def _shares_servers(module: Path) -> bool:
     return re.search(r"scope=\"(module|class)\"", module.read_text(encoding="utf-8")) is not None
 
 
+# The tests of tens of seconds (CI's slowest), longest first. xdist hands out the work in collection order (the groups
+# first, the largest first): these lead the others, so that none starts late and runs alone at the end of the run.
+_LONG = (
+    "tests/http/test_http_fleet_load.py",
+    "tests/test_faults.py::test_a_stdio_server_whose_client_stops_reading",
+    "tests/http/test_http_faults.py::test_memory_stays_flat",
+    "tests/client/test_schema_check.py::test_the_compiled_check",
+    "tests/http/test_http_memory.py",
+    "tests/tasks/test_tasks_faults.py::test_a_thousand_tasks",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    """Where a test starts: a long one by its place in `_LONG`, the others after them, in their order."""
+    return next((rank for rank, prefix in enumerate(_LONG) if item.nodeid.startswith(prefix)), len(_LONG))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of a module that shares its servers run on one worker, so that each server starts once."""
+    """The tests of a module that shares its servers run on one worker, so that each server starts once; the long
+    tests come first."""
     for item in items:
         if _shares_servers(item.path):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    items.sort(key=_rank)  # stable: the others keep their order
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -327,6 +327,7 @@ class Peer:
         self.modern = False
         self.requests: dict[str, tuple[str | None, bool]] = {}
         """Each request sent, by its JSON-encoded id: its method and whether it was a 2026-07-28 request."""
+        self.highest_id = 0  # the highest integer id a request has used (`next_id`: one more, without a scan)
         self.lines: list[str] = []
 
     # -- sending ---------------------------------------------------------------------------------------
@@ -355,6 +356,8 @@ class Peer:
                 modern = isinstance(envelope, dict) and VERSION_KEY in envelope and method != "initialize"
                 self.modern = self.modern or modern
                 self.requests[json.dumps(item["id"])] = (method if isinstance(method, str) else None, modern)
+                if isinstance(item["id"], int) and not isinstance(item["id"], bool):
+                    self.highest_id = max(self.highest_id, item["id"])
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -429,8 +432,7 @@ class Peer:
 
     def next_id(self) -> int:
         """An integer id no request of this peer has used yet."""
-        used = [int(key) for key in self.requests if key.lstrip("-").isdigit()]
-        return max(used, default=0) + 1
+        return self.highest_id + 1
 
     async def result(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send a request and return the result of its response (failing on an error response)."""
