@@ -221,6 +221,61 @@ async def test_auto_mode_falls_back_to_the_handshake_when_the_server_does_not_kn
     ]
 
 
+class SlowToStartServer(HandshakeOnlyServer):
+    """A server of 2026-07-28 only that answers `server/discover` late, once the handshake came (as a server slow to
+    start on a busy machine, read in order): then it refuses the handshake, as the official SDK 2.x does on a
+    connection that took 2026-07-28. `silent`: one that never answers `server/discover` (an old server ignoring an
+    unknown method) and takes the handshake."""
+
+    def __init__(self, *, silent: bool = False) -> None:
+        super().__init__()
+        self.silent = silent
+        self.discover: dict[str, Any] | None = None
+
+    async def handle(self, message: dict[str, Any], transport: MemoryTransport) -> None:
+        method = message.get("method")
+        if method == "server/discover":
+            self.discover = message  # answered when the handshake comes, or never
+        elif method == "initialize" and not self.silent:
+            assert self.discover is not None
+            await self.send(transport, id=self.discover["id"], result=DISCOVER_RESULT)
+            refusal = {"code": -32600, "message": "connection is serving the 2026-07-28 protocol"}
+            await self.send(transport, id=message["id"], error=refusal)
+        elif "id" in message:
+            await super().handle(message, transport)
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["answered-late", "never-answered"])
+async def test_auto_mode_on_a_pipe_takes_the_era_the_server_answered_in_first(silent: bool) -> None:
+    # A pipe has no answer for an unknown method: past the discovery's silence (10 s) the client sends the handshake
+    # too, and the first greeting decides. A late `server/discover` answer wins over the handshake sent after it
+    # (the 3.13 suite under load: the SDK's server took 2026-07-28, then refused the handshake the client fell back to).
+    fake = SlowToStartServer(silent=silent)
+    mine, theirs = MemoryTransport.pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.serve, theirs)
+        async with Client(mine) as client:
+            version = client.protocol_version
+            if silent:
+                tools = [tool.name for tool in await client.list_tools()]
+        await theirs.aclose()
+
+    methods = [message.get("method") for message in fake.received]
+    if silent:  # the handshake's era, its discovery cancelled once it was answered
+        assert (version, tools) == ("2025-06-18", ["echo"])
+        cancelled = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 1, "reason": "cancelled"},
+        }
+        assert fake.received[:2] == [DISCOVER, initialize(2)]
+        assert cancelled in fake.received[2:]
+        assert methods.index("notifications/cancelled") < methods.index("notifications/initialized")
+    else:  # 2026-07-28, and never `notifications/initialized` to a server that refused the handshake
+        assert version == "2026-07-28"
+        assert methods == ["server/discover", "initialize"]
+
+
 async def test_handshake_mode_never_probes_with_discover() -> None:
     async with handshake_only(protocol="handshake") as (client, fake):
         version = client.protocol_version

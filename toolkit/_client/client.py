@@ -46,7 +46,7 @@ from toolkit._transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SHUTDOWN
 from toolkit._version import __version__
 
 from .changes import ToolChanges
-from .discovery import Greeting, discover, initialize
+from .discovery import Greeting, discover, initialize, probe
 from .opened import OpenedTransport, Servable, open_target
 from .peer import ClientPeer
 from .progress import ProgressCallback, ProgressCallbacks, maybe_await
@@ -400,22 +400,25 @@ class Client:
             await _leave(stack)
 
     async def _connect(self) -> None:
-        """Learn the server's era and what it says of itself: `server/discover`, else the `initialize` handshake."""
+        """Learn the server's era and what it says of itself: `server/discover`, else the `initialize` handshake (on a
+        pipe with `protocol="auto"`, both in turn: `probe`)."""
         protocol = self._options["protocol"]
+        stateless = functools.partial(self._request, era=STATELESS_ERA)
+        handshake = functools.partial(self._request, era=HANDSHAKE_ERA)
+        always_answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
         greeting = None
-        if protocol == "auto" or STATELESS_ERA.speaks(protocol):
-            always_answers = isinstance(self._target, OpenedTransport) and self._target.always_answers
-            stateless = functools.partial(self._request, era=STATELESS_ERA)
-            greeting = await discover(
-                stateless, STATELESS_ERA, fall_back=protocol == "auto", always_answers=always_answers
+        if protocol == "auto" and not always_answers:
+            greeting = await probe(
+                (stateless, STATELESS_ERA), (handshake, HANDSHAKE_ERA), self._capabilities, self._client_info
             )
+        elif protocol == "auto" or STATELESS_ERA.speaks(protocol):
+            greeting = await discover(stateless, STATELESS_ERA, fall_back=protocol == "auto")
         if greeting is None:
-            handshake = functools.partial(self._request, era=HANDSHAKE_ERA)
-            self._greeted(await initialize(handshake, HANDSHAKE_ERA, self._capabilities, self._client_info))
+            greeting = await initialize(handshake, HANDSHAKE_ERA, self._capabilities, self._client_info)
+        self._greeted(greeting)
+        if HANDSHAKE_ERA.speaks(greeting.protocol_version):
             assert self._peer is not None
             await self._tracing.notify(self._peer, "notifications/initialized")
-        else:
-            self._greeted(greeting)
 
     def _greeted(self, greeting: Greeting) -> None:
         """Take in what the server said of itself: the era, its capabilities, instructions and name."""
