@@ -58,6 +58,9 @@ def _shares_servers(module: Path) -> bool:
 # first, the largest first): these lead the others, so that none starts late and runs alone at the end of the run.
 _LONG = (
     "tests/http/test_http_fleet_load.py",
+    "tests/http/test_http_fleet_faults.py::test_redis_stopped_and_restarted",
+    "tests/test_bench_http.py",
+    "tests/http/test_http_faults.py::test_hundreds_of_clients_on_real_uvicorn",
     "tests/test_faults.py::test_a_stdio_server_whose_client_stops_reading",
     "tests/http/test_http_faults.py::test_memory_stays_flat",
     "tests/client/test_schema_check.py::test_the_compiled_check",
