@@ -29,7 +29,9 @@ def read_headers(scope: Scope) -> tuple[dict[str, str], set[str]]:
     raw = scope["headers"]
     if type(raw) is not list:  # ASGI allows any iterable; servers send a list
         raw = list(raw)
-    headers = {name.decode("latin-1"): value.decode("latin-1").strip(_OWS) for name, value in raw}
+    headers: dict[str, str] = {}
+    for name, value in raw:  # a loop, not a comprehension: no function of its own before Python 3.12 (PEP 709)
+        headers[name.decode("latin-1")] = value.decode("latin-1").strip(_OWS)
     if len(headers) == len(raw):  # no name twice: the usual request
         return headers, set()
     seen: set[str] = set()
