@@ -169,7 +169,7 @@ async def test_bad_requests_are_refused_and_the_server_keeps_serving(
 
 WARMUP_CYCLES = 100  # untraced (tracing doubles a cycle's cost)
 TRACED_WARMUP_CYCLES = 100
-CYCLES = 150
+CYCLES = 500  # 150 were too few on 3.10: its dicts grow in other steps, 66 KB over 150 cycles (bound 60)
 CYCLE_BYTES = 400  # the growth a cycle may cause, traced bytes
 
 
