@@ -46,9 +46,9 @@ def modern() -> dict[str, Any]:
 
 async def ended(store: Unwritable) -> dict[str, Any]:
     """A task of `slow` run to its end on a server with `store`, polled until it is no longer working."""
-    async with wire.memory(tasks_server.build(task_store=store, task_lease=0.3)) as peer:
+    async with wire.memory(tasks_server.build(task_store=store, task_lease=1.0)) as peer:
         created = await peer.result("tools/call", {"name": "slow", "arguments": {}, "_meta": modern()})
-        with anyio.fail_after(10):  # a lease is 0.3 s: before the fix the task stays working for its hour
+        with anyio.fail_after(10):  # a lease is 1 s: before the fix the task stays working for its hour
             while True:
                 task: dict[str, Any] = await peer.result("tasks/get", {"taskId": created["taskId"], "_meta": modern()})
                 if task["status"] != "working":
