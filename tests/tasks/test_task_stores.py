@@ -3,6 +3,7 @@ deletes it. Memory and SQLite here (Redis in tests/backend/test_redis_tasks.py).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,21 @@ async def test_an_expired_task_is_not_listed_before_a_sweep(store: TaskStore) ->
         assert await store.create(made, limit=10, ceiling=10) is None
     assert [r.task_id for r in await store.list_owned("owner", None, 10)] == ["new"]
     assert await store.sweep(time.time()) == 1
+    await store.aclose()
+
+
+async def test_an_expired_task_counts_against_no_budget_even_before_a_sweep(store: TaskStore) -> None:
+    def made(task_id: str, owner: str, *, age: float = 0.0) -> TaskRecord:
+        return dataclasses.replace(record(task_id, age=age), owner=owner)
+
+    assert await store.create(made("old", "a", age=120), limit=1, ceiling=2) is None  # expired on arrival
+    assert await store.create(made("a1", "a"), limit=1, ceiling=2) is None  # the expired one is not a's budget
+    assert await store.create(made("a2", "a"), limit=1, ceiling=2) == "caller"
+    assert await store.create(made("b1", "b"), limit=1, ceiling=2) is None
+    assert await store.create(made("c1", "c"), limit=1, ceiling=2) == "store"
+    assert [r.task_id for r in await store.list_owned("a", None, 10)] == ["a1"]
+    await store.sweep(time.time())
+    assert [r.task_id for r in await store.list_owned("b", None, 10)] == ["b1"]
     await store.aclose()
 
 

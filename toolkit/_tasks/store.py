@@ -21,6 +21,7 @@ What a store must promise:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import threading
@@ -162,6 +163,7 @@ class MemoryTaskStore:
 
     def __init__(self) -> None:
         self._tasks: dict[str, TaskRecord] = {}  # in creation order
+        self._owned: collections.Counter[str] = collections.Counter()  # each owner's tasks in `_tasks`
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -170,14 +172,34 @@ class MemoryTaskStore:
     async def create(self, record: TaskRecord, *, limit: int, ceiling: int) -> Refusal | None:
         await anyio.lowlevel.checkpoint()
         with self._lock:
-            now = time.time()
-            live = [r for r in self._tasks.values() if r.expires_at() > now]
-            if len(live) >= ceiling:
-                return "store"
-            if sum(1 for r in live if r.owner == record.owner) >= limit:
-                return "caller"
+            if self._refusal(record.owner, limit, ceiling) is not None:
+                # The counts hold the expired tasks the sweep has not deleted yet: only a full store looks for them.
+                self._drop_expired(time.time())
+                refusal = self._refusal(record.owner, limit, ceiling)
+                if refusal is not None:
+                    return refusal
             self._tasks[record.task_id] = record
+            self._owned[record.owner] += 1
             return None
+
+    def _refusal(self, owner: str, limit: int, ceiling: int) -> Refusal | None:
+        if len(self._tasks) >= ceiling:
+            return "store"
+        if self._owned[owner] >= limit:
+            return "caller"
+        return None
+
+    def _drop_expired(self, now: float) -> int:
+        expired = [r for r in self._tasks.values() if r.expires_at() <= now]
+        for record in expired:
+            self._drop(record)
+        return len(expired)
+
+    def _drop(self, record: TaskRecord) -> None:
+        del self._tasks[record.task_id]
+        self._owned[record.owner] -= 1
+        if not self._owned[record.owner]:
+            del self._owned[record.owner]
 
     async def get(self, task_id: str) -> TaskRecord | None:
         await anyio.lowlevel.checkpoint()  # a store in memory yields as one over a network would: a loop over many
@@ -213,13 +235,10 @@ class MemoryTaskStore:
                     self._tasks[task_id] = dataclasses.replace(record, lease_until=until)
 
     async def sweep(self, now: float) -> int:
-        changed = 0
         with self._lock:
-            for task_id, record in list(self._tasks.items()):
-                if record.expires_at() <= now:
-                    del self._tasks[task_id]
-                    changed += 1
-                elif not record.terminal and record.lease_until is not None and record.lease_until < now:
+            changed = self._drop_expired(now)
+            for task_id, record in self._tasks.items():
+                if not record.terminal and record.lease_until is not None and record.lease_until < now:
                     self._tasks[task_id] = lease_failed(record, now)
                     changed += 1
         return changed
