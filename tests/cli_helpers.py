@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,6 +43,9 @@ def toolkit(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+InProcess = Callable[..., subprocess.CompletedProcess[str]]  # the `in_process` fixture: `toolkit_here` bound to a test
 
 
 def toolkit_here(
