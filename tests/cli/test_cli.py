@@ -56,8 +56,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["calculator", "notes"])
-def test_the_examples_references_match_their_golden_files(name: str) -> None:
-    assert outcome(toolkit("docs", f"examples/{name}.py", "--check", f"tests/golden/{name}.md")) == (0, "", "")
+def test_the_examples_references_match_their_golden_files(name: str, in_process: InProcess) -> None:
+    assert outcome(in_process("docs", f"examples/{name}.py", "--check", f"tests/golden/{name}.md")) == (0, "", "")
 
 
 def test_a_server_of_any_implementation_is_documented_over_stdio() -> None:
@@ -151,11 +151,13 @@ server = Server("files", tools=[tag_file])
 '''
 
 
-def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_fields(tmp_path: Path) -> None:
+def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_fields(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     (tmp_path / "files.py").write_text(SERVED_AROUND, encoding="utf-8")
-    listed = toolkit("list", "files.py", cwd=tmp_path)
-    remote = toolkit("list", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "files.py", cwd=tmp_path)
-    docs = toolkit("docs", "files.py", "--no-lint", cwd=tmp_path)
+    listed = in_process("list", "files.py", cwd=tmp_path)
+    remote = in_process("list", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "files.py", cwd=tmp_path)
+    docs = in_process("docs", "files.py", "--no-lint", cwd=tmp_path)
 
     # Before: `tag: object`, and neither the task support nor what the server does around a call.
     hints = "destructive, idempotent, open-world, task: optional"
@@ -178,7 +180,7 @@ def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_field
     ) in docs.stdout
 
 
-def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
+def test_list_accepts_a_module_path_and_an_attribute(project: Path, in_process: InProcess) -> None:
     (project / "pkg").mkdir()
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pkg" / "app.py").write_text(
@@ -190,9 +192,9 @@ def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
         "1 tool\n"
     )
 
-    assert outcome(toolkit("list", "pkg.app", cwd=project)) == (0, expected, "")
-    assert outcome(toolkit("list", "pkg.app:server", cwd=project)) == (0, expected, "")
-    assert outcome(toolkit("list", "progress_tools:fail", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "pkg.app", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "pkg.app:server", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "progress_tools:fail", cwd=project)) == (0, expected, "")
 
 
 # -- call ------------------------------------------------------------------------------------------------------
@@ -207,8 +209,8 @@ def test_call_prints_text_and_structured_results() -> None:
     )
 
 
-def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> None:
-    run = toolkit("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
+def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it(in_process: InProcess) -> None:
+    run = in_process("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
 
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr.startswith("Invalid arguments for tool 'add_note':\n- tags: expected an array")
@@ -216,9 +218,11 @@ def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> Non
     assert run.stderr.endswith("\ntoolkit: tags takes an array, written as JSON: tags='[\"python\"]'\n")
 
 
-def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path) -> None:
-    run = toolkit("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
-    mixed = toolkit("call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project)
+def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path, in_process: InProcess) -> None:
+    run = in_process("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
+    mixed = in_process(
+        "call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project
+    )
 
     assert (run.returncode, json.loads(run.stdout)) == (0, {"value": {"a": [1, True]}, "text": "hello world"})
     # key=value pairs override --json; `text` is a string parameter, so "7" stays the text "7".
@@ -239,8 +243,8 @@ def test_a_failing_tool_exits_1_with_its_message(project: Path) -> None:
     assert outcome(toolkit("call", "progress_tools.py", "fail", cwd=project)) == (1, "", "the disk is full\n")
 
 
-def test_call_raw_prints_the_whole_result(project: Path) -> None:
-    run = toolkit("call", "progress_tools.py", "fail", "--raw", cwd=project)
+def test_call_raw_prints_the_whole_result(project: Path, in_process: InProcess) -> None:
+    run = in_process("call", "progress_tools.py", "fail", "--raw", cwd=project)
 
     assert run.returncode == 1
     assert json.loads(run.stdout)["isError"] is True
@@ -356,13 +360,13 @@ def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_ca
     assert in_process("list", "factories.py:build", cwd=project).stdout.endswith("0 tools\n")
 
 
-def test_a_function_without_arguments_can_build_the_server(project: Path) -> None:
+def test_a_function_without_arguments_can_build_the_server(project: Path, in_process: InProcess) -> None:
     (project / "factory.py").write_text(
         "from toolkit import Server\nfrom progress_tools import fail\n\n"
         "def make() -> Server:\n    return Server('f', tools=[fail])\n"
     )
 
-    assert toolkit("list", "factory.py:make", cwd=project).stdout.endswith("1 tool\n")
+    assert in_process("list", "factory.py:make", cwd=project).stdout.endswith("1 tool\n")
 
 
 @pytest.mark.parametrize(
@@ -950,9 +954,9 @@ def test_json_arguments_come_from_stdin_or_a_file(typed: Path) -> None:
     )
 
 
-def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed() -> None:
-    run = toolkit("call", "--stdio", "ad", "a=1", "--", PYTHON, "examples/calculator.py")
-    far = toolkit("call", "--stdio", "zzz", "--", PYTHON, "examples/calculator.py")
+def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed(in_process: InProcess) -> None:
+    run = in_process("call", "--stdio", "ad", "a=1", "--", PYTHON, "examples/calculator.py")
+    far = in_process("call", "--stdio", "zzz", "--", PYTHON, "examples/calculator.py")
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith("toolkit: error: the server refused the call: ")
