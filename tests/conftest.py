@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import wire
+from cli_helpers import InProcess, toolkit_here
 from redis_server import redis_server, redis_url  # noqa: F401  (fixtures: one Redis for the session, a db a test)
 
 
@@ -37,6 +38,15 @@ def connect(request: pytest.FixtureRequest, anyio_backend: str) -> wire.Connect:
         return wire.connect(transport, anyio_backend, **options)
 
     return open_peer
+
+
+# -- the CLI's tests: a command run by `main` in the test's process -----------------------------------------------
+
+
+@pytest.fixture
+def in_process(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> InProcess:
+    """`in_process(*args, cwd=...)`: `toolkit ARGS` run by `main` in this test's process (see `toolkit_here`)."""
+    return functools.partial(toolkit_here, capfd=capfd, monkeypatch=monkeypatch)
 
 
 # -- the suite in parallel (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml) --------------------------------

@@ -1,9 +1,13 @@
 """`python -m benchmarks.http --quick` serves toolkit on uvicorn and loads it with the raw HTTP/1.1 generator (what
 runs where wrk is not installed): every call of both eras and of the three tools (sync `add`, `add_async`, and
 `add_progress`, which takes a Context and reports progress) answered with 200, and the idle-session memory
-measured; the floor (a bare ASGI app on the same uvicorn) beside it. With `--sides toolkit,ts,ts2,node-floor` the
-Node sides, installed from npm by the harness (benchmarks/_node.py), are measured too: the TypeScript SDK 1.32 in
-2025-11-25, 2.4 in 2026-07-28, and bare node:http in both."""
+measured; the floor (a bare ASGI app on the same uvicorn) beside it. With `--sides toolkit,floor,ts,ts2,node-floor`
+the Node sides, installed from npm by the harness (benchmarks/_node.py), are measured too: the TypeScript SDK 1.32 in
+2025-11-25, 2.4 in 2026-07-28, and bare node:http in both.
+
+One run serves both tests (`every_side`): the sides take turns, each on a server of its own, so the toolkit and
+floor rows of a run with the Node sides are what a run without them measures (toolkit was measured twice).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from benchmarks import _node, http
 
@@ -41,10 +47,17 @@ def _cells(run: dict[str, Any], side: str) -> list[tuple[str, str]]:
     return sorted((row["era"], row["tool"]) for row in run["rows"] if row["side"] == side)
 
 
+@pytest.fixture(scope="module")
+def every_side(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One `--quick` run of toolkit, the floor and the Node sides."""
+    _node.install()  # npm ci into the cache folder, once: a failure (no npm, no registry) fails the tests
+    return _quick(tmp_path_factory.mktemp("bench"), "--sides", "toolkit,floor,ts,ts2,node-floor")
+
+
 def test_the_http_benchmark_loads_both_eras_and_every_tool_with_the_raw_generator_beside_the_floor(
-    tmp_path: Path,
+    every_side: dict[str, Any],
 ) -> None:
-    run = _quick(tmp_path)
+    run = every_side
     assert _cells(run, "toolkit") == sorted((era, tool) for era in ERAS for tool in TOOLS)
     # The floor answers `add`'s JSON: the sync and the async tool alike, no progress notification.
     assert _cells(run, "floor") == sorted((era, tool) for era in ERAS for tool in ("add", "add_async"))
@@ -54,16 +67,17 @@ def test_the_http_benchmark_loads_both_eras_and_every_tool_with_the_raw_generato
     assert "floor" not in run["memory"]  # no sessions to keep
 
 
-def test_the_http_benchmark_installs_and_measures_both_typescript_sdks_and_nodes_floor(tmp_path: Path) -> None:
-    _node.install()  # npm ci into the cache folder, once: a failure (no npm, no registry) fails the test
-    run = _quick(tmp_path, "--sides", "toolkit,ts,ts2,node-floor")
+def test_the_http_benchmark_installs_and_measures_both_typescript_sdks_and_nodes_floor(
+    every_side: dict[str, Any],
+) -> None:
+    run = every_side
     assert _cells(run, "ts") == [("2025-11-25", tool) for tool in TOOLS]  # 1.32 speaks no 2026-07-28
     assert _cells(run, "ts2") == [("2026-07-28", tool) for tool in TOOLS]  # 2.4: the stateless era
     assert _cells(run, "node-floor") == sorted((era, tool) for era in ERAS for tool in ("add", "add_async"))
     against = {(e["era"], e["tool"]) for e in run["table"] if e["side"] == "toolkit" and e.get("calls_vs_ts", 0) > 0}
     assert against == {(era, tool) for era in ERAS for tool in TOOLS}  # each era against its SDK
     shares = {e["side"] for e in run["table"] if e.get("calls_vs_node_floor", 0) > 0 and e["tool"] == "add"}
-    assert shares == {"toolkit", "ts", "ts2", "node-floor"}
+    assert shares == {"toolkit", "floor", "ts", "ts2", "node-floor"}
     assert "ts" in run["memory"]  # Node's RSS may shrink under its GC: measured, not bounded
 
 

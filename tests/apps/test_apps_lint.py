@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import toolkit_here
 
 from toolkit import UI, Server, tool
 from toolkit._lint import Finding, lint
@@ -124,19 +125,15 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize("how", ["module", "stdio"])
-def test_toolkit_lint_reports_them_from_the_command_line(tmp_path: Path, how: str) -> None:
+def test_toolkit_lint_reports_them_from_the_command_line(
+    tmp_path: Path, how: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = tmp_path / "charts.py"
     module.write_text(CHART_MODULE, encoding="utf-8")
-    # A module is linted in process; a server over stdio is read as an MCP Apps host reads it (resources/read).
+    # A module is linted in process; a server over stdio is read as an MCP Apps host reads it (resources/read). The
+    # command's `main` runs in the test's process (its own process shows nothing more: tests/cli has those tests).
     target = [str(module)] if how == "module" else ["--stdio", "--", sys.executable, str(module)]
-    done = subprocess.run(
-        [sys.executable, "-m", "toolkit", "lint", "--select", "TK7", *target],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    done = toolkit_here("lint", "--select", "TK7", *target, cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
 
     assert done.returncode == 1, done.stderr
     assert "ui://c/p loads https://cdn.example.org/x.js from https://cdn.example.org, which" in done.stdout
@@ -167,14 +164,15 @@ def test_toolkit_check_reports_a_tool_gone_app_only_as_breaking_and_a_page_as_co
 
 
 @pytest.mark.parametrize("how", ["module", "stdio"])
-def test_toolkit_check_reports_the_pages_problems_beside_the_changes(tmp_path: Path, how: str) -> None:
+def test_toolkit_check_reports_the_pages_problems_beside_the_changes(
+    tmp_path: Path, how: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = tmp_path / "charts.py"
     module.write_text(CHART_MODULE, encoding="utf-8")
     target = [str(module)] if how == "module" else ["--stdio", "--", sys.executable, str(module)]
 
     def check(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "toolkit", "check", *args, *target]
-        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60)
+        return toolkit_here("check", *args, *target, cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
 
     written = check("--write", "tools.json")
     checked = check("--against", "tools.json")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from cli_helpers import PYTHON, ROOT, outcome, toolkit
+from cli_helpers import PYTHON, ROOT, InProcess, outcome, toolkit
 
 from toolkit import Client
 from toolkit.cli import main
@@ -56,8 +56,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["calculator", "notes"])
-def test_the_examples_references_match_their_golden_files(name: str) -> None:
-    assert outcome(toolkit("docs", f"examples/{name}.py", "--check", f"tests/golden/{name}.md")) == (0, "", "")
+def test_the_examples_references_match_their_golden_files(name: str, in_process: InProcess) -> None:
+    assert outcome(in_process("docs", f"examples/{name}.py", "--check", f"tests/golden/{name}.md")) == (0, "", "")
 
 
 def test_a_server_of_any_implementation_is_documented_over_stdio() -> None:
@@ -99,8 +99,8 @@ def test_out_of_date_docs_fail_with_a_diff(tmp_path: Path) -> None:
     assert run.stderr == f"toolkit: {stale} is out of date; update it with: toolkit docs examples/notes.py -o {stale}\n"
 
 
-def test_checking_docs_against_a_missing_file_is_an_error(tmp_path: Path) -> None:
-    run = toolkit("docs", "examples/notes.py", "--check", str(tmp_path / "absent.md"))
+def test_checking_docs_against_a_missing_file_is_an_error(tmp_path: Path, in_process: InProcess) -> None:
+    run = in_process("docs", "examples/notes.py", "--check", str(tmp_path / "absent.md"))
 
     assert outcome(run) == (
         2,
@@ -151,11 +151,13 @@ server = Server("files", tools=[tag_file])
 '''
 
 
-def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_fields(tmp_path: Path) -> None:
+def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_fields(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     (tmp_path / "files.py").write_text(SERVED_AROUND, encoding="utf-8")
-    listed = toolkit("list", "files.py", cwd=tmp_path)
-    remote = toolkit("list", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "files.py", cwd=tmp_path)
-    docs = toolkit("docs", "files.py", "--no-lint", cwd=tmp_path)
+    listed = in_process("list", "files.py", cwd=tmp_path)
+    remote = in_process("list", "--stdio", "--", PYTHON, "-m", "toolkit", "serve", "files.py", cwd=tmp_path)
+    docs = in_process("docs", "files.py", "--no-lint", cwd=tmp_path)
 
     # Before: `tag: object`, and neither the task support nor what the server does around a call.
     hints = "destructive, idempotent, open-world, task: optional"
@@ -178,7 +180,7 @@ def test_list_and_docs_show_task_support_confirmation_timeout_and_a_models_field
     ) in docs.stdout
 
 
-def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
+def test_list_accepts_a_module_path_and_an_attribute(project: Path, in_process: InProcess) -> None:
     (project / "pkg").mkdir()
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pkg" / "app.py").write_text(
@@ -190,9 +192,9 @@ def test_list_accepts_a_module_path_and_an_attribute(project: Path) -> None:
         "1 tool\n"
     )
 
-    assert outcome(toolkit("list", "pkg.app", cwd=project)) == (0, expected, "")
-    assert outcome(toolkit("list", "pkg.app:server", cwd=project)) == (0, expected, "")
-    assert outcome(toolkit("list", "progress_tools:fail", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "pkg.app", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "pkg.app:server", cwd=project)) == (0, expected, "")
+    assert outcome(in_process("list", "progress_tools:fail", cwd=project)) == (0, expected, "")
 
 
 # -- call ------------------------------------------------------------------------------------------------------
@@ -207,8 +209,8 @@ def test_call_prints_text_and_structured_results() -> None:
     )
 
 
-def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> None:
-    run = toolkit("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
+def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it(in_process: InProcess) -> None:
+    run = in_process("call", "examples/notes.py", "add_note", "title=Tea", "body=Buy tea", "tags=python")
 
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr.startswith("Invalid arguments for tool 'add_note':\n- tags: expected an array")
@@ -216,9 +218,11 @@ def test_a_call_refused_for_an_array_given_as_text_says_how_to_write_it() -> Non
     assert run.stderr.endswith("\ntoolkit: tags takes an array, written as JSON: tags='[\"python\"]'\n")
 
 
-def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path) -> None:
-    run = toolkit("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
-    mixed = toolkit("call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project)
+def test_call_values_are_json_when_they_parse_and_strings_otherwise(project: Path, in_process: InProcess) -> None:
+    run = in_process("call", "progress_tools.py", "echo", 'value={"a": [1, true]}', "text=hello world", cwd=project)
+    mixed = in_process(
+        "call", "progress_tools.py", "echo", "--json", '{"value": 5, "text": "x"}', "text=7", cwd=project
+    )
 
     assert (run.returncode, json.loads(run.stdout)) == (0, {"value": {"a": [1, True]}, "text": "hello world"})
     # key=value pairs override --json; `text` is a string parameter, so "7" stays the text "7".
@@ -239,8 +243,8 @@ def test_a_failing_tool_exits_1_with_its_message(project: Path) -> None:
     assert outcome(toolkit("call", "progress_tools.py", "fail", cwd=project)) == (1, "", "the disk is full\n")
 
 
-def test_call_raw_prints_the_whole_result(project: Path) -> None:
-    run = toolkit("call", "progress_tools.py", "fail", "--raw", cwd=project)
+def test_call_raw_prints_the_whole_result(project: Path, in_process: InProcess) -> None:
+    run = in_process("call", "progress_tools.py", "fail", "--raw", cwd=project)
 
     assert run.returncode == 1
     assert json.loads(run.stdout)["isError"] is True
@@ -271,8 +275,8 @@ def test_an_unknown_tool_over_stdio_is_refused_by_the_server() -> None:
         (["examples/calculator.py", "add", "--json", "[1]"], "--json must be a JSON object"),
     ],
 )
-def test_call_usage_errors_exit_2(args: list[str], message: str) -> None:
-    run = toolkit("call", *args)
+def test_call_usage_errors_exit_2(args: list[str], message: str, in_process: InProcess) -> None:
+    run = in_process("call", *args)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith(f"toolkit: error: {message}")
@@ -281,7 +285,8 @@ def test_call_usage_errors_exit_2(args: list[str], message: str) -> None:
 # -- targets ---------------------------------------------------------------------------------------------------
 
 
-def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
+def test_targets_that_cannot_be_loaded_are_explained(project: Path, in_process: InProcess) -> None:
+    # What `main` says of each target, in this process: eleven processes would only start the same interpreter.
     (project / "broken.py").write_text("import no_such_module\n")
     (project / "syntax.py").write_text("def f(:\n")
     (project / "empty.py").write_text("X = 1\n")
@@ -294,7 +299,7 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
     )
     cannot_import = "toolkit: error: cannot import"
     errors = {
-        target: toolkit("list", target, cwd=project).stderr
+        target: in_process("list", target, cwd=project).stderr
         for target in [
             "missing.py",
             "no_such_package.mod",
@@ -331,7 +336,9 @@ def test_targets_that_cannot_be_loaded_are_explained(project: Path) -> None:
     }
 
 
-def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_can_work(project: Path) -> None:
+def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_can_work(
+    project: Path, in_process: InProcess
+) -> None:
     (project / "factories.py").write_text(
         "from toolkit import Server\n\n\ndef build() -> Server:\n    return Server('b')\n\n\n"
         "def make_server(root: str) -> Server:\n    return Server(root)\n\n\n"
@@ -339,7 +346,7 @@ def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_ca
     )
     (project / "needs.py").write_text("from toolkit import Server\n\n\ndef make_server(root: str) -> Server: ...\n")
 
-    errors = [toolkit("list", target, cwd=project).stderr for target in ("factories.py", "needs.py", "json")]
+    errors = [in_process("list", target, cwd=project).stderr for target in ("factories.py", "needs.py", "json")]
 
     assert errors == [
         "toolkit: error: 'factories.py' holds no toolkit.Server and no @tool functions; name the function that builds "
@@ -350,16 +357,16 @@ def test_the_hint_for_a_module_without_a_server_suggests_only_what_exists_and_ca
         "toolkit: error: 'json' holds no toolkit.Server, no @tool functions and no function without arguments that "
         "returns a Server\n",
     ]
-    assert toolkit("list", "factories.py:build", cwd=project).stdout.endswith("0 tools\n")
+    assert in_process("list", "factories.py:build", cwd=project).stdout.endswith("0 tools\n")
 
 
-def test_a_function_without_arguments_can_build_the_server(project: Path) -> None:
+def test_a_function_without_arguments_can_build_the_server(project: Path, in_process: InProcess) -> None:
     (project / "factory.py").write_text(
         "from toolkit import Server\nfrom progress_tools import fail\n\n"
         "def make() -> Server:\n    return Server('f', tools=[fail])\n"
     )
 
-    assert toolkit("list", "factory.py:make", cwd=project).stdout.endswith("1 tool\n")
+    assert in_process("list", "factory.py:make", cwd=project).stdout.endswith("1 tool\n")
 
 
 @pytest.mark.parametrize(
@@ -372,8 +379,8 @@ def test_a_function_without_arguments_can_build_the_server(project: Path) -> Non
         (["check", "examples/notes.py"], "one of the arguments --against --write --profile is required"),
     ],
 )
-def test_usage_errors_exit_2_with_the_usage(args: list[str], message: str) -> None:
-    run = toolkit(*args)
+def test_usage_errors_exit_2_with_the_usage(args: list[str], message: str, in_process: InProcess) -> None:
+    run = in_process(*args)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.endswith(f"error: {message}\n")
@@ -423,7 +430,7 @@ def test_check_against_a_snapshot_of_the_same_tools_passes(tmp_path: Path) -> No
     assert outcome(checked) == (0, "No changes.\n", "")
 
 
-def test_check_fails_on_breaking_changes(project: Path) -> None:
+def test_check_fails_on_breaking_changes(project: Path, in_process: InProcess) -> None:
     (project / "v1.py").write_text(
         "from typing import Literal\nfrom toolkit import tool\n\n"
         "@tool\ndef find(query: str, mode: Literal['a', 'b'] = 'a') -> list[str]:\n    '''Find.'''\n    return []\n"
@@ -434,10 +441,10 @@ def test_check_fails_on_breaking_changes(project: Path) -> None:
         "    '''Find.'''\n    return []\n\n"
         "@tool(read_only=True)\ndef count() -> int:\n    '''Count.'''\n    return 0\n"
     )
-    assert toolkit("check", "v1.py", "--write", "tools.json", cwd=project).returncode == 0
+    assert in_process("check", "v1.py", "--write", "tools.json", cwd=project).returncode == 0
 
-    text = toolkit("check", "v2.py", "--against", "tools.json", cwd=project)
-    machine = toolkit("check", "v2.py", "--against", "tools.json", "--format", "json", cwd=project)
+    text = in_process("check", "v2.py", "--against", "tools.json", cwd=project)
+    machine = in_process("check", "v2.py", "--against", "tools.json", "--format", "json", cwd=project)
 
     assert outcome(text) == (
         1,
@@ -479,14 +486,14 @@ def test_check_fails_on_breaking_changes(project: Path) -> None:
     )
 
 
-def test_only_compatible_changes_pass(project: Path) -> None:
+def test_only_compatible_changes_pass(project: Path, in_process: InProcess) -> None:
     (project / "v1.py").write_text("from toolkit import tool\n\n@tool\ndef f(a: int) -> None:\n    '''F.'''\n")
     (project / "v2.py").write_text(
         "from toolkit import tool\n\n@tool\ndef f(a: float, b: int = 0) -> None:\n    '''F.'''\n"
     )
-    toolkit("check", "v1.py", "--write", "tools.json", cwd=project)
+    in_process("check", "v1.py", "--write", "tools.json", cwd=project)
 
-    assert outcome(toolkit("check", "v2.py", "--against", "tools.json", cwd=project)) == (
+    assert outcome(in_process("check", "v2.py", "--against", "tools.json", cwd=project)) == (
         0,
         "compatible  f: parameter `a`: now accepts any number (was integer)\n"
         "compatible  f: parameter `b` added (optional)\n"
@@ -502,10 +509,12 @@ def test_only_compatible_changes_pass(project: Path) -> None:
         ('{"tools": [1]}', "'tools.json' is not a tools/list snapshot (write one with --write)"),
     ],
 )
-def test_a_snapshot_that_is_not_a_tools_list_is_an_error(project: Path, content: str, message: str) -> None:
+def test_a_snapshot_that_is_not_a_tools_list_is_an_error(
+    project: Path, content: str, message: str, in_process: InProcess
+) -> None:
     (project / "tools.json").write_text(content)
 
-    run = toolkit("check", "progress_tools.py", "--against", "tools.json", cwd=project)
+    run = in_process("check", "progress_tools.py", "--against", "tools.json", cwd=project)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith(f"toolkit: error: {message}")
@@ -625,8 +634,8 @@ def test_a_reply_over_the_message_size_limit_is_an_error_naming_the_option(talka
     assert outcome(in_memory) == (2, "", expected)
 
 
-def test_a_message_size_that_is_not_a_size_is_a_usage_error() -> None:
-    run = toolkit("list", "--max-message-size", "lots", "examples/calculator.py")
+def test_a_message_size_that_is_not_a_size_is_a_usage_error(in_process: InProcess) -> None:
+    run = in_process("list", "--max-message-size", "lots", "examples/calculator.py")
 
     assert run.returncode == 2
     assert run.stderr.endswith("argument --max-message-size: 'lots' is not a size such as 20000000, 64K, 32M or 1G\n")
@@ -649,10 +658,11 @@ def test_a_message_size_that_is_not_a_size_is_a_usage_error() -> None:
 )
 @pytest.mark.parametrize("verb", ["list", "call"])
 def test_a_server_command_that_ends_at_start_is_one_line_saying_what_it_did(
-    command: list[str], message: str, verb: str, tmp_path: Path
+    command: list[str], message: str, verb: str, tmp_path: Path, in_process: InProcess
 ) -> None:
-    # From an empty folder, so that `python -S` finds toolkit neither in site-packages nor in the checkout.
-    run = toolkit(verb, "--stdio", *(["add"] if verb == "call" else []), "--", PYTHON, *command, cwd=tmp_path)
+    # From an empty folder, so that `python -S` finds toolkit neither in site-packages nor in the checkout. The server
+    # is the process here; what is said of it is said by `main`, in this one.
+    run = in_process(verb, "--stdio", *(["add"] if verb == "call" else []), "--", PYTHON, *command, cwd=tmp_path)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith(f"toolkit: error: {message}")
@@ -838,8 +848,10 @@ SILENT_SERVER = "import time; time.sleep(100)"
         (["check", "--timeout", "0.5", "--profile", "all"], "0.5 seconds"),
     ],
 )
-def test_a_server_that_never_answers_gives_up_after_the_timeout_with_124(args: list[str], seconds: str) -> None:
-    run = toolkit(*args, "--stdio", "--", PYTHON, "-c", SILENT_SERVER)
+def test_a_server_that_never_answers_gives_up_after_the_timeout_with_124(
+    args: list[str], seconds: str, in_process: InProcess
+) -> None:
+    run = in_process(*args, "--stdio", "--", PYTHON, "-c", SILENT_SERVER)
 
     assert outcome(run) == (
         124,
@@ -850,8 +862,8 @@ def test_a_server_that_never_answers_gives_up_after_the_timeout_with_124(args: l
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
-def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(value: str) -> None:
-    run = toolkit("list", "examples/calculator.py", "--timeout", value)
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(value: str, in_process: InProcess) -> None:
+    run = in_process("list", "examples/calculator.py", "--timeout", value)
 
     assert run.returncode == 2
     assert f"argument --timeout: {value!r} is not a number of seconds above 0" in run.stderr
@@ -903,8 +915,8 @@ def test_key_value_texts_are_strings_where_the_schema_says_string(typed: Path, o
     assert json.loads(given_null.stdout)["name"] is None
 
 
-def test_a_key_given_twice_is_an_error(typed: Path) -> None:
-    run = toolkit("call", "typed.py", "typed", "text=a", "text=b", cwd=typed)
+def test_a_key_given_twice_is_an_error(typed: Path, in_process: InProcess) -> None:
+    run = in_process("call", "typed.py", "typed", "text=a", "text=b", cwd=typed)
 
     assert outcome(run) == (2, "", "toolkit: error: argument 'text' given twice (text=a and text=b)\n")
 
@@ -942,9 +954,9 @@ def test_json_arguments_come_from_stdin_or_a_file(typed: Path) -> None:
     )
 
 
-def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed() -> None:
-    run = toolkit("call", "--stdio", "ad", "a=1", "--", PYTHON, "examples/calculator.py")
-    far = toolkit("call", "--stdio", "zzz", "--", PYTHON, "examples/calculator.py")
+def test_an_unknown_tool_over_stdio_gets_a_suggestion_from_the_tools_listed(in_process: InProcess) -> None:
+    run = in_process("call", "--stdio", "ad", "a=1", "--", PYTHON, "examples/calculator.py")
+    far = in_process("call", "--stdio", "zzz", "--", PYTHON, "examples/calculator.py")
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.startswith("toolkit: error: the server refused the call: ")
@@ -965,7 +977,9 @@ def test_progress_into_a_file_is_throttled_and_ends_with_the_last_update(project
     assert len(lines) < 3000
 
 
-def test_a_tool_the_servers_filter_hides_is_neither_called_nor_suggested_by_name(tmp_path: Path) -> None:
+def test_a_tool_the_servers_filter_hides_is_neither_called_nor_suggested_by_name(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     server = tmp_path / "hidden.py"
     server.write_text(
         "from toolkit import Request, Server, ToolDefinition\n"
@@ -977,8 +991,8 @@ def test_a_tool_the_servers_filter_hides_is_neither_called_nor_suggested_by_name
         "def status() -> str:\n"
         "    return 'ok'\n"
     )
-    near = toolkit("call", str(server), "secret_admin")
-    exact = toolkit("call", str(server), "secret_admin_tool")
+    near = in_process("call", str(server), "secret_admin")
+    exact = in_process("call", str(server), "secret_admin_tool")
     assert near.returncode == exact.returncode == 2
     assert "secret_admin_tool" not in near.stderr
     assert near.stderr.endswith("Unknown tool: secret_admin (code -32602); tools: status\n")

@@ -1,4 +1,5 @@
-"""`toolkit inspect`: the server's card (SEP-2127's Server Card extension) and its tools/list result, from the CLI.
+"""`toolkit inspect`: the server's card (SEP-2127's Server Card extension) and its tools/list result, from the CLI
+(as a process for a module's card and a server's over stdio; the others read what `main` says, in this process).
 
 Every card is validated against `SERVER_CARD`, our own JSON Schema of the draft's rules for the fields a card of
 toolkit uses (written from the draft, not copied from it), every tools/list result against the MCP schema of its
@@ -14,7 +15,7 @@ from typing import Any, cast
 import jsonschema
 import pytest
 import wire
-from cli_helpers import PYTHON, ROOT, help_text, outcome, serving, toolkit
+from cli_helpers import PYTHON, ROOT, InProcess, help_text, outcome, serving, toolkit
 from test_cli import PROGRESS_TOOLS
 
 # Our own check of a Server Card's shape, hand-written from the draft's `ServerCard` definition (SEP-2127 revision
@@ -146,10 +147,12 @@ def test_the_card_of_a_module_names_its_remote_and_every_revision_toolkit_serves
     }
 
 
-def test_the_card_carries_the_servers_own_identity_and_keeps_the_schemas_length_limits(tmp_path: Path) -> None:
+def test_the_card_carries_the_servers_own_identity_and_keeps_the_schemas_length_limits(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     (tmp_path / "weather.py").write_text(DESCRIBED, encoding="utf-8")
 
-    run = toolkit("inspect", "weather.py", cwd=tmp_path)
+    run = in_process("inspect", "weather.py", cwd=tmp_path)
 
     assert (run.returncode, run.stderr) == (
         0,
@@ -188,11 +191,11 @@ def test_a_server_without_namespace_or_description_still_gets_a_valid_card_and_a
     )
 
 
-def test_the_card_of_a_url_names_it_as_a_remote_with_every_revision_it_serves() -> None:
+def test_the_card_of_a_url_names_it_as_a_remote_with_every_revision_it_serves(in_process: InProcess) -> None:
     # Before: only the revision the command spoke (2025-11-25 by default), and `--protocol auto` was refused.
     with serving(ROOT / "examples" / "notes.py") as served:
         runs = [
-            toolkit("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
+            in_process("inspect", served.url, "--name", "io.github.toolkit/notes", "--protocol", protocol)
             for protocol in ("handshake", "2026-07-28", "auto")
         ]
 
@@ -204,10 +207,10 @@ def test_the_card_of_a_url_names_it_as_a_remote_with_every_revision_it_serves() 
 
 @pytest.mark.parametrize(("protocol", "revision"), [("handshake", wire.LATEST), ("2026-07-28", wire.MODERN)])
 def test_the_tools_format_is_the_tools_list_result_with_every_tool_as_the_revision_lists_it(
-    protocol: str, revision: str
+    protocol: str, revision: str, in_process: InProcess
 ) -> None:
-    run = toolkit("inspect", "examples/notes.py", "--format", "tools", "--protocol", protocol)
-    docs = toolkit("docs", "examples/notes.py", "--format", "json", "--protocol", protocol)
+    run = in_process("inspect", "examples/notes.py", "--format", "tools", "--protocol", protocol)
+    docs = in_process("docs", "examples/notes.py", "--format", "json", "--protocol", protocol)
 
     result = json.loads(run.stdout)
     wire.validate(result, "ListToolsResult", wire.LATEST)  # every page in one: no cursor, no cache hints
@@ -224,8 +227,8 @@ def test_the_tools_format_is_the_tools_list_result_with_every_tool_as_the_revisi
         (["--url", "notes.test/mcp"], "--url 'notes.test/mcp' is not an http:// or https:// URL"),
     ],
 )
-def test_a_name_or_url_the_card_cannot_hold_is_refused(args: list[str], message: str) -> None:
-    assert outcome(toolkit("inspect", "examples/notes.py", *args)) == (2, "", f"toolkit: error: {message}\n")
+def test_a_name_or_url_the_card_cannot_hold_is_refused(args: list[str], message: str, in_process: InProcess) -> None:
+    assert outcome(in_process("inspect", "examples/notes.py", *args)) == (2, "", f"toolkit: error: {message}\n")
 
 
 @pytest.mark.parametrize("command", ["inspect", "client"])

@@ -1,6 +1,11 @@
 """`toolkit install CLIENT FILE` against a temporary home folder: for every client, the entry written where the
 client reads it, merged into a file that holds other things, `--dry-run` writing nothing; and then the server
 started exactly as the written entry says (command, args, env) from another folder, and a tool called through it.
+
+The command runs in this process (`Place.install`: `main` with the temporary home as HOME): what it writes and says
+is all these tests read, and a process for each would only start the same interpreter again. One test runs the
+command as a process and starts the server from what it wrote; the entries of the other clients are the same command
+(their equality with `expected_entry` says so), so they are not started again for each client.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import help_text
+from cli_helpers import help_text, toolkit_here
 
 from toolkit import Client, TextContent
 from toolkit.cli._install import config_path
@@ -57,7 +62,8 @@ IDS = [f"{client}-{'project' if project else 'user'}" for client, project in WHE
 class Place:
     """A temporary home folder and a project folder holding the server, `weather.py`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.capfd, self.monkeypatch = capfd, monkeypatch
         self.home = root / "home"
         self.project = root / "project"
         self.home.mkdir()
@@ -67,16 +73,33 @@ class Place:
         self.elsewhere.mkdir()
 
     def install(self, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
-        """`toolkit install ARGS` in the project folder, with the temporary home (and `path` as PATH if given)."""
-        env = {**os.environ, "HOME": str(self.home), **({"PATH": path} if path is not None else {})}
-        for name in ("XDG_CONFIG_HOME", "APPDATA", "USERPROFILE"):
-            env.pop(name, None)
+        """`toolkit install ARGS` run by `main` in this process, from the project folder, with the temporary home
+        (and `path` as PATH if given)."""
+        with self.monkeypatch.context() as patched:
+            for name, value in self.environ(path).items():
+                if value is None:
+                    patched.delenv(name, raising=False)
+                else:
+                    patched.setenv(name, value)
+            return toolkit_here("install", *args, cwd=self.project, capfd=self.capfd, monkeypatch=patched)
+
+    def environ(self, path: str | None = None) -> dict[str, str | None]:
+        """The variables the command runs with: the temporary home, no other place a client's file could be."""
+        changes: dict[str, str | None] = {"HOME": str(self.home), "XDG_CONFIG_HOME": None, "APPDATA": None}
+        changes["USERPROFILE"] = None
+        if path is not None:
+            changes["PATH"] = path
+        return changes
+
+    def install_in_a_process(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`python -m toolkit install ARGS` in the project folder, with the temporary home."""
+        env = {**os.environ, **self.environ()}
         return subprocess.run(
             [sys.executable, "-m", "toolkit", "install", *args],
             capture_output=True,
             text=True,
             cwd=self.project,
-            env=env,
+            env={name: value for name, value in env.items() if value is not None},
             timeout=TIMEOUT,
             check=False,
         )
@@ -92,8 +115,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def place(tmp_path: Path) -> Place:
-    return Place(tmp_path)
+def place(tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Place:
+    return Place(tmp_path, capfd, monkeypatch)
 
 
 def expected_entry(client: str, place: Place, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -114,25 +137,32 @@ async def start_and_call(entry: dict[str, Any], cwd: Path) -> str:
     return "".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)
-async def test_the_entry_is_written_where_the_client_reads_it_and_starts_the_server(
-    place: Place, client: str, project: bool
-) -> None:
+def test_the_entry_is_written_where_the_client_reads_it(place: Place, client: str, project: bool) -> None:
     run = place.install(client, "weather.py", "--env", "GREETING=hello", *(["--project"] if project else []))
     path = place.file(client, project)
     config = json.loads(path.read_text(encoding="utf-8"))
-    entry = config[KEYS.get(client, "mcpServers")]["weather"]
 
     assert (run.returncode, run.stderr) == (0, "")
     assert run.stdout.startswith(f"added 'weather' in {path} (restart ")
+    # The same command for every client (what `expected_entry` writes): the next test starts it.
     assert config == {KEYS.get(client, "mcpServers"): {"weather": expected_entry(client, place, {"GREETING": "hello"})}}
-    assert await start_and_call(entry, place.elsewhere) == "hello"
 
 
 @pytest.mark.anyio
+async def test_the_entry_the_command_writes_starts_the_server_with_its_env_from_another_folder(place: Place) -> None:
+    # As a process, as a user runs it; gemini's project file, the one entry that says a working directory too.
+    run = place.install_in_a_process("gemini", "weather.py", "--env", "GREETING=hello", "--project")
+    entry = json.loads(place.file("gemini", True).read_text(encoding="utf-8"))["mcpServers"]["weather"]
+
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.startswith(f"added 'weather' in {place.file('gemini', True)} (restart ")
+    assert entry == expected_entry("gemini", place, {"GREETING": "hello"})
+    assert await start_and_call(entry, place.elsewhere) == "hello"
+
+
 @pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)
-async def test_the_entry_is_merged_into_a_file_and_everything_else_in_it_is_kept(
+def test_the_entry_is_merged_into_a_file_and_everything_else_in_it_is_kept(
     place: Place, client: str, project: bool
 ) -> None:
     key = KEYS.get(client, "mcpServers")
@@ -150,7 +180,6 @@ async def test_the_entry_is_merged_into_a_file_and_everything_else_in_it_is_kept
     assert config == {"theme": "dark", key: {"other": other, "weather": expected_entry(client, place)}, "zeta": [1, 2]}
     assert list(config) == ["theme", key, "zeta"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert await start_and_call(config[key]["weather"], place.elsewhere) == "(unset)"
 
 
 @pytest.mark.parametrize(("client", "project"), WHERE, ids=IDS)

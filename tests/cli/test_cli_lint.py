@@ -1,5 +1,9 @@
-"""`toolkit lint`, run for real in a subprocess: the report, its formats, select and ignore, exit statuses, a remote
-server over stdio, the silences in code, `--call`, and the lint badge of `toolkit docs`."""
+"""`toolkit lint`: the report, its formats, select and ignore, exit statuses, a remote server over stdio, the
+silences in code, `--call`, and the lint badge of `toolkit docs`.
+
+The command runs for real in a subprocess where the process is what is shown (the report and its status, a call that
+outlasts --timeout, a server at a URL); the other tests read what `main` says, in this process (`in_process`).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import PYTHON, outcome, serving, toolkit
+from cli_helpers import PYTHON, InProcess, outcome, serving, toolkit
 
 SHOP = '''
 from typing import Annotated
@@ -70,9 +74,9 @@ def test_lint_prints_one_line_a_finding_at_the_tools_function_and_exits_1_on_an_
     )
 
 
-def test_select_ignore_and_json(shop: Path) -> None:
-    ignored = toolkit("lint", "shop.py", "--ignore", "TK201", cwd=shop)
-    selected = toolkit("lint", "shop.py", "--select", "TK2", "--format", "json", cwd=shop)
+def test_select_ignore_and_json(shop: Path, in_process: InProcess) -> None:
+    ignored = in_process("lint", "shop.py", "--ignore", "TK201", cwd=shop)
+    selected = in_process("lint", "shop.py", "--select", "TK2", "--format", "json", cwd=shop)
 
     assert ignored.returncode == 0
     assert "TK201" not in ignored.stdout
@@ -92,9 +96,9 @@ def test_select_ignore_and_json(shop: Path) -> None:
     assert {f["code"] for f in report["findings"]} <= {"TK201", "TK202", "TK203", "TK204", "TK205"}
 
 
-def test_a_silenced_finding_is_left_out_locally_and_seen_over_stdio(shop: Path) -> None:
-    local = toolkit("lint", "shop.py", "--select", "TK301", cwd=shop)
-    remote = toolkit("lint", "--select", "TK301", "--stdio", "--", PYTHON, "shop.py", cwd=shop)
+def test_a_silenced_finding_is_left_out_locally_and_seen_over_stdio(shop: Path, in_process: InProcess) -> None:
+    local = in_process("lint", "shop.py", "--select", "TK301", cwd=shop)
+    remote = in_process("lint", "--select", "TK301", "--stdio", "--", PYTHON, "shop.py", cwd=shop)
 
     assert (local.returncode, local.stdout) == (0, "0 findings in 4 tools\n")
     # Over stdio the tools are what any client sees: the name and the fix instead of the line, no silences.
@@ -106,9 +110,9 @@ def test_a_silenced_finding_is_left_out_locally_and_seen_over_stdio(shop: Path) 
     )
 
 
-def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path) -> None:
-    small = toolkit("lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "40"}', cwd=shop)
-    large = toolkit(
+def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path, in_process: InProcess) -> None:
+    small = in_process("lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "40"}', cwd=shop)
+    large = in_process(
         "lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "4000"}', "--budget", "100", cwd=shop
     )
 
@@ -120,9 +124,9 @@ def test_call_measures_a_read_only_idempotent_tool_against_the_budget(shop: Path
     )
 
 
-def test_call_calls_a_read_only_tool_not_marked_idempotent(shop: Path) -> None:
+def test_call_calls_a_read_only_tool_not_marked_idempotent(shop: Path, in_process: InProcess) -> None:
     # The spec gives idempotentHint meaning only when readOnlyHint is false: delete_order is marked read-only only.
-    run = toolkit("lint", "shop.py", "--select", "TK4", "--call", 'delete_order={"order_id": "1"}', cwd=shop)
+    run = in_process("lint", "shop.py", "--select", "TK4", "--call", 'delete_order={"order_id": "1"}', cwd=shop)
 
     assert outcome(run) == (0, "0 findings in 4 tools\n", "")
 
@@ -148,10 +152,12 @@ server = Server("files", tools=[delete_file, delete_folder])
 """
 
 
-def test_a_tool_whose_code_confirms_is_not_found_to_delete_without_asking(tmp_path: Path) -> None:
+def test_a_tool_whose_code_confirms_is_not_found_to_delete_without_asking(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     (tmp_path / "files.py").write_text(ASKS_IN_CODE, encoding="utf-8")
 
-    run = toolkit("lint", "files.py", "--select", "TK203", cwd=tmp_path)
+    run = in_process("lint", "files.py", "--select", "TK203", cwd=tmp_path)
 
     assert outcome(run) == (
         0,
@@ -161,13 +167,13 @@ def test_a_tool_whose_code_confirms_is_not_found_to_delete_without_asking(tmp_pa
     )
 
 
-def test_call_refuses_a_tool_that_is_not_read_only(shop: Path) -> None:
-    run = toolkit("lint", "shop.py", "--call", 'export_orders={"path": "x"}', cwd=shop)
-    unknown = toolkit("lint", "shop.py", "--call", "order_totl", cwd=shop)
-    bad = toolkit("lint", "shop.py", "--call", "order_total=[1]", cwd=shop)
-    broken = toolkit("lint", "shop.py", "--call", "order_total={", cwd=shop)
-    typo = toolkit("lint", "shop.py", "--select", "TK2,TK9", cwd=shop)
-    budget = toolkit("lint", "shop.py", "--budget", "0", cwd=shop)
+def test_call_refuses_a_tool_that_is_not_read_only(shop: Path, in_process: InProcess) -> None:
+    run = in_process("lint", "shop.py", "--call", 'export_orders={"path": "x"}', cwd=shop)
+    unknown = in_process("lint", "shop.py", "--call", "order_totl", cwd=shop)
+    bad = in_process("lint", "shop.py", "--call", "order_total=[1]", cwd=shop)
+    broken = in_process("lint", "shop.py", "--call", "order_total={", cwd=shop)
+    typo = in_process("lint", "shop.py", "--select", "TK2,TK9", cwd=shop)
+    budget = in_process("lint", "shop.py", "--budget", "0", cwd=shop)
 
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (
@@ -190,8 +196,10 @@ def test_call_refuses_a_tool_that_is_not_read_only(shop: Path) -> None:
     )
 
 
-def test_a_call_that_returns_an_error_result_says_nothing_was_measured_and_exits_1(shop: Path) -> None:
-    run = toolkit("lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "missing"}', cwd=shop)
+def test_a_call_that_returns_an_error_result_says_nothing_was_measured_and_exits_1(
+    shop: Path, in_process: InProcess
+) -> None:
+    run = in_process("lint", "shop.py", "--select", "TK4", "--call", 'order_total={"order_id": "missing"}', cwd=shop)
 
     assert outcome(run) == (
         1,
@@ -217,10 +225,12 @@ server = Server("more", tools=[lookup])
 """
 
 
-def test_a_tool_that_raises_a_protocol_error_under_call_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+def test_a_tool_that_raises_a_protocol_error_under_call_is_a_finding_not_a_traceback(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     (tmp_path / "more.py").write_text(RAISES, encoding="utf-8")
 
-    run = toolkit("lint", "more.py", "--call", 'lookup={"key": ""}', cwd=tmp_path)
+    run = in_process("lint", "more.py", "--call", 'lookup={"key": ""}', cwd=tmp_path)
 
     assert outcome(run) == (
         1,
@@ -262,10 +272,10 @@ for line in sys.stdin:
 """
 
 
-def test_call_reports_a_protocol_error_for_a_failed_run(tmp_path: Path) -> None:
+def test_call_reports_a_protocol_error_for_a_failed_run(tmp_path: Path, in_process: InProcess) -> None:
     (tmp_path / "raw.py").write_text(PROTOCOL_ERROR_SERVER, encoding="utf-8")
 
-    run = toolkit(
+    run = in_process(
         "lint",
         "--select",
         "TK5",
@@ -287,8 +297,8 @@ def test_call_reports_a_protocol_error_for_a_failed_run(tmp_path: Path) -> None:
     ]
 
 
-def test_docs_show_each_tools_findings_as_a_badge(shop: Path) -> None:
-    run = toolkit("docs", "shop.py", cwd=shop)
+def test_docs_show_each_tools_findings_as_a_badge(shop: Path, in_process: InProcess) -> None:
+    run = in_process("docs", "shop.py", cwd=shop)
 
     assert run.returncode == 0
     assert "| `delete_order` | `read-only` `open-world` `lint: TK201` | `order_id` |" in run.stdout
@@ -296,9 +306,9 @@ def test_docs_show_each_tools_findings_as_a_badge(shop: Path) -> None:
     assert "`lint: TK301`" not in run.stdout  # silenced in the code
 
 
-def test_docs_without_lint_leave_out_every_badge_and_lint_line(shop: Path) -> None:
-    shown = toolkit("docs", "shop.py", cwd=shop)
-    run = toolkit("docs", "shop.py", "--no-lint", cwd=shop)
+def test_docs_without_lint_leave_out_every_badge_and_lint_line(shop: Path, in_process: InProcess) -> None:
+    shown = in_process("docs", "shop.py", cwd=shop)
+    run = in_process("docs", "shop.py", "--no-lint", cwd=shop)
 
     assert (run.returncode, run.stderr) == (0, "")
     assert "| `delete_order` | `read-only` `open-world` | `order_id` |" in run.stdout

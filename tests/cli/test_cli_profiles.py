@@ -1,4 +1,5 @@
-"""`toolkit check --profile` and `toolkit docs --format openai|anthropic|gemini`, run for real in a subprocess."""
+"""`toolkit check --profile` and `toolkit docs --format openai|anthropic|gemini`: the report of rejected tools and its
+status run for real in a subprocess, the rest read from `main` in the test's process (`in_process`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import ROOT, toolkit
+from cli_helpers import ROOT, InProcess, toolkit
 
 TOOLS = '''
 from toolkit import tool
@@ -63,9 +64,9 @@ def test_check_profile_prints_one_line_per_problem_and_exits_1_when_a_tool_would
     ]
 
 
-def test_check_takes_several_profiles_or_all_and_json(project: Path) -> None:
-    several = toolkit("check", "tools.py", "--profile", "openai", "--profile", "anthropic", cwd=project)
-    every = toolkit(
+def test_check_takes_several_profiles_or_all_and_json(project: Path, in_process: InProcess) -> None:
+    several = in_process("check", "tools.py", "--profile", "openai", "--profile", "anthropic", cwd=project)
+    every = in_process(
         "check", "tools.py", "--profile", "all", "--profile", "openai-strict", "--format", "json", cwd=project
     )
 
@@ -106,18 +107,18 @@ def test_check_takes_several_profiles_or_all_and_json(project: Path) -> None:
     }
 
 
-def test_the_text_and_json_reports_count_the_same_rejections(project: Path) -> None:
-    text = toolkit("check", "tools.py", "--profile", "openai-strict", cwd=project)
+def test_the_text_and_json_reports_count_the_same_rejections(project: Path, in_process: InProcess) -> None:
+    text = in_process("check", "tools.py", "--profile", "openai-strict", cwd=project)
     data = json.loads(
-        toolkit("check", "tools.py", "--profile", "openai-strict", "--format", "json", cwd=project).stdout
+        in_process("check", "tools.py", "--profile", "openai-strict", "--format", "json", cwd=project).stdout
     )
 
     assert "; 2 rejected as served: notes.add (openai-strict), search (openai-strict)" in text.stdout
     assert (data["rejected"], len(data["problems"])) == (2, 5)
 
 
-def test_check_exits_0_for_tools_every_provider_accepts(project: Path) -> None:
-    run = toolkit("check", "portable.py", "--profile", "all", cwd=project)
+def test_check_exits_0_for_tools_every_provider_accepts(project: Path, in_process: InProcess) -> None:
+    run = in_process("check", "portable.py", "--profile", "all", cwd=project)
 
     assert (run.returncode, run.stdout) == (0, "0 problems in 1 tool for " + ", ".join(NOT_STRICT) + "\n")
 
@@ -125,9 +126,9 @@ def test_check_exits_0_for_tools_every_provider_accepts(project: Path) -> None:
 NOT_STRICT = ["openai", "gemini", "anthropic", "claude-desktop"]
 
 
-def test_all_is_a_usable_gate_for_the_calculator_example() -> None:
-    run = toolkit("check", "examples/calculator.py", "--profile", "all", cwd=ROOT)
-    strict = toolkit("check", "examples/calculator.py", "--profile", "all", "--profile", "openai-strict", cwd=ROOT)
+def test_all_is_a_usable_gate_for_the_calculator_example(in_process: InProcess) -> None:
+    run = in_process("check", "examples/calculator.py", "--profile", "all", cwd=ROOT)
+    strict = in_process("check", "examples/calculator.py", "--profile", "all", "--profile", "openai-strict", cwd=ROOT)
 
     # summarize declares an output schema: Claude Desktop is warned about, not rejected (its source is a client
     # bug report, and toolkit sends the conforming structuredContent); the strict profiles are asked for by name.
@@ -146,19 +147,19 @@ def test_all_is_a_usable_gate_for_the_calculator_example() -> None:
     )
 
 
-def test_an_unknown_profile_is_a_usage_error(project: Path) -> None:
-    run = toolkit("check", "tools.py", "--profile", "gpt-9", cwd=project)
+def test_an_unknown_profile_is_a_usage_error(project: Path, in_process: InProcess) -> None:
+    run = in_process("check", "tools.py", "--profile", "gpt-9", cwd=project)
 
     assert run.returncode == 2
     assert "unknown schema profile 'gpt-9'" in run.stderr
 
 
-def test_docs_format_gives_each_providers_definitions(project: Path) -> None:
+def test_docs_format_gives_each_providers_definitions(project: Path, in_process: InProcess) -> None:
     openai = json.loads(
-        toolkit("docs", "portable.py", "--format", "openai", "--profile", "openai-strict", cwd=project).stdout
+        in_process("docs", "portable.py", "--format", "openai", "--profile", "openai-strict", cwd=project).stdout
     )
-    gemini = json.loads(toolkit("docs", "portable.py", "--format", "gemini", cwd=project).stdout)
-    anthropic = json.loads(toolkit("docs", "portable.py", "--format", "anthropic", cwd=project).stdout)
+    gemini = json.loads(in_process("docs", "portable.py", "--format", "gemini", cwd=project).stdout)
+    anthropic = json.loads(in_process("docs", "portable.py", "--format", "anthropic", cwd=project).stdout)
     schema = {
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
@@ -173,9 +174,11 @@ def test_docs_format_gives_each_providers_definitions(project: Path) -> None:
     assert anthropic == [{"name": "add", "description": "Add.", "input_schema": schema}]
 
 
-def test_docs_format_warns_on_stderr_about_what_the_provider_would_still_reject(project: Path) -> None:
-    run = toolkit("docs", "tools.py", "--format", "openai", cwd=project)
-    clean = toolkit("docs", "portable.py", "--format", "openai", cwd=project)
+def test_docs_format_warns_on_stderr_about_what_the_provider_would_still_reject(
+    project: Path, in_process: InProcess
+) -> None:
+    run = in_process("docs", "tools.py", "--format", "openai", cwd=project)
+    clean = in_process("docs", "portable.py", "--format", "openai", cwd=project)
 
     assert run.returncode == 0
     assert [d["function"]["name"] for d in json.loads(run.stdout)] == ["search", "notes.add"]
@@ -187,15 +190,15 @@ def test_docs_format_warns_on_stderr_about_what_the_provider_would_still_reject(
     assert clean.stderr == ""
 
 
-def test_docs_format_refuses_a_profile_of_another_provider(project: Path) -> None:
-    run = toolkit("docs", "portable.py", "--format", "openai", "--profile", "gemini", cwd=project)
+def test_docs_format_refuses_a_profile_of_another_provider(project: Path, in_process: InProcess) -> None:
+    run = in_process("docs", "portable.py", "--format", "openai", "--profile", "gemini", cwd=project)
 
     assert run.returncode == 2
     assert "profile 'gemini' is not for openai" in run.stderr
 
 
-def test_the_markdown_reference_has_a_providers_line_per_tool(project: Path) -> None:
-    text = toolkit("docs", "tools.py", cwd=project).stdout
+def test_the_markdown_reference_has_a_providers_line_per_tool(project: Path, in_process: InProcess) -> None:
+    text = in_process("docs", "tools.py", cwd=project).stdout
 
     assert [line for line in text.splitlines() if line.startswith("**Providers:**")] == [
         "**Providers:** `openai-strict` ok after 3 fixes · `openai` ok · `gemini` ok · `anthropic` ok · "

@@ -1,5 +1,6 @@
 """`toolkit proxy` serves another server through toolkit; `toolkit list/call/lint/inspect` work on a proxy, and on a
-file whose server mounts others, as on any server."""
+file whose server mounts others, as on any server. The commands on such a file, and the proxy's refusals, run `main`
+in the test's process (the mounted server is a process all the same)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import PYTHON, outcome, toolkit
+from cli_helpers import PYTHON, InProcess, outcome, toolkit
 from served import Served
 from servers import GATEWAY_UPSTREAM, gateway_upstream
 
@@ -31,17 +32,19 @@ async def test_toolkit_list_shows_the_proxied_servers_tools_under_the_prefix() -
     assert [line.split()[0] for line in run.stdout.splitlines()[1:-1]] == [f"up_{name}" for name in upstream]
 
 
-def test_list_call_lint_and_inspect_work_on_a_file_whose_server_mounts_another(tmp_path: Path) -> None:
+def test_list_call_lint_and_inspect_work_on_a_file_whose_server_mounts_another(
+    tmp_path: Path, in_process: InProcess
+) -> None:
     gateway = tmp_path / "gateway.py"
     gateway.write_text(
         "from toolkit import Server\n"
         "server = Server('gateway')\n"
         f"server.mount([{PYTHON!r}, {str(GATEWAY_UPSTREAM)!r}], prefix='up', tools=['add', 'weather'])\n"
     )
-    listed = toolkit("list", str(gateway))
-    called = toolkit("call", str(gateway), "up_weather", "city=Oslo")
-    linted = toolkit("lint", str(gateway))
-    card = toolkit("inspect", str(gateway), "--name", "io.example/gateway")
+    listed = in_process("list", str(gateway))
+    called = in_process("call", str(gateway), "up_weather", "city=Oslo")
+    linted = in_process("lint", str(gateway))
+    card = in_process("inspect", str(gateway), "--name", "io.example/gateway")
     assert [line.split()[0] for line in listed.stdout.splitlines()[1:-1]] == ["up_add", "up_weather"]
     assert json.loads(called.stdout) == {"city": "Oslo", "celsius": 21.5}
     assert linted.stdout.splitlines()[-1] == "3 findings in 2 tools: 0 errors, 3 warnings"
@@ -49,9 +52,9 @@ def test_list_call_lint_and_inspect_work_on_a_file_whose_server_mounts_another(t
     assert json.loads(card.stdout)["description"] == "gateway: 2 tools (up_add, up_weather)"
 
 
-def test_toolkit_proxy_refuses_what_it_cannot_serve_in_one_line() -> None:
-    not_url = toolkit("proxy", "server.py")
-    unset = toolkit("proxy", "http://127.0.0.1:9/mcp", "-H", "Authorization: Bearer ${TOOLKIT_TEST_UNSET_TOKEN}")
+def test_toolkit_proxy_refuses_what_it_cannot_serve_in_one_line(in_process: InProcess) -> None:
+    not_url = in_process("proxy", "server.py")
+    unset = in_process("proxy", "http://127.0.0.1:9/mcp", "-H", "Authorization: Bearer ${TOOLKIT_TEST_UNSET_TOKEN}")
     assert outcome(not_url) == (
         2,
         "",

@@ -1,5 +1,7 @@
 """`toolkit call` on a tool the server runs as a task, and `toolkit task get|result|cancel`, against the tasks peer
-of tests/tasks_peer.py served over stdio (its tasks move on a step per poll)."""
+of tests/tasks_peer.py served over stdio (its tasks move on a step per poll). The commands whose terminal or
+process matters run as processes; the later commands that pick up a detached task, and the errors, run `main` in
+the test's process (each call a new client, as each command is)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 from pathlib import Path
 
 import tasks_peer
-from cli_helpers import outcome, toolkit
+from cli_helpers import InProcess, outcome, toolkit
 from served import Served
 from servers import client_tasks
 from tasks_peer import WHEN, command
@@ -40,8 +42,8 @@ def test_a_tool_that_is_not_a_task_answers_as_before() -> None:
     assert outcome(toolkit("call", "--stdio", "echo", "x=1", *PEER)) == (0, "at once: {'x': 1}\n", "")
 
 
-def test_detach_needs_a_server_at_a_url() -> None:
-    run = toolkit("call", "--detach", "--stdio", "slow", *PEER)
+def test_detach_needs_a_server_at_a_url(in_process: InProcess) -> None:
+    run = in_process("call", "--detach", "--stdio", "slow", *PEER)
 
     assert outcome(run) == (
         2,
@@ -51,34 +53,34 @@ def test_detach_needs_a_server_at_a_url() -> None:
     )
 
 
-def test_task_get_of_an_unknown_task_is_the_servers_error_in_both_eras() -> None:
-    modern = toolkit("task", "get", "nope", "--stdio", *PEER)
-    handshake = toolkit("task", "get", "nope", "--protocol", "handshake", "--stdio", *PEER)
+def test_task_get_of_an_unknown_task_is_the_servers_error_in_both_eras(in_process: InProcess) -> None:
+    modern = in_process("task", "get", "nope", "--stdio", *PEER)
+    handshake = in_process("task", "get", "nope", "--protocol", "handshake", "--stdio", *PEER)
 
     error = "toolkit: error: the server refused: Failed to retrieve task: Task not found (code -32602)\n"
     assert outcome(modern) == outcome(handshake) == (2, "", error)
 
 
-def test_task_needs_an_action_an_id_and_a_target() -> None:
-    no_target = toolkit("task", "get", "task-1")
-    bad_action = toolkit("task", "wait", "task-1", "http://127.0.0.1:9/mcp")
+def test_task_needs_an_action_an_id_and_a_target(in_process: InProcess) -> None:
+    no_target = in_process("task", "get", "task-1")
+    bad_action = in_process("task", "wait", "task-1", "http://127.0.0.1:9/mcp")
 
     assert (no_target.returncode, bad_action.returncode) == (2, 2)
     assert "TARGET is required" in no_target.stderr
     assert "invalid choice: 'wait'" in bad_action.stderr
 
 
-def test_over_http_a_detached_task_is_picked_up_again_by_later_commands() -> None:
+def test_over_http_a_detached_task_is_picked_up_again_by_later_commands(in_process: InProcess) -> None:
     served = Served(TASKS_PEER, "--http", script=True)
     try:
         url = served.url
-        detached = toolkit("call", "--detach", url, "slow", "n=7")
-        first = toolkit("task", "get", "task-1", url)
-        raw = toolkit("task", "get", "task-1", url, "--raw")
-        result = toolkit("task", "result", "task-1", url)
-        toolkit("call", "--detach", url, "slow", "n=8")
-        cancelled = toolkit("task", "cancel", "task-2", url)
-        after = toolkit("task", "result", "task-2", url)
+        detached = in_process("call", "--detach", url, "slow", "n=7")
+        first = in_process("task", "get", "task-1", url)
+        raw = in_process("task", "get", "task-1", url, "--raw")
+        result = in_process("task", "result", "task-1", url)
+        in_process("call", "--detach", url, "slow", "n=8")
+        cancelled = in_process("task", "cancel", "task-2", url)
+        after = in_process("task", "result", "task-2", url)
     finally:
         served.close()
 
@@ -117,8 +119,8 @@ def test_call_runs_a_toolkit_task_tool_and_shows_its_states() -> None:
     assert "input_required\n? Rebuild search? [y/N]: " in asked.stderr
 
 
-def test_call_refuses_arguments_that_do_not_fit_before_a_task_is_made() -> None:
-    run = toolkit("call", f"{Path(client_tasks.__file__)}:build", "count", "n=x")
+def test_call_refuses_arguments_that_do_not_fit_before_a_task_is_made(in_process: InProcess) -> None:
+    run = in_process("call", f"{Path(client_tasks.__file__)}:build", "count", "n=x")
 
     # The tool's own answer, as for a tool that is no task: no task made, none shown working then completed.
     assert outcome(run) == (

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import pytest
 import wire
+from cli_helpers import toolkit_here
 
 from toolkit import Client, Context, MemoryTransport, Server, StartupError, tool
 from toolkit._engine.registry import Registry
@@ -513,14 +514,16 @@ async def test_a_stdio_server_runs_its_lifespan_around_the_session(tmp_path: Pat
     assert (tmp_path / "entered").read_text() == "started\nstopped\n"
 
 
-def test_list_docs_and_check_never_enter_the_lifespan(tmp_path: Path) -> None:
+def test_list_docs_and_check_never_enter_the_lifespan(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "marked.py").write_text(MARKED_SERVER, encoding="utf-8")
     (tmp_path / "broken.py").write_text(FAILING_SERVER, encoding="utf-8")
 
     def toolkit(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [PYTHON, "-m", "toolkit", *args], capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False
-        )
+        # `main` in this process: whether a command enters the lifespan is the command's doing, not the process's
+        # (the file it writes says so); the process that fails to start is the test above.
+        return toolkit_here(*args, cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
 
     for target in ("marked.py", "broken.py"):
         for args in (["list"], ["docs"], ["docs", "--format", "json"], ["check", "--write", "snapshot.json"]):
