@@ -15,7 +15,6 @@ answer that ends the request, or not): a transport that routes per request (HTTP
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import threading
@@ -72,7 +71,6 @@ ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goe
 
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen", "tasks/result"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
-_UNSCOPED = contextlib.nullcontext()
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -353,9 +351,13 @@ class Connection:
         request_id, text, result = message["id"], None, None
         # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
         span = self._span(message, session) if self.server.telemetry is not None else None
+        state, outlet = session or self._session, outlet or self._outlet
         try:
-            with scope if scope is not None else _UNSCOPED:  # a cancelled call leaves `text` None
-                text, result = await self._handle(message, session or self._session, outlet or self._outlet)
+            if scope is None:  # answered at once
+                text, result = await self._handle(message, state, outlet)
+            else:
+                with scope:  # a cancelled call leaves `text` None
+                    text, result = await self._handle(message, state, outlet)
             if text is None or (scope is not None and scope.cancel_called):
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
