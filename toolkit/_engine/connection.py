@@ -568,6 +568,7 @@ class Connection:
         state = incoming.state
         meta = incoming.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
+        client_info: Implementation | Callable[[], Implementation | None] | None
         if state is self._session:
             client_info = self._client_info
 
@@ -575,7 +576,7 @@ class Connection:
                 return self._session.log_level if self._session is not None else None
 
         else:
-            client_info = _client_info(state.client_info)
+            client_info = functools.partial(_client_info, state.client_info)  # read only if the tool asks
             level = state.log_level
 
             def log_level() -> LogLevel | None:
