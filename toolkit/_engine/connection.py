@@ -351,20 +351,23 @@ class Connection:
         request_id, text, result = message["id"], None, None
         # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
         span = self._span(message, session) if self.server.telemetry is not None else None
-        state, outlet = session or self._session, outlet or self._outlet
         try:
-            if scope is None:  # answered at once
-                text, result = await self._handle(message, state, outlet)
+            if scope is None:  # answered at once; from the reader, `put`: it must not wait for the peer
+                text, result = await self._handle(message, session, outlet)
+                write = self._outbox.put
             else:
                 with scope:  # a cancelled call leaves `text` None
-                    text, result = await self._handle(message, state, outlet)
-            if text is None or (scope is not None and scope.cancel_called):
+                    text, result = await self._handle(message, session, outlet)
+                if scope.cancel_called:  # cancelled, perhaps once answered: no reply
+                    return
+                write = self._outbox.send
+            if text is None:
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
             if collect is not None:
                 collect.append((text, kind))
-            else:  # from the reader, `put`: it must not wait for the peer
-                await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
+            else:
+                await write(text, request_id, kind)
         finally:
             if span is not None:
                 span.end(result, text)
@@ -377,17 +380,18 @@ class Connection:
         self,
         message: dict[str, Any],
         session: SessionState | None,
-        outlet: Outlet,
+        outlet: Outlet | None,
     ) -> tuple[str | None, Any]:
         """Route a request to its era's handler and run it (through the server's middleware, if any): the reply's
         JSON text (None for none: cancelled, or a subscription that ended) and the result (None when the reply is an
-        error). A str result is JSON text prepared ahead (`tools/list`)."""
+        error). A str result is JSON text prepared ahead (`tools/list`). `session` and `outlet`: the request's, when
+        not this connection's (`answer`)."""
         request_id, method = message["id"], message["method"]
         try:
             params: dict[str, Any] = message.get("params") or {}
-            era, state = route(method, params, session)
+            era, state = route(method, params, session or self._session)
             handler = self._handlers[method]
-            incoming = Incoming(request_id, params, state, era, outlet)
+            incoming = Incoming(request_id, params, state, era, outlet or self._outlet)
             if self.server.middleware:
                 result = await middleware.run_method(self.server, handler, incoming, method)
             else:
