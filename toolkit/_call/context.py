@@ -49,7 +49,8 @@ class ServedRequest(TypedDict, total=False):
     """What the connection tells a Context of the request it serves (a detached Context has none of it)."""
 
     request_id: str | int | None
-    client_info: Implementation | None
+    client_info: Implementation | Callable[[], Implementation | None] | None
+    """The client's self-description, or how to read it (from the request, once a tool asks for it)."""
     protocol_version: str | None
     progress_token: str | int | None
     log_level: Callable[[], LogLevel | None] | None
@@ -108,6 +109,7 @@ class Context(ContextMarker, Generic[StateT]):
     __slots__ = (
         "_asker",
         "_cancelled",
+        "_client_info",
         "_close_stream",
         "_last_progress",
         "_lifespan_context",
@@ -118,7 +120,6 @@ class Context(ContextMarker, Generic[StateT]):
         "_show_error_details",
         "_sync_on_loop",
         "_token",
-        "client_info",
         "protocol_version",
         "request_id",
     )
@@ -126,8 +127,7 @@ class Context(ContextMarker, Generic[StateT]):
     def __init__(self, *, lifespan_context: StateT = _NO_STATE, **served: Unpack[ServedRequest]) -> None:
         self.request_id = served.get("request_id")
         """The JSON-RPC id of the request being served (`None` when detached)."""
-        self.client_info = served.get("client_info")
-        """The client's name and version, as it reported them."""
+        self._client_info = served.get("client_info")
         self.protocol_version = served.get("protocol_version")
         """The protocol revision of this request."""
         self._progress_token = served.get("progress_token")
@@ -144,6 +144,14 @@ class Context(ContextMarker, Generic[StateT]):
         self._cancelled = False
         self._lifespan_context = lifespan_context
         self._asker = served.get("asker")  # how this call asks the client; None when detached
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's name and version, as it reported them (read from the request when a tool first asks)."""
+        info = self._client_info
+        if callable(info):
+            info = self._client_info = info()
+        return info
 
     @property
     def lifespan_context(self) -> StateT:

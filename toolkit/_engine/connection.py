@@ -15,7 +15,6 @@ answer that ends the request, or not): a transport that routes per request (HTTP
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import threading
@@ -72,7 +71,6 @@ ERROR = MessageKind.ERROR  # the kind of a batch's refusals (a batch's reply goe
 
 _LONG_RUNNING = frozenset({"tools/call", "subscriptions/listen", "tasks/result"})  # run in their own task, cancellable
 _BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
-_UNSCOPED = contextlib.nullcontext()
 
 
 def _id_in_use(request_id: Any) -> dict[str, Any]:
@@ -354,15 +352,22 @@ class Connection:
         # OpenTelemetry's SERVER span, outermost around the handling (`telemetry.py`); None when it is off.
         span = self._span(message, session) if self.server.telemetry is not None else None
         try:
-            with scope if scope is not None else _UNSCOPED:  # a cancelled call leaves `text` None
-                text, result = await self._handle(message, session or self._session, outlet or self._outlet)
-            if text is None or (scope is not None and scope.cancel_called):
+            if scope is None:  # answered at once; from the reader, `put`: it must not wait for the peer
+                text, result = await self._handle(message, session, outlet)
+                write = self._outbox.put
+            else:
+                with scope:  # a cancelled call leaves `text` None
+                    text, result = await self._handle(message, session, outlet)
+                if scope.cancel_called:  # cancelled, perhaps once answered: no reply
+                    return
+                write = self._outbox.send
+            if text is None:
                 return
             kind = MessageKind.ERROR if result is None else MessageKind.RESULT
             if collect is not None:
                 collect.append((text, kind))
-            else:  # from the reader, `put`: it must not wait for the peer
-                await (self._outbox.put if scope is None else self._outbox.send)(text, request_id, kind)
+            else:
+                await write(text, request_id, kind)
         finally:
             if span is not None:
                 span.end(result, text)
@@ -375,17 +380,18 @@ class Connection:
         self,
         message: dict[str, Any],
         session: SessionState | None,
-        outlet: Outlet,
+        outlet: Outlet | None,
     ) -> tuple[str | None, Any]:
         """Route a request to its era's handler and run it (through the server's middleware, if any): the reply's
         JSON text (None for none: cancelled, or a subscription that ended) and the result (None when the reply is an
-        error). A str result is JSON text prepared ahead (`tools/list`)."""
+        error). A str result is JSON text prepared ahead (`tools/list`). `session` and `outlet`: the request's, when
+        not this connection's (`answer`)."""
         request_id, method = message["id"], message["method"]
         try:
             params: dict[str, Any] = message.get("params") or {}
-            era, state = route(method, params, session)
+            era, state = route(method, params, session or self._session)
             handler = self._handlers[method]
-            incoming = Incoming(request_id, params, state, era, outlet)
+            incoming = Incoming(request_id, params, state, era, outlet or self._outlet)
             if self.server.middleware:
                 result = await middleware.run_method(self.server, handler, incoming, method)
             else:
@@ -566,6 +572,7 @@ class Connection:
         state = incoming.state
         meta = incoming.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
+        client_info: Implementation | Callable[[], Implementation | None] | None
         if state is self._session:
             client_info = self._client_info
 
@@ -573,7 +580,7 @@ class Connection:
                 return self._session.log_level if self._session is not None else None
 
         else:
-            client_info = _client_info(state.client_info)
+            client_info = functools.partial(_client_info, state.client_info)  # read only if the tool asks
             level = state.log_level
 
             def log_level() -> LogLevel | None:

@@ -25,11 +25,10 @@ from toolkit._asking.mrtr import Suspend
 from toolkit._definition.tool import argument_problem, error_wire
 from toolkit._definition.ui import speaks_apps
 from toolkit._errors import ProtocolError, URLElicitationRequired
-from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import INVALID_PARAMS
 
 from .eras import Era, stamps
-from .running import Invocation, run_call
+from .running import run_call
 from .visibility import sees, shown_tools, tools_request, visibility
 
 if TYPE_CHECKING:
@@ -219,16 +218,8 @@ class ToolCalls:
         (through an asking started then, for a tool that had none)."""
         # Where its Context comes from, for a tool that takes one (or confirms): made only then, and only once asked.
         context = functools.partial(incoming.outlet.connection.context, incoming, asking) if tool.may_ask else None
-        invocation = Invocation(
-            arguments,
-            context,
-            incoming.params,
-            incoming.state.version,
-            incoming.id,
-            current_identity.get(),
-        )
         try:
-            return await run_call(self.server, tool, invocation), asking
+            return await run_call(self.server, tool, arguments, context, incoming), asking
         except Suspend:
             return {}, asking
         except URLElicitationRequired as exc:  # also from a tool without a Context

@@ -29,6 +29,7 @@ from toolkit._protocol.types import Icon, Implementation
 from toolkit._seal import Sealer, SecretOption, secret_keys
 
 from .options import ServerOptions, resolve
+from .running import call_settings
 from .tasks import Tasks
 from .telemetry import Telemetry, find
 
@@ -82,8 +83,6 @@ class Registry:
         self.ttl_ms = options["ttl_ms"]
         self.cache_scope = options["cache_scope"]
         self.schema_profile = _profile(options["schema_profile"])
-        self.show_error_details = options["show_error_details"]
-        self.strict_arguments = options["strict_arguments"]
         self._asking(options)
         self._middleware(options)
         # OpenTelemetry (telemetry.py): the providers given, and the telemetry in use, None while it is off. Worked
@@ -165,13 +164,18 @@ class Registry:
         self._elicitations: weakref.WeakValueDictionary[str, Running] = weakref.WeakValueDictionary()
 
     def _middleware(self, options: ServerOptions) -> None:
-        """The middleware options (docs/middleware.md, checked by `resolve`); `wraps_tools` says whether a call goes
-        through any of them (the connection's one test on the path of a server without)."""
+        """The middleware options (docs/middleware.md, checked by `resolve`) and the others of a tool's call;
+        `wraps_tools` says whether a call goes through any of them (the connection's one test on the path of a server
+        without)."""
         self.middleware = tuple(options["middleware"] or ())
         self.tool_middleware = tuple(options["tool_middleware"] or ())
         self.question_middleware = tuple(options["question_middleware"] or ())
         self.tool_filter = options["tool_filter"]
         self.max_result_bytes = options["max_result_bytes"]
+        self.show_error_details = options["show_error_details"]
+        self.strict_arguments = options["strict_arguments"]
+        self.call_settings = call_settings(self.show_error_details, self.strict_arguments)
+        """How its tools' calls run in each revision (`running.CallHost`), from the two above, worked out once."""
         limited = self.tool_timeout is not None or self.max_result_bytes is not None
         self.wraps_tools = bool(self.tool_middleware) or limited
         self.abandoned_calls = 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -19,16 +18,20 @@ import pydantic
 from toolkit._asking.asking import Deadline, call_deadline
 from toolkit._definition.middleware import Middleware, Request, chain
 from toolkit._definition.tool import CallSettings, call_tool, error_wire
-from toolkit._identity import Identity
+from toolkit._identity import current_identity
 from toolkit._protocol.jsonrpc import encode
 from toolkit._protocol.revisions import rules_of
 from toolkit._protocol.types import CallToolResult
+
+from .eras import ERAS
 
 if TYPE_CHECKING:
     from toolkit._call.context import Context
     from toolkit._definition.tool import Tool
 
-__all__ = ["CallHost", "Invocation", "checked_call", "run_call"]
+    from .session import SessionState
+
+__all__ = ["CallHost", "CallRequest", "call_settings", "checked_call", "run_call"]
 
 logger = logging.getLogger("toolkit")
 
@@ -36,8 +39,7 @@ logger = logging.getLogger("toolkit")
 class CallHost(Protocol):
     """What running a call reads of its server (the registry): the wrapping options, set once."""
 
-    show_error_details: bool
-    strict_arguments: bool
+    call_settings: Mapping[str, CallSettings]
     wraps_tools: bool
     tool_middleware: tuple[Middleware, ...]
     tool_timeout: float | None
@@ -45,36 +47,51 @@ class CallHost(Protocol):
     abandoned_calls: int
 
 
-@dataclass(slots=True)
-class Invocation:
-    """One call of a tool, as the run level needs it: its arguments, where its Context comes from (made only if the
-    tool takes one), and what middleware sees of the request (`Request`'s fields)."""
+class CallRequest(Protocol):
+    """The request a call answers, as running it reads it: its revision (`state.version`), and, for middleware only
+    (`Request`'s fields), its id and params. A served request (`pipeline.Incoming`), or a task's run."""
 
-    arguments: Mapping[str, Any] | None
-    context: Callable[[], Context] | None
-    params: dict[str, Any]
-    version: str
-    request_id: Any
-    identity: Identity | None
+    @property
+    def id(self) -> Any: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
+
+    @property
+    def state(self) -> SessionState: ...
 
 
-async def run_call(host: CallHost, tool: Tool[Any, Any], invocation: Invocation) -> dict[str, Any]:
-    """The wire result of one call of `tool` for `invocation.version`: the tool's own path, or the wrapped one when
-    the server or the tool wraps its calls (middleware, a timeout, a result size limit)."""
-    settings = CallSettings(invocation.version, host.show_error_details, host.strict_arguments)
+def call_settings(show_error_details: bool, strict_arguments: bool) -> Mapping[str, CallSettings]:
+    """How a server runs its tools' calls in each revision it speaks (`CallHost.call_settings`), worked out once."""
+    return {
+        version: CallSettings(version, show_error_details, strict_arguments) for era in ERAS for version in era.versions
+    }
+
+
+async def run_call(
+    host: CallHost,
+    tool: Tool[Any, Any],
+    arguments: Mapping[str, Any] | None,
+    context: Callable[[], Context] | None,
+    request: CallRequest,
+) -> dict[str, Any]:
+    """The wire result of one call of `tool` with `arguments` for `request`'s revision: the tool's own path, or the
+    wrapped one when the server or the tool wraps its calls (middleware, a timeout, a result size limit). `context`
+    makes the call's Context, called only if the tool takes one."""
+    settings = host.call_settings[request.state.version]
     if not (tool.wrapped or host.wraps_tools):
-        return await call_tool(tool, invocation.arguments, invocation.context, settings)
-    request = Request(
+        return await call_tool(tool, arguments, context, settings)
+    wrapped = Request(
         "tools/call",
-        invocation.params,
-        invocation.version,
-        invocation.request_id,
-        invocation.identity,
+        request.params,
+        settings.version,
+        request.id,
+        current_identity.get(),
         tool.definition,
-        dict(invocation.arguments) if invocation.arguments is not None else None,
-        invocation.context() if tool.may_ask and invocation.context is not None else None,
+        dict(arguments) if arguments is not None else None,
+        context() if tool.may_ask and context is not None else None,
     )
-    return await _wrapped(host, tool, request, settings)
+    return await _wrapped(host, tool, wrapped, settings)
 
 
 async def _wrapped(host: CallHost, tool: Tool[Any, Any], request: Request, settings: CallSettings) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from toolkit._protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CL
 from toolkit._tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
 from .eras import Era, era_of
-from .running import CallHost, Invocation, run_call
+from .running import CallHost, run_call
 
 if TYPE_CHECKING:
     from toolkit._definition.tool import Tool
@@ -68,6 +68,8 @@ interval while it runs."""
 
 class TaskServer(AskingServer, CallHost, Protocol):
     """What tasks need of their server (its registry, which owns them): how it runs a call."""
+
+    show_error_details: bool
 
     @property
     def lifespan_context(self) -> Any: ...
@@ -378,16 +380,8 @@ class Tasks:
                 log_level=_every_level,
             )
 
-        invocation = Invocation(
-            call.arguments,
-            context,
-            call.params,
-            call.state.version,
-            record.task_id,
-            call.identity,
-        )
-        try:
-            wire = await run_call(server, tool, invocation)  # the run of every call: middleware as a plain call's
+        try:  # the run of every call: middleware as a plain call's (its identity `call.identity`, set by `_run`)
+            wire = await run_call(server, tool, call.arguments, context, _TaskRequest(record.task_id, call))
         except ProtocolError as exc:
             return _failed(exc.to_error())
         except Exception:
@@ -637,6 +631,16 @@ class _TaskCall:
         self.tool, self.arguments, self.params, self.state, self.identity = tool, arguments, params, state, identity
         self.answers: list[Any] = []  # to the questions asked before `ctx.begin_task()`, in order
         self.lifespan: Any = None  # what the server's lifespan yielded
+
+
+class _TaskRequest:
+    """A task's run as the request its call answers (`running.CallRequest`): the task's id, its call's params and
+    state."""
+
+    __slots__ = ("id", "params", "state")
+
+    def __init__(self, task_id: str, call: _TaskCall) -> None:
+        self.id, self.params, self.state = task_id, call.params, call.state
 
 
 def _encode(wire: Any) -> str:

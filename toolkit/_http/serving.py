@@ -72,9 +72,10 @@ _LOST_TTL = 300.0
 Closer = Callable[[], Coroutine[Any, Any, None]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InSession:
-    """A 2025-11-25 session's request: what this process knows of the session, its state, and its nonce."""
+    """A 2025-11-25 session's request: what this process knows of the session, its state, and its nonce (made for
+    each request: not frozen, whose fields cost an `object.__setattr__` each)."""
 
     record: SessionRecord
     state: SessionState
