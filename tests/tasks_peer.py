@@ -127,6 +127,10 @@ class TasksPeer:
         self.polled = anyio.Event()  # a tasks/get came: the client holds the task's handle
         self._answers: dict[Any, Any] = {}
         self._waiting: dict[Any, anyio.Event] = {}
+        # The script's one connection: its first greeting decides the era. A client that heard nothing for 10 s sends
+        # the other greeting beside the first (the client's `protocol="auto"` on a pipe); answered, it would turn the
+        # peer to the other era under a client that took the first answer (seen on a loaded machine).
+        self.greeted: str | None = None if era == "auto" else "any"
 
     @asynccontextmanager
     async def client(self, **options: Any) -> AsyncIterator[Client]:
@@ -214,6 +218,10 @@ class TasksPeer:
         await send({"type": "http.response.body", "body": answer})
 
     async def answer(self, transport: Transport | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method in ("server/discover", "initialize") and self.greeted not in (None, "any", method):
+            raise ProtocolError(-32600, f"this connection opened with {self.greeted}")
+        if method in ("server/discover", "initialize") and self.greeted is None:
+            self.greeted = method
         if method == "server/discover":
             self.modern, self.era = True, "2026-07-28"
             extensions: dict[str, Any] = {"extensions": {EXTENSION: {}}} if self.tasks else {}
