@@ -389,7 +389,9 @@ async def test_redis_slow_answers_503_at_once_and_nothing_hangs(redis_server: Re
     async with fleet("redis", redis_server.url, backend_timeout=0.5) as (http, _):
         session = await initialize(http)
         listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-        redis_server.pause(2000)  # every Redis command waits 2 s: longer than the backend's timeout (0.5 s)
+        # Every Redis command waits 4 s: far longer than the backend's bound (twice its 0.5 s timeout), so that a
+        # stall of this process between the pause and the request cannot let the pause end first.
+        redis_server.pause(4000)
         with anyio.fail_after(5):
             response, [reply] = await post(http, listing, legacy_headers(session), wire.LATEST)
         assert response.status_code == 503
