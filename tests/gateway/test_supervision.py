@@ -112,7 +112,9 @@ async def test_an_upstream_that_exits_or_answers_garbage_is_logged_and_the_gatew
 
 
 async def test_a_slow_upstream_call_ends_with_the_gateways_timeout_and_the_next_call_is_served() -> None:
-    server = Server("gateway", tool_timeout=0.5)
+    # A timeout of 2 s: the next call must beat it through the upstream's process (under coverage, on a loaded
+    # machine, a round trip may take a good part of a second).
+    server = Server("gateway", tool_timeout=2)
     server.mount(UPSTREAM_COMMAND)
     async with Client(server) as client:
         slow = await client.call_tool("hang")
