@@ -14,6 +14,7 @@ from contextlib import aclosing
 from typing import Any, cast
 
 import anyio
+import httpx
 import pytest
 import wire
 from served import TIMEOUT, Served
@@ -223,8 +224,15 @@ def test_hundreds_of_clients_on_real_uvicorn_get_exact_answers() -> None:
         async def main() -> dict[int, str | None]:
             answers: dict[int, str | None] = {}
 
-            async def one(i: int) -> None:  # each client with its own connection, as separate programs would be
-                async with Client.http(served.url) as client:
+            async def one(i: int) -> None:  # each client with its own connections, as separate programs would be
+                # No keep-alive: under load this one event loop (200 clients) can leave a pooled connection idle past
+                # uvicorn's 5 s and reuse it as uvicorn closes it (a reset: "HTTP request failed: ReadError", seen
+                # under load); not the subject here (`toolkit serve` has no keep-alive option to lengthen it).
+                limits = httpx.Limits(max_keepalive_connections=0)
+                async with (
+                    httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(30.0, read=None)) as http,  # Client.http's
+                    Client.http(served.url, http_client=http) as client,
+                ):
                     answers[i] = (await client.call_tool("add", {"a": i, "b": i})).text
 
             with anyio.fail_after(TIMEOUT * 3):
