@@ -136,13 +136,22 @@ async def run_lifespan(app: Any, started: anyio.Event, stop: anyio.Event) -> Non
     await app({"type": "lifespan"}, receive, send)
 
 
-def backends(kind: str, url: str, count: int = 2, events_ttl: float = 60.0) -> list[Backend]:
+# A backend's round trips are bounded by its timeout (0.5 s by default, a production bound), and on a loaded machine
+# (CI: coverage, six workers on two cores) a connection to Redis took longer than that: the request then failed with
+# "Shared state unavailable". Here the bound is for a hang only; the test of a slow Redis gives its own, shorter one.
+# (A stopped Redis or hub refuses connections at once: no timeout is waited for then.)
+BACKEND_TIMEOUT = 10.0
+
+
+def backends(
+    kind: str, url: str, count: int = 2, events_ttl: float = 60.0, timeout: float = BACKEND_TIMEOUT
+) -> list[Backend]:
     if kind.startswith("local:"):  # the workers of `toolkit serve --workers` on one machine: a hub in a thread
-        return [LocalBackend(kind.removeprefix("local:"), timeout=0.5) for _ in range(count)]
+        return [LocalBackend(kind.removeprefix("local:"), timeout=timeout) for _ in range(count)]
     if kind == "memory":
         first = MemoryBackend(events_ttl=events_ttl)
         return [first, *(first.peer() for _ in range(count - 1))]
-    return [RedisBackend(url, timeout=0.5, events_ttl=events_ttl) for _ in range(count)]
+    return [RedisBackend(url, timeout=timeout, events_ttl=events_ttl) for _ in range(count)]
 
 
 @asynccontextmanager
@@ -152,12 +161,13 @@ async def fleet(
     *,
     on_server: bool = False,
     events_ttl: float = 60.0,
+    backend_timeout: float = BACKEND_TIMEOUT,
     build: Callable[[Backend | None], Server] = make_server,
     **options: Any,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, RoundRobin]]:
     """Two workers' apps behind a round robin, their lifespans running, and an HTTP client on them. The backend is
     given to `http_app(backend=)`, or with `on_server` to `Server(backend=)` (of the server `build` makes)."""
-    made = backends(kind, url, events_ttl=events_ttl)
+    made = backends(kind, url, events_ttl=events_ttl, timeout=backend_timeout)
     if on_server:
         apps = [build(backend).http_app(**options) for backend in made]
     else:
@@ -376,10 +386,12 @@ async def test_a_tool_list_change_on_one_worker_reaches_the_listeners_on_either(
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_redis_slow_answers_503_at_once_and_nothing_hangs(redis_server: RedisServer) -> None:
-    async with fleet("redis", redis_server.url) as (http, _):
+    async with fleet("redis", redis_server.url, backend_timeout=0.5) as (http, _):
         session = await initialize(http)
         listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-        redis_server.pause(2000)  # every Redis command waits 2 s: longer than the backend's timeout (0.5 s)
+        # Every Redis command waits 4 s: far longer than the backend's bound (twice its 0.5 s timeout), so that a
+        # stall of this process between the pause and the request cannot let the pause end first.
+        redis_server.pause(4000)
         with anyio.fail_after(5):
             response, [reply] = await post(http, listing, legacy_headers(session), wire.LATEST)
         assert response.status_code == 503
@@ -411,19 +423,21 @@ async def test_every_key_in_redis_expires(redis_server: RedisServer) -> None:
     own = RedisServer()  # a server of its own: its key count is this test's alone
     own.start()
     try:
-        # TTLs of seconds, not fractions: under load (CI, coverage) the count below must see the keys before they go
-        options: dict[str, Any] = {"session_ttl": 3.0, "rate_limit": RateLimit(calls=100, per=1.0)}
+        # TTLs of seconds, not fractions: under load (CI, coverage) the count below must see the keys before they go.
+        # The shortest-lived, the events and the rate bucket (its `per` and a second), last 4 s: a stall of the process
+        # or a slow redis-cli start of a few seconds between the call's end and the count still sees them.
+        options: dict[str, Any] = {"session_ttl": 6.0, "rate_limit": RateLimit(calls=100, per=3.0)}
         async with (
-            fleet("redis", own.url, events_ttl=2.0, sse_retry=0.0, **options) as (http, _),
+            fleet("redis", own.url, events_ttl=4.0, sse_retry=0.0, **options) as (http, _),
             Client.http(f"{BASE}/mcp", http_client=http, protocol="handshake", on_log=lambda _: None) as client,
         ):
             await client.set_logging_level("debug")  # a session's level
             assert (await client.call_tool("polled")).text == "resumed"  # a stream's events, a rate bucket
             assert int(own.command("DBSIZE")) >= 3
         # the client ended its session (DELETE): one more key, until the id would have expired
-        with anyio.fail_after(wire.TIMEOUT):
+        with anyio.fail_after(wire.TIMEOUT * 3):
             while int(own.command("DBSIZE")) != 0:  # noqa: ASYNC110 - Redis expires them on its own clock
-                await anyio.sleep(0.1)
+                await anyio.sleep(0.2)
     finally:
         own.stop()
 
@@ -479,6 +493,7 @@ async def test_a_task_made_on_one_worker_is_polled_to_its_result_on_the_other(re
             while True:
                 balancer.turn = 1  # always the worker that did not make it
                 _, [got] = await post(http, poll, modern_headers(poll))
+                assert "result" in got, got
                 if got["result"]["status"] == "completed":
                     break
                 await anyio.sleep(0.01)

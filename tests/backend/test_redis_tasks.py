@@ -115,10 +115,12 @@ async def test_a_dead_workers_tasks_fail_when_its_lease_ends_and_a_live_one_rene
 async def test_every_key_of_a_finished_task_expires(redis_server: RedisServer, redis_url: str) -> None:
     a, _ = stores(redis_url)
     db = redis_url.rsplit("/", 1)[1]
-    await a.create(record("t1", ttl=0.3), limit=10, ceiling=100)
+    # A time to live of 3 s, not a fraction: the count below (a modify, then a redis-cli process) must see the keys
+    # before they go, and under load (CI, coverage) 0.3 s after the task was made was too close.
+    await a.create(record("t1", ttl=3.0), limit=10, ceiling=100)
     await a.modify("t1", lambda r: dataclasses.replace(r, status="completed", worker=None, lease_until=None))
     assert int(redis_server.command("-n", db, "DBSIZE")) > 0
-    with anyio.fail_after(10):
+    with anyio.fail_after(TIMEOUT):
         while int(redis_server.command("-n", db, "DBSIZE")) != 0:  # noqa: ASYNC110 - Redis expires them itself
             await anyio.sleep(0.05)
     await a.aclose()
@@ -137,8 +139,10 @@ async def test_redis_down_fails_a_heartbeat_not_the_task_loop_and_tasks_go_on_wh
     handler = Beats(logging.WARNING)
     logging.getLogger("toolkit").addHandler(handler)
     # A lease well over the store's timeout: the first write after Redis returns may wait out a dead connection, and
-    # under load a lease as short as that timeout ended the new task before its outcome was kept (3.10 in CI).
-    server = Server("tasks", backend=RedisBackend(own.url, timeout=0.3), task_lease=1.5)
+    # under load a lease as short as that timeout ended the new task before its outcome was kept (3.10 in CI). Nor
+    # is the timeout short: every Redis round trip of the task after Redis returns must beat it (a stopped Redis
+    # refuses connections at once: no timeout is waited for while it is down).
+    server = Server("tasks", backend=RedisBackend(own.url, timeout=1.0), task_lease=5.0)
 
     @server.tool(task="required")
     async def echo(text: str) -> str:

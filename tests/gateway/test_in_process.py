@@ -227,9 +227,8 @@ def guarded_upstream(seen: list[str]) -> Server:
     def hide_secret(definition: ToolDefinition, request: Request) -> bool:  # listed, but never called
         return definition.name != "secret" or request.method != "tools/call"
 
-    upstream = Server(
-        "guarded", middleware=[record], tool_middleware=[stamp], tool_filter=hide_secret, tool_timeout=0.2
-    )
+    # A timeout of 1 s, not 0.2: `add` (a worker thread) must beat it on a loaded machine; `hang` shows it applies.
+    upstream = Server("guarded", middleware=[record], tool_middleware=[stamp], tool_filter=hide_secret, tool_timeout=1)
 
     @upstream.tool
     def add(a: int, b: int) -> int:

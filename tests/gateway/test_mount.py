@@ -170,7 +170,9 @@ async def test_the_gateways_middleware_filter_and_timeout_apply_to_mounted_tools
     def hide_pid(definition: ToolDefinition, request: Request) -> bool:
         return definition.name != "up_pid"
 
-    server = Server("gateway", tool_middleware=[record], tool_filter=hide_pid, tool_timeout=0.5)
+    # A timeout of 2 s: the call of `up_add` must beat it through a process of its own (under coverage, on a loaded
+    # machine, a round trip may take a good part of a second); `up_hang` shows it applies.
+    server = Server("gateway", tool_middleware=[record], tool_filter=hide_pid, tool_timeout=2)
     server.mount(gateway_upstream(), prefix="up")
     async with Client(server) as client:
         names = [t.name for t in await client.list_tools()]
@@ -181,7 +183,7 @@ async def test_the_gateways_middleware_filter_and_timeout_apply_to_mounted_tools
     assert "up_pid" not in names
     assert added.text == "3"
     assert hung.is_error
-    assert "timed out" in hung.text or "0.5" in hung.text
+    assert "timed out" in hung.text or "2 s" in hung.text
     assert seen == [("tools/call", "up_add"), ("tools/call", "up_hang")]
 
 

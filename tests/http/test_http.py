@@ -105,9 +105,15 @@ def modern_headers(message: dict[str, Any]) -> dict[str, str]:
 
 
 async def post(
-    client: httpx.AsyncClient, message: Any, headers: dict[str, str], version: str = wire.MODERN
+    client: httpx.AsyncClient,
+    message: Any,
+    headers: dict[str, str],
+    version: str = wire.MODERN,
+    *,
+    within: float = wire.TIMEOUT,
 ) -> tuple[httpx.Response, list[Any]]:
-    with anyio.fail_after(wire.TIMEOUT):
+    """POST `message`, bounded by `within` seconds (many requests at once: the bound of the whole batch)."""
+    with anyio.fail_after(within):
         response = await client.post("/mcp", content=json.dumps(message), headers=headers)
     method = message.get("method") if isinstance(message, dict) else None
     body = response.content

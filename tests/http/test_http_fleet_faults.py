@@ -183,14 +183,16 @@ async def test_a_slow_redis_fails_fast_and_the_fleet_recovers() -> None:
     redis = RedisServer()
     redis.start()
     link = SlowLink(redis.port)
-    fleet = Fleet.machines(PROCESSES, f"redis://127.0.0.1:{link.port}/0")
+    # The backend's timeout 1 s (the fleet's default is 10 s): far over the slow link's 0.1 s a round trip, which a
+    # loaded machine must not push past it, and far under the 6 s of the link made slower still.
+    fleet = Fleet.machines(PROCESSES, f"redis://127.0.0.1:{link.port}/0", MCP_REDIS_TIMEOUT="1")
     try:
         link.delay = 0.05  # slow but within the backend's timeout: everything answers
         async with Client.http(fleet.url, protocol="handshake") as session:
             for number in range(PROCESSES):
                 with anyio.fail_after(TIMEOUT):
                     assert (await session.call_tool("add", {"a": number, "b": 1})).text == str(number + 1)
-            link.delay = 3.0  # past the backend's timeout (0.5 s): a request that needs Redis fails fast
+            link.delay = 3.0  # past the backend's timeout (1 s): a request that needs Redis fails fast
             with anyio.fail_after(TIMEOUT), pytest.raises(ProtocolError) as failed:
                 await session.call_tool("add", {"a": 1, "b": 1})
             assert "Shared state unavailable" in failed.value.message

@@ -3,8 +3,8 @@ processes behind a round-robin proxy, at module level as a deployment writes it.
 
 Named `http-app` 1.0.0 like tests/servers/http_app.py, so that the servers' health probe knows it. From the
 environment (docs/deploy.md): `MCP_SECRET`, `MCP_SESSION_TTL` and `MCP_EVENTS_TTL` when set, and the backend the
-processes share: `MCP_REDIS_URL` (a `RedisBackend`), else none (`toolkit serve --workers N` gives its workers the
-machine's own).
+processes share: `MCP_REDIS_URL` (a `RedisBackend`, its timeout `MCP_REDIS_TIMEOUT`), else none (`toolkit serve
+--workers N` gives its workers the machine's own).
 `held` says which process asks (`pid N:` at the start of its question), so that a test can kill that one.
 """
 
@@ -146,7 +146,12 @@ def _options() -> dict[str, Any]:
     if url := os.environ.get("MCP_REDIS_URL"):
         from toolkit import RedisBackend
 
-        options["backend"] = RedisBackend(url, events_ttl=float(os.environ.get("MCP_EVENTS_TTL", "60")))
+        # A Redis timeout for a hang only (`MCP_REDIS_TIMEOUT`, 10 s): under coverage on a loaded machine a round trip
+        # (a new connection) took over the production 0.5 s, and a request then failed with 503. A test of a slow
+        # Redis gives its own; a stopped Redis refuses connections at once, so no timeout is waited for then.
+        timeout = float(os.environ.get("MCP_REDIS_TIMEOUT", "10"))
+        events_ttl = float(os.environ.get("MCP_EVENTS_TTL", "60"))
+        options["backend"] = RedisBackend(url, timeout=timeout, events_ttl=events_ttl)
     return options
 
 

@@ -97,12 +97,14 @@ def _start_then_die(process: subprocess.Popen[str]) -> tuple[dict[str, Any], dic
 
 async def test_a_killed_process_leaves_its_task_failed_for_another_worker_of_the_store(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
-    command = [sys.executable, str(SERVER), "--sqlite", str(path), "--lease", "1"]
+    # A lease of 5 s: the task that finishes must have its outcome kept within its lease (a run that ended is no
+    # longer renewed), and under load (coverage, a busy CI machine, a SQLite commit's fsync) 1 s was too close.
+    command = [sys.executable, str(SERVER), "--sqlite", str(path), "--lease", "5"]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as process:  # noqa: ASYNC220
         created, finished = _start_then_die(process)
     store = SqliteTaskStore(path)
-    # The lease (1 s) ends unrenewed: a sweep at any time after it fails the task (no waiting: the time is given).
-    assert await store.sweep(time.time() + 5) == 1
+    # The lease (5 s) ends unrenewed: a sweep at any time after it fails the task (no waiting: the time is given).
+    assert await store.sweep(time.time() + 60) == 1
     worker = tasks_server.build(task_store=store)
     async with wire.memory(worker) as peer:
         failed = await peer.result("tasks/get", {"taskId": created["taskId"], "_meta": meta()})

@@ -44,11 +44,11 @@ def modern() -> dict[str, Any]:
     return envelope
 
 
-async def ended(store: Unwritable) -> dict[str, Any]:
-    """A task of `slow` run to its end on a server with `store`, polled until it is no longer working."""
-    async with wire.memory(tasks_server.build(task_store=store, task_lease=1.0)) as peer:
+async def ended(store: Unwritable, lease: float) -> dict[str, Any]:
+    """A task of `slow` run to its end on a server with `store` and `lease`, polled until it is no longer working."""
+    async with wire.memory(tasks_server.build(task_store=store, task_lease=lease)) as peer:
         created = await peer.result("tools/call", {"name": "slow", "arguments": {}, "_meta": modern()})
-        with anyio.fail_after(10):  # a lease is 1 s: before the fix the task stays working for its hour
+        with anyio.fail_after(10 + lease):  # before the fix the task stays working for its hour
             while True:
                 task: dict[str, Any] = await peer.result("tasks/get", {"taskId": created["taskId"], "_meta": modern()})
                 if task["status"] != "working":
@@ -58,7 +58,9 @@ async def ended(store: Unwritable) -> dict[str, Any]:
 
 async def test_an_outcome_the_store_failed_to_write_is_written_again() -> None:
     store = Unwritable(failures=2)
-    task = await ended(store)
+    # The retries must beat the lease (the run ended: nothing renews it): 10 s, so that a stall of the process under
+    # load (seconds, on CI's busy machine with coverage) cannot end the task failed before its outcome is kept.
+    task = await ended(store, lease=10.0)
     assert (task["status"], task["result"]["content"], store.refused) == (
         "completed",
         [{"type": "text", "text": "slept 0.0"}],
@@ -67,7 +69,8 @@ async def test_an_outcome_the_store_failed_to_write_is_written_again() -> None:
 
 
 async def test_an_outcome_the_store_never_takes_ends_the_task_failed_when_its_lease_does() -> None:
-    task = await ended(Unwritable(failures=float("inf")))
+    # A short lease: its end is the subject here, and a stall of the process only makes it come later.
+    task = await ended(Unwritable(failures=float("inf")), lease=1.0)
     assert (task["status"], task["error"], task["statusMessage"]) == (
         "failed",
         {"code": -32603, "message": LEASE_EXPIRED},
