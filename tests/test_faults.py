@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+import wire
 from fuzz_target import (
     BAD_VALUES,
     EXCEPTIONS,
@@ -271,13 +272,11 @@ async def test_1000_client_calls_some_cancelled_by_their_scopes_each_end_exactly
     server, state = build(max_concurrent_requests=1001)
     outcomes: dict[int, list[str]] = {n: [] for n in range(1000)}
     scopes = [anyio.CancelScope() for _ in range(1000)]
-    # Room in the pipe for every request and notice at once. A caller gives up telling the server of its cancellation
-    # after CANCEL_NOTICE_SECONDS (1 s: the notice is advisory); through `Client(server)`'s 64 messages, the 300
-    # notices sent at once wait for the server to read them, and on a loaded machine some waited longer than that and
-    # were dropped, so the server never counted its 300 cancellations. (They also wait in turn for the client's send
-    # lock: on a machine loaded far more than CI, trio, 125 of 300 got through in that second even so.)
-    mine, theirs = MemoryTransport.pair(buffer=2000)
+    # Through `Client(server)`'s own pipe (64 messages). The 300 notices go out one after another, sent by the first
+    # caller cancelled (`RequestMatcher._cancel`); when each caller waited its own turn on the send lock, a second at
+    # most, a loaded machine dropped most of them (CI: 54 of 300 reached the server).
     async with anyio.create_task_group() as serving:
+        mine, theirs = MemoryTransport.pair()
         serving.start_soon(server.serve, theirs)
         async with Client(mine) as client:
 
@@ -307,6 +306,51 @@ async def test_1000_client_calls_some_cancelled_by_their_scopes_each_end_exactly
 
     assert outcomes == {n: ["cancelled"] if n in chosen else [f"result {n}"] for n in range(1000)}
     assert state.as_dict() == {"started": 1000, "finished": 700, "cancelled": 300}
+
+
+class SteadyLink:
+    """The client's end of a pipe that takes `pause` seconds to send each message: slow, but it never stops."""
+
+    def __init__(self, inner: MemoryTransport, pause: float) -> None:
+        self.inner, self.pause = inner, pause
+
+    async def send(self, message: str, /) -> None:
+        await anyio.sleep(self.pause)  # the link's own pace (what is tested is that the notices wait for it)
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@anyio_mark
+async def test_calls_cancelled_at_once_on_a_slow_link_tell_the_server_of_every_one() -> None:
+    # 40 notices at 0.05 s each take 2 s in all, twice CANCEL_NOTICE_SECONDS: each is sent within the bound of the one
+    # before, so none is dropped (each caller waiting its own turn for at most a second dropped the last half).
+    server, state = build(max_concurrent_requests=100)
+    mine, theirs = MemoryTransport.pair()
+    link = SteadyLink(mine, pause=0.0)
+    async with anyio.create_task_group() as serving:
+        serving.start_soon(server.serve, theirs)
+        async with Client(link) as client:
+            async with anyio.create_task_group() as tg:
+                for n in range(40):
+                    tg.start_soon(client.call_tool, "hold", {"key": str(n)})
+                with anyio.fail_after(wire.TIMEOUT):
+                    while state.started < 40:
+                        await anyio.wait_all_tasks_blocked()
+                link.pause = 0.05
+                tg.cancel_scope.cancel()
+            # Every caller has left; the server counts the cancellations it was told of (the client is still open:
+            # its end would cancel the calls by itself).
+            with anyio.move_on_after(wire.TIMEOUT):
+                while state.cancelled < 40:
+                    await anyio.lowlevel.checkpoint()
+            counted = state.as_dict()
+        serving.cancel_scope.cancel()
+    assert counted == {"started": 40, "finished": 0, "cancelled": 40}
 
 
 @anyio_mark

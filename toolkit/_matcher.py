@@ -13,6 +13,7 @@ It sits just above `_errors` (it raises `ProtocolError` and `ConnectionClosedErr
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Iterator
@@ -27,8 +28,9 @@ from toolkit._protocol.jsonrpc import INTERNAL_ERROR
 __all__ = ["CANCEL_NOTICE_SECONDS", "RequestMatcher", "Send", "error_of"]
 
 CANCEL_NOTICE_SECONDS = 1.0
-"""How long a caller that stops waiting may spend telling the peer so: the notice is advisory, and a peer that
-stopped reading must not hold a cancelled (or timed-out) caller for ever."""
+"""How long one cancellation notice may take to send: the notice is advisory, and a peer that stopped reading must
+not hold a cancelled (or timed-out) caller for ever. Notices go out one after another, each within this bound of
+the one before; once one is not sent in time, the others waiting are dropped with it."""
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message (a request, or the notice that cancels it). An exception it raises means the message was not
@@ -85,6 +87,8 @@ class RequestMatcher:
         self._waiting: dict[int | str, _Waiting] = {}
         self._closed: ConnectionClosedError | None = None
         self._new_event = event_class()  # one request, one event: made without looking the event loop up each time
+        self._notices: collections.deque[tuple[Send, dict[str, Any]]] = collections.deque()
+        self._telling = False  # a caller is sending the notices waiting (`_tell`)
 
     def next_id(self) -> int | str:
         """A fresh id, unused by any request (a client also numbers its progress tokens with them)."""
@@ -144,12 +148,31 @@ class RequestMatcher:
         return waiting.result
 
     async def _cancel(self, request_id: int | str, reason: str, send: Send) -> None:
-        """Tell the peer to stop working on a request nobody waits for any more (basic/utilities/cancellation)."""
+        """Tell the peer to stop working on a request nobody waits for any more (basic/utilities/cancellation).
+
+        Many callers cancelled at once (a task group's scope) would each wait their turn to send, a turn of the event
+        loop each, and on a busy loop the last of them would give up before theirs: the first caller sends every
+        notice waiting, in order, and the others leave at once."""
         params = {"requestId": request_id, "reason": reason}
-        notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-        # Shielded, so that the notice goes out although the caller is being cancelled; bounded (CANCEL_NOTICE_SECONDS).
-        with anyio.move_on_after(CANCEL_NOTICE_SECONDS, shield=True), contextlib.suppress(ConnectionClosedError):
-            await send(notice)
+        self._notices.append((send, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}))
+        if self._telling:
+            return
+        self._telling = True
+        try:
+            await self._tell()
+        finally:
+            self._telling = False
+            self._notices.clear()  # those left when a notice could not be sent (advisory: dropped with it)
+
+    async def _tell(self) -> None:
+        # Shielded, so that the notices go out although the caller is being cancelled; each bounded on its own.
+        with anyio.CancelScope(shield=True), contextlib.suppress(ConnectionClosedError):
+            while self._notices:
+                send, notice = self._notices.popleft()
+                with anyio.move_on_after(CANCEL_NOTICE_SECONDS) as bound:
+                    await send(notice)
+                if bound.cancelled_caught:
+                    return
 
     def resolve(self, message: dict[str, Any]) -> bool:
         """A response: settle the request it answers. `False` when it answers none waiting (an unknown id, a second
