@@ -130,7 +130,8 @@ class TasksPeer:
         # The script's one connection: its first greeting decides the era. A client that heard nothing for 10 s sends
         # the other greeting beside the first (the client's `protocol="auto"` on a pipe); answered, it would turn the
         # peer to the other era under a client that took the first answer (seen on a loaded machine).
-        self.greeted: str | None = None if era == "auto" else "any"
+        self.first_greeting_decides = era == "auto"
+        self.greeted: str | None = None  # its first greeting's method, once it came
 
     @asynccontextmanager
     async def client(self, **options: Any) -> AsyncIterator[Client]:
@@ -218,9 +219,9 @@ class TasksPeer:
         await send({"type": "http.response.body", "body": answer})
 
     async def answer(self, transport: Transport | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method in ("server/discover", "initialize") and self.greeted not in (None, "any", method):
-            raise ProtocolError(-32600, f"this connection opened with {self.greeted}")
-        if method in ("server/discover", "initialize") and self.greeted is None:
+        if method in ("server/discover", "initialize") and self.first_greeting_decides:
+            if self.greeted not in (None, method):
+                raise ProtocolError(-32600, f"this connection opened with {self.greeted}")
             self.greeted = method
         if method == "server/discover":
             self.modern, self.era = True, "2026-07-28"

@@ -308,21 +308,35 @@ async def test_1000_client_calls_some_cancelled_by_their_scopes_each_end_exactly
     assert state.as_dict() == {"started": 1000, "finished": 700, "cancelled": 300}
 
 
-class SteadyLink:
+class CountingTransport:
+    """A transport that counts the messages the server has read through it."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.received = 0
+
+    async def send(self, message: str, /) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> str:
+        message = await self.inner.receive()
+        self.received += 1
+        return message
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class SteadyLink(CountingTransport):
     """The client's end of a pipe that takes `pause` seconds to send each message: slow, but it never stops."""
 
-    def __init__(self, inner: MemoryTransport, pause: float) -> None:
-        self.inner, self.pause = inner, pause
+    def __init__(self, inner: Transport, pause: float) -> None:
+        super().__init__(inner)
+        self.pause = pause
 
     async def send(self, message: str, /) -> None:
         await anyio.sleep(self.pause)  # the link's own pace (what is tested is that the notices wait for it)
         await self.inner.send(message)
-
-    async def receive(self) -> str:
-        return await self.inner.receive()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @anyio_mark
@@ -431,25 +445,6 @@ async def test_a_client_that_writes_5000_messages_before_reading_gets_every_repl
     assert all(order.index(("notifications/progress", key)) < order.index((None, key)) for key in released)
     assert not any(key in {m.get("id") for m in peer.messages} for key in cancelled)
     assert after == (False, "still here")
-
-
-class CountingTransport:
-    """A transport that counts the messages the server has read through it."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.received = 0
-
-    async def send(self, message: str, /) -> None:
-        await self.inner.send(message)
-
-    async def receive(self) -> str:
-        message = await self.inner.receive()
-        self.received += 1
-        return message
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @anyio_mark

@@ -3,7 +3,6 @@ deletes it. Memory and SQLite here (Redis in tests/backend/test_redis_tasks.py).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,10 @@ from toolkit._tasks.store import TaskRecord, TaskStore
 pytestmark = pytest.mark.anyio
 
 
-def record(task_id: str, *, age: float, ttl: float = 60.0) -> TaskRecord:
+def record(task_id: str, *, age: float, ttl: float = 60.0, owner: str = "owner") -> TaskRecord:
     """A finished task of `owner` made `age` seconds ago."""
     then = time.time() - age
-    return TaskRecord(task_id, "owner", "slow", "2025-11-25", "completed", then, then, int(ttl * 1000), 500)
+    return TaskRecord(task_id, owner, "slow", "2025-11-25", "completed", then, then, int(ttl * 1000), 500)
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -39,14 +38,11 @@ async def test_an_expired_task_is_not_listed_before_a_sweep(store: TaskStore) ->
 
 
 async def test_an_expired_task_counts_against_no_budget_even_before_a_sweep(store: TaskStore) -> None:
-    def made(task_id: str, owner: str, *, age: float = 0.0) -> TaskRecord:
-        return dataclasses.replace(record(task_id, age=age), owner=owner)
-
-    assert await store.create(made("old", "a", age=120), limit=1, ceiling=2) is None  # expired on arrival
-    assert await store.create(made("a1", "a"), limit=1, ceiling=2) is None  # the expired one is not a's budget
-    assert await store.create(made("a2", "a"), limit=1, ceiling=2) == "caller"
-    assert await store.create(made("b1", "b"), limit=1, ceiling=2) is None
-    assert await store.create(made("c1", "c"), limit=1, ceiling=2) == "store"
+    assert await store.create(record("old", age=120, owner="a"), limit=1, ceiling=2) is None  # expired on arrival
+    assert await store.create(record("a1", age=0, owner="a"), limit=1, ceiling=2) is None  # "old" is not in a's budget
+    assert await store.create(record("a2", age=0, owner="a"), limit=1, ceiling=2) == "caller"
+    assert await store.create(record("b1", age=0, owner="b"), limit=1, ceiling=2) is None
+    assert await store.create(record("c1", age=0, owner="c"), limit=1, ceiling=2) == "store"
     assert [r.task_id for r in await store.list_owned("a", None, 10)] == ["a1"]
     await store.sweep(time.time())
     assert [r.task_id for r in await store.list_owned("b", None, 10)] == ["b1"]
