@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
 import json
 import typing
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
-import anthropic
 import anyio
 import anyio.lowlevel
 import pytest
-from google.genai import types as genai
 from jsonschema import Draft202012Validator
-from openai.types.chat import ChatCompletionFunctionToolParam
 from pydantic import BaseModel, Field, TypeAdapter
 from test_schema_snapshots import SNAPSHOTS
 
@@ -194,8 +193,22 @@ def test_the_corpus_covers_at_least_40_signatures_with_distinct_names() -> None:
 
 # -- the providers' own types ----------------------------------------------------------------------------------------
 
-OPENAI_TOOL = TypeAdapter(ChatCompletionFunctionToolParam)
-ANTHROPIC_TOOL = TypeAdapter(anthropic.types.ToolParam)
+
+@functools.cache
+def providers() -> SimpleNamespace:
+    """The providers' SDKs, loaded by the first test that reads them: every xdist worker collects every module, and
+    importing these three at collection was a few seconds of each worker's start."""
+    import anthropic
+    from google.genai import types as genai
+    from openai.types.chat import ChatCompletionFunctionToolParam
+
+    return SimpleNamespace(
+        anthropic=anthropic,
+        genai=genai,
+        openai_tool=ChatCompletionFunctionToolParam,
+        openai_adapter=TypeAdapter(ChatCompletionFunctionToolParam),
+        anthropic_adapter=TypeAdapter(anthropic.types.ToolParam),
+    )
 
 
 def subschemas(schema: Any) -> typing.Iterator[dict[str, Any]]:
@@ -214,9 +227,10 @@ def subschemas(schema: Any) -> typing.Iterator[dict[str, Any]]:
 
 def accept(profile: str, definition: dict[str, Any]) -> None:
     """Fail unless the provider's SDK types (and JSON Schema itself) accept the definition."""
+    sdk = providers()
     if profile.startswith("openai"):
-        OPENAI_TOOL.validate_python(definition)
-        assert set(definition) <= set(typing.get_type_hints(ChatCompletionFunctionToolParam))
+        sdk.openai_adapter.validate_python(definition)
+        assert set(definition) <= set(typing.get_type_hints(sdk.openai_tool))
         function = definition["function"]
         params = function["parameters"]
         Draft202012Validator.check_schema(params)
@@ -231,16 +245,16 @@ def accept(profile: str, definition: dict[str, Any]) -> None:
         else:
             assert all("items" in s for s in subschemas(params) if s.get("type") == "array")
     elif profile.startswith("anthropic"):
-        ANTHROPIC_TOOL.validate_python(definition)
-        assert set(definition) <= set(typing.get_type_hints(anthropic.types.ToolParam))
+        sdk.anthropic_adapter.validate_python(definition)
+        assert set(definition) <= set(typing.get_type_hints(sdk.anthropic.types.ToolParam))
         schema = definition["input_schema"]
         Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object"
         if profile == "anthropic-strict":
             # The SDK's own strict transform finds nothing left to change.
-            assert anthropic.transform_schema(schema) == schema
+            assert sdk.anthropic.transform_schema(schema) == schema
     elif profile == "gemini":
-        genai.FunctionDeclaration.model_validate(definition)  # extra="forbid" at every level of the Schema model
+        sdk.genai.FunctionDeclaration.model_validate(definition)  # extra="forbid" at every level of the Schema model
         assert not [s for s in subschemas(definition.get("parameters", {})) if "$ref" in s or "$defs" in s]
     else:
         Draft202012Validator.check_schema(definition["inputSchema"])
