@@ -1,6 +1,7 @@
 import functools
 import os
 import re
+import resource
 import signal
 from collections import defaultdict
 from contextlib import AbstractAsyncContextManager
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 import wire
+import zygote
 from cli_helpers import InProcess, toolkit_here
 from redis_server import redis_server, redis_url  # noqa: F401  (fixtures: one Redis for the session, a db a test)
 
@@ -19,6 +21,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # children would too (the servers never stopped: the tests hung). Ctrl-C is Python's KeyboardInterrupt again.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    zygote.stop()  # this test process's warm fork server of stdio servers (see tests/zygote.py), if it started one
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -114,8 +120,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 # -- where the suite's time goes: a table at the end of every run (issue 38) -----------------------------------------
 
-_SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # folder -> [seconds, tests]
-_KINDS: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # kind -> [seconds, tests]
+_SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # folder -> [seconds, cpu, tests]
+_KINDS: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # kind -> [seconds, cpu, tests]
+_CPU_BEFORE = [0.0]  # this worker's processor time at its last report
+_CPU_BY_TEST: defaultdict[str, float] = defaultdict(float)  # test id -> processor seconds, its phases summed
+
+
+def _processor_seconds() -> float:
+    """The processor time of this process and of every child process it has waited for (with theirs)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + zygote.forked_processor_seconds()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Each phase's report carries the processor seconds spent since the one before (on the worker that ran it)."""
+    report = yield
+    now = _processor_seconds()
+    report.user_properties.append(("cpu", now - _CPU_BEFORE[0]))
+    _CPU_BEFORE[0] = now
+    return report
 
 
 def _kind(nodeid: str) -> str:
@@ -135,18 +159,27 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Add each phase's duration to the test's folder and kind (with xdist, the controller hears every worker)."""
     folder = report.nodeid.split("::", 1)[0].rsplit("/", 1)[0] if "/" in report.nodeid.split("::", 1)[0] else "tests"
     counted = 1.0 if report.when == "call" else 0.0
+    cpu = next((value for name, value in report.user_properties if name == "cpu" and isinstance(value, float)), 0.0)
     for table, key in ((_SPENT, folder), (_KINDS, _kind(report.nodeid))):
         table[key][0] += report.duration
-        table[key][1] += counted
+        table[key][1] += cpu
+        table[key][2] += counted
+    _CPU_BY_TEST[report.nodeid] += cpu
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The time spent by folder and by kind, summed over the tests' phases (setup, call, teardown)."""
-    total = sum(seconds for seconds, _ in _SPENT.values())
+    total = sum(seconds for seconds, _, _ in _SPENT.values())
     if not total:
         return
-    terminalreporter.section("time by folder and kind (test seconds, summed over workers)")
+    cpu_total = sum(cpu for _, cpu, _ in _SPENT.values()) or 1.0
+    terminalreporter.section("time by folder and kind (test seconds and processor seconds, summed over workers)")
     for title, table in (("folder", _SPENT), ("kind", _KINDS)):
-        terminalreporter.write_line(f"{title:<40} {'seconds':>9} {'share':>6} {'tests':>6}")
-        for key, (seconds, tests) in sorted(table.items(), key=lambda item: -item[1][0]):
-            terminalreporter.write_line(f"{key:<40} {seconds:9.1f} {seconds / total:6.1%} {int(tests):6d}")
+        terminalreporter.write_line(f"{title:<40} {'seconds':>8} {'share':>6} {'cpu s':>7} {'share':>6} {'tests':>6}")
+        for key, (seconds, cpu, tests) in sorted(table.items(), key=lambda item: -item[1][1]):
+            terminalreporter.write_line(
+                f"{key:<40} {seconds:8.1f} {seconds / total:6.1%} {cpu:7.1f} {cpu / cpu_total:6.1%} {int(tests):6d}"
+            )
+    terminalreporter.write_line("the 15 tests of most processor seconds (theirs and their processes')")
+    for nodeid, cpu in sorted(_CPU_BY_TEST.items(), key=lambda item: -item[1])[:15]:
+        terminalreporter.write_line(f"{cpu:7.1f} {nodeid}")

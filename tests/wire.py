@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 import jsonschema
 import servers
+import zygote
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolkit import MemoryTransport, Server
@@ -636,9 +637,19 @@ async def memory(server: Server) -> AsyncIterator[MemoryPeer]:
 
 
 @asynccontextmanager
-async def stdio(command: list[str]) -> AsyncIterator[StdioPeer]:
-    """A raw peer on a server subprocess; on exit, stdin closes and the process must exit with code 0."""
-    process = await anyio.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+async def stdio(command: list[str], *, fresh: bool = False) -> AsyncIterator[StdioPeer]:
+    """A raw peer on a server subprocess; on exit, stdin closes and the process must exit with code 0.
+
+    A server script (`[sys.executable, script, *args]`) is forked from this test process's warm zygote (see
+    `zygote`); `fresh=True` starts a new interpreter instead, for what only its start-up shows.
+    """
+    process: anyio.abc.Process
+    if fresh or command[0] != sys.executable:
+        process = await anyio.open_process(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    else:
+        process = zygote.fork(command)
     async with process, anyio.create_task_group() as tg:
         peer = StdioPeer(process, tg)
         try:

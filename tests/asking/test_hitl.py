@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 import servers
+import zygote
 
 from toolkit import (
     Client,
@@ -60,10 +61,10 @@ async def connect(transport: str, backend: str, protocol: str, **options: Any) -
                 yield client
             return
         if transport == "memory":
-            client = Client(build_server(), **options)
-        else:
-            client = Client.stdio([sys.executable, str(SERVER), backend], **options)
-        async with client:
+            async with Client(build_server(), **options) as client:
+                yield client
+            return
+        async with zygote.client([sys.executable, str(SERVER), backend], **options) as client:
             yield client
 
 

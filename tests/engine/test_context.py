@@ -13,6 +13,7 @@ import anyio
 import pytest
 import servers
 import wire
+import zygote
 
 from toolkit import Client, Context, ElicitRequest, ElicitResult, LogMessage, Server, tool
 
@@ -32,10 +33,10 @@ def transport(request: pytest.FixtureRequest) -> str:
 async def connect(transport: str, backend: str, logs: list[LogMessage], protocol: str) -> AsyncIterator[Client]:
     options: dict[str, Any] = {"on_log": logs.append, "protocol": protocol}
     if transport == "memory":
-        client = Client(build_server(), **options)
-    else:
-        client = Client.stdio([sys.executable, str(SERVER), backend], **options)
-    async with client:
+        async with Client(build_server(), **options) as client:
+            yield client
+        return
+    async with zygote.client([sys.executable, str(SERVER), backend], **options) as client:
         yield client
 
 

@@ -13,6 +13,7 @@ import anyio
 import pytest
 import servers
 import wire
+import zygote
 from test_http import ALICE, BOB, http_client, modern_headers, modern_message, post
 from test_middleware import http_client as client_over_http
 
@@ -53,7 +54,7 @@ async def connect(
     """A client of a fresh search server (tests/servers/search_app.py) over `transport`."""
     if transport == "stdio":
         command = [sys.executable, str(servers.SEARCH), backend]
-        async with Client.stdio(command, protocol=protocol, elicitation_handler=elicit) as client:
+        async with zygote.client(command, protocol=protocol, elicitation_handler=elicit) as client:
             yield client
         return
     server = servers.build(servers.SEARCH)

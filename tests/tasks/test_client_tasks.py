@@ -13,6 +13,7 @@ import anyio
 import httpx
 import pytest
 import wire
+import zygote
 from servers import client_tasks
 from tasks_peer import EXTENSION, QUESTION, WHEN, Job, TasksPeer, command
 
@@ -422,7 +423,7 @@ async def toolkit_client(where: str, era: str, backend: str, **options: Any) -> 
         async with Client(client_tasks.build(), protocol=protocol, **options) as client:
             yield client
     elif where == "stdio":
-        async with Client.stdio([sys.executable, str(SERVER)], protocol=protocol, **options) as client:
+        async with zygote.client([sys.executable, str(SERVER)], protocol=protocol, **options) as client:
             yield client
     else:
         server = client_tasks.build()
