@@ -65,6 +65,7 @@ def _serve(control: socket.socket) -> tuple[str, list[str]] | None:
     os.set_blocking(wakeup_write, False)
     signal.set_wakeup_fd(wakeup_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # the wake-up byte is all that is needed
+    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the test run, which stops the zygote
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ)
     selector.register(wakeup_read, selectors.EVENT_READ)
@@ -79,6 +80,7 @@ def _serve(control: socket.socket) -> tuple[str, list[str]] | None:
                     selector.close()
                     for fd in (wakeup_read, wakeup_write, *statuses.values()):
                         os.close(fd)
+                    signal.signal(signal.SIGINT, interrupt)  # a child takes Ctrl-C as a new interpreter would
                     return _become_child(control, fds, message)
                 for fd in fds[:3]:
                     os.close(fd)
