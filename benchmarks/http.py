@@ -472,12 +472,14 @@ def _one(args: argparse.Namespace, server: Side, row: dict[str, Any], client_cpu
     elif args.load_name == "raw":
         headers, body = driver.headers("tools/call"), _template(driver)
         with _on(client_cpus):
-            _http_load.run(driver.url, headers, body, args.warmup, args.concurrency)
+            if args.warmup > 0:
+                _http_load.run(driver.url, headers, body, args.warmup, args.concurrency)
             cpu = _cpu_seconds(pids)
             row.update(_http_load.run(driver.url, headers, body, args.seconds, args.concurrency))
     else:
         with _on(client_cpus):
-            anyio.run(_measure, driver, args.warmup, args.concurrency)
+            if args.warmup > 0:
+                anyio.run(_measure, driver, args.warmup, args.concurrency)
             cpu = _cpu_seconds(pids)
             row.update(anyio.run(_measure, driver, args.seconds, args.concurrency))
     calls = row.get("calls") or row["calls_per_s"] * args.seconds
