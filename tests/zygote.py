@@ -27,9 +27,10 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ import anyio.abc
 
 from toolkit import Client, StreamTransport
 
+_Handler = Callable[[int, FrameType | None], Any] | int | None  # what `signal.signal` takes and gives back
 _FDS = 4  # the child's stdin, stdout and stderr, and the status pipe the zygote writes its exit to
 _EXIT_SECONDS = 30.0  # how long a server may take to exit once its stdin is closed (only a hang fails)
 _REQUEST = 1024 * 1024  # a request's most bytes: the script, its arguments, folder and environment, in JSON
@@ -77,10 +79,7 @@ def _serve(control: socket.socket) -> tuple[str, list[str]] | None:
                     return None
                 pid = os.fork()
                 if pid == 0:
-                    selector.close()
-                    for fd in (wakeup_read, wakeup_write, *statuses.values()):
-                        os.close(fd)
-                    signal.signal(signal.SIGINT, interrupt)  # a child takes Ctrl-C as a new interpreter would
+                    _leave_zygote(interrupt, selector, [wakeup_read, wakeup_write, *statuses.values()])
                     return _become_child(control, fds, message)
                 for fd in fds[:3]:
                     os.close(fd)
@@ -103,11 +102,20 @@ def _reap(statuses: dict[int, int]) -> None:
         os.close(statuses.pop(pid))
 
 
-def _become_child(control: socket.socket, fds: list[int], message: bytes) -> tuple[str, list[str]]:
-    """In the forked child: the pipes become stdin, stdout and stderr, the zygote's signals are undone."""
-    control.close()
+def _leave_zygote(interrupt: _Handler, selector: selectors.BaseSelector, fds: list[int]) -> None:
+    """In a forked child: the signal handling a new interpreter has (its wake-up descriptor reset before the zygote's
+    descriptors close, SIGCHLD as the default, Ctrl-C raising KeyboardInterrupt), none of the zygote's descriptors."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, interrupt)
+    selector.close()
+    for fd in fds:
+        os.close(fd)
+
+
+def _become_child(control: socket.socket, fds: list[int], message: bytes) -> tuple[str, list[str]]:
+    """In the forked child: the pipes become stdin, stdout and stderr; the test's folder and environment apply."""
+    control.close()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
     for fd in fds:
