@@ -218,8 +218,12 @@ async def test_what_tools_print_goes_to_stderr_and_the_protocol_stream_stays_cle
         assert f"noise from {noise}\n" in peer.stderr
 
 
+# The exits below are the process's own (its interpreter's shutdown, a thread still running at it): each server is
+# started anew (`fresh=True`), not forked from the suite's warm zygote.
+
+
 async def test_the_server_exits_with_code_0_when_stdin_closes(anyio_backend: str) -> None:
-    async with wire.stdio(wire.demo_command(anyio_backend)) as peer:
+    async with wire.stdio(wire.demo_command(anyio_backend), fresh=True) as peer:
         await peer.initialize()
         await peer.close_input()
         rest = await peer.rest()
@@ -230,7 +234,7 @@ async def test_the_server_exits_with_code_0_when_stdin_closes(anyio_backend: str
 
 async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_in_a_thread(anyio_backend: str) -> None:
     stuck = str(servers.STUCK_SYNC)
-    async with wire.stdio([sys.executable, stuck, anyio_backend]) as peer:
+    async with wire.stdio([sys.executable, stuck, anyio_backend], fresh=True) as peer:
         await peer.initialize()
         await peer.start_call("stuck", id="never")
         await peer.close_input()
@@ -242,7 +246,7 @@ async def test_the_server_exits_with_code_0_at_eof_even_with_a_sync_tool_stuck_i
 
 
 async def test_the_server_exits_with_code_0_when_stdin_closes_before_any_message(anyio_backend: str) -> None:
-    async with wire.stdio(wire.demo_command(anyio_backend)) as peer:
+    async with wire.stdio(wire.demo_command(anyio_backend), fresh=True) as peer:
         await peer.close_input()
         code = await peer.wait_closed()
 
