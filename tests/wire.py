@@ -641,7 +641,7 @@ async def stdio(command: list[str], *, fresh: bool = False) -> AsyncIterator[Std
     """A raw peer on a server subprocess; on exit, stdin closes and the process must exit with code 0.
 
     A server script (`[sys.executable, script, *args]`) is forked from this test process's warm zygote (see
-    `zygote`); `fresh=True` starts a new interpreter instead, for what only its start-up shows.
+    `zygote`); `fresh=True` starts a new interpreter instead, for what only its start-up or its exit shows.
     """
     process: anyio.abc.Process
     if fresh or command[0] != sys.executable:

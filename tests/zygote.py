@@ -26,7 +26,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -192,7 +191,8 @@ class _PipeSend(_Pipe, anyio.abc.ByteSendStream):
 class ForkedProcess(anyio.abc.Process):
     """A server forked by the zygote, seen as `anyio.open_process` shows a process (what `wire.StdioPeer` reads)."""
 
-    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int, status: int) -> None:
+    def __init__(self, zygote: _Zygote, pid: int, *, stdin: int, stdout: int, stderr: int, status: int) -> None:
+        self._zygote = zygote  # the one that forked it, told of its processor seconds once it ends
         self._pid = pid
         self._stdin = _PipeSend(stdin)
         self._stdout = _PipeReceive(stdout)
@@ -227,7 +227,7 @@ class ForkedProcess(anyio.abc.Process):
                 while not report.endswith(b"\n"):
                     report += await self._status.receive()
             code, processor_seconds = report.split()
-            _ZYGOTE.processor_seconds += float(processor_seconds)
+            self._zygote.processor_seconds += float(processor_seconds)
             self._returncode = int(code)
             await self._status.aclose()
         return self._returncode
@@ -256,7 +256,6 @@ class _Zygote:
     def __init__(self) -> None:
         self._control: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
         self.processor_seconds = 0.0  # of the children reaped so far (resource.RUSAGE_CHILDREN never sees them)
 
     def _start(self) -> socket.socket:
@@ -275,14 +274,13 @@ class _Zygote:
         ends = [os.pipe() for _ in range(_FDS)]
         theirs = [ends[0][0], ends[1][1], ends[2][1], ends[3][1]]  # they read stdin, write the rest
         try:
-            with self._lock:
-                control = self._control or self._start()
-                socket.send_fds(control, [request], theirs)
-                pid = struct.unpack("!i", _receive_exactly(control, 4))[0]
+            control = self._control or self._start()
+            socket.send_fds(control, [request], theirs)
+            pid = struct.unpack("!i", _receive_exactly(control, 4))[0]
         finally:
             for fd in theirs:
                 os.close(fd)
-        return ForkedProcess(pid, ends[0][1], ends[1][0], ends[2][0], ends[3][0])
+        return ForkedProcess(self, pid, stdin=ends[0][1], stdout=ends[1][0], stderr=ends[2][0], status=ends[3][0])
 
     def stop(self) -> None:
         if self._control is not None and self._process is not None:
